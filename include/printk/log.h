@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * printk/log.h - log handles: a record ring you can create, attach to,
+ * read and destroy.
+ *
+ * A log is a lock-free ring of records (sequence number, timestamp, level,
+ * facility, flags, caller, text up to 1023 bytes, optional KEY=VALUE
+ * dictionary). When it is full the oldest records are overwritten whole; a
+ * reader never sees a torn record and learns how many it lost from the gap
+ * in sequence numbers. The printk() family writes to the default log.
+ *
+ * All functions return 0 (or a count) on success and a negative errno value
+ * on failure, like the kernel.
+ */
+#ifndef PRINTK_LOG_H
+#define PRINTK_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <printk/compiler.h>
+
+PK_BEGIN_DECLS
+
+#define PK_LOG_BUF_LEN_DEFAULT ((size_t)128 * 1024) /* the kernel's default log_buf_len */
+#define PK_LOG_BUF_LEN_MIN     ((size_t)4096)
+#define PK_LOG_BUF_LEN_MAX     ((size_t)1 << 31)
+
+#define PK_TEXT_MAX 1023 /* bytes of text per record (the kernel's limit) */
+#define PK_DICT_MAX 1024 /* bytes of dictionary per record */
+
+/* pk_record.flags (the kernel's enum printk_info_flags). */
+#define PK_REC_NEWLINE 0x02 /* the message ended its line */
+#define PK_REC_CONT    0x08 /* a continuation fragment that could not join its line */
+
+/* pk_record.state */
+#define PK_REC_FINAL	   0 /* complete and immutable */
+#define PK_REC_UNFINALIZED 1 /* the newest record, a line still open for continuation */
+
+/* pk_log_read() flags */
+#define PK_READ_UNFINALIZED 0x1 /* also return the open newest record */
+
+/* pk_log_attach() flags */
+#define PK_LOG_RDONLY 0x1 /* never write to the region */
+
+struct pk_log;
+
+struct pk_record {
+	uint64_t seq;
+	uint64_t ts_nsec; /* CLOCK_MONOTONIC unless the writer chose otherwise */
+	uint32_t pid;
+	uint32_t tid;
+	uint8_t sigdepth; /* signal-handler nesting depth of the writer */
+	uint8_t level;	  /* 0 (emerg) .. 7 (debug) */
+	uint8_t facility; /* syslog facility number (0 = kernel/printk) */
+	uint8_t flags;	  /* PK_REC_NEWLINE, PK_REC_CONT */
+	uint8_t state;	  /* PK_REC_FINAL or PK_REC_UNFINALIZED */
+	uint16_t text_len;
+	uint16_t dict_len;
+	char text[PK_TEXT_MAX + 1]; /* NUL-terminated */
+	char dict[PK_DICT_MAX + 1]; /* KEY=VALUE entries separated by NUL bytes */
+};
+
+/*
+ * Create a log in memory this call allocates. @log_buf_len is rounded up to a
+ * power of two; 0 means PK_LOG_BUF_LEN_DEFAULT. -EINVAL outside
+ * [PK_LOG_BUF_LEN_MIN, PK_LOG_BUF_LEN_MAX], -ENOMEM.
+ */
+PK_API int pk_log_create(struct pk_log **logp, size_t log_buf_len);
+
+/* Bytes of region a log of @log_buf_len needs (0 if the size is invalid). */
+PK_API size_t pk_log_region_size(size_t log_buf_len);
+
+/*
+ * Create a log inside @region (64-byte aligned, at least
+ * pk_log_region_size(@log_buf_len) bytes): a static array, or a mapping that
+ * another process can attach to. The region holds offsets only.
+ */
+PK_API int pk_log_create_in(struct pk_log **logp, void *region, size_t region_len,
+			    size_t log_buf_len);
+
+/*
+ * Attach to a region that holds a log (made here or by another process).
+ * -EPROTO: not a libprintk log; -EPROTONOSUPPORT: another ABI version or
+ * byte order; -EBADMSG: corrupted header; -ENOSPC: region shorter than the
+ * log (truncated). pk_log_strerror() says it in words.
+ */
+PK_API int pk_log_attach(struct pk_log **logp, void *region, size_t region_len, unsigned flags);
+
+/* Release the handle, and the memory if pk_log_create() allocated it. */
+PK_API void pk_log_destroy(struct pk_log *log);
+
+/* The size of the log's text area in bytes. */
+PK_API size_t pk_log_buf_len(const struct pk_log *log);
+
+/*
+ * Store a complete record at @level/@facility (no level parsing, no
+ * continuation: that is printk's job). Returns 0, -E2BIG, -EINVAL, -EPERM
+ * (read-only handle) or -ENOBUFS (the oldest record is still being written).
+ */
+PK_API int pk_log_store(struct pk_log *log, int facility, int level, const char *text,
+			size_t text_len, const char *dict, size_t dict_len);
+
+/*
+ * Read the record @seq, or the oldest one after it if it was overwritten:
+ * rec->seq - @seq records were lost. Returns 0, or -EAGAIN if no record at
+ * or after @seq is available yet.
+ */
+PK_API int pk_log_read(struct pk_log *log, uint64_t seq, struct pk_record *rec, unsigned flags);
+
+/* Sequence number of the oldest record in the log. */
+PK_API uint64_t pk_log_first_seq(struct pk_log *log);
+
+/* Sequence number after the newest complete record. */
+PK_API uint64_t pk_log_next_seq(struct pk_log *log);
+
+/* Words for an error returned by the pk_log_* calls. */
+PK_API const char *pk_log_strerror(int err);
+
+PK_END_DECLS
+
+#endif

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Install what libprintk needs to build and test on Debian 12, as root.
+# Idempotent: it only runs apt-get (update and install) when a package is missing.
+set -euo pipefail
+
+packages=(
+	gcc g++ make cmake pkg-config   # toolchain, C++ for the header consumer test
+	clang libclang-rt-14-dev        # second compiler, sanitizer and fuzzer runtimes
+	libcmocka-dev                   # test framework
+	util-linux                      # dmesg, the reference for udmesg's output
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+	echo "setup: installing ${missing[*]}"
+	if [[ $(id -u) -ne 0 ]]; then
+		echo "setup: missing packages (${missing[*]}) and not root: run as root or install them" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+/*
+ * log.c - log handles: who owns which ring, and the pk_log_* calls.
+ *
+ * A handle is process-local (malloc'ed at create/attach time, never on a
+ * printing path); the ring it points to may live in memory the handle owns
+ * (pk_log_create: an anonymous mapping), in memory the caller owns
+ * (pk_log_create_in, pk_log_attach) or, later, in a shared file.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+struct pk_log {
+	struct prb rb;
+	void *mapping; /* non-NULL when we mmap'ed the region ourselves */
+	size_t mapping_len;
+};
+
+struct prb *pk_log_ring(struct pk_log *log)
+{
+	return &log->rb;
+}
+
+/* log2 of the power of two that @len rounds up to, or 0 if out of range. */
+static unsigned data_bits_for(size_t len)
+{
+	if (len == 0)
+		len = PK_LOG_BUF_LEN_DEFAULT;
+	if (len < PK_LOG_BUF_LEN_MIN || len > PK_LOG_BUF_LEN_MAX)
+		return 0;
+
+	unsigned bits = 0;
+
+	while (((size_t)1 << bits) < len)
+		bits++;
+	if (bits < PRB_DATA_MIN_BITS || bits > PRB_DATA_MAX_BITS)
+		return 0;
+	return bits;
+}
+
+size_t pk_log_region_size(size_t log_buf_len)
+{
+	unsigned bits = data_bits_for(log_buf_len);
+
+	return bits ? prb_region_size(bits, 0) : 0;
+}
+
+int pk_log_create_in(struct pk_log **logp, void *region, size_t region_len, size_t log_buf_len)
+{
+	unsigned bits = data_bits_for(log_buf_len);
+
+	if (!logp || !region || !bits)
+		return -EINVAL;
+
+	struct pk_log *log = calloc(1, sizeof(*log));
+
+	if (!log)
+		return -ENOMEM;
+
+	int err = prb_format(&log->rb, region, region_len, bits, 0);
+
+	if (err) {
+		free(log);
+		return err;
+	}
+	*logp = log;
+	return 0;
+}
+
+int pk_log_create(struct pk_log **logp, size_t log_buf_len)
+{
+	size_t len = pk_log_region_size(log_buf_len);
+
+	if (!logp || !len)
+		return -EINVAL;
+
+	void *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (mem == MAP_FAILED)
+		return -ENOMEM;
+
+	int err = pk_log_create_in(logp, mem, len, log_buf_len);
+
+	if (err) {
+		munmap(mem, len);
+		return err;
+	}
+	(*logp)->mapping = mem;
+	(*logp)->mapping_len = len;
+	return 0;
+}
+
+int pk_log_attach(struct pk_log **logp, void *region, size_t region_len, unsigned flags)
+{
+	if (!logp || !region || (flags & ~PK_LOG_RDONLY))
+		return -EINVAL;
+
+	struct pk_log *log = calloc(1, sizeof(*log));
+
+	if (!log)
+		return -ENOMEM;
+
+	int err = prb_attach(&log->rb, region, region_len, !(flags & PK_LOG_RDONLY));
+
+	if (err) {
+		free(log);
+		return err;
+	}
+	*logp = log;
+	return 0;
+}
+
+void pk_log_destroy(struct pk_log *log)
+{
+	if (!log)
+		return;
+	if (log->mapping)
+		munmap(log->mapping, log->mapping_len);
+	free(log);
+}
+
+size_t pk_log_buf_len(const struct pk_log *log)
+{
+	return log ? (size_t)log->rb.data_size : 0;
+}
+
+int pk_log_store(struct pk_log *log, int facility, int level, const char *text, size_t text_len,
+		 const char *dict, size_t dict_len)
+{
+	if (!log || level < 0 || level > 7 || facility < 0 || facility > 255)
+		return -EINVAL;
+
+	struct prb_meta meta = {
+		.ts_nsec = pk_clock_ns(),
+		.level = (uint8_t)level,
+		.facility = (uint8_t)facility,
+		.flags = PRB_FLAG_NEWLINE,
+	};
+
+	pk_caller_get(&meta.caller);
+	return prb_store(&log->rb, &meta, text, text_len, dict, dict_len, true, NULL);
+}
+
+int pk_log_read(struct pk_log *log, uint64_t seq, struct pk_record *rec, unsigned flags)
+{
+	if (!log || !rec || (flags & ~PK_READ_UNFINALIZED))
+		return -EINVAL;
+
+	struct prb_record r;
+	int err = prb_read(&log->rb, seq, &r, flags & PK_READ_UNFINALIZED ? PRB_READ_UNFINALIZED : 0);
+
+	if (err)
+		return err;
+	rec->seq = r.seq;
+	rec->ts_nsec = r.ts_nsec;
+	rec->pid = r.caller.pid;
+	rec->tid = r.caller.tid;
+	rec->sigdepth = r.caller.ctx;
+	rec->level = r.level;
+	rec->facility = r.facility;
+	rec->flags = r.flags;
+	rec->state = (r.rflags & PRB_REC_UNFINALIZED) ? PK_REC_UNFINALIZED : PK_REC_FINAL;
+	rec->text_len = r.text_len;
+	rec->dict_len = r.dict_len;
+	memcpy(rec->text, r.text, (size_t)r.text_len + 1);
+	memcpy(rec->dict, r.dict, (size_t)r.dict_len + 1);
+	return 0;
+}
+
+uint64_t pk_log_first_seq(struct pk_log *log)
+{
+	return prb_first_seq(&log->rb);
+}
+
+uint64_t pk_log_next_seq(struct pk_log *log)
+{
+	return prb_next_seq(&log->rb);
+}
+
+const char *pk_log_strerror(int err)
+{
+	switch (err) {
+	case -E2BIG:
+		return "record text or dictionary too long";
+	case -ENOBUFS:
+		return "log full of records still being written";
+	case -EAGAIN:
+		return "no record available yet";
+	case -EPERM:
+		return "log handle is read-only";
+	case -ENOMEM:
+		return "out of memory";
+	default:
+		return prb_strerror(err);
+	}
+}

@@ -1,0 +1,988 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ringbuffer.c - the lock-free record ring.
+ *
+ * DESIGN
+ * ======
+ *
+ * Terms
+ * -----
+ * record      one message: metadata (seq, timestamp, level, facility, flags,
+ *             caller) in a descriptor, text and dictionary in a data block.
+ * descriptor  one 64-byte line of eight 64-bit words; N = 2^desc_bits of them.
+ * data area   2^data_bits bytes, handed out in 16-byte units.
+ * id          a record's number modulo 2^ID_BITS; it lives in slot id & (N-1).
+ * position    a data offset in units modulo 2^POS_BITS; the byte address is
+ *             (position & (units-1)) * 16. Ids and positions only grow, so a
+ *             stale value is recognised instead of being mistaken (ABA).
+ * seq         the full 64-bit sequence number, stored in the descriptor.
+ *             id = (seq + id_base) mod 2^ID_BITS; a seq value therefore says
+ *             which id it belongs to, which is how a half-updated slot is read.
+ *
+ * Two words allocate and retire everything, each one atomic 64-bit value:
+ *
+ *   head = [open:1][id][pos]  the newest reserved record and the end of its block;
+ *                             open: it was reserved as a line that may continue.
+ *   tail = [id][pos]          the oldest record in the ring and where its extent starts.
+ *
+ * A record's id and its data come from ONE compare-and-swap on head, so data
+ * blocks lie in id order and a record's extent is [end of the previous
+ * record, its own end): no block headers, and no window in which a writer that
+ * dies leaves unparseable bytes behind (ring-design.md section 2.2). A block
+ * that would cross the end of the array starts at the beginning of the next
+ * lap; the skipped bytes belong to its extent.
+ *
+ * Descriptor states (top two bits of the state word, next to the id, a 12-bit
+ * reopen count and a 16-bit owner reserved for writer registries)
+ * --------------------------------------------------------------------------
+ *   RESERVED   a writer owns the slot and is filling it.
+ *   COMMITTED  complete and consistent; while it is the newest record, its
+ *              writer (same pid, tid and signal depth) may reopen it to append.
+ *   FINAL      immutable; visible to readers.
+ *   HOLE       the record exists but its data does not (reserved by a writer
+ *              that died); readers count it as lost.
+ *
+ * Transitions and who makes them:
+ *   FINAL|HOLE(id-N) -> RESERVED(id)   the writer that won id in the head CAS (claim)
+ *   RESERVED -> COMMITTED | FINAL      that writer (commit)
+ *   COMMITTED -> RESERVED              that writer again, while head.id == id (reopen)
+ *   COMMITTED -> FINAL                 anyone, once the record is not the newest:
+ *                                      the next reserver, the committer itself when
+ *                                      it sees head moved, a tail pusher, a reader
+ *
+ * Invariants
+ * ----------
+ * I1  tail.id <= every id a reader accepts; slot(id) and the data of id are
+ *     rewritten only by a writer that saw tail.id > id (and tail.pos past the
+ *     extent) before its head CAS. Hence: a reader that copied a record and
+ *     afterwards still sees tail.id <= id has an untorn copy.
+ * I2  head and tail never move backwards; tail.id <= head.id + 1 and
+ *     head.id + 1 - tail.id <= N; head.pos - tail.pos <= data units.
+ * I3  The tail only passes a FINAL or HOLE record. A RESERVED record at the
+ *     tail blocks further reservations (they fail and are counted; a writer
+ *     never waits for another), exactly like the kernel's ring.
+ * I4  Only the newest record can be extended, and only with head.open set:
+ *     growing it is a CAS of head from (open, id, pos) to (open, id, pos'),
+ *     which fails as soon as anybody reserved a newer record.
+ * I5  Every COMMITTED record that is not the newest becomes FINAL: the
+ *     reserver of a record after an open one finalizes it, and a committer
+ *     that sees head moved finalizes itself (store-buffering pair P4).
+ * I6  Readers never write the ring (except helping finalize, on a writable handle).
+ *
+ * Memory ordering pairs (both ends named)
+ * ---------------------------------------
+ * P1  tail CAS (release, push_tail)  ->  tail load (acquire, reserve/extend):
+ *     the retired record was FINAL before the tail passed it.
+ * P2  commit CAS (seq_cst, commit)  ->  state load (acquire, prb_read, push_tail):
+ *     a reader that sees COMMITTED/FINAL sees the whole record.
+ * P3  writer: tail load (acquire) ... fence(release) ... relaxed stores into a
+ *     recycled slot or data block  <->  reader: relaxed copy ... fence(acquire)
+ *     ... tail load: a reader that copied any byte of the new occupant also sees
+ *     the tail that excused the overwrite, and discards its copy (I1).
+ * P4  store-buffering: committer CAS state (sc) then loads head (sc); reserver
+ *     CASes head (sc) then loads state (sc, finalize). At least one sees the
+ *     other, so an open record cannot stay COMMITTED behind a newer one (I5).
+ * P5  store-buffering: writer CASes state (sc) then loads waiters (sc);
+ *     prb_wait() increments waiters (sc), fence(sc), then checks for records.
+ *     A sleeper is always woken or sees the record.
+ * P6  reopen CAS (acq_rel) -> the previous commit: the extender sees its own
+ *     record's content (trivially: same thread) and the reader's second state
+ *     load sees the changed reopen count, so a copy that raced an extension is
+ *     discarded (the reopen count makes COMMITTED->RESERVED->COMMITTED visible).
+ *
+ * All shared words are accessed through atomics.h, so speculative copies are
+ * relaxed atomic loads, not data races.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ringbuffer.h"
+
+#define PRB_MAGIC	0x31474f4c4b545250ull /* "PRTKLOG1" */
+#define PRB_ABI_VERSION 1u
+#define PRB_ENDIAN_MARK 0x01020304u
+#define PRB_UNIT_SHIFT	4
+#define PRB_UNIT	(1u << PRB_UNIT_SHIFT)
+#define PRB_HEADER_SIZE 4096u
+#define PRB_USER_OFF	2048u
+#define PRB_USER_SIZE	2048u
+#define PRB_DESC_WORDS	8u
+#define PRB_DESC_MIN_BITS 6
+
+#ifdef PRINTK_RING_SMALL_IDS
+#define ID_BITS	 13
+#define POS_BITS 15
+#else
+#define ID_BITS	 31
+#define POS_BITS 32
+#endif
+#define ID_MASK	  ((UINT64_C(1) << ID_BITS) - 1)
+#define POS_MASK  ((UINT64_C(1) << POS_BITS) - 1)
+#define ID_HALF	  (UINT64_C(1) << (ID_BITS - 1))
+#define POS_HALF  (UINT64_C(1) << (POS_BITS - 1))
+#define HEAD_OPEN (UINT64_C(1) << 63)
+
+/* State word: [state:2][spare:2][reopen:12][owner:16][id:32]. */
+#define ST_SHIFT     62
+#define ST_RESERVED  UINT64_C(0)
+#define ST_COMMITTED UINT64_C(1)
+#define ST_FINAL     UINT64_C(2)
+#define ST_HOLE	     UINT64_C(3)
+#define RC_SHIFT     48
+#define RC_MASK	     UINT64_C(0xfff)
+#define OWNER_SHIFT  32
+#define OWNER_MASK   UINT64_C(0xffff)
+
+/* Descriptor word indexes. */
+enum {
+	D_STATE,
+	D_SEQ,
+	D_TS,
+	D_EXTENT, /* begin position (low 32) | end position (high 32) */
+	D_CALLER, /* pid (low 32) | tid (high 32) */
+	D_INFO,	  /* text_len:16 | dict_len:16 | level:8 | facility:8 | flags:8 | ctx:8 */
+};
+
+/*
+ * The header page. Line 0 is written once by prb_format() before the region
+ * is published and is validated by prb_attach(); the other lines are live.
+ */
+struct prb_header {
+	uint64_t magic;
+	uint32_t abi_version;
+	uint32_t endian_mark;
+	uint32_t header_size;
+	uint8_t unit_shift;
+	uint8_t id_bits;
+	uint8_t pos_bits;
+	uint8_t desc_bits;
+	uint8_t data_bits;
+	uint8_t pad0[3];
+	uint32_t id_base;
+	uint64_t region_size;
+	uint64_t desc_off;
+	uint64_t data_off;
+	uint32_t user_off;
+	uint32_t user_size;
+
+	_Alignas(64) pk_a64 head;
+	_Alignas(64) pk_a64 tail;
+	_Alignas(64) pk_a32 wake; /* futex word, bumped when records become readable */
+	pk_a32 waiters;
+	_Alignas(64) pk_a64 reserve_failed;
+	pk_a64 corrupt;
+	pk_a64 next_hint; /* a seq below which every record is known readable */
+};
+
+_Static_assert(sizeof(struct prb_header) <= PRB_USER_OFF, "header overlaps the user area");
+_Static_assert(PRB_USER_OFF + PRB_USER_SIZE <= PRB_HEADER_SIZE, "user area outside header");
+_Static_assert(PRB_TEXT_MAX + PRB_DICT_MAX < 0xffff, "lengths are 16-bit");
+
+static inline uint64_t w_id(uint64_t w)
+{
+	return (w >> POS_BITS) & ID_MASK;
+}
+
+static inline uint64_t w_pos(uint64_t w)
+{
+	return w & POS_MASK;
+}
+
+static inline uint64_t mk_word(uint64_t id, uint64_t pos, bool open)
+{
+	return (open ? HEAD_OPEN : 0) | ((id & ID_MASK) << POS_BITS) | (pos & POS_MASK);
+}
+
+static inline uint64_t st_state(uint64_t v)
+{
+	return v >> ST_SHIFT;
+}
+
+static inline uint64_t st_id(uint64_t v)
+{
+	return v & ID_MASK;
+}
+
+static inline uint64_t st_make(uint64_t state, uint64_t rc, uint64_t owner, uint64_t id)
+{
+	return (state << ST_SHIFT) | ((rc & RC_MASK) << RC_SHIFT) |
+	       ((owner & OWNER_MASK) << OWNER_SHIFT) | (id & ID_MASK);
+}
+
+static inline uint64_t st_with_state(uint64_t v, uint64_t state)
+{
+	return (v & ~(UINT64_C(3) << ST_SHIFT)) | (state << ST_SHIFT);
+}
+
+static inline uint64_t units_for(size_t bytes)
+{
+	return ((uint64_t)bytes + PRB_UNIT - 1) >> PRB_UNIT_SHIFT;
+}
+
+static inline pk_a64 *slot(const struct prb *rb, uint64_t id)
+{
+	return rb->descs + (id & (rb->desc_count - 1)) * PRB_DESC_WORDS;
+}
+
+static inline uint64_t seq_to_id(const struct prb *rb, uint64_t seq)
+{
+	return (seq + rb->id_base) & ID_MASK;
+}
+
+/* Words of the data area where the block at @pos starts. */
+static inline pk_a64 *block_words(const struct prb *rb, uint64_t pos)
+{
+	return rb->data + (pos & (rb->data_units - 1)) * (PRB_UNIT / 8);
+}
+
+/* Where a block of @units starting at or after @pos goes, and where it ends. */
+static void place(const struct prb *rb, uint64_t pos, uint64_t units, uint64_t *begin,
+		  uint64_t *end)
+{
+	uint64_t idx = pos & (rb->data_units - 1);
+
+	if (idx + units > rb->data_units)
+		pos += rb->data_units - idx;
+	*begin = pos & POS_MASK;
+	*end = (pos + units) & POS_MASK;
+}
+
+/*
+ * The 64-bit seq of @id, read from its slot. The slot holds either id itself or
+ * its previous occupant (id - N) whose seq is N less; the stored seq says which.
+ * Returns false if the slot has moved on past id (the caller's view is stale).
+ */
+static bool seq_of_id(const struct prb *rb, uint64_t id, uint64_t *seq)
+{
+	uint64_t s = pk_load_relaxed(&slot(rb, id)[D_SEQ]);
+	uint64_t sid = (s + rb->id_base) & ID_MASK;
+
+	if (sid == id) {
+		*seq = s;
+		return true;
+	}
+	if (sid == ((id - rb->desc_count) & ID_MASK)) {
+		*seq = s + rb->desc_count;
+		return true;
+	}
+	return false;
+}
+
+/* ----------------------------------------------------------- testpoints -- */
+
+static void (*_Atomic testpoint_hook)(enum prb_testpoint);
+
+void prb_set_testpoint_hook(void (*hook)(enum prb_testpoint tp))
+{
+	atomic_store_explicit(&testpoint_hook, hook, memory_order_release);
+}
+
+static inline void testpoint(enum prb_testpoint tp)
+{
+	void (*hook)(enum prb_testpoint) = atomic_load_explicit(&testpoint_hook, memory_order_relaxed);
+
+	if (hook)
+		hook(tp);
+}
+
+/* ---------------------------------------------------------------- waking -- */
+
+static long futex(pk_a32 *addr, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
+}
+
+static void wake_waiters(struct prb *rb)
+{
+	/* P5: our state CAS was seq_cst; this load is too. */
+	if (pk_load_sc(&rb->hdr->waiters) != 0) {
+		int saved = errno;
+
+		pk_fetch_add_sc(&rb->hdr->wake, 1);
+		futex(&rb->hdr->wake, FUTEX_WAKE, INT_MAX, NULL);
+		errno = saved;
+	}
+}
+
+/* ------------------------------------------------------------- finalize -- */
+
+/* COMMITTED -> FINAL for @id, if it is still COMMITTED. Anyone may call it for
+ * a record that is not the newest (I5). */
+static void finalize(struct prb *rb, uint64_t id)
+{
+	pk_a64 *state = &slot(rb, id)[D_STATE];
+	uint64_t v = pk_load_sc(state);
+
+	while (st_id(v) == id && st_state(v) == ST_COMMITTED) {
+		if (pk_cas_sc(state, &v, st_with_state(v, ST_FINAL))) {
+			wake_waiters(rb);
+			return;
+		}
+	}
+}
+
+void prb_finalize_last(struct prb *rb)
+{
+	uint64_t h = pk_load_sc(&rb->hdr->head);
+
+	if (rb->writable && (h & HEAD_OPEN))
+		finalize(rb, w_id(h));
+}
+
+/* -------------------------------------------------------------- writers -- */
+
+enum push_result { PUSH_MOVED, PUSH_BLOCKED };
+
+/*
+ * Retire the tail record so its slot and data can be reused. One step; the
+ * caller re-reads head and tail and tries again.
+ */
+static enum push_result push_tail(struct prb *rb, uint64_t t)
+{
+	uint64_t tid = w_id(t);
+	pk_a64 *d = slot(rb, tid);
+	uint64_t v = pk_load_acquire(&d[D_STATE]); /* P2 */
+
+	if (st_id(v) != tid || st_state(v) == ST_RESERVED) {
+		/* Being written (or not even claimed yet): we may not wait for it. */
+		return pk_load_acquire(&rb->hdr->tail) != t ? PUSH_MOVED : PUSH_BLOCKED;
+	}
+	if (st_state(v) == ST_COMMITTED) {
+		/* Reserving after it would finalize it anyway. */
+		finalize(rb, tid);
+		return PUSH_MOVED;
+	}
+
+	uint64_t end = pk_load_relaxed(&d[D_EXTENT]) >> 32;
+	uint64_t span = (end - w_pos(t)) & POS_MASK;
+
+	if (span > rb->data_units) {
+		/* Stale read of a slot that was recycled meanwhile, or corruption. */
+		if (pk_load_acquire(&rb->hdr->tail) != t)
+			return PUSH_MOVED;
+		pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
+		return PUSH_BLOCKED;
+	}
+	pk_cas_release(&rb->hdr->tail, &t, mk_word(tid + 1, end, false)); /* P1 */
+	return PUSH_MOVED;
+}
+
+/*
+ * Make sure the extent up to @end and the id @id fit; push the tail if not.
+ * Returns 1 if they fit under the tail just read, 0 if the caller must re-read
+ * head (tail moved or the snapshot was stale), -ENOBUFS if blocked.
+ */
+static int make_room(struct prb *rb, uint64_t id, uint64_t end)
+{
+	uint64_t t = pk_load_acquire(&rb->hdr->tail); /* P1, P3 */
+	uint64_t ids = (id - w_id(t)) & ID_MASK;
+	uint64_t units = (end - w_pos(t)) & POS_MASK;
+
+	if (ids >= ID_HALF || units >= POS_HALF)
+		return 0; /* our head snapshot is older than this tail */
+	if (ids < rb->desc_count && units <= rb->data_units)
+		return 1;
+	if (push_tail(rb, t) == PUSH_BLOCKED) {
+		pk_fetch_add_relaxed(&rb->hdr->reserve_failed, 1);
+		return -ENOBUFS;
+	}
+	return 0;
+}
+
+/* Copy @len bytes to byte offset @off of the block at @words. The words at the
+ * edges are read back first: the writer owns the whole block. */
+static void write_block(pk_a64 *words, size_t off, const char *src, size_t len)
+{
+	size_t w = off / 8;
+	size_t skip = off % 8;
+
+	while (len > 0) {
+		uint64_t word;
+		size_t n = 8 - skip;
+
+		if (n > len)
+			n = len;
+		if (skip || n < 8)
+			word = pk_load_relaxed(&words[w]);
+		memcpy((char *)&word + skip, src, n);
+		pk_store_relaxed(&words[w], word);
+		src += n;
+		len -= n;
+		skip = 0;
+		w++;
+	}
+}
+
+static void copy_block(pk_a64 *dst, pk_a64 *src, size_t bytes)
+{
+	for (size_t i = 0; i < (bytes + 7) / 8; i++)
+		pk_store_relaxed(&dst[i], pk_load_relaxed(&src[i]));
+}
+
+static uint64_t pack_info(uint16_t text_len, uint16_t dict_len, uint8_t level, uint8_t facility,
+			  uint8_t flags, uint8_t ctx)
+{
+	return (uint64_t)text_len | (uint64_t)dict_len << 16 | (uint64_t)level << 32 |
+	       (uint64_t)facility << 40 | (uint64_t)flags << 48 | (uint64_t)ctx << 56;
+}
+
+static void commit(struct prb *rb, uint64_t id, bool final)
+{
+	pk_a64 *state = &slot(rb, id)[D_STATE];
+	uint64_t v = pk_load_relaxed(state);
+
+	if (st_id(v) != id || st_state(v) != ST_RESERVED)
+		return; /* not ours any more (a registry reclaimed it) */
+	if (!pk_cas_sc(state, &v, st_with_state(v, final ? ST_FINAL : ST_COMMITTED)))
+		return;
+	/* P4: if a newer record was reserved meanwhile, nobody else will finalize us. */
+	if (!final && w_id(pk_load_sc(&rb->hdr->head)) != id)
+		finalize(rb, id);
+	else
+		wake_waiters(rb);
+}
+
+int prb_store(struct prb *rb, const struct prb_meta *meta, const char *text, size_t text_len,
+	      const char *dict, size_t dict_len, bool final, uint64_t *seq_out)
+{
+	if (!rb || !meta || (text_len && !text) || (dict_len && !dict))
+		return -EINVAL;
+	if (!rb->writable)
+		return -EPERM;
+	if (text_len > PRB_TEXT_MAX || dict_len > PRB_DICT_MAX)
+		return -E2BIG;
+
+	uint64_t units = units_for(text_len + dict_len);
+	uint64_t h = pk_load_acquire(&rb->hdr->head);
+	uint64_t id, begin, end;
+
+	for (;;) {
+		id = (w_id(h) + 1) & ID_MASK;
+		place(rb, w_pos(h), units, &begin, &end);
+		int room = make_room(rb, id, end);
+
+		if (room < 0)
+			return room;
+		if (room == 0) {
+			h = pk_load_acquire(&rb->hdr->head);
+			continue;
+		}
+		if (pk_cas_sc(&rb->hdr->head, &h, mk_word(id, end, !final)))
+			break;
+	}
+
+	testpoint(PRB_TP_HEAD_RESERVED);
+	/* The record before ours may be an open line: it is final now (I5, P4). */
+	if (h & HEAD_OPEN)
+		finalize(rb, w_id(h));
+	pk_fence_release(); /* P3: the tail we checked is published before our stores */
+
+	pk_a64 *d = slot(rb, id);
+	uint64_t v = pk_load_relaxed(&d[D_STATE]);
+	uint64_t prev_id = (id - rb->desc_count) & ID_MASK;
+
+	if (st_id(v) != prev_id || (st_state(v) != ST_FINAL && st_state(v) != ST_HOLE) ||
+	    !pk_cas_relaxed(&d[D_STATE], &v, st_make(ST_RESERVED, 0, 0, id))) {
+		/* Someone took the slot from us (only a writer registry may). */
+		pk_fetch_add_relaxed(&rb->hdr->reserve_failed, 1);
+		return -ENOBUFS;
+	}
+
+	testpoint(PRB_TP_CLAIMED);
+	uint64_t seq = pk_load_relaxed(&d[D_SEQ]) + rb->desc_count;
+
+	pk_store_relaxed(&d[D_SEQ], seq);
+	pk_store_relaxed(&d[D_TS], meta->ts_nsec);
+	pk_store_relaxed(&d[D_EXTENT], begin | end << 32);
+	pk_store_relaxed(&d[D_CALLER], (uint64_t)meta->caller.pid | (uint64_t)meta->caller.tid << 32);
+	pk_store_relaxed(&d[D_INFO], pack_info((uint16_t)text_len, (uint16_t)dict_len,
+					       meta->level & 7, meta->facility, meta->flags,
+					       meta->caller.ctx));
+	pk_a64 *words = block_words(rb, begin);
+
+	if (text_len)
+		write_block(words, 0, text, text_len);
+	if (dict_len)
+		write_block(words, text_len, dict, dict_len);
+	testpoint(PRB_TP_BEFORE_COMMIT);
+	commit(rb, id, final);
+	if (seq_out)
+		*seq_out = seq;
+	return 0;
+}
+
+static bool caller_matches(pk_a64 *d, const struct prb_caller *c)
+{
+	uint64_t who = pk_load_relaxed(&d[D_CALLER]);
+	uint64_t info = pk_load_relaxed(&d[D_INFO]);
+
+	return who == ((uint64_t)c->pid | (uint64_t)c->tid << 32) && (uint8_t)(info >> 56) == c->ctx;
+}
+
+int prb_extend(struct prb *rb, const struct prb_caller *caller, const char *text, size_t len,
+	       size_t max_text, bool final, uint8_t add_flags, uint64_t *seq_out)
+{
+	if (!rb || !caller || (len && !text))
+		return -EINVAL;
+	if (!rb->writable)
+		return -EPERM;
+	if (max_text > PRB_TEXT_MAX)
+		max_text = PRB_TEXT_MAX;
+
+	uint64_t h = pk_load_acquire(&rb->hdr->head);
+	uint64_t id = w_id(h);
+	pk_a64 *d = slot(rb, id);
+	uint64_t v = pk_load_acquire(&d[D_STATE]);
+
+	if (!(h & HEAD_OPEN) || st_id(v) != id || st_state(v) != ST_COMMITTED ||
+	    !caller_matches(d, caller))
+		return -ENOENT;
+	/* Reopen; the new reopen count tells racing readers to retry (P6). */
+	uint64_t rc = ((v >> RC_SHIFT) + 1) & RC_MASK;
+	uint64_t mine = (v & ~(RC_MASK << RC_SHIFT)) | rc << RC_SHIFT;
+
+	mine = st_with_state(mine, ST_RESERVED);
+	if (!pk_cas_acq_rel(&d[D_STATE], &v, mine))
+		return -ENOENT;
+
+	testpoint(PRB_TP_REOPENED);
+	int err = 0;
+	uint64_t info = pk_load_relaxed(&d[D_INFO]);
+	size_t old_len = info & 0xffff;
+
+	if (!caller_matches(d, caller) || ((info >> 16) & 0xffff) != 0) {
+		err = -ENOENT;
+		goto restore;
+	}
+	if (old_len + len > max_text) {
+		err = -E2BIG;
+		goto restore;
+	}
+
+	uint64_t ext = pk_load_relaxed(&d[D_EXTENT]);
+	uint64_t begin = ext & 0xffffffffu, end = ext >> 32;
+	uint64_t need = units_for(old_len + len);
+	uint64_t nbegin = begin, nend = end;
+
+	if (need > ((end - begin) & POS_MASK)) {
+		for (;;) {
+			h = pk_load_acquire(&rb->hdr->head);
+			if (w_id(h) != id) {
+				err = -ENOENT; /* a newer record exists: I4 */
+				goto restore;
+			}
+			if ((begin & (rb->data_units - 1)) + need <= rb->data_units) {
+				nbegin = begin;
+				nend = (begin + need) & POS_MASK;
+			} else {
+				place(rb, w_pos(h), need, &nbegin, &nend);
+			}
+			int room = make_room(rb, id, nend);
+
+			if (room < 0) {
+				err = room;
+				goto restore;
+			}
+			if (room == 1 && pk_cas_sc(&rb->hdr->head, &h, mk_word(id, nend, true)))
+				break;
+		}
+		pk_fence_release(); /* P3 */
+		if (nbegin != begin)
+			copy_block(block_words(rb, nbegin), block_words(rb, begin), old_len);
+		pk_store_relaxed(&d[D_EXTENT], nbegin | nend << 32);
+	}
+	if (len)
+		write_block(block_words(rb, nbegin), old_len, text, len);
+	info = (info & ~UINT64_C(0xffff)) | (old_len + len);
+	info |= (uint64_t)add_flags << 48;
+	pk_store_relaxed(&d[D_INFO], info);
+	commit(rb, id, final);
+	if (seq_out && !seq_of_id(rb, id, seq_out))
+		*seq_out = 0;
+	return 0;
+
+restore:
+	commit(rb, id, false);
+	return err;
+}
+
+/* -------------------------------------------------------------- readers -- */
+
+/* Seq of the oldest record, or false if the slot moved on meanwhile. */
+static bool tail_seq(struct prb *rb, uint64_t *t_out, uint64_t *seq)
+{
+	uint64_t t = pk_load_acquire(&rb->hdr->tail);
+
+	*t_out = t;
+	return seq_of_id(rb, w_id(t), seq);
+}
+
+uint64_t prb_first_seq(struct prb *rb)
+{
+	uint64_t t, seq = 0;
+
+	while (!tail_seq(rb, &t, &seq))
+		;
+	return seq;
+}
+
+uint64_t prb_next_reserve_seq(struct prb *rb)
+{
+	uint64_t seq;
+
+	/* seq_of_id() checks the stored seq against the id: no re-validation needed. */
+	while (!seq_of_id(rb, w_id(pk_load_acquire(&rb->hdr->head)), &seq))
+		;
+	return seq + 1;
+}
+
+/*
+ * Copy the geometry-checked record at @id into @r. Returns false when the
+ * descriptor's lengths or extent are impossible (a racing overwrite, or a
+ * corrupted file); the caller's post-check decides which.
+ */
+static bool copy_record(struct prb *rb, pk_a64 *d, struct prb_record *r)
+{
+	uint64_t info = pk_load_relaxed(&d[D_INFO]);
+	uint64_t ext = pk_load_relaxed(&d[D_EXTENT]);
+	uint64_t who = pk_load_relaxed(&d[D_CALLER]);
+	size_t tl = info & 0xffff, dl = (info >> 16) & 0xffff;
+	uint64_t begin = ext & 0xffffffffu, end = ext >> 32;
+	uint64_t units = units_for(tl + dl);
+
+	r->seq = pk_load_relaxed(&d[D_SEQ]);
+	r->ts_nsec = pk_load_relaxed(&d[D_TS]);
+	r->caller.pid = (uint32_t)who;
+	r->caller.tid = (uint32_t)(who >> 32);
+	r->caller.ctx = (uint8_t)(info >> 56);
+	r->level = (info >> 32) & 7;
+	r->facility = (uint8_t)(info >> 40);
+	r->flags = (uint8_t)(info >> 48);
+	if (tl > PRB_TEXT_MAX || dl > PRB_DICT_MAX || begin > POS_MASK || end > POS_MASK ||
+	    units > ((end - begin) & POS_MASK) ||
+	    (begin & (rb->data_units - 1)) + units > rb->data_units)
+		return false;
+	r->text_len = (uint16_t)tl;
+	r->dict_len = (uint16_t)dl;
+
+	uint64_t buf[(PRB_TEXT_MAX + PRB_DICT_MAX + 15) / 8 + 1];
+	pk_a64 *words = block_words(rb, begin);
+	size_t nwords = (tl + dl + 7) / 8;
+
+	for (size_t i = 0; i < nwords; i++)
+		buf[i] = pk_load_relaxed(&words[i]);
+	memcpy(r->text, buf, tl);
+	r->text[tl] = '\0';
+	memcpy(r->dict, (char *)buf + tl, dl);
+	r->dict[dl] = '\0';
+	return true;
+}
+
+int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
+{
+	if (!rb || !r)
+		return -EINVAL;
+
+	for (unsigned long tries = 0;; tries++) {
+		uint64_t t, tseq;
+
+		if (tries > 1000000)
+			return -EIO; /* the header keeps contradicting itself */
+		if (!tail_seq(rb, &t, &tseq))
+			continue;
+		if (seq < tseq)
+			seq = tseq; /* overwritten: the caller sees the gap */
+
+		uint64_t h = pk_load_acquire(&rb->hdr->head);
+		uint64_t in_ring = (w_id(h) + 1 - w_id(t)) & ID_MASK;
+
+		if (in_ring > rb->desc_count || seq - tseq >= in_ring) {
+			if (in_ring > rb->desc_count && pk_load_acquire(&rb->hdr->tail) != t)
+				continue;
+			return -EAGAIN;
+		}
+
+		uint64_t id = seq_to_id(rb, seq);
+		pk_a64 *d = slot(rb, id);
+		uint64_t v1 = pk_load_acquire(&d[D_STATE]); /* P2 */
+
+		if (st_id(v1) != id) {
+			if (st_id(v1) == ((id - rb->desc_count) & ID_MASK))
+				return -EAGAIN; /* reserved, not yet claimed */
+			continue;	     /* recycled since we looked at the tail */
+		}
+		switch (st_state(v1)) {
+		case ST_RESERVED:
+			return -EAGAIN;
+		case ST_HOLE:
+			seq++; /* lost: its writer died */
+			continue;
+		case ST_COMMITTED:
+			if (id == w_id(h) && !(flags & PRB_READ_UNFINALIZED))
+				return -EAGAIN;
+			break;
+		default:
+			break;
+		}
+
+		bool sane = copy_record(rb, d, r);
+
+		pk_fence_acquire(); /* P3 */
+		uint64_t t2 = pk_load_relaxed(&rb->hdr->tail);
+		uint64_t v2 = pk_load_relaxed(&d[D_STATE]);
+
+		if (v2 != v1 || ((id - w_id(t2)) & ID_MASK) >= ID_HALF)
+			continue; /* changed or overwritten while we copied */
+		if (!sane || r->seq != seq) {
+			if (rb->writable)
+				pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
+			seq++;
+			continue;
+		}
+		r->rflags = 0;
+		if (st_state(v1) == ST_COMMITTED) {
+			if (id == w_id(pk_load_acquire(&rb->hdr->head)))
+				r->rflags |= PRB_REC_UNFINALIZED;
+			else if (rb->writable)
+				finalize(rb, id);
+		}
+		return 0;
+	}
+}
+
+/* True if @seq (>= the tail) is readable as a finalized record or a hole. */
+static bool seq_done(struct prb *rb, uint64_t seq, uint64_t head_id)
+{
+	uint64_t id = seq_to_id(rb, seq);
+	uint64_t v = pk_load_acquire(&slot(rb, id)[D_STATE]);
+
+	if (st_id(v) != id)
+		return false;
+	switch (st_state(v)) {
+	case ST_FINAL:
+	case ST_HOLE:
+		return true;
+	case ST_COMMITTED:
+		return id != head_id;
+	default:
+		return false;
+	}
+}
+
+uint64_t prb_next_seq(struct prb *rb)
+{
+	uint64_t first = prb_first_seq(rb);
+	uint64_t hint = pk_load_relaxed(&rb->hdr->next_hint);
+	uint64_t limit = prb_next_reserve_seq(rb);
+	uint64_t head_id = w_id(pk_load_acquire(&rb->hdr->head));
+	uint64_t seq = hint > first && hint <= limit ? hint : first;
+
+	while (seq < limit && seq_done(rb, seq, head_id))
+		seq++;
+	if (rb->writable && seq > hint) {
+		uint64_t old = hint;
+
+		while (old < seq && !atomic_compare_exchange_weak_explicit(
+					    &rb->hdr->next_hint, &old, seq, memory_order_relaxed,
+					    memory_order_relaxed))
+			;
+	}
+	return seq;
+}
+
+int prb_wait(struct prb *rb, uint64_t seq, int64_t timeout_ns)
+{
+	struct timespec ts, *tsp = NULL;
+	int err = 0;
+
+	if (timeout_ns >= 0) {
+		ts.tv_sec = timeout_ns / 1000000000;
+		ts.tv_nsec = timeout_ns % 1000000000;
+		tsp = &ts;
+	}
+	pk_fetch_add_sc(&rb->hdr->waiters, 1);
+	pk_fence_sc(); /* P5 */
+	uint32_t gen = pk_load_sc(&rb->hdr->wake);
+
+	if (prb_next_seq(rb) <= seq) {
+		int saved = errno;
+
+		if (futex(&rb->hdr->wake, FUTEX_WAIT, gen, tsp) < 0) {
+			if (errno == ETIMEDOUT)
+				err = -ETIMEDOUT;
+			else if (errno == EINTR)
+				err = -EINTR;
+		}
+		errno = saved;
+	}
+	pk_fetch_sub_sc(&rb->hdr->waiters, 1);
+	return err;
+}
+
+void prb_get_stats(struct prb *rb, struct prb_stats *st)
+{
+	st->reserve_failed = pk_load_relaxed(&rb->hdr->reserve_failed);
+	st->corrupt = pk_load_relaxed(&rb->hdr->corrupt);
+}
+
+/* ------------------------------------------------------- format / attach -- */
+
+static unsigned default_desc_bits(unsigned data_bits)
+{
+	return data_bits - PRB_AVG_TEXT_BITS;
+}
+
+static bool geometry_ok(unsigned data_bits, unsigned desc_bits)
+{
+	return data_bits >= PRB_DATA_MIN_BITS && data_bits <= PRB_DATA_MAX_BITS &&
+	       desc_bits >= PRB_DESC_MIN_BITS && desc_bits < ID_BITS &&
+	       desc_bits <= data_bits - 2 && data_bits - PRB_UNIT_SHIFT < POS_BITS - 1;
+}
+
+size_t prb_region_size(unsigned data_bits, unsigned desc_bits)
+{
+	if (!desc_bits)
+		desc_bits = default_desc_bits(data_bits);
+	if (!geometry_ok(data_bits, desc_bits))
+		return 0;
+	return PRB_HEADER_SIZE + ((size_t)PRB_DESC_WORDS * 8 << desc_bits) +
+	       ((size_t)1 << data_bits);
+}
+
+static void make_handle(struct prb *rb, struct prb_header *hdr, bool writable)
+{
+	uint8_t *base = (uint8_t *)hdr;
+
+	rb->hdr = hdr;
+	rb->descs = (pk_a64 *)(base + hdr->desc_off);
+	rb->data = (pk_a64 *)(base + hdr->data_off);
+	rb->user = base + hdr->user_off;
+	rb->user_size = hdr->user_size;
+	rb->region_size = hdr->region_size;
+	rb->desc_count = UINT64_C(1) << hdr->desc_bits;
+	rb->data_size = UINT64_C(1) << hdr->data_bits;
+	rb->data_units = rb->data_size >> PRB_UNIT_SHIFT;
+	rb->id_base = hdr->id_base;
+	rb->writable = writable;
+}
+
+int prb_format(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits, unsigned desc_bits)
+{
+	if (!rb || !mem || ((uintptr_t)mem & 63))
+		return -EINVAL;
+	if (!desc_bits)
+		desc_bits = default_desc_bits(data_bits);
+
+	size_t need = prb_region_size(data_bits, desc_bits);
+
+	if (!need)
+		return -EINVAL;
+	if (mem_size < need)
+		return -ENOSPC;
+
+	struct prb_header *hdr = mem;
+
+	memset(hdr, 0, PRB_HEADER_SIZE);
+	hdr->magic = PRB_MAGIC;
+	hdr->abi_version = PRB_ABI_VERSION;
+	hdr->endian_mark = PRB_ENDIAN_MARK;
+	hdr->header_size = PRB_HEADER_SIZE;
+	hdr->unit_shift = PRB_UNIT_SHIFT;
+	hdr->id_bits = ID_BITS;
+	hdr->pos_bits = POS_BITS;
+	hdr->desc_bits = (uint8_t)desc_bits;
+	hdr->data_bits = (uint8_t)data_bits;
+	/* Start a few records and half a lap before the id and position
+	 * counters overflow, so every log runs the wrap-around paths early. */
+	hdr->id_base = (uint32_t)((ID_MASK + 1 - 5) & ID_MASK);
+	hdr->region_size = need;
+	hdr->desc_off = PRB_HEADER_SIZE;
+	hdr->data_off = PRB_HEADER_SIZE + ((uint64_t)PRB_DESC_WORDS * 8 << desc_bits);
+	hdr->user_off = PRB_USER_OFF;
+	hdr->user_size = PRB_USER_SIZE;
+	make_handle(rb, hdr, true);
+
+	/* Every slot looks like the previous lap's final record of the id that
+	 * will first use it: the first claim is an ordinary recycle. */
+	uint64_t n = rb->desc_count;
+	uint64_t first_id = rb->id_base;
+	uint64_t pos0 = ((POS_MASK + 1) - rb->data_units / 2 - 1) & POS_MASK;
+
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t k = (i - first_id) & (n - 1); /* seq that first uses slot i */
+		pk_a64 *d = rb->descs + i * PRB_DESC_WORDS;
+
+		pk_store_relaxed(&d[D_STATE], st_make(ST_FINAL, 0, 0, first_id + k - n));
+		pk_store_relaxed(&d[D_SEQ], k - n);
+		pk_store_relaxed(&d[D_TS], 0);
+		pk_store_relaxed(&d[D_EXTENT], pos0 | pos0 << 32);
+		for (unsigned w = D_CALLER; w < PRB_DESC_WORDS; w++)
+			pk_store_relaxed(&d[w], 0);
+	}
+	pk_store_relaxed(&hdr->tail, mk_word(first_id, pos0, false));
+	pk_store_release(&hdr->head, mk_word(first_id - 1, pos0, false));
+	return 0;
+}
+
+int prb_attach(struct prb *rb, void *mem, size_t mem_size, bool writable)
+{
+	if (!rb || !mem || ((uintptr_t)mem & 63))
+		return -EINVAL;
+	if (mem_size < sizeof(struct prb_header))
+		return -ENOSPC;
+
+	struct prb_header *hdr = mem;
+
+	if (hdr->magic != PRB_MAGIC)
+		return -EPROTO;
+	if (hdr->endian_mark != PRB_ENDIAN_MARK || hdr->abi_version != PRB_ABI_VERSION ||
+	    hdr->unit_shift != PRB_UNIT_SHIFT || hdr->id_bits != ID_BITS ||
+	    hdr->pos_bits != POS_BITS)
+		return -EPROTONOSUPPORT;
+	if (hdr->header_size != PRB_HEADER_SIZE || !geometry_ok(hdr->data_bits, hdr->desc_bits) ||
+	    hdr->region_size != prb_region_size(hdr->data_bits, hdr->desc_bits) ||
+	    hdr->desc_off != PRB_HEADER_SIZE ||
+	    hdr->data_off != PRB_HEADER_SIZE + ((uint64_t)PRB_DESC_WORDS * 8 << hdr->desc_bits) ||
+	    hdr->user_off != PRB_USER_OFF || hdr->user_size != PRB_USER_SIZE ||
+	    hdr->id_base > ID_MASK)
+		return -EBADMSG;
+	if (hdr->region_size > mem_size)
+		return -ENOSPC;
+
+	struct prb tmp;
+
+	make_handle(&tmp, hdr, writable);
+
+	uint64_t h = pk_load_acquire(&hdr->head), t = pk_load_acquire(&hdr->tail);
+
+	if (((w_id(h) + 1 - w_id(t)) & ID_MASK) > tmp.desc_count ||
+	    ((w_pos(h) - w_pos(t)) & POS_MASK) > tmp.data_units)
+		return -EBADMSG;
+	*rb = tmp;
+	return 0;
+}
+
+const char *prb_strerror(int err)
+{
+	switch (err) {
+	case 0:
+		return "success";
+	case -EINVAL:
+		return "invalid argument (size not a power of two in range, or misaligned memory)";
+	case -ENOSPC:
+		return "region too small for the log it holds (truncated?)";
+	case -EPROTO:
+		return "not a libprintk log (bad magic)";
+	case -EPROTONOSUPPORT:
+		return "libprintk log of another ABI version, id width or byte order";
+	case -EBADMSG:
+		return "corrupted libprintk log header";
+	default:
+		return "unknown error";
+	}
+}

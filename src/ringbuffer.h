@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ringbuffer.h - the lock-free record ring (private to libprintk).
+ *
+ * The ring lives in a memory region its caller provides (heap, static array
+ * or a shared file mapping) and holds only offsets, so another process can
+ * map the same bytes and read them. struct prb is this process's handle on
+ * such a region: pointers and the geometry validated when the region was
+ * formatted or attached. The design, states and memory ordering are described
+ * at the top of ringbuffer.c.
+ *
+ * Context: every function here is async-signal-safe and lock-free except
+ * prb_wait(), which sleeps on a futex.
+ */
+#ifndef PRINTK_RINGBUFFER_H
+#define PRINTK_RINGBUFFER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "atomics.h"
+
+/* Limits of one record. The text limit is the kernel's (PRINTKRB_RECORD_MAX - 1). */
+#define PRB_TEXT_MAX 1023u
+#define PRB_DICT_MAX 1024u
+
+/* Data-area size limits (bytes, powers of two). */
+#define PRB_DATA_MIN_BITS     12 /* 4 KiB */
+#define PRB_DATA_DEFAULT_BITS 17 /* 128 KiB, the kernel's default log_buf_len */
+#ifdef PRINTK_RING_SMALL_IDS
+#define PRB_DATA_MAX_BITS 17 /* 128 KiB: positions are only 15 bits wide */
+#else
+#define PRB_DATA_MAX_BITS 31 /* 2 GiB, the kernel's log_buf_len cap */
+#endif
+/* One descriptor per this many data bytes by default (the kernel's PRB_AVGBITS). */
+#define PRB_AVG_TEXT_BITS 5
+
+/* Record flags, as the kernel's enum printk_info_flags. */
+#define PRB_FLAG_NEWLINE 0x02 /* the text ended with a newline (stripped) */
+#define PRB_FLAG_CONT	 0x08 /* a continuation fragment that could not join its line */
+
+/* prb_read() flags. */
+#define PRB_READ_UNFINALIZED 0x1 /* also return the committed, not finalized newest record */
+
+/* Set in prb_record.rflags by prb_read(). */
+#define PRB_REC_UNFINALIZED 0x1 /* the newest record, still open for continuation */
+
+/*
+ * Who wrote a record. Continuation only joins a record written by the same
+ * (pid, tid, ctx); ctx is the signal-handler nesting depth, so a handler's
+ * fragment never joins the line the interrupted code was building.
+ */
+struct prb_caller {
+	uint32_t pid;
+	uint32_t tid;
+	uint8_t ctx;
+};
+
+/* What a writer supplies besides text and dictionary. */
+struct prb_meta {
+	uint64_t ts_nsec;
+	struct prb_caller caller;
+	uint8_t level;
+	uint8_t facility;
+	uint8_t flags;
+};
+
+/* A record as a reader gets it back: every field, byte for byte. */
+struct prb_record {
+	uint64_t seq;
+	uint64_t ts_nsec;
+	struct prb_caller caller;
+	uint8_t level;
+	uint8_t facility;
+	uint8_t flags;
+	uint8_t rflags; /* PRB_REC_* */
+	uint16_t text_len;
+	uint16_t dict_len;
+	char text[PRB_TEXT_MAX + 1]; /* NUL-terminated for convenience */
+	char dict[PRB_DICT_MAX + 1]; /* KEY=VALUE pairs separated by NUL bytes */
+};
+
+/* Counters kept in the shared header. */
+struct prb_stats {
+	uint64_t reserve_failed; /* reservations refused: the oldest record was still being written */
+	uint64_t corrupt;	 /* records skipped because their geometry failed validation */
+};
+
+/*
+ * This process's handle. Pointers and geometry are copied from the header
+ * once, when it is validated, and never re-read from shared memory: a corrupted
+ * header cannot later steer an access out of bounds.
+ */
+struct prb {
+	struct prb_header *hdr;
+	pk_a64 *descs;
+	pk_a64 *data;
+	uint8_t *user;	     /* the log layer's area inside the header page */
+	size_t user_size;
+	size_t region_size;
+	uint64_t desc_count; /* N, a power of two */
+	uint64_t data_units; /* data bytes >> PRB_UNIT_SHIFT, a power of two */
+	uint64_t data_size;
+	uint32_t id_base;    /* id of seq 0 */
+	bool writable;
+};
+
+/* Bytes of region needed for a data area of 2^data_bits and 2^desc_bits
+ * descriptors (desc_bits 0: the default, data_bits - PRB_AVG_TEXT_BITS). */
+size_t prb_region_size(unsigned data_bits, unsigned desc_bits);
+
+/* Format @mem as an empty ring. -EINVAL on bad sizes or alignment. */
+int prb_format(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits,
+	       unsigned desc_bits);
+
+/*
+ * Attach to a region formatted earlier (possibly by another process).
+ * -EPROTO: not a libprintk log (bad magic); -EPROTONOSUPPORT: another ABI
+ * version or id/position width; -EBADMSG: inconsistent geometry;
+ * -ENOSPC: the region is shorter than the header says (truncated file).
+ */
+int prb_attach(struct prb *rb, void *mem, size_t mem_size, bool writable);
+
+/* Human-readable reason for an error from prb_format()/prb_attach(). */
+const char *prb_strerror(int err);
+
+/*
+ * Store one record. @final commits and finalizes it (the line is complete);
+ * otherwise it stays committed and may be extended by prb_extend() from the
+ * same caller until anyone stores another record.
+ * Returns 0 and the record's seq in *@seq_out (may be NULL), -E2BIG when text
+ * or dictionary is over its limit, -EINVAL on bad arguments, -ENOBUFS when the
+ * oldest record is still being written and nothing can be overwritten.
+ */
+int prb_store(struct prb *rb, const struct prb_meta *meta, const char *text, size_t text_len,
+	      const char *dict, size_t dict_len, bool final, uint64_t *seq_out);
+
+/*
+ * Append @len bytes to the newest record if it is still open and was written
+ * by @caller (reserve-in-last); @final finalizes it and ORs @add_flags into its
+ * flags. Returns 0 and the record's seq, -ENOENT when there is no such record
+ * (another record came in between, it is finalized, or another caller wrote
+ * it), -E2BIG when the text would exceed @max_text, -ENOBUFS when no space
+ * could be made.
+ */
+int prb_extend(struct prb *rb, const struct prb_caller *caller, const char *text, size_t len,
+	       size_t max_text, bool final, uint8_t add_flags, uint64_t *seq_out);
+
+/* Finalize the newest record if it is still open (e.g. at exit or on panic). */
+void prb_finalize_last(struct prb *rb);
+
+/*
+ * Read the record with sequence number @seq or, if it was overwritten, the
+ * oldest one after it: r->seq - seq records were lost. Holes (records whose
+ * data never arrived) count as lost. Returns 0, or -EAGAIN when no record at
+ * or after @seq is readable yet.
+ */
+int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags);
+
+/* Sequence number of the oldest record still in the ring. */
+uint64_t prb_first_seq(struct prb *rb);
+
+/* Sequence number after the newest readable (finalized) record. */
+uint64_t prb_next_seq(struct prb *rb);
+
+/* Sequence number the next reservation will get. */
+uint64_t prb_next_reserve_seq(struct prb *rb);
+
+/*
+ * Sleep until a record with sequence number >= @seq may be readable, or
+ * @timeout_ns passes (negative: no limit). Returns 0, -ETIMEDOUT or -EINTR.
+ * Writers pay for the wake-up only while someone waits.
+ */
+int prb_wait(struct prb *rb, uint64_t seq, int64_t timeout_ns);
+
+void prb_get_stats(struct prb *rb, struct prb_stats *st);
+
+/*
+ * Test points: named places in the writer path where a test can run code
+ * (act as a signal handler that interrupts the writer, or kill the process)
+ * deterministically. The hook is one relaxed load when unset.
+ */
+enum prb_testpoint {
+	PRB_TP_HEAD_RESERVED, /* head CAS won, slot not yet claimed */
+	PRB_TP_CLAIMED,	      /* slot claimed (RESERVED), content not yet written */
+	PRB_TP_BEFORE_COMMIT, /* content written, not yet committed */
+	PRB_TP_REOPENED,      /* prb_extend reopened the newest record */
+};
+void prb_set_testpoint_hook(void (*hook)(enum prb_testpoint tp));
+
+#endif

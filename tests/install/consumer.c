@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+/*
+ * consumer.c - a program built against the *installed* libprintk, as C and
+ * as C++ (tests/install/check.sh): every public header must compile in both
+ * languages, and the library must link and work.
+ */
+#include <printk/log.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(void)
+{
+	struct pk_log *log;
+	struct pk_record *rec = (struct pk_record *)calloc(1, sizeof(*rec));
+
+	if (!rec || pk_log_create(&log, 0) != 0)
+		return 1;
+	if (pk_log_store(log, 1, 6, "installed", 9, NULL, 0) != 0)
+		return 2;
+	if (pk_log_read(log, 0, rec, 0) != 0 || strcmp(rec->text, "installed") != 0)
+		return 3;
+	pk_log_destroy(log);
+	free(rec);
+	puts("consumer ok");
+	return 0;
+}

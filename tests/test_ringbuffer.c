@@ -1,0 +1,622 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_ringbuffer.c - deterministic unit tests of the record ring
+ * (src/ringbuffer.c): round trips, wrap-around, overwrite and exact loss
+ * accounting, reserve-in-last rules, header validation, waiting, and a writer
+ * interrupted at each test point (what a signal handler would do).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "ringbuffer.h"
+
+#define REGION_MAX (1u << 20)
+
+static _Alignas(64) unsigned char region[REGION_MAX];
+
+static struct prb *new_ring(unsigned data_bits, unsigned desc_bits)
+{
+	static struct prb rb;
+
+	memset(region, 0xa5, sizeof(region)); /* formatting must not rely on zeroed memory */
+	assert_int_equal(prb_format(&rb, region, sizeof(region), data_bits, desc_bits), 0);
+	return &rb;
+}
+
+static struct prb_meta meta_of(uint32_t tid, uint8_t ctx)
+{
+	struct prb_meta m = {
+		.ts_nsec = 1000,
+		.caller = { .pid = 42, .tid = tid, .ctx = ctx },
+		.level = 6,
+		.facility = 0,
+		.flags = PRB_FLAG_NEWLINE,
+	};
+	return m;
+}
+
+static uint64_t store_text(struct prb *rb, uint32_t tid, const char *text, bool final)
+{
+	struct prb_meta m = meta_of(tid, 0);
+	uint64_t seq = ~0ull;
+
+	if (!final)
+		m.flags = 0;
+	assert_int_equal(prb_store(rb, &m, text, strlen(text), NULL, 0, final, &seq), 0);
+	return seq;
+}
+
+static struct prb_record rec;
+
+static void test_empty(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(12, 0);
+
+	assert_int_equal(prb_first_seq(rb), 0);
+	assert_int_equal(prb_next_seq(rb), 0);
+	assert_int_equal(prb_next_reserve_seq(rb), 0);
+	assert_int_equal(prb_read(rb, 0, &rec, 0), -EAGAIN);
+	assert_int_equal(prb_read(rb, 5, &rec, 0), -EAGAIN);
+	assert_int_equal(prb_read(rb, 0, &rec, PRB_READ_UNFINALIZED), -EAGAIN);
+}
+
+static void test_round_trip_every_field(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(12, 0);
+	const char text[] = "binary\0text\x01\xff with a NUL inside";
+	const char dict[] = "SUBSYSTEM=net\0DEVICE=n2";
+	struct prb_meta m = {
+		.ts_nsec = 0x123456789abcdefull,
+		.caller = { .pid = 0xdeadbeef, .tid = 0xfeedf00d, .ctx = 3 },
+		.level = 3,
+		.facility = 23,
+		.flags = PRB_FLAG_NEWLINE | PRB_FLAG_CONT,
+	};
+	uint64_t seq;
+
+	assert_int_equal(prb_store(rb, &m, text, sizeof(text) - 1, dict, sizeof(dict) - 1, true, &seq), 0);
+	assert_int_equal(seq, 0);
+	assert_int_equal(prb_read(rb, 0, &rec, 0), 0);
+	assert_int_equal(rec.seq, 0);
+	assert_int_equal(rec.ts_nsec, m.ts_nsec);
+	assert_int_equal(rec.caller.pid, 0xdeadbeef);
+	assert_int_equal(rec.caller.tid, 0xfeedf00d);
+	assert_int_equal(rec.caller.ctx, 3);
+	assert_int_equal(rec.level, 3);
+	assert_int_equal(rec.facility, 23);
+	assert_int_equal(rec.flags, PRB_FLAG_NEWLINE | PRB_FLAG_CONT);
+	assert_int_equal(rec.rflags, 0);
+	assert_int_equal(rec.text_len, sizeof(text) - 1);
+	assert_memory_equal(rec.text, text, sizeof(text) - 1);
+	assert_int_equal(rec.dict_len, sizeof(dict) - 1);
+	assert_memory_equal(rec.dict, dict, sizeof(dict) - 1);
+	assert_int_equal(prb_next_seq(rb), 1);
+	assert_int_equal(prb_read(rb, 1, &rec, 0), -EAGAIN);
+
+	/* Empty text and maximal text + dictionary. */
+	char big[PRB_TEXT_MAX], bigdict[PRB_DICT_MAX];
+
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)('a' + i % 26);
+	for (size_t i = 0; i < sizeof(bigdict); i++)
+		bigdict[i] = (char)('A' + i % 26);
+	assert_int_equal(prb_store(rb, &m, NULL, 0, NULL, 0, true, &seq), 0);
+	assert_int_equal(prb_store(rb, &m, big, sizeof(big), bigdict, sizeof(bigdict), true, &seq), 0);
+	assert_int_equal(seq, 2);
+	assert_int_equal(prb_read(rb, 1, &rec, 0), 0);
+	assert_int_equal(rec.text_len, 0);
+	assert_int_equal(rec.text[0], '\0');
+	assert_int_equal(prb_read(rb, 2, &rec, 0), 0);
+	assert_int_equal(rec.text_len, PRB_TEXT_MAX);
+	assert_memory_equal(rec.text, big, sizeof(big));
+	assert_int_equal(rec.dict_len, PRB_DICT_MAX);
+	assert_memory_equal(rec.dict, bigdict, sizeof(bigdict));
+}
+
+static void test_bad_arguments(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(12, 0);
+	struct prb_meta m = meta_of(1, 0);
+	char big[PRB_DICT_MAX + 2] = { 0 };
+	struct prb tmp;
+
+	assert_int_equal(prb_store(rb, &m, big, PRB_TEXT_MAX + 1, NULL, 0, true, NULL), -E2BIG);
+	assert_int_equal(prb_store(rb, &m, "x", 1, big, PRB_DICT_MAX + 1, true, NULL), -E2BIG);
+	assert_int_equal(prb_store(rb, NULL, "x", 1, NULL, 0, true, NULL), -EINVAL);
+	assert_int_equal(prb_store(rb, &m, NULL, 3, NULL, 0, true, NULL), -EINVAL);
+	assert_int_equal(prb_store(rb, &m, "x", 1, NULL, 2, true, NULL), -EINVAL);
+	assert_int_equal(prb_extend(rb, NULL, "x", 1, PRB_TEXT_MAX, true, 0, NULL), -EINVAL);
+	assert_int_equal(prb_read(rb, 0, NULL, 0), -EINVAL);
+	/* Nothing was stored by the failed calls. */
+	assert_int_equal(prb_next_reserve_seq(rb), 0);
+
+	/* Sizes: not in range, descriptors out of range, region too small, misaligned. */
+	assert_int_equal(prb_format(&tmp, region, sizeof(region), PRB_DATA_MIN_BITS - 1, 0), -EINVAL);
+	assert_int_equal(prb_format(&tmp, region, sizeof(region), PRB_DATA_MAX_BITS + 1, 0), -EINVAL);
+	assert_int_equal(prb_format(&tmp, region, sizeof(region), 12, 5), -EINVAL);
+	assert_int_equal(prb_format(&tmp, region, sizeof(region), 12, 11), -EINVAL);
+	assert_int_equal(prb_format(&tmp, region, prb_region_size(12, 0) - 1, 12, 0), -ENOSPC);
+	assert_int_equal(prb_format(&tmp, region + 8, sizeof(region) - 8, 12, 0), -EINVAL);
+	assert_int_equal(prb_region_size(11, 0), 0);
+	assert_int_equal(prb_region_size(12, 0), 4096 + 128 * 64 + 4096);
+}
+
+/* Records of varied sizes, read back in lockstep through many laps. */
+static void test_wrap_mixed_sizes(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(12, 0);
+	char text[PRB_TEXT_MAX + 1];
+	uint64_t next = 0;
+	unsigned seed = 7;
+
+	for (int i = 0; i < 20000; i++) {
+		size_t len = (size_t)(rand_r(&seed) % 3 == 0 ? rand_r(&seed) % 1000 : rand_r(&seed) % 80);
+		int n = snprintf(text, sizeof(text), "%d:", i);
+
+		for (size_t k = (size_t)n; k < len; k++)
+			text[k] = (char)('a' + (i + k) % 26);
+		if (len < (size_t)n)
+			len = (size_t)n;
+		struct prb_meta m = meta_of(1, 0);
+		uint64_t seq;
+
+		assert_int_equal(prb_store(rb, &m, text, len, NULL, 0, true, &seq), 0);
+		assert_int_equal(seq, (uint64_t)i);
+		assert_int_equal(prb_read(rb, next, &rec, 0), 0);
+		assert_int_equal(rec.seq, next); /* never lost: we read after each store */
+		assert_int_equal(rec.text_len, len);
+		assert_memory_equal(rec.text, text, len);
+		next++;
+	}
+	assert_int_equal(prb_next_seq(rb), 20000);
+}
+
+/* 64-byte records, 4 units each: exactly 64 fit in a 4 KiB data area. */
+static void test_overwrite_exact_loss(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(12, 0);
+	char text[64];
+
+	for (int i = 0; i < 100; i++) {
+		memset(text, 'a' + i % 26, sizeof(text));
+		struct prb_meta m = meta_of(1, 0);
+
+		assert_int_equal(prb_store(rb, &m, text, sizeof(text), NULL, 0, true, NULL), 0);
+	}
+	assert_int_equal(prb_first_seq(rb), 36);
+	assert_int_equal(prb_next_seq(rb), 100);
+
+	/* A reader at 0 learns it lost exactly 36, then reads 64 without gaps. */
+	uint64_t want = 0, lost = 0, got = 0;
+
+	while (prb_read(rb, want, &rec, 0) == 0) {
+		lost += rec.seq - want;
+		assert_int_equal(rec.text[0], 'a' + rec.seq % 26);
+		want = rec.seq + 1;
+		got++;
+	}
+	assert_int_equal(lost, 36);
+	assert_int_equal(got, 64);
+
+	/* The same reader falls behind again: the gap is the loss. */
+	for (int i = 0; i < 10; i++) {
+		struct prb_meta m = meta_of(1, 0);
+
+		assert_int_equal(prb_store(rb, &m, text, sizeof(text), NULL, 0, true, NULL), 0);
+	}
+	assert_int_equal(prb_read(rb, 40, &rec, 0), 0);
+	assert_int_equal(rec.seq, 46);
+}
+
+/* With 64 descriptors, empty records run out of descriptors, not data. */
+static void test_descriptor_limited(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(12, 6);
+
+	for (int i = 0; i < 200; i++) {
+		struct prb_meta m = meta_of(1, 0);
+
+		assert_int_equal(prb_store(rb, &m, NULL, 0, NULL, 0, true, NULL), 0);
+	}
+	assert_int_equal(prb_first_seq(rb), 136);
+	assert_int_equal(prb_read(rb, 0, &rec, 0), 0);
+	assert_int_equal(rec.seq, 136);
+}
+
+/* Maximal records (half the data area each) keep wrapping correctly. */
+static void test_max_records_wrap(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(12, 0);
+	char text[PRB_TEXT_MAX], dict[PRB_DICT_MAX];
+
+	for (int i = 0; i < 50; i++) {
+		memset(text, '0' + i % 10, sizeof(text));
+		memset(dict, 'A' + i % 26, sizeof(dict));
+		struct prb_meta m = meta_of(1, 0);
+		uint64_t seq;
+
+		assert_int_equal(prb_store(rb, &m, text, sizeof(text), dict, sizeof(dict), true, &seq), 0);
+		assert_int_equal(prb_read(rb, seq, &rec, 0), 0);
+		assert_int_equal(rec.seq, seq);
+		assert_memory_equal(rec.text, text, sizeof(text));
+		assert_memory_equal(rec.dict, dict, sizeof(dict));
+		/* At most two fit; after a wrap-skip only one. */
+		uint64_t first = prb_first_seq(rb);
+
+		assert_true(seq - first <= 1);
+	}
+}
+
+static void test_continuation_same_caller(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(12, 0);
+	struct prb_caller me = { .pid = 42, .tid = 7, .ctx = 0 };
+	uint64_t seq = store_text(rb, 7, "Testing tracer function: ", false);
+	uint64_t seq2;
+
+	/* Open: invisible by default, visible in the post-mortem view. */
+	assert_int_equal(prb_read(rb, seq, &rec, 0), -EAGAIN);
+	assert_int_equal(prb_next_seq(rb), seq);
+	assert_int_equal(prb_read(rb, seq, &rec, PRB_READ_UNFINALIZED), 0);
+	assert_int_equal(rec.rflags, PRB_REC_UNFINALIZED);
+	assert_string_equal(rec.text, "Testing tracer function: ");
+
+	assert_int_equal(prb_extend(rb, &me, "PAS", 3, PRB_TEXT_MAX, false, 0, &seq2), 0);
+	assert_int_equal(seq2, seq);
+	assert_int_equal(prb_read(rb, seq, &rec, PRB_READ_UNFINALIZED), 0);
+	assert_string_equal(rec.text, "Testing tracer function: PAS");
+	assert_int_equal(prb_extend(rb, &me, "SED", 3, PRB_TEXT_MAX, true, PRB_FLAG_NEWLINE, &seq2), 0);
+	assert_int_equal(prb_read(rb, seq, &rec, 0), 0);
+	assert_string_equal(rec.text, "Testing tracer function: PASSED");
+	assert_int_equal(rec.flags, PRB_FLAG_NEWLINE);
+	assert_int_equal(rec.ts_nsec, 1000); /* the first fragment's time */
+	assert_int_equal(rec.rflags, 0);
+	assert_int_equal(prb_next_seq(rb), seq + 1);
+	/* Final now: no more extension. */
+	assert_int_equal(prb_extend(rb, &me, "x", 1, PRB_TEXT_MAX, true, 0, NULL), -ENOENT);
+}
+
+static void test_continuation_rules(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(12, 0);
+	struct prb_caller me = { .pid = 42, .tid = 7, .ctx = 0 };
+	struct prb_caller other_tid = { .pid = 42, .tid = 8, .ctx = 0 };
+	struct prb_caller other_pid = { .pid = 43, .tid = 7, .ctx = 0 };
+	struct prb_caller handler = { .pid = 42, .tid = 7, .ctx = 1 };
+	uint64_t a = store_text(rb, 7, "open line", false);
+
+	/* Another thread, process or signal depth never joins. */
+	assert_int_equal(prb_extend(rb, &other_tid, "x", 1, PRB_TEXT_MAX, true, 0, NULL), -ENOENT);
+	assert_int_equal(prb_extend(rb, &other_pid, "x", 1, PRB_TEXT_MAX, true, 0, NULL), -ENOENT);
+	assert_int_equal(prb_extend(rb, &handler, "x", 1, PRB_TEXT_MAX, true, 0, NULL), -ENOENT);
+
+	/* Size limit: refused, record unchanged and still open. */
+	assert_int_equal(prb_extend(rb, &me, "0123456789", 10, 12, false, 0, NULL), -E2BIG);
+	assert_int_equal(prb_read(rb, a, &rec, PRB_READ_UNFINALIZED), 0);
+	assert_string_equal(rec.text, "open line");
+	assert_int_equal(rec.rflags, PRB_REC_UNFINALIZED);
+	assert_int_equal(prb_extend(rb, &me, "!!!", 3, 12, false, 0, NULL), 0);
+
+	/* Newest only: another writer's record finalizes ours. */
+	uint64_t b = store_text(rb, 8, "other thread", true);
+
+	assert_int_equal(b, a + 1);
+	assert_int_equal(prb_read(rb, a, &rec, 0), 0);
+	assert_string_equal(rec.text, "open line!!!");
+	assert_int_equal(prb_extend(rb, &me, " late", 5, PRB_TEXT_MAX, true, 0, NULL), -ENOENT);
+
+	/* A record with a dictionary, or stored final, cannot be extended. */
+	struct prb_meta m = meta_of(7, 0);
+
+	assert_int_equal(prb_store(rb, &m, "dev", 3, "K=V", 3, false, NULL), 0);
+	assert_int_equal(prb_extend(rb, &me, "x", 1, PRB_TEXT_MAX, true, 0, NULL), -ENOENT);
+	store_text(rb, 7, "final", true);
+	assert_int_equal(prb_extend(rb, &me, "x", 1, PRB_TEXT_MAX, true, 0, NULL), -ENOENT);
+
+	/* prb_finalize_last() closes an open line (exit, panic). */
+	uint64_t c = store_text(rb, 7, "hung here", false);
+
+	assert_int_equal(prb_read(rb, c, &rec, 0), -EAGAIN);
+	prb_finalize_last(rb);
+	assert_int_equal(prb_read(rb, c, &rec, 0), 0);
+	assert_string_equal(rec.text, "hung here");
+	assert_int_equal(prb_extend(rb, &me, "x", 1, PRB_TEXT_MAX, true, 0, NULL), -ENOENT);
+}
+
+/* Growing a line across the end of the array moves it to the next lap. */
+static void test_continuation_grows_across_end(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(12, 0);
+	struct prb_caller me = { .pid = 42, .tid = 7, .ctx = 0 };
+	char piece[100];
+
+	memset(piece, 'z', sizeof(piece));
+	for (int lap = 0; lap < 40; lap++) {
+		char expect[PRB_TEXT_MAX + 1];
+		size_t len = 0;
+		uint64_t seq = store_text(rb, 7, "start:", false);
+
+		memcpy(expect, "start:", 6);
+		len = 6;
+		for (int k = 0; k < 9; k++) {
+			piece[0] = (char)('0' + k);
+			assert_int_equal(prb_extend(rb, &me, piece, sizeof(piece), PRB_TEXT_MAX, k == 8,
+						    k == 8 ? PRB_FLAG_NEWLINE : 0, NULL),
+					 0);
+			memcpy(expect + len, piece, sizeof(piece));
+			len += sizeof(piece);
+		}
+		assert_int_equal(prb_read(rb, seq, &rec, 0), 0);
+		assert_int_equal(rec.seq, seq);
+		assert_int_equal(rec.text_len, len);
+		assert_memory_equal(rec.text, expect, len);
+		/* Something of another size in between, so the line starts elsewhere next lap. */
+		char filler[40];
+
+		memset(filler, 'f', (size_t)(lap % 37) + 1);
+		struct prb_meta m = meta_of(9, 0);
+
+		assert_int_equal(prb_store(rb, &m, filler, (size_t)(lap % 37) + 1, NULL, 0, true, NULL), 0);
+	}
+}
+
+static void poke32(size_t off, uint32_t v)
+{
+	memcpy(region + off, &v, sizeof(v));
+}
+
+/*
+ * Header layout (white-box): magic @0 (8), abi_version @8, endian_mark @12,
+ * header_size @16, unit_shift @20, id_bits @21, pos_bits @22, desc_bits @23,
+ * data_bits @24, id_base @28, region_size @32, desc_off @40, data_off @48.
+ */
+static void test_header_validation(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(12, 0);
+	struct prb att;
+	size_t size = prb_region_size(12, 0);
+	unsigned char saved[64];
+
+	store_text(rb, 1, "hello", true);
+	memcpy(saved, region, sizeof(saved));
+
+	assert_int_equal(prb_attach(&att, region, size, false), 0);
+	assert_int_equal(prb_read(&att, 0, &rec, 0), 0);
+	assert_string_equal(rec.text, "hello");
+	assert_int_equal(prb_store(&att, &(struct prb_meta){ 0 }, "x", 1, NULL, 0, true, NULL), -EPERM);
+
+	assert_int_equal(prb_attach(&att, region, size - 1, false), -ENOSPC);
+	assert_int_equal(prb_attach(&att, region, 100, false), -ENOSPC);
+	assert_int_equal(prb_attach(&att, region + 64, size, false), -EPROTO);
+
+	region[0] ^= 1;
+	assert_int_equal(prb_attach(&att, region, size, false), -EPROTO);
+	memcpy(region, saved, sizeof(saved));
+	poke32(8, 2);
+	assert_int_equal(prb_attach(&att, region, size, false), -EPROTONOSUPPORT);
+	memcpy(region, saved, sizeof(saved));
+	poke32(12, 0x04030201); /* the other byte order */
+	assert_int_equal(prb_attach(&att, region, size, false), -EPROTONOSUPPORT);
+	memcpy(region, saved, sizeof(saved));
+	region[21]--; /* id width */
+	assert_int_equal(prb_attach(&att, region, size, false), -EPROTONOSUPPORT);
+	memcpy(region, saved, sizeof(saved));
+	poke32(16, 8192);
+	assert_int_equal(prb_attach(&att, region, size, false), -EBADMSG);
+	memcpy(region, saved, sizeof(saved));
+	region[23] = 11; /* more descriptors than the region holds */
+	assert_int_equal(prb_attach(&att, region, size, false), -EBADMSG);
+	memcpy(region, saved, sizeof(saved));
+	region[24] = 40; /* absurd data size */
+	assert_int_equal(prb_attach(&att, region, size, false), -EBADMSG);
+	memcpy(region, saved, sizeof(saved));
+	region[48] ^= 0x40; /* data offset */
+	assert_int_equal(prb_attach(&att, region, size, false), -EBADMSG);
+	memcpy(region, saved, sizeof(saved));
+	assert_int_equal(prb_attach(&att, region, size, true), 0);
+	assert_int_equal(prb_store(&att, &(struct prb_meta){ 0 }, "x", 1, NULL, 0, true, NULL), 0);
+	assert_int_equal(prb_read(rb, 1, &rec, 0), 0);
+	assert_string_equal(rec.text, "x");
+	assert_non_null(strstr(prb_strerror(-EPROTO), "not a libprintk log"));
+}
+
+/* ---- a nested writer at each test point: what a signal handler does ---- */
+
+static struct prb *tp_ring;
+static enum prb_testpoint tp_target;
+static int tp_armed;
+static int tp_nested_ok, tp_nested_enobufs, tp_extend_result;
+
+static void nested_writer(enum prb_testpoint tp)
+{
+	if (!tp_armed || tp != tp_target)
+		return;
+	tp_armed = 0;
+
+	struct prb_meta m = meta_of(7, 1); /* same thread, one signal deeper */
+	struct prb_caller me = { .pid = 42, .tid = 7, .ctx = 1 };
+	char text[64];
+
+	memset(text, 'n', sizeof(text));
+	tp_extend_result = prb_extend(tp_ring, &me, "x", 1, PRB_TEXT_MAX, true, 0, NULL);
+	/* Far more than fits: the ring wraps onto the interrupted record. */
+	for (int i = 0; i < 200; i++) {
+		int err = prb_store(tp_ring, &m, text, sizeof(text), NULL, 0, true, NULL);
+
+		if (err == 0)
+			tp_nested_ok++;
+		else if (err == -ENOBUFS)
+			tp_nested_enobufs++;
+		else
+			fail_msg("nested store: %d", err);
+	}
+}
+
+static void interrupted_at(enum prb_testpoint tp, bool outer_final)
+{
+	struct prb *rb = new_ring(12, 0);
+	struct prb_stats st;
+
+	tp_ring = rb;
+	tp_target = tp;
+	tp_armed = 1;
+	tp_nested_ok = tp_nested_enobufs = 0;
+	prb_set_testpoint_hook(nested_writer);
+	uint64_t outer = store_text(rb, 7, "interrupted", outer_final);
+
+	prb_set_testpoint_hook(NULL);
+	assert_int_equal(tp_armed, 0);
+	/* The nested writer filled the ring up to the interrupted record and
+	 * then failed fast instead of waiting for it. */
+	assert_true(tp_nested_ok > 0);
+	assert_true(tp_nested_enobufs > 0);
+	assert_int_equal(tp_nested_ok + tp_nested_enobufs, 200);
+	prb_get_stats(rb, &st);
+	assert_int_equal(st.reserve_failed, (uint64_t)tp_nested_enobufs);
+	/* The handler's continuation never joins the interrupted (ctx 0) record. */
+	assert_int_equal(tp_extend_result, -ENOENT);
+
+	/* Everything is intact and in order; the outer record reads back whole. */
+	uint64_t want = 0, n = 0;
+	int found_outer = 0;
+
+	if (!outer_final)
+		prb_finalize_last(rb);
+	while (prb_read(rb, want, &rec, 0) == 0) {
+		if (rec.seq == outer) {
+			assert_string_equal(rec.text, "interrupted");
+			found_outer = 1;
+		} else {
+			assert_int_equal(rec.text_len, 64);
+			assert_int_equal(rec.text[0], 'n');
+			assert_int_equal(rec.caller.ctx, 1);
+		}
+		want = rec.seq + 1;
+		n++;
+	}
+	assert_true(found_outer);
+	assert_int_equal(want, (uint64_t)tp_nested_ok + 1);
+	assert_int_equal(prb_next_seq(rb), want);
+}
+
+static void test_interrupted_after_head(void **state)
+{
+	(void)state;
+	interrupted_at(PRB_TP_HEAD_RESERVED, true);
+}
+
+static void test_interrupted_after_claim(void **state)
+{
+	(void)state;
+	interrupted_at(PRB_TP_CLAIMED, true);
+}
+
+static void test_interrupted_before_commit(void **state)
+{
+	(void)state;
+	interrupted_at(PRB_TP_BEFORE_COMMIT, false);
+}
+
+/* While a record is RESERVED, readers stop there: nothing later leaks past it. */
+static int hold_ready;
+static uint64_t held_seq_next;
+
+static void reader_at_claim(enum prb_testpoint tp)
+{
+	if (tp != PRB_TP_CLAIMED || !hold_ready)
+		return;
+	hold_ready = 0;
+	assert_int_equal(prb_read(tp_ring, held_seq_next, &rec, 0), -EAGAIN);
+	assert_int_equal(prb_next_seq(tp_ring), held_seq_next);
+	assert_int_equal(prb_next_reserve_seq(tp_ring), held_seq_next + 1);
+}
+
+static void test_reserved_blocks_readers(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(12, 0);
+
+	tp_ring = rb;
+	store_text(rb, 1, "one", true);
+	held_seq_next = 1;
+	hold_ready = 1;
+	prb_set_testpoint_hook(reader_at_claim);
+	store_text(rb, 1, "two", true);
+	prb_set_testpoint_hook(NULL);
+	assert_int_equal(hold_ready, 0);
+	assert_int_equal(prb_read(rb, 1, &rec, 0), 0);
+	assert_string_equal(rec.text, "two");
+}
+
+/* ---- waiting ---- */
+
+static void *delayed_writer(void *arg)
+{
+	usleep(100 * 1000);
+	store_text(arg, 1, "wake up", true);
+	return NULL;
+}
+
+static void test_wait(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(12, 0);
+	pthread_t th;
+
+	assert_int_equal(prb_wait(rb, 0, 20 * 1000 * 1000), -ETIMEDOUT);
+	store_text(rb, 1, "ready", true);
+	assert_int_equal(prb_wait(rb, 0, 0), 0);
+
+	uint64_t t0 = now_ms();
+
+	assert_int_equal(pthread_create(&th, NULL, delayed_writer, rb), 0);
+	int err;
+
+	do
+		err = prb_wait(rb, 1, 5 * 1000 * 1000 * 1000ll);
+	while (err == 0 && prb_read(rb, 1, &rec, 0) == -EAGAIN);
+	assert_int_equal(err, 0);
+	assert_true(now_ms() - t0 < 4000);
+	pthread_join(th, NULL);
+	assert_int_equal(prb_read(rb, 1, &rec, 0), 0);
+	assert_string_equal(rec.text, "wake up");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_round_trip_every_field),
+		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_wrap_mixed_sizes),
+		cmocka_unit_test(test_overwrite_exact_loss),
+		cmocka_unit_test(test_descriptor_limited),
+		cmocka_unit_test(test_max_records_wrap),
+		cmocka_unit_test(test_continuation_same_caller),
+		cmocka_unit_test(test_continuation_rules),
+		cmocka_unit_test(test_continuation_grows_across_end),
+		cmocka_unit_test(test_header_validation),
+		cmocka_unit_test(test_interrupted_after_head),
+		cmocka_unit_test(test_interrupted_after_claim),
+		cmocka_unit_test(test_interrupted_before_commit),
+		cmocka_unit_test(test_reserved_blocks_readers),
+		cmocka_unit_test(test_wait),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

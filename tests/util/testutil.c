@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+unsigned stress_ms(unsigned def)
+{
+	const char *s = getenv("PRINTK_STRESS_MS");
+
+	return s && *s ? (unsigned)strtoul(s, NULL, 10) : def;
+}
+
+void run_child(int (*fn)(void *), void *arg, int timeout_ms, struct child_result *res)
+{
+	int p[2];
+
+	memset(res, 0, sizeof(*res));
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		close(p[0]);
+		_exit(fn(arg));
+	}
+	close(p[1]);
+
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
+	int status = 0;
+	int open = 1;
+
+	assert_non_null(buf);
+	while (open) {
+		int64_t left = (int64_t)(deadline - now_ms());
+
+		if (left <= 0) {
+			res->timed_out = 1;
+			kill(pid, SIGKILL);
+			break;
+		}
+
+		struct pollfd pfd = { .fd = p[0], .events = POLLIN };
+
+		if (poll(&pfd, 1, (int)(left > 50 ? 50 : left)) > 0) {
+			if (len + 1024 > cap) {
+				cap *= 2;
+				buf = realloc(buf, cap);
+				assert_non_null(buf);
+			}
+
+			ssize_t n = read(p[0], buf + len, cap - len - 1);
+
+			if (n > 0)
+				len += (size_t)n;
+			else if (n == 0)
+				open = 0;
+		}
+	}
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	buf[len] = '\0';
+	res->out = buf;
+	res->out_len = len;
+	res->exited = WIFEXITED(status);
+	res->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	res->signaled = WIFSIGNALED(status);
+	res->sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+void child_result_free(struct child_result *res)
+{
+	free(res->out);
+	res->out = NULL;
+}

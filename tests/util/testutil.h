@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+/*
+ * testutil.h - helpers shared by the test programs: child processes judged
+ * from outside (crash and hang cases), pipes, temporary files.
+ */
+#ifndef PRINTK_TESTUTIL_H
+#define PRINTK_TESTUTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <cmocka.h>
+
+struct child_result {
+	int exited;	/* exited normally */
+	int status;	/* exit status when exited */
+	int signaled;	/* killed by a signal */
+	int sig;	/* that signal */
+	int timed_out;	/* we killed it after the timeout */
+	char *out;	/* everything it wrote to stdout+stderr (NUL-terminated, malloc'ed) */
+	size_t out_len;
+};
+
+/*
+ * Run @fn(@arg) in a forked child with stdout and stderr captured; kill it
+ * with SIGKILL after @timeout_ms. The child exits with fn's return value.
+ */
+void run_child(int (*fn)(void *), void *arg, int timeout_ms, struct child_result *res);
+void child_result_free(struct child_result *res);
+
+/* Monotonic milliseconds. */
+uint64_t now_ms(void);
+
+/* Environment knob for test durations: PRINTK_STRESS_MS, default @def. */
+unsigned stress_ms(unsigned def);
+
+#endif
