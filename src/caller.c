@@ -10,8 +10,19 @@
  * printk entry raises while it runs: a signal handler that prints while the
  * interrupted code is inside printk sees a higher depth, so its fragment never
  * joins the interrupted line.
+ *
+ * A handler that runs between two printk calls of the code it interrupted
+ * (between "Testing foo: " and "PASSED") is not inside printk, so the depth
+ * cannot tell it apart. Its signal mask can: while a handler runs, its
+ * signal (and its sa_mask) is blocked, and the mask is restored when it
+ * returns. pk_caller_context() folds the mask into the caller context, so a
+ * continuation joins a line only if it comes from the same thread at the same
+ * nesting with the same mask. It costs one rt_sigprocmask call, paid only by
+ * lines that stay open and by continuations, never by complete lines.
  */
 #include <pthread.h>
+#include <signal.h>
+#include <string.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -65,6 +76,20 @@ void pk_caller_get(struct prb_caller *c)
 	c->ctx = (uint8_t)(sigdepth > 0 ? sigdepth - 1 : 0);
 }
 
+uint8_t pk_caller_context(void)
+{
+	sigset_t set;
+	uint64_t bits = 0;
+
+	pthread_sigmask(SIG_BLOCK, NULL, &set);
+	/* The first 64 signals are the whole mask on Linux. */
+	memcpy(&bits, &set, sizeof(bits) < sizeof(set) ? sizeof(bits) : sizeof(set));
+	bits ^= bits >> 32;
+	bits ^= bits >> 16;
+	bits ^= bits >> 8;
+	return (uint8_t)(((uint8_t)bits * 31u) ^ (sigdepth > 0 ? sigdepth - 1 : 0));
+}
+
 unsigned pk_sigdepth_enter(void)
 {
 	return ++sigdepth;
@@ -75,9 +100,30 @@ void pk_sigdepth_leave(void)
 	sigdepth--;
 }
 
+static uint64_t (*_Atomic test_clock)(void);
+
+void pk_set_test_clock(uint64_t (*clock_fn)(void))
+{
+	atomic_store(&test_clock, clock_fn);
+}
+
+int64_t pk_realtime_offset_ns(void)
+{
+	struct timespec rt, mono;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &rt);
+	return ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000 +
+	       ((int64_t)rt.tv_nsec - (int64_t)mono.tv_nsec);
+}
+
 uint64_t pk_clock_ns(void)
 {
 	struct timespec ts;
+	uint64_t (*fn)(void) = atomic_load_explicit(&test_clock, memory_order_relaxed);
+
+	if (PK_UNLIKELY(fn != NULL))
+		return fn();
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;

@@ -24,17 +24,112 @@
 #define PK_UNLIKELY(x) (x)
 #endif
 
-/* log.c: the ring behind a handle. */
+/*
+ * log.c: the ring behind a handle, and the log's shared state: the fields a
+ * log keeps next to its ring (in the ring header's user area), so that every
+ * process using the log sees them. Part of the log's ABI (PRB_ABI_VERSION):
+ * append only.
+ */
 struct prb *pk_log_ring(struct pk_log *log);
+
+#define PK_LOG_STATE_MAGIC  0x4554415453544c50ull /* "PLTSTATE" */
+#define PK_LOG_LEVEL_UNSAVED 0xffffffffu
+
+struct pk_log_shared {
+	uint64_t magic;		/* PK_LOG_STATE_MAGIC once initialised */
+	pk_a32 console_loglevel; /* records below it print on consoles (7) */
+	pk_a32 saved_console_loglevel; /* SYSLOG_ACTION_CONSOLE_OFF's, or UNSAVED */
+	pk_a32 minimum_console_loglevel; /* floor for CONSOLE_OFF/LEVEL (1) */
+	pk_a32 default_console_loglevel; /* 7 */
+	pk_a64 clear_seq;	/* first record after the last SYSLOG_ACTION_CLEAR */
+	pk_a64 syslog_seq;	/* SYSLOG_ACTION_READ's position (shared, like /proc/kmsg) */
+	pk_a64 syslog_partial;	/* bytes of the record at syslog_seq already read */
+	pk_a64 realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC (two's complement) */
+	pk_a32 pollers;		/* readers waiting through a poll doorbell */
+	pk_a32 reserved0;
+	/* File logs (written once at creation, before the file is published): */
+	uint64_t file_size;	  /* the whole file; 0 for a memory log */
+	uint64_t registry_off;	  /* writer registry entries */
+	uint64_t lock_off;	  /* one lock byte per registry entry */
+	uint32_t registry_entries;
+	uint32_t file_flags;
+};
+
+/* The shared state of @log (never NULL for a valid handle). */
+struct pk_log_shared *pk_log_shared(struct pk_log *log);
 
 /* caller.c: who is calling, cached so the fast path makes no syscall.
  * Async-signal-safe. */
 void pk_caller_get(struct prb_caller *c);
+/* The caller context for continuation matching: signal nesting and the
+ * signal mask (a handler between two fragments differs). One syscall. */
+uint8_t pk_caller_context(void);
 /* Signal-handler nesting: printk's entry points bracket themselves with these. */
 unsigned pk_sigdepth_enter(void);
 void pk_sigdepth_leave(void);
 
 /* time: CLOCK_MONOTONIC in nanoseconds (vDSO, async-signal-safe). */
 uint64_t pk_clock_ns(void);
+/* CLOCK_REALTIME - CLOCK_MONOTONIC now, in nanoseconds. */
+int64_t pk_realtime_offset_ns(void);
+/* Tests: replace the clock (NULL restores CLOCK_MONOTONIC). */
+void pk_set_test_clock(uint64_t (*clock_fn)(void));
+
+/* printk.c: settings the consoles read (lock-free getters). */
+int pk_cfg_console_loglevel(void);
+int pk_cfg_ignore_loglevel(void);
+int pk_cfg_printk_time(void);
+int pk_cfg_printk_caller(void);
+/* msync the printk log's file if it was configured with PK_LOG_SYNC. */
+void pk_printk_sync(void);
+/* The default log's ring, created on first use; NULL if that failed. */
+struct prb *pk_printk_ring(void);
+/* Store a complete message at @level without printing it (for notices made
+ * while holding the console lock). */
+void pk_printk_store_notice(int level, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+
+/* console.c */
+/* What the loop needs of a record: read from the ring, or handed over by the
+ * printk that just stored it (which saves reading it back). */
+struct pk_con_rec {
+	uint64_t seq;
+	uint64_t ts_nsec;
+	struct prb_caller caller;
+	int level;
+	int flags;
+	int open; /* not finalized: may still grow */
+	const char *text;
+	size_t text_len;
+};
+
+/* Print what the consoles have not printed yet, unless another thread is
+ * printing (it will print ours before it lets go). @hint (may be NULL) is
+ * the record this thread just stored. Async-signal-safe. */
+void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint);
+/* The filtered fast path: record @seq at @level was just stored; returns 1
+ * if no console prints that level and all were idle at @seq, so nothing has
+ * to be printed and no console lock is needed. */
+int pk_console_skip_suppressed(uint64_t seq, int level);
+/* True while this thread runs a console's write callback. */
+int pk_console_in_write(void);
+/* Announce that a record was stored or extended (before pk_console_flush). */
+void pk_console_note_store(void);
+/* Stop every console at exit: end open lines, drain, unregister all. */
+void pk_console_shutdown(struct prb *rb, int release);
+/* Panic and crash path: print everything now on the crash-safe consoles,
+ * skipping records whose writer will never finish them; waits at most
+ * @wait_ms for the console holder, then takes over. Async-signal-safe. */
+void pk_console_emergency_flush(struct prb *rb, int wait_ms);
+/* After fork(), in the child. */
+void pk_console_after_fork(void);
+/* The log changed (pk_set_log_buf_len, pk_printk_exit): consoles restart at @seq. */
+void pk_console_reset_positions(uint64_t seq);
+
+/* vsprintf.c adds: the last byte the full output would end with (0 if empty),
+ * so a truncated message that ended its line still ends it. */
 
 #endif

@@ -5,28 +5,52 @@
  * A handle is process-local (malloc'ed at create/attach time, never on a
  * printing path); the ring it points to may live in memory the handle owns
  * (pk_log_create: an anonymous mapping), in memory the caller owns
- * (pk_log_create_in, pk_log_attach) or, later, in a shared file.
+ * (pk_log_create_in, pk_log_attach) or in a shared file (logfile.c).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
-#include "internal.h"
+#include "log_internal.h"
 
-struct pk_log {
-	struct prb rb;
-	void *mapping; /* non-NULL when we mmap'ed the region ourselves */
-	size_t mapping_len;
-};
+struct pk_log *pk_log_alloc(void)
+{
+	struct pk_log *log = calloc(1, sizeof(*log));
+
+	if (log)
+		log->fd = -1;
+	return log;
+}
 
 struct prb *pk_log_ring(struct pk_log *log)
 {
 	return &log->rb;
 }
 
+_Static_assert(sizeof(struct pk_log_shared) <= 2048, "log state must fit the ring's user area");
+
+struct pk_log_shared *pk_log_shared(struct pk_log *log)
+{
+	return (struct pk_log_shared *)log->rb.user;
+}
+
+void pk_log_init_shared(struct pk_log *log)
+{
+	struct pk_log_shared *sh = pk_log_shared(log);
+
+	memset(sh, 0, sizeof(*sh));
+	atomic_store(&sh->console_loglevel, 7);
+	atomic_store(&sh->saved_console_loglevel, PK_LOG_LEVEL_UNSAVED);
+	atomic_store(&sh->minimum_console_loglevel, 1);
+	atomic_store(&sh->default_console_loglevel, 7);
+	atomic_store(&sh->realtime_offset_ns, (uint64_t)pk_realtime_offset_ns());
+	sh->magic = PK_LOG_STATE_MAGIC;
+}
+
 /* log2 of the power of two that @len rounds up to, or 0 if out of range. */
-static unsigned data_bits_for(size_t len)
+unsigned pk_log_data_bits_for(size_t len)
 {
 	if (len == 0)
 		len = PK_LOG_BUF_LEN_DEFAULT;
@@ -44,31 +68,39 @@ static unsigned data_bits_for(size_t len)
 
 size_t pk_log_region_size(size_t log_buf_len)
 {
-	unsigned bits = data_bits_for(log_buf_len);
+	unsigned bits = pk_log_data_bits_for(log_buf_len);
 
 	return bits ? prb_region_size(bits, 0) : 0;
 }
 
-int pk_log_create_in(struct pk_log **logp, void *region, size_t region_len, size_t log_buf_len)
+static int create_in(struct pk_log **logp, void *region, size_t region_len, size_t log_buf_len,
+		     bool fresh)
 {
-	unsigned bits = data_bits_for(log_buf_len);
+	unsigned bits = pk_log_data_bits_for(log_buf_len);
 
 	if (!logp || !region || !bits)
 		return -EINVAL;
 
-	struct pk_log *log = calloc(1, sizeof(*log));
+	struct pk_log *log = pk_log_alloc();
 
 	if (!log)
 		return -ENOMEM;
 
-	int err = prb_format(&log->rb, region, region_len, bits, 0);
+	int err = fresh ? prb_format_fresh(&log->rb, region, region_len, bits, 0)
+			: prb_format(&log->rb, region, region_len, bits, 0);
 
 	if (err) {
 		free(log);
 		return err;
 	}
+	pk_log_init_shared(log);
 	*logp = log;
 	return 0;
+}
+
+int pk_log_create_in(struct pk_log **logp, void *region, size_t region_len, size_t log_buf_len)
+{
+	return create_in(logp, region, region_len, log_buf_len, false);
 }
 
 int pk_log_create(struct pk_log **logp, size_t log_buf_len)
@@ -83,7 +115,7 @@ int pk_log_create(struct pk_log **logp, size_t log_buf_len)
 	if (mem == MAP_FAILED)
 		return -ENOMEM;
 
-	int err = pk_log_create_in(logp, mem, len, log_buf_len);
+	int err = create_in(logp, mem, len, log_buf_len, true); /* anonymous memory is zero */
 
 	if (err) {
 		munmap(mem, len);
@@ -99,13 +131,15 @@ int pk_log_attach(struct pk_log **logp, void *region, size_t region_len, unsigne
 	if (!logp || !region || (flags & ~PK_LOG_RDONLY))
 		return -EINVAL;
 
-	struct pk_log *log = calloc(1, sizeof(*log));
+	struct pk_log *log = pk_log_alloc();
 
 	if (!log)
 		return -ENOMEM;
 
 	int err = prb_attach(&log->rb, region, region_len, !(flags & PK_LOG_RDONLY));
 
+	if (!err && pk_log_shared(log)->magic != PK_LOG_STATE_MAGIC)
+		err = -EBADMSG;
 	if (err) {
 		free(log);
 		return err;
@@ -118,8 +152,13 @@ void pk_log_destroy(struct pk_log *log)
 {
 	if (!log)
 		return;
+	if (log->file)
+		pk_logfile_forget(log);
 	if (log->mapping)
 		munmap(log->mapping, log->mapping_len);
+	if (log->fd >= 0)
+		close(log->fd);
+	free(log->path);
 	free(log);
 }
 

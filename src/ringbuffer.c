@@ -33,14 +33,15 @@
  * lap; the skipped bytes belong to its extent.
  *
  * Descriptor states (top two bits of the state word, next to the id, a 12-bit
- * reopen count and a 16-bit owner reserved for writer registries)
+ * reopen count and the 16-bit id of the writer (process) that claimed it)
  * --------------------------------------------------------------------------
  *   RESERVED   a writer owns the slot and is filling it.
  *   COMMITTED  complete and consistent; while it is the newest record, its
  *              writer (same pid, tid and signal depth) may reopen it to append.
  *   FINAL      immutable; visible to readers.
  *   HOLE       the record exists but its data does not (reserved by a writer
- *              that died); readers count it as lost.
+ *              that died, or allocated and never claimed); readers count it
+ *              as lost.
  *
  * Transitions and who makes them:
  *   FINAL|HOLE(id-N) -> RESERVED(id)   the writer that won id in the head CAS (claim)
@@ -49,6 +50,10 @@
  *   COMMITTED -> FINAL                 anyone, once the record is not the newest:
  *                                      the next reserver, the committer itself when
  *                                      it sees head moved, a tail pusher, a reader
+ *   RESERVED -> HOLE                   anyone, once the owner oracle says the
+ *                                      claiming writer died (shared logs)
+ *   FINAL|HOLE(id-N) -> HOLE(id)       a tail pusher, when id was allocated but
+ *                                      not claimed for PRB_STALL_NS (stolen)
  *
  * Invariants
  * ----------
@@ -67,7 +72,16 @@
  * I5  Every COMMITTED record that is not the newest becomes FINAL: the
  *     reserver of a record after an open one finalizes it, and a committer
  *     that sees head moved finalizes itself (store-buffering pair P4).
- * I6  Readers never write the ring (except helping finalize, on a writable handle).
+ * I6  Readers never write the ring (except helping finalize and making holes
+ *     of dead writers' records, on a writable handle).
+ * I7  A writer stores its extent and then D_ALLOC = id (release) before it
+ *     claims the slot, so a record can be retired whatever instruction its
+ *     writer died at: by its own tagged extent, or, if it never got that far,
+ *     by head.pos (newest) or its successor's begin.
+ * I8  A live writer's record is never taken from it once claimed; only an
+ *     unclaimed allocation is stolen on a timeout, and then the late claim
+ *     CAS fails (the slot no longer holds id - N) and the writer drops its
+ *     message, counted in reserve_failed.
  *
  * Memory ordering pairs (both ends named)
  * ---------------------------------------
@@ -113,6 +127,7 @@
 #define PRB_USER_SIZE	2048u
 #define PRB_DESC_WORDS	8u
 #define PRB_DESC_MIN_BITS 6
+#define PRB_STALL_NS	  (100 * 1000 * 1000ull) /* unclaimed this long: stolen (shared logs) */
 
 #ifdef PRINTK_RING_SMALL_IDS
 #define ID_BITS	 13
@@ -146,6 +161,7 @@ enum {
 	D_EXTENT, /* begin position (low 32) | end position (high 32) */
 	D_CALLER, /* pid (low 32) | tid (high 32) */
 	D_INFO,	  /* text_len:16 | dict_len:16 | level:8 | facility:8 | flags:8 | ctx:8 */
+	D_ALLOC,  /* 1 + the id whose extent D_EXTENT holds; stored after it, before the claim */
 };
 
 /*
@@ -174,9 +190,14 @@ struct prb_header {
 	_Alignas(64) pk_a64 tail;
 	_Alignas(64) pk_a32 wake; /* futex word, bumped when records become readable */
 	pk_a32 waiters;
+	pk_a32 pollers; /* readers with a poll doorbell (prb_pollers_add) */
 	_Alignas(64) pk_a64 reserve_failed;
 	pk_a64 corrupt;
 	pk_a64 next_hint; /* a seq below which every record is known readable */
+	pk_a64 holes;	  /* records reclaimed from writers that died in them */
+	pk_a64 stolen;	  /* slots taken from a reservation that never claimed them */
+	pk_a64 stall_id;  /* the unclaimed id the tail waits on, + 1 (0: none) */
+	pk_a64 stall_since_ns;
 };
 
 _Static_assert(sizeof(struct prb_header) <= PRB_USER_OFF, "header overlaps the user area");
@@ -253,24 +274,102 @@ static void place(const struct prb *rb, uint64_t pos, uint64_t units, uint64_t *
 }
 
 /*
+ * All-zero descriptor memory is a ring's initial state: the state and seq
+ * words are stored XORed with the values their slot starts with (every slot
+ * looks like the final record, one lap back, of the id that will first use
+ * it). Formatting a fresh mapping then writes only the header, and a 1 GiB
+ * log costs only the pages it uses.
+ */
+static inline uint64_t init_id_of(const struct prb *rb, uint64_t id)
+{
+	uint64_t n = rb->desc_count;
+
+	return (rb->id_base - n + ((id - rb->id_base) & (n - 1))) & ID_MASK;
+}
+
+static inline uint64_t state_key(const struct prb *rb, uint64_t id)
+{
+	return st_make(ST_FINAL, 0, 0, init_id_of(rb, id));
+}
+
+static inline uint64_t seq_key(const struct prb *rb, uint64_t id)
+{
+	uint64_t n = rb->desc_count;
+
+	return ((id - rb->id_base) & (n - 1)) - n;
+}
+
+#define ST_LOAD(rb, id, load)	   ((load)(&slot(rb, id)[D_STATE]) ^ state_key(rb, id))
+#define SEQ_LOAD(rb, id)	   (pk_load_relaxed(&slot(rb, id)[D_SEQ]) ^ seq_key(rb, id))
+#define SEQ_STORE(rb, id, seq)	   pk_store_relaxed(&slot(rb, id)[D_SEQ], (seq) ^ seq_key(rb, id))
+
+enum cas_order { CAS_SC, CAS_ACQ_REL, CAS_RELAXED };
+
+/* CAS the state word of @id from *@v to @nv (both decoded); on failure *@v
+ * is the current (decoded) value. */
+static inline bool st_cas(const struct prb *rb, uint64_t id, uint64_t *v, uint64_t nv,
+			  enum cas_order order)
+{
+	pk_a64 *w = &slot(rb, id)[D_STATE];
+	uint64_t key = state_key(rb, id);
+	uint64_t raw = *v ^ key;
+	bool ok;
+
+	switch (order) {
+	case CAS_SC:
+		ok = pk_cas_sc(w, &raw, nv ^ key);
+		break;
+	case CAS_ACQ_REL:
+		ok = pk_cas_acq_rel(w, &raw, nv ^ key);
+		break;
+	default:
+		ok = pk_cas_relaxed(w, &raw, nv ^ key);
+		break;
+	}
+	if (!ok)
+		*v = raw ^ key;
+	return ok;
+}
+
+static inline uint64_t load_relaxed_fn(pk_a64 *p)
+{
+	return pk_load_relaxed(p);
+}
+
+static inline uint64_t load_acquire_fn(pk_a64 *p)
+{
+	return pk_load_acquire(p);
+}
+
+static inline uint64_t load_sc_fn(pk_a64 *p)
+{
+	return pk_load_sc(p);
+}
+
+/*
  * The 64-bit seq of @id, read from its slot. The slot holds either id itself or
  * its previous occupant (id - N) whose seq is N less; the stored seq says which.
  * Returns false if the slot has moved on past id (the caller's view is stale).
  */
 static bool seq_of_id(const struct prb *rb, uint64_t id, uint64_t *seq)
 {
-	uint64_t s = pk_load_relaxed(&slot(rb, id)[D_SEQ]);
-	uint64_t sid = (s + rb->id_base) & ID_MASK;
+	uint64_t s = SEQ_LOAD(rb, id);
+	uint64_t behind = (id - (s + rb->id_base)) & ID_MASK;
 
-	if (sid == id) {
-		*seq = s;
-		return true;
-	}
-	if (sid == ((id - rb->desc_count) & ID_MASK)) {
-		*seq = s + rb->desc_count;
-		return true;
-	}
-	return false;
+	/* An earlier occupant (one lap back, or more if a slot was taken as a
+	 * hole without its seq being written): its seq is behind by as much. */
+	if (behind >= ID_HALF || (behind & (rb->desc_count - 1)))
+		return false;
+	*seq = s + behind;
+	return true;
+}
+
+static uint64_t prb_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ----------------------------------------------------------- testpoints -- */
@@ -299,7 +398,7 @@ static long futex(pk_a32 *addr, int op, uint32_t val, const struct timespec *ts)
 
 static void wake_waiters(struct prb *rb)
 {
-	/* P5: our state CAS was seq_cst; this load is too. */
+	/* P5: our state CAS was seq_cst; these loads are too. */
 	if (pk_load_sc(&rb->hdr->waiters) != 0) {
 		int saved = errno;
 
@@ -307,6 +406,24 @@ static void wake_waiters(struct prb *rb)
 		futex(&rb->hdr->wake, FUTEX_WAKE, INT_MAX, NULL);
 		errno = saved;
 	}
+	if (pk_load_sc(&rb->hdr->pollers) != 0) {
+		void (*bell)(struct prb *) = atomic_load_explicit(&rb->doorbell, memory_order_acquire);
+
+		if (bell)
+			bell(rb);
+	}
+}
+
+void prb_set_doorbell(struct prb *rb, void (*bell)(struct prb *rb), void *arg)
+{
+	rb->doorbell_arg = arg;
+	atomic_store_explicit(&rb->doorbell, bell, memory_order_release);
+}
+
+void prb_pollers_add(struct prb *rb, int delta)
+{
+	pk_fetch_add_sc(&rb->hdr->pollers, (uint32_t)delta);
+	pk_fence_sc(); /* P5, as for waiters: ring our bell or let the caller see the record */
 }
 
 /* ------------------------------------------------------------- finalize -- */
@@ -315,11 +432,10 @@ static void wake_waiters(struct prb *rb)
  * a record that is not the newest (I5). */
 static void finalize(struct prb *rb, uint64_t id)
 {
-	pk_a64 *state = &slot(rb, id)[D_STATE];
-	uint64_t v = pk_load_sc(state);
+	uint64_t v = ST_LOAD(rb, id, load_sc_fn);
 
 	while (st_id(v) == id && st_state(v) == ST_COMMITTED) {
-		if (pk_cas_sc(state, &v, st_with_state(v, ST_FINAL))) {
+		if (st_cas(rb, id, &v, st_with_state(v, ST_FINAL), CAS_SC)) {
 			wake_waiters(rb);
 			return;
 		}
@@ -338,6 +454,66 @@ void prb_finalize_last(struct prb *rb)
 
 enum push_result { PUSH_MOVED, PUSH_BLOCKED };
 
+static inline uint64_t st_owner(uint64_t v)
+{
+	return (v >> OWNER_SHIFT) & OWNER_MASK;
+}
+
+/* A writer that owned a record is gone for good (shared logs only). */
+static bool owner_dead(struct prb *rb, uint64_t owner)
+{
+	int (*alive)(struct prb *, unsigned) = rb->owner_alive;
+
+	return owner != 0 && alive && !alive(rb, (unsigned)owner);
+}
+
+/*
+ * Where the extent of @tid ends, for retiring it. A record that was claimed
+ * tagged its extent (D_ALLOC) before the claim; for one that never was, the
+ * newest record ends at head.pos, any other where its successor begins (the
+ * bytes a successor skipped at the array end then go with it: harmless).
+ */
+static bool extent_end(struct prb *rb, uint64_t tid, uint64_t *end)
+{
+	pk_a64 *d = slot(rb, tid);
+
+	if (pk_load_acquire(&d[D_ALLOC]) == tid + 1) {
+		*end = pk_load_relaxed(&d[D_EXTENT]) >> 32;
+		return true;
+	}
+
+	uint64_t h = pk_load_acquire(&rb->hdr->head);
+
+	if (w_id(h) == tid) {
+		*end = w_pos(h);
+		return true;
+	}
+
+	uint64_t next = (tid + 1) & ID_MASK;
+	pk_a64 *n = slot(rb, next);
+
+	if (pk_load_acquire(&n[D_ALLOC]) == next + 1) {
+		*end = pk_load_relaxed(&n[D_EXTENT]) & 0xffffffffu;
+		return true;
+	}
+	return false;
+}
+
+/* Steal an allocated slot nobody claimed for PRB_STALL_NS (shared logs):
+ * safe even if its writer is alive, whose claim then fails (I8). */
+static bool stalled_long_enough(struct prb *rb, uint64_t tid)
+{
+	uint64_t now = prb_now_ns();
+	uint64_t seen = pk_load_relaxed(&rb->hdr->stall_id);
+
+	if (seen != tid + 1) {
+		pk_store_relaxed(&rb->hdr->stall_since_ns, now);
+		pk_store_relaxed(&rb->hdr->stall_id, tid + 1);
+		return false;
+	}
+	return now - pk_load_relaxed(&rb->hdr->stall_since_ns) > PRB_STALL_NS;
+}
+
 /*
  * Retire the tail record so its slot and data can be reused. One step; the
  * caller re-reads head and tail and tries again.
@@ -345,20 +521,42 @@ enum push_result { PUSH_MOVED, PUSH_BLOCKED };
 static enum push_result push_tail(struct prb *rb, uint64_t t)
 {
 	uint64_t tid = w_id(t);
-	pk_a64 *d = slot(rb, tid);
-	uint64_t v = pk_load_acquire(&d[D_STATE]); /* P2 */
+	uint64_t v = ST_LOAD(rb, tid, load_acquire_fn); /* P2 */
 
-	if (st_id(v) != tid || st_state(v) == ST_RESERVED) {
-		/* Being written (or not even claimed yet): we may not wait for it. */
+	if (st_id(v) == ((tid - rb->desc_count) & ID_MASK)) {
+		/* Allocated by a head CAS, not claimed yet. */
+		if (rb->owner_alive && stalled_long_enough(rb, tid) &&
+		    st_cas(rb, tid, &v, st_make(ST_HOLE, 0, 0, tid), CAS_SC)) {
+			pk_fetch_add_relaxed(&rb->hdr->stolen, 1);
+			return PUSH_MOVED;
+		}
 		return pk_load_acquire(&rb->hdr->tail) != t ? PUSH_MOVED : PUSH_BLOCKED;
 	}
-	if (st_state(v) == ST_COMMITTED) {
+	if (st_id(v) != tid)
+		return PUSH_MOVED; /* somebody pushed past it already */
+	switch (st_state(v)) {
+	case ST_RESERVED:
+		if (owner_dead(rb, st_owner(v))) {
+			/* Its writer died in it: the text is lost, the slot is not. */
+			if (st_cas(rb, tid, &v, st_with_state(v, ST_HOLE), CAS_SC))
+				pk_fetch_add_relaxed(&rb->hdr->holes, 1);
+			return PUSH_MOVED;
+		}
+		/* Being written: we may not wait for it. */
+		return pk_load_acquire(&rb->hdr->tail) != t ? PUSH_MOVED : PUSH_BLOCKED;
+	case ST_COMMITTED:
 		/* Reserving after it would finalize it anyway. */
 		finalize(rb, tid);
 		return PUSH_MOVED;
+	default:
+		break;
 	}
 
-	uint64_t end = pk_load_relaxed(&d[D_EXTENT]) >> 32;
+	uint64_t end;
+
+	if (!extent_end(rb, tid, &end))
+		return pk_load_acquire(&rb->hdr->tail) != t ? PUSH_MOVED : PUSH_BLOCKED;
+
 	uint64_t span = (end - w_pos(t)) & POS_MASK;
 
 	if (span > rb->data_units) {
@@ -433,12 +631,11 @@ static uint64_t pack_info(uint16_t text_len, uint16_t dict_len, uint8_t level, u
 
 static void commit(struct prb *rb, uint64_t id, bool final)
 {
-	pk_a64 *state = &slot(rb, id)[D_STATE];
-	uint64_t v = pk_load_relaxed(state);
+	uint64_t v = ST_LOAD(rb, id, load_relaxed_fn);
 
 	if (st_id(v) != id || st_state(v) != ST_RESERVED)
 		return; /* not ours any more (a registry reclaimed it) */
-	if (!pk_cas_sc(state, &v, st_with_state(v, final ? ST_FINAL : ST_COMMITTED)))
+	if (!st_cas(rb, id, &v, st_with_state(v, final ? ST_FINAL : ST_COMMITTED), CAS_SC))
 		return;
 	/* P4: if a newer record was reserved meanwhile, nobody else will finalize us. */
 	if (!final && w_id(pk_load_sc(&rb->hdr->head)) != id)
@@ -483,22 +680,28 @@ int prb_store(struct prb *rb, const struct prb_meta *meta, const char *text, siz
 	pk_fence_release(); /* P3: the tail we checked is published before our stores */
 
 	pk_a64 *d = slot(rb, id);
-	uint64_t v = pk_load_relaxed(&d[D_STATE]);
+
+	/* The extent first, tagged with our id, so that whoever must retire this
+	 * record after we die can find where it ends (I7). */
+	pk_store_relaxed(&d[D_EXTENT], begin | end << 32);
+	pk_store_release(&d[D_ALLOC], id + 1); /* + 1: zeroed memory tags no id */
+
+	uint64_t v = ST_LOAD(rb, id, load_relaxed_fn);
 	uint64_t prev_id = (id - rb->desc_count) & ID_MASK;
 
 	if (st_id(v) != prev_id || (st_state(v) != ST_FINAL && st_state(v) != ST_HOLE) ||
-	    !pk_cas_relaxed(&d[D_STATE], &v, st_make(ST_RESERVED, 0, 0, id))) {
-		/* Someone took the slot from us (only a writer registry may). */
+	    !st_cas(rb, id, &v, st_make(ST_RESERVED, 0, rb->owner, id), CAS_RELAXED)) {
+		/* A reclaimer stole the slot while we stalled before claiming it. */
 		pk_fetch_add_relaxed(&rb->hdr->reserve_failed, 1);
 		return -ENOBUFS;
 	}
 
 	testpoint(PRB_TP_CLAIMED);
-	uint64_t seq = pk_load_relaxed(&d[D_SEQ]) + rb->desc_count;
+	uint64_t old = SEQ_LOAD(rb, id);
+	uint64_t seq = old + ((id - (old + rb->id_base)) & ID_MASK);
 
-	pk_store_relaxed(&d[D_SEQ], seq);
+	SEQ_STORE(rb, id, seq);
 	pk_store_relaxed(&d[D_TS], meta->ts_nsec);
-	pk_store_relaxed(&d[D_EXTENT], begin | end << 32);
 	pk_store_relaxed(&d[D_CALLER], (uint64_t)meta->caller.pid | (uint64_t)meta->caller.tid << 32);
 	pk_store_relaxed(&d[D_INFO], pack_info((uint16_t)text_len, (uint16_t)dict_len,
 					       meta->level & 7, meta->facility, meta->flags,
@@ -537,7 +740,7 @@ int prb_extend(struct prb *rb, const struct prb_caller *caller, const char *text
 	uint64_t h = pk_load_acquire(&rb->hdr->head);
 	uint64_t id = w_id(h);
 	pk_a64 *d = slot(rb, id);
-	uint64_t v = pk_load_acquire(&d[D_STATE]);
+	uint64_t v = ST_LOAD(rb, id, load_acquire_fn);
 
 	if (!(h & HEAD_OPEN) || st_id(v) != id || st_state(v) != ST_COMMITTED ||
 	    !caller_matches(d, caller))
@@ -547,7 +750,7 @@ int prb_extend(struct prb *rb, const struct prb_caller *caller, const char *text
 	uint64_t mine = (v & ~(RC_MASK << RC_SHIFT)) | rc << RC_SHIFT;
 
 	mine = st_with_state(mine, ST_RESERVED);
-	if (!pk_cas_acq_rel(&d[D_STATE], &v, mine))
+	if (!st_cas(rb, id, &v, mine, CAS_ACQ_REL))
 		return -ENOENT;
 
 	testpoint(PRB_TP_REOPENED);
@@ -601,9 +804,10 @@ int prb_extend(struct prb *rb, const struct prb_caller *caller, const char *text
 	info = (info & ~UINT64_C(0xffff)) | (old_len + len);
 	info |= (uint64_t)add_flags << 48;
 	pk_store_relaxed(&d[D_INFO], info);
+	/* Read while we own it: once committed it may be overwritten at once. */
+	if (seq_out)
+		*seq_out = SEQ_LOAD(rb, id);
 	commit(rb, id, final);
-	if (seq_out && !seq_of_id(rb, id, seq_out))
-		*seq_out = 0;
 	return 0;
 
 restore:
@@ -641,13 +845,19 @@ uint64_t prb_next_reserve_seq(struct prb *rb)
 	return seq + 1;
 }
 
+bool prb_is_newest(struct prb *rb, uint64_t seq)
+{
+	return w_id(pk_load_acquire(&rb->hdr->head)) == seq_to_id(rb, seq);
+}
+
 /*
  * Copy the geometry-checked record at @id into @r. Returns false when the
  * descriptor's lengths or extent are impossible (a racing overwrite, or a
  * corrupted file); the caller's post-check decides which.
  */
-static bool copy_record(struct prb *rb, pk_a64 *d, struct prb_record *r)
+static bool copy_record(struct prb *rb, uint64_t id, struct prb_record *r)
 {
+	pk_a64 *d = slot(rb, id);
 	uint64_t info = pk_load_relaxed(&d[D_INFO]);
 	uint64_t ext = pk_load_relaxed(&d[D_EXTENT]);
 	uint64_t who = pk_load_relaxed(&d[D_CALLER]);
@@ -655,7 +865,7 @@ static bool copy_record(struct prb *rb, pk_a64 *d, struct prb_record *r)
 	uint64_t begin = ext & 0xffffffffu, end = ext >> 32;
 	uint64_t units = units_for(tl + dl);
 
-	r->seq = pk_load_relaxed(&d[D_SEQ]);
+	r->seq = SEQ_LOAD(rb, id);
 	r->ts_nsec = pk_load_relaxed(&d[D_TS]);
 	r->caller.pid = (uint32_t)who;
 	r->caller.tid = (uint32_t)(who >> 32);
@@ -708,17 +918,37 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 		}
 
 		uint64_t id = seq_to_id(rb, seq);
-		pk_a64 *d = slot(rb, id);
-		uint64_t v1 = pk_load_acquire(&d[D_STATE]); /* P2 */
+		uint64_t v1 = ST_LOAD(rb, id, load_acquire_fn); /* P2 */
+
+		/* Not claimed yet, or still being written: stop, unless the caller
+		 * wants such records skipped and newer ones exist. */
+		int unfinished = 0;
 
 		if (st_id(v1) != id) {
-			if (st_id(v1) == ((id - rb->desc_count) & ID_MASK))
-				return -EAGAIN; /* reserved, not yet claimed */
-			continue;	     /* recycled since we looked at the tail */
+			if (st_id(v1) != ((id - rb->desc_count) & ID_MASK))
+				continue; /* recycled since we looked at the tail */
+			unfinished = 1;
+		} else if (st_state(v1) == ST_RESERVED) {
+			unfinished = 1;
+		}
+		if (unfinished) {
+			/* A claimed record whose writer died never completes: make
+			 * it a hole (writable handle) or pass it by (read-only). */
+			if (st_id(v1) == id && owner_dead(rb, st_owner(v1))) {
+				if (rb->writable &&
+				    st_cas(rb, id, &v1, st_with_state(v1, ST_HOLE), CAS_SC))
+					pk_fetch_add_relaxed(&rb->hdr->holes, 1);
+				if (!rb->writable)
+					seq++;
+				continue;
+			}
+			if ((flags & PRB_READ_SKIP_UNFINISHED) && id != w_id(h)) {
+				seq++;
+				continue;
+			}
+			return -EAGAIN;
 		}
 		switch (st_state(v1)) {
-		case ST_RESERVED:
-			return -EAGAIN;
 		case ST_HOLE:
 			seq++; /* lost: its writer died */
 			continue;
@@ -730,11 +960,11 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 			break;
 		}
 
-		bool sane = copy_record(rb, d, r);
+		bool sane = copy_record(rb, id, r);
 
 		pk_fence_acquire(); /* P3 */
 		uint64_t t2 = pk_load_relaxed(&rb->hdr->tail);
-		uint64_t v2 = pk_load_relaxed(&d[D_STATE]);
+		uint64_t v2 = ST_LOAD(rb, id, load_relaxed_fn);
 
 		if (v2 != v1 || ((id - w_id(t2)) & ID_MASK) >= ID_HALF)
 			continue; /* changed or overwritten while we copied */
@@ -759,7 +989,7 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 static bool seq_done(struct prb *rb, uint64_t seq, uint64_t head_id)
 {
 	uint64_t id = seq_to_id(rb, seq);
-	uint64_t v = pk_load_acquire(&slot(rb, id)[D_STATE]);
+	uint64_t v = ST_LOAD(rb, id, load_acquire_fn);
 
 	if (st_id(v) != id)
 		return false;
@@ -795,17 +1025,24 @@ uint64_t prb_next_seq(struct prb *rb)
 	return seq;
 }
 
+/* A read-only handle cannot announce itself to writers: it sleeps in slices
+ * of this length and looks again (no busy waiting, bounded latency). */
+#define PRB_READONLY_WAIT_NS (50 * 1000 * 1000ll)
+
 int prb_wait(struct prb *rb, uint64_t seq, int64_t timeout_ns)
 {
 	struct timespec ts, *tsp = NULL;
 	int err = 0;
 
+	if (!rb->writable && (timeout_ns < 0 || timeout_ns > PRB_READONLY_WAIT_NS))
+		timeout_ns = PRB_READONLY_WAIT_NS;
 	if (timeout_ns >= 0) {
 		ts.tv_sec = timeout_ns / 1000000000;
 		ts.tv_nsec = timeout_ns % 1000000000;
 		tsp = &ts;
 	}
-	pk_fetch_add_sc(&rb->hdr->waiters, 1);
+	if (rb->writable)
+		pk_fetch_add_sc(&rb->hdr->waiters, 1);
 	pk_fence_sc(); /* P5 */
 	uint32_t gen = pk_load_sc(&rb->hdr->wake);
 
@@ -820,7 +1057,8 @@ int prb_wait(struct prb *rb, uint64_t seq, int64_t timeout_ns)
 		}
 		errno = saved;
 	}
-	pk_fetch_sub_sc(&rb->hdr->waiters, 1);
+	if (rb->writable)
+		pk_fetch_sub_sc(&rb->hdr->waiters, 1);
 	return err;
 }
 
@@ -828,6 +1066,8 @@ void prb_get_stats(struct prb *rb, struct prb_stats *st)
 {
 	st->reserve_failed = pk_load_relaxed(&rb->hdr->reserve_failed);
 	st->corrupt = pk_load_relaxed(&rb->hdr->corrupt);
+	st->holes = pk_load_relaxed(&rb->hdr->holes);
+	st->stolen = pk_load_relaxed(&rb->hdr->stolen);
 }
 
 /* ------------------------------------------------------- format / attach -- */
@@ -869,9 +1109,15 @@ static void make_handle(struct prb *rb, struct prb_header *hdr, bool writable)
 	rb->data_units = rb->data_size >> PRB_UNIT_SHIFT;
 	rb->id_base = hdr->id_base;
 	rb->writable = writable;
+	atomic_store_explicit(&rb->doorbell, NULL, memory_order_relaxed);
+	rb->doorbell_arg = NULL;
+	rb->owner = 0;
+	rb->owner_alive = NULL;
+	rb->owner_arg = NULL;
 }
 
-int prb_format(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits, unsigned desc_bits)
+static int format(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits, unsigned desc_bits,
+		  bool fresh)
 {
 	if (!rb || !mem || ((uintptr_t)mem & 63))
 		return -EINVAL;
@@ -908,38 +1154,40 @@ int prb_format(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits, u
 	make_handle(rb, hdr, true);
 
 	/* Every slot looks like the previous lap's final record of the id that
-	 * will first use it: the first claim is an ordinary recycle. */
-	uint64_t n = rb->desc_count;
+	 * will first use it, so the first claim is an ordinary recycle: that
+	 * is what all-zero descriptors mean (state_key, seq_key). */
 	uint64_t first_id = rb->id_base;
 	uint64_t pos0 = ((POS_MASK + 1) - rb->data_units / 2 - 1) & POS_MASK;
 
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t k = (i - first_id) & (n - 1); /* seq that first uses slot i */
-		pk_a64 *d = rb->descs + i * PRB_DESC_WORDS;
-
-		pk_store_relaxed(&d[D_STATE], st_make(ST_FINAL, 0, 0, first_id + k - n));
-		pk_store_relaxed(&d[D_SEQ], k - n);
-		pk_store_relaxed(&d[D_TS], 0);
-		pk_store_relaxed(&d[D_EXTENT], pos0 | pos0 << 32);
-		for (unsigned w = D_CALLER; w < PRB_DESC_WORDS; w++)
-			pk_store_relaxed(&d[w], 0);
-	}
+	if (!fresh)
+		memset((void *)rb->descs, 0, (size_t)rb->desc_count * PRB_DESC_WORDS * 8);
 	pk_store_relaxed(&hdr->tail, mk_word(first_id, pos0, false));
 	pk_store_release(&hdr->head, mk_word(first_id - 1, pos0, false));
 	return 0;
+}
+
+int prb_format(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits, unsigned desc_bits)
+{
+	return format(rb, mem, mem_size, data_bits, desc_bits, false);
+}
+
+int prb_format_fresh(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits,
+		     unsigned desc_bits)
+{
+	return format(rb, mem, mem_size, data_bits, desc_bits, true);
 }
 
 int prb_attach(struct prb *rb, void *mem, size_t mem_size, bool writable)
 {
 	if (!rb || !mem || ((uintptr_t)mem & 63))
 		return -EINVAL;
-	if (mem_size < sizeof(struct prb_header))
-		return -ENOSPC;
-
 	struct prb_header *hdr = mem;
 
-	if (hdr->magic != PRB_MAGIC)
+	/* Not ours before "too short": a foreign file is not a truncated log. */
+	if (mem_size < sizeof(hdr->magic) || hdr->magic != PRB_MAGIC)
 		return -EPROTO;
+	if (mem_size < sizeof(struct prb_header))
+		return -ENOSPC;
 	if (hdr->endian_mark != PRB_ENDIAN_MARK || hdr->abi_version != PRB_ABI_VERSION ||
 	    hdr->unit_shift != PRB_UNIT_SHIFT || hdr->id_bits != ID_BITS ||
 	    hdr->pos_bits != POS_BITS)

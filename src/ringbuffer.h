@@ -42,6 +42,10 @@
 
 /* prb_read() flags. */
 #define PRB_READ_UNFINALIZED 0x1 /* also return the committed, not finalized newest record */
+/* Skip (as lost) records still being written when newer ones exist: for the
+ * panic path and post-mortem readers, whose writer may never finish them
+ * (the kernel's panic-CPU rule). */
+#define PRB_READ_SKIP_UNFINISHED 0x2
 
 /* Set in prb_record.rflags by prb_read(). */
 #define PRB_REC_UNFINALIZED 0x1 /* the newest record, still open for continuation */
@@ -85,6 +89,8 @@ struct prb_record {
 struct prb_stats {
 	uint64_t reserve_failed; /* reservations refused: the oldest record was still being written */
 	uint64_t corrupt;	 /* records skipped because their geometry failed validation */
+	uint64_t holes;		 /* records whose writer died while writing them */
+	uint64_t stolen;	 /* slots taken from reservations that never claimed them */
 };
 
 /*
@@ -104,6 +110,19 @@ struct prb {
 	uint64_t data_size;
 	uint32_t id_base;    /* id of seq 0 */
 	bool writable;
+	/* Rung (from the writer that made a record readable, possibly in a
+	 * signal handler) while prb_pollers_add() has registered pollers. */
+	void (*_Atomic doorbell)(struct prb *rb);
+	void *doorbell_arg;
+	/*
+	 * Shared logs (several writer processes): this process's writer id,
+	 * stored in every record it claims, and the oracle that says whether
+	 * the writer with a given id still lives (1) or died (0). Unset (0,
+	 * NULL) for a log only this process writes: records are never reclaimed.
+	 */
+	uint16_t owner;
+	int (*owner_alive)(struct prb *rb, unsigned owner);
+	void *owner_arg;
 };
 
 /* Bytes of region needed for a data area of 2^data_bits and 2^desc_bits
@@ -113,6 +132,10 @@ size_t prb_region_size(unsigned data_bits, unsigned desc_bits);
 /* Format @mem as an empty ring. -EINVAL on bad sizes or alignment. */
 int prb_format(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits,
 	       unsigned desc_bits);
+/* The same for memory known to be all zero (a fresh mapping): only the
+ * header is written, so a large ring costs only the pages it uses. */
+int prb_format_fresh(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits,
+		     unsigned desc_bits);
 
 /*
  * Attach to a region formatted earlier (possibly by another process).
@@ -167,6 +190,9 @@ uint64_t prb_next_seq(struct prb *rb);
 /* Sequence number the next reservation will get. */
 uint64_t prb_next_reserve_seq(struct prb *rb);
 
+/* True if @seq is the newest reserved record (one load; for fast paths). */
+bool prb_is_newest(struct prb *rb, uint64_t seq);
+
 /*
  * Sleep until a record with sequence number >= @seq may be readable, or
  * @timeout_ns passes (negative: no limit). Returns 0, -ETIMEDOUT or -EINTR.
@@ -175,6 +201,16 @@ uint64_t prb_next_reserve_seq(struct prb *rb);
 int prb_wait(struct prb *rb, uint64_t seq, int64_t timeout_ns);
 
 void prb_get_stats(struct prb *rb, struct prb_stats *st);
+
+/*
+ * Poll-style waiting: a reader that wants to be told when records become
+ * readable registers with prb_pollers_add(rb, 1) (and -1 when done); while
+ * any is registered, every writer that makes a record readable calls the
+ * handle's doorbell. The doorbell must be async-signal-safe. After
+ * registering, check for records once more before sleeping.
+ */
+void prb_set_doorbell(struct prb *rb, void (*bell)(struct prb *rb), void *arg);
+void prb_pollers_add(struct prb *rb, int delta);
 
 /*
  * Test points: named places in the writer path where a test can run code

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -564,6 +565,140 @@ static void test_reserved_blocks_readers(void **state)
 	assert_string_equal(rec.text, "two");
 }
 
+/* ---- writers that die: holes and stolen slots (shared-log rules) ---- */
+
+static unsigned dead_owner;
+static jmp_buf died;
+static enum prb_testpoint die_at;
+
+static int fake_owner_alive(struct prb *rb, unsigned owner)
+{
+	(void)rb;
+	return owner != dead_owner;
+}
+
+static void die_here(enum prb_testpoint tp)
+{
+	if (tp == die_at)
+		longjmp(died, 1); /* the writer vanishes at this instruction */
+}
+
+static int store_and_die(struct prb *rb, enum prb_testpoint where, uint16_t owner)
+{
+	struct prb_meta m = meta_of(9, 0);
+
+	rb->owner = owner;
+	die_at = where;
+	prb_set_testpoint_hook(die_here);
+	if (setjmp(died) == 0) {
+		prb_store(rb, &m, "dying words", 11, NULL, 0, true, NULL);
+		prb_set_testpoint_hook(NULL);
+		return 0;
+	}
+	prb_set_testpoint_hook(NULL);
+	rb->owner = 1; /* "this process" from now on */
+	return 1;
+}
+
+static void test_dead_writer_becomes_hole(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(12, 0);
+	struct prb_stats st;
+	char text[64];
+
+	rb->owner_alive = fake_owner_alive;
+	dead_owner = 0;
+	store_text(rb, 1, "before", true);
+	assert_int_equal(store_and_die(rb, PRB_TP_CLAIMED, 7), 1);
+	store_text(rb, 1, "after", true);
+
+	/* While its writer lives, the record blocks readers at seq 1. */
+	assert_int_equal(prb_read(rb, 1, &rec, 0), -EAGAIN);
+	/* Once it is known dead, a writable reader makes it a hole and goes on. */
+	dead_owner = 7;
+	assert_int_equal(prb_read(rb, 1, &rec, 0), 0);
+	assert_int_equal(rec.seq, 2);
+	assert_string_equal(rec.text, "after");
+	prb_get_stats(rb, &st);
+	assert_int_equal(st.holes, 1);
+
+	/* Writers pass it too: many laps later everything still works. */
+	memset(text, 'w', sizeof(text));
+	for (int i = 0; i < 500; i++) {
+		struct prb_meta m = meta_of(1, 0);
+
+		assert_int_equal(prb_store(rb, &m, text, sizeof(text), NULL, 0, true, NULL), 0);
+	}
+	assert_int_equal(prb_next_seq(rb), 503);
+}
+
+static void test_dead_writer_tail_push(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(12, 0);
+	char text[64];
+	struct prb_stats st;
+
+	rb->owner_alive = fake_owner_alive;
+	dead_owner = 0;
+	assert_int_equal(store_and_die(rb, PRB_TP_BEFORE_COMMIT, 7), 1);
+	memset(text, 'w', sizeof(text));
+	/* The ring wraps onto the dead record: blocked while "alive"... */
+	int failed = 0;
+
+	for (int i = 0; i < 100; i++) {
+		struct prb_meta m = meta_of(1, 0);
+
+		if (prb_store(rb, &m, text, sizeof(text), NULL, 0, true, NULL) == -ENOBUFS)
+			failed++;
+	}
+	assert_true(failed > 0);
+	/* ...and reclaimed by the next writer once dead. */
+	dead_owner = 7;
+	struct prb_meta m = meta_of(1, 0);
+
+	assert_int_equal(prb_store(rb, &m, text, sizeof(text), NULL, 0, true, NULL), 0);
+	prb_get_stats(rb, &st);
+	assert_int_equal(st.holes, 1);
+	assert_int_equal(prb_first_seq(rb) > 0, 1);
+}
+
+static void test_unclaimed_slot_stolen(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(12, 0);
+	char text[64];
+	struct prb_stats st;
+
+	rb->owner_alive = fake_owner_alive;
+	dead_owner = 0;
+	/* Dies between the head CAS and the claim: no owner, no extent tag. */
+	assert_int_equal(store_and_die(rb, PRB_TP_HEAD_RESERVED, 7), 1);
+	store_text(rb, 1, "next", true);
+	assert_int_equal(prb_read(rb, 0, &rec, 0), -EAGAIN);
+	assert_int_equal(prb_read(rb, 0, &rec, PRB_READ_SKIP_UNFINISHED), 0);
+	assert_string_equal(rec.text, "next");
+
+	memset(text, 'w', sizeof(text));
+	uint64_t t0 = now_ms();
+	int stored = 0;
+
+	/* Blocked until the stall timeout, then the slot is stolen. */
+	while (now_ms() - t0 < 3000 && stored < 200) {
+		struct prb_meta m = meta_of(1, 0);
+
+		if (prb_store(rb, &m, text, sizeof(text), NULL, 0, true, NULL) == 0)
+			stored++;
+		else
+			usleep(1000);
+	}
+	assert_int_equal(stored, 200);
+	prb_get_stats(rb, &st);
+	assert_int_equal(st.stolen, 1);
+	assert_true(prb_first_seq(rb) > 1);
+}
+
 /* ---- waiting ---- */
 
 static void *delayed_writer(void *arg)
@@ -616,6 +751,9 @@ int main(void)
 		cmocka_unit_test(test_interrupted_after_claim),
 		cmocka_unit_test(test_interrupted_before_commit),
 		cmocka_unit_test(test_reserved_blocks_readers),
+		cmocka_unit_test(test_dead_writer_becomes_hole),
+		cmocka_unit_test(test_dead_writer_tail_push),
+		cmocka_unit_test(test_unclaimed_slot_stolen),
 		cmocka_unit_test(test_wait),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

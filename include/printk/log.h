@@ -40,8 +40,10 @@ PK_BEGIN_DECLS
 /* pk_log_read() flags */
 #define PK_READ_UNFINALIZED 0x1 /* also return the open newest record */
 
-/* pk_log_attach() flags */
-#define PK_LOG_RDONLY 0x1 /* never write to the region */
+/* pk_log_attach() and pk_log_open_file() flags */
+#define PK_LOG_RDONLY	  0x1 /* never write to the log (a reader) */
+#define PK_LOG_GROUP_READ 0x2 /* a new file gets mode 0640 instead of 0600 */
+#define PK_LOG_SYNC	  0x4 /* pk_log_sync() at clean exit and on panic (printk's log) */
 
 struct pk_log;
 
@@ -86,6 +88,29 @@ PK_API int pk_log_create_in(struct pk_log **logp, void *region, size_t region_le
  * log (truncated). pk_log_strerror() says it in words.
  */
 PK_API int pk_log_attach(struct pk_log **logp, void *region, size_t region_len, unsigned flags);
+
+/*
+ * Open the log in the file @path, shared with every process that opens it:
+ * several processes write it concurrently, lock-free, and readers follow it
+ * live or read it after every writer died. A missing file is created (unless
+ * PK_LOG_RDONLY) with mode 0600 whatever the umask (0640 with
+ * PK_LOG_GROUP_READ) and a text area of @log_buf_len (0: the default); an
+ * existing one is attached as it is. Errors: -ENOENT; -EPROTO (not a
+ * libprintk log); -EPROTONOSUPPORT (another ABI version); -EBADMSG
+ * (corrupted); -ENOSPC (truncated); -EACCES (a writer opening a file that
+ * another user owns, or no permission); -EUSERS (too many writers). A file
+ * that is refused is left untouched.
+ *
+ * Durability: everything committed survives the crash of any process (the
+ * page cache is the shared memory). After a machine crash only what was
+ * written back survives: pk_log_sync() forces it (printk calls it at exit and
+ * on panic with PK_LOG_SYNC).
+ */
+PK_API int pk_log_open_file(struct pk_log **logp, const char *path, size_t log_buf_len,
+			    unsigned flags);
+
+/* msync the log's file (0 for a memory log). */
+PK_API int pk_log_sync(struct pk_log *log);
 
 /* Release the handle, and the memory if pk_log_create() allocated it. */
 PK_API void pk_log_destroy(struct pk_log *log);

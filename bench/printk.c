@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bench/printk - what a printk costs, against floors measured in the same run.
+ *
+ *   filtered   pr_info("worker %d processed %s in %lu us\n", ...) with every
+ *              console filtering level 6 out (console_loglevel 1): format,
+ *              timestamp, store in the ring, console bookkeeping.
+ *   devnull    the same with a console on /dev/null printing it.
+ *   floor      clock_gettime + glibc snprintf of the same line + a 64-byte
+ *              append into a buffer: what a hand-rolled logger pays at least.
+ *   floor+write  the filtered figure + one write(2) of the line to /dev/null.
+ *   vsnprintf  our formatter alone vs glibc's, same format.
+ *
+ * Targets (issue 3): filtered <= 1.15 x floor; devnull <= 1.1 x floor+write.
+ * Each figure is the median of several runs. --quick runs shorter.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <printk/console.h>
+#include <printk/printk.h>
+
+#include "vsprintf.h"
+
+#define RUNS 7
+
+static long iters = 400000;
+static volatile unsigned long sink;
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+typedef void (*bench_fn)(long n);
+
+static double median_ns(bench_fn fn)
+{
+	double r[RUNS];
+
+	fn(iters / 10); /* warm up */
+	for (int i = 0; i < RUNS; i++) {
+		double t0 = now_ns();
+
+		fn(iters);
+		r[i] = (now_ns() - t0) / (double)iters;
+	}
+	qsort(r, RUNS, sizeof(r[0]), cmp_double);
+	return r[RUNS / 2];
+}
+
+static const char *what[4] = { "request", "packet", "job", "frame" };
+
+static void run_printk(long n)
+{
+	for (long i = 0; i < n; i++)
+		pr_info("worker %d processed %s in %lu us\n", (int)(i & 7), what[i & 3],
+			(unsigned long)i * 3);
+}
+
+static char appendbuf[1 << 16];
+static size_t appendpos;
+
+static void run_floor(long n)
+{
+	char line[128];
+
+	for (long i = 0; i < n; i++) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		int len = snprintf(line, sizeof(line), "worker %d processed %s in %lu us\n",
+				   (int)(i & 7), what[i & 3], (unsigned long)i * 3);
+
+		(void)len;
+		if (appendpos + 64 > sizeof(appendbuf))
+			appendpos = 0;
+		memcpy(appendbuf + appendpos, line, 64);
+		appendpos += 64;
+		sink += (unsigned long)ts.tv_nsec;
+	}
+}
+
+static int devnull_fd;
+
+static void run_write(long n)
+{
+	const char line[] = "[ 1234.567890] worker 3 processed request in 1234 us\n";
+
+	for (long i = 0; i < n; i++)
+		sink += (unsigned long)write(devnull_fd, line, sizeof(line) - 1);
+}
+
+static void run_glibc_snprintf(long n)
+{
+	char line[128];
+
+	for (long i = 0; i < n; i++)
+		sink += (unsigned long)snprintf(line, sizeof(line), "worker %d processed %s in %lu us\n",
+						(int)(i & 7), what[i & 3], (unsigned long)i * 3);
+}
+
+static void run_our_snprintf(long n)
+{
+	char line[128];
+
+	for (long i = 0; i < n; i++)
+		sink += (unsigned long)pk_snprintf(line, sizeof(line), "worker %d processed %s in %lu us\n",
+						   (int)(i & 7), what[i & 3], (unsigned long)i * 3);
+}
+
+int main(int argc, char **argv)
+{
+	struct console *devnull;
+
+	if (argc > 1 && !strcmp(argv[1], "--quick"))
+		iters = 50000;
+	devnull_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (devnull_fd < 0 || pk_console_fd_create(&devnull, devnull_fd, "null")) {
+		fprintf(stderr, "bench/printk: cannot open /dev/null\n");
+		return 1;
+	}
+	pk_unregister_console(pk_console_stderr());
+	pk_register_console(devnull);
+
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	printf("bench/printk: %ld iterations x %d runs (median), %ld CPUs, log %zu bytes\n", iters, RUNS,
+	       ncpu, pk_log_buf_len(pk_printk_log()));
+
+	double glibc = median_ns(run_glibc_snprintf);
+	double ours = median_ns(run_our_snprintf);
+	double floor = median_ns(run_floor);
+	double wr = median_ns(run_write);
+
+	pk_set_console_loglevel(1);
+	double filtered = median_ns(run_printk);
+
+	pk_set_console_loglevel(7);
+	double printed = median_ns(run_printk);
+
+	printf("vsnprintf  glibc %8.1f ns   ours %8.1f ns   ratio %.2f\n", glibc, ours, ours / glibc);
+	printf("floor      clock_gettime + glibc snprintf + 64-byte append  %8.1f ns\n", floor);
+	printf("write(2)   one line to /dev/null                            %8.1f ns\n", wr);
+	printf("printk     filtered (console_loglevel 1)                    %8.1f ns\n", filtered);
+	printf("printk     console on /dev/null                             %8.1f ns\n", printed);
+	printf("ratio filtered / floor = %.2f (target <= 1.15)\n", filtered / floor);
+	printf("ratio devnull / (filtered + write) = %.2f (target <= 1.10)\n", printed / (filtered + wr));
+	return 0;
+}

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * printk/printk.h - printk() and friends, with the kernel's names.
+ *
+ *     #include <printk/printk.h>
+ *     pr_info("Testing tracer function: ");
+ *     ...
+ *     pr_cont("PASSED\n");
+ *
+ * The text reaches every enabled console at once, the half line included;
+ * continuation fragments from the same caller join one record for readers.
+ * Exported symbols carry a pk_ prefix; the kernel spellings (printk, pr_info,
+ * KERN_INFO, ...) are macros. Define PRINTK_NO_KERNEL_NAMES before including
+ * to hide them when they clash with your own names.
+ *
+ * Everything here is async-signal-safe unless its comment says otherwise.
+ */
+#ifndef PRINTK_PRINTK_H
+#define PRINTK_PRINTK_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <printk/compiler.h>
+#include <printk/kern_levels.h>
+#include <printk/log.h>
+
+PK_BEGIN_DECLS
+
+/* ---- storing messages ---------------------------------------------------- */
+
+/*
+ * Format and log a message. A leading KERN_<LEVEL> header sets the level
+ * (default: default_message_loglevel, 4); KERN_CONT continues the caller's
+ * open line. Returns the number of text bytes stored (0 when it was dropped).
+ */
+PK_API int pk_printk(const char *fmt, ...) PK_PRINTF(1, 2);
+PK_API int pk_vprintk(const char *fmt, va_list args) PK_PRINTF(1, 0);
+
+/*
+ * Log with an explicit facility and level (LOGLEVEL_DEFAULT: parse the
+ * headers / use the default) and an optional dictionary of KEY=VALUE entries
+ * separated by NUL bytes. Level headers are parsed only for facility 0.
+ */
+PK_API int pk_printk_emit(int facility, int level, const char *dict, size_t dictlen,
+			  const char *fmt, ...) PK_PRINTF(5, 6);
+PK_API int pk_vprintk_emit(int facility, int level, const char *dict, size_t dictlen,
+			   const char *fmt, va_list args) PK_PRINTF(5, 0);
+
+/* The kernel's struct va_format, for "%pV". */
+#ifndef PK_VA_FORMAT_DEFINED
+#define PK_VA_FORMAT_DEFINED
+struct va_format {
+	const char *fmt;
+	va_list *va;
+};
+#endif
+
+/* The level character of a "\001<c>" header at @buffer, or 0. */
+static inline int pk_printk_get_level(const char *buffer)
+{
+	if (buffer[0] == PK_KERN_SOH_ASCII && buffer[1]) {
+		switch (buffer[1]) {
+		case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7':
+		case 'c':
+			return buffer[1];
+		}
+	}
+	return 0;
+}
+
+/* @buffer past any level headers. */
+static inline const char *pk_printk_skip_level(const char *buffer)
+{
+	while (pk_printk_get_level(buffer))
+		buffer += 2;
+	return buffer;
+}
+
+/* ---- settings (also set by PRINTK_OPTS, see README) ----------------------- */
+
+/* console_loglevel: a record prints on the consoles when its level is below
+ * it (default 7). Returns the previous value, or -EINVAL outside 0..15. */
+PK_API int pk_set_console_loglevel(int level);
+PK_API int pk_get_console_loglevel(void);
+/* default_message_loglevel: the level of a message with no header (default 4).
+ * Returns the previous value, or -EINVAL outside 0..7. */
+PK_API int pk_set_default_message_loglevel(int level);
+PK_API void pk_console_silent(void);  /* console_loglevel = 0 */
+PK_API void pk_console_verbose(void); /* console_loglevel = 15, unless silent */
+PK_API void pk_set_ignore_loglevel(int on); /* print every level */
+PK_API void pk_set_printk_time(int on);	    /* "[%5lu.%06lu]" prefix, default on */
+PK_API void pk_set_printk_caller(int on);   /* "[  T<tid>]" prefix, default off */
+/* Size of the default log; only before the first record is stored (-EBUSY). */
+PK_API int pk_set_log_buf_len(size_t len);
+/* Keep the default log in a file shared with other processes (see
+ * pk_log_open_file; @flags PK_LOG_GROUP_READ, PK_LOG_SYNC), or back in
+ * memory with NULL. Only before the first record is stored (-EBUSY). */
+PK_API int pk_set_log_buf_file(const char *path, unsigned flags);
+/* Apply options in PRINTK_OPTS syntax ("loglevel=4 console=fd:3 ..."). Not
+ * async-signal-safe. Returns 0 or the first error; bad options also leave a
+ * warning record. */
+PK_API int pk_printk_configure(const char *options);
+/* The log printk writes to. */
+PK_API struct pk_log *pk_printk_log(void);
+
+/*
+ * Wait until every console has printed every record stored so far, at most
+ * @timeout_ms (negative: no limit). Returns 1 if they caught up, else 0, like
+ * the kernel's pr_flush(). Not for signal handlers.
+ */
+PK_API int pk_pr_flush(int timeout_ms, int reset_on_progress);
+
+/* Release everything (end the open line, drain and unregister consoles, free
+ * the log). Leak checkers stay quiet. printk after this starts afresh. */
+PK_API void pk_printk_exit(void);
+
+/* ---- pr_* macros ---------------------------------------------------------- */
+
+#ifndef pr_fmt
+#define pr_fmt(fmt) fmt
+#endif
+
+/* Split "fmt, args..." into pr_fmt(fmt) and ", args..." in plain C99 (no
+ * ", ##__VA_ARGS__" extension), for up to 62 arguments after the format. */
+#define PK_FIRST(...)			 PK_FIRST_(__VA_ARGS__, pk_throwaway)
+#define PK_FIRST_(first, ...)		 first
+#define PK_REST(...)			 PK_REST_(PK_COUNT(__VA_ARGS__), __VA_ARGS__)
+#define PK_REST_(qty, ...)		 PK_REST__(qty, __VA_ARGS__)
+#define PK_REST__(qty, ...)		 PK_REST_##qty(__VA_ARGS__)
+#define PK_REST_PK_ONE(first)
+#define PK_REST_PK_TWOORMORE(first, ...) , __VA_ARGS__
+#define PK_COUNT(...)			 PK_SELECT_64TH(__VA_ARGS__, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_ONE, pk_throwaway)
+#define PK_SELECT_64TH(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28, _29, _30, _31, _32, _33, _34, _35, _36, _37, _38, _39, _40, _41, _42, _43, _44, _45, _46, _47, _48, _49, _50, _51, _52, _53, _54, _55, _56, _57, _58, _59, _60, _61, _62, _63, a64, ...) a64
+
+#define PK_PR(level, ...) pk_printk(level pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
+/* Type-check the arguments of a message that is compiled out. */
+#define pk_no_printk(...)                       \
+	do {                                    \
+		if (0)                          \
+			pk_printk(__VA_ARGS__); \
+	} while (0)
+
+#define pk_pr_emerg(...)   PK_PR(PK_KERN_EMERG, __VA_ARGS__)
+#define pk_pr_alert(...)   PK_PR(PK_KERN_ALERT, __VA_ARGS__)
+#define pk_pr_crit(...)	   PK_PR(PK_KERN_CRIT, __VA_ARGS__)
+#define pk_pr_err(...)	   PK_PR(PK_KERN_ERR, __VA_ARGS__)
+#define pk_pr_warn(...)	   PK_PR(PK_KERN_WARNING, __VA_ARGS__)
+#define pk_pr_notice(...)  PK_PR(PK_KERN_NOTICE, __VA_ARGS__)
+#define pk_pr_info(...)	   PK_PR(PK_KERN_INFO, __VA_ARGS__)
+#define pk_pr_cont(...)	   pk_printk(PK_KERN_CONT __VA_ARGS__)
+#define pk_pr_default(...) PK_PR(PK_KERN_DEFAULT, __VA_ARGS__)
+#ifdef DEBUG
+#define pk_pr_devel(...) PK_PR(PK_KERN_DEBUG, __VA_ARGS__)
+#define pk_pr_debug(...) PK_PR(PK_KERN_DEBUG, __VA_ARGS__)
+#else
+#define pk_pr_devel(...) pk_no_printk(PK_KERN_DEBUG pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
+#define pk_pr_debug(...) pk_no_printk(PK_KERN_DEBUG pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
+#endif
+
+#ifndef PRINTK_NO_KERNEL_NAMES
+#define printk		  pk_printk
+#define vprintk		  pk_vprintk
+#define printk_emit	  pk_printk_emit
+#define vprintk_emit	  pk_vprintk_emit
+#define printk_get_level  pk_printk_get_level
+#define printk_skip_level pk_printk_skip_level
+#define no_printk	  pk_no_printk
+#define pr_emerg	  pk_pr_emerg
+#define pr_alert	  pk_pr_alert
+#define pr_crit		  pk_pr_crit
+#define pr_err		  pk_pr_err
+#define pr_warn		  pk_pr_warn
+#define pr_warning	  pk_pr_warn
+#define pr_notice	  pk_pr_notice
+#define pr_info		  pk_pr_info
+#define pr_cont		  pk_pr_cont
+#define pr_default	  pk_pr_default
+#define pr_devel	  pk_pr_devel
+#define pr_debug	  pk_pr_debug
+#define pr_flush	  pk_pr_flush
+#define console_silent	  pk_console_silent
+#define console_verbose	  pk_console_verbose
+#endif
+
+PK_END_DECLS
+
+#endif

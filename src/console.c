@@ -1,0 +1,711 @@
+// SPDX-License-Identifier: MIT
+/*
+ * console.c - the console registry and the printing loop.
+ *
+ * Owns: the list of registered consoles, each console's position in the log
+ * (record seq and how many bytes of it are printed), the console lock, and
+ * the rules that turn records into console lines.
+ *
+ * The seed's lesson: text reaches the console at once. The newest record may
+ * be an open line (committed, not finalized); the loop prints it as far as
+ * it goes and, when the same caller extends it, prints only the new bytes, so
+ * "Testing tracer function: " is on the console before the test runs and
+ * "PASSED" follows on the same line.
+ *
+ * Line rules, per console:
+ *   - a record starts with its prefix ("[    1.291025] "), except a
+ *     continuation fragment (PRB_FLAG_CONT), which never gets a timestamp;
+ *   - when a record starts while this console's line is open (the last byte
+ *     printed was not a newline), the line is ended first, unless the record
+ *     is a continuation fragment of the same caller: no console line ever holds
+ *     text of two callers, and no timestamp appears mid-line;
+ *   - every further line inside a record gets the record's prefix.
+ *
+ * Invariants:
+ *   C1 Only the holder of the console lock touches console state or calls a
+ *      console's write; the lock is taken with a try-lock only (printk never
+ *      waits for it), so a signal handler that interrupts the holder stores
+ *      its record and leaves the printing to the holder.
+ *   C2 The holder prints until no work is left and, after letting go, checks
+ *      the store generation: a record stored while it held the lock is
+ *      printed by it or by the storer (pair: pk_console_note_store's seq_cst
+ *      increment before the try-lock <-> the holder's seq_cst unlock before
+ *      re-reading the generation). None is skipped, none printed twice.
+ *   C3 printk from inside a console write only stores: the record is printed
+ *      after the write returns.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <printk/console.h>
+#include <printk/printk.h>
+
+#include "internal.h"
+
+#define CONSOLE_MAX_FAILURES 3 /* consecutive failed writes before a console is disabled */
+
+struct pk_console_state {
+	uint64_t seq;	    /* record being printed / next to print */
+	size_t off;	    /* bytes of that record's text already printed */
+	int started;	    /* its beginning (line break, prefix) is printed */
+	uint64_t dropped;   /* records overwritten before this console printed them */
+	struct prb_caller line_caller;
+	int line_open;	    /* the last byte written was not a newline */
+	int failures;
+	struct console *next;
+};
+
+static struct console *console_list;
+static pk_a64 console_owner; /* 0: free; else the holder's tid */
+/*
+ * IDLE_NONE, or the seq at which every enabled console stood, caught up and
+ * in no record, when the last holder let go. A printk whose record has that
+ * seq and a level no console prints moves it on by one with a CAS instead of
+ * taking the lock (the filtered fast path); the next holder absorbs it.
+ */
+#define IDLE_NONE UINT64_MAX
+static pk_a64 idle_seq = IDLE_NONE;
+static pk_a64 store_gen;     /* bumped after every store or extension */
+static _Atomic int emergency; /* panic/crash: crash-safe consoles only, skip unfinished records */
+static _Thread_local PK_TLS_IE int in_console_write;
+static _Thread_local PK_TLS_IE int recursion_seen;
+
+int pk_console_in_write(void)
+{
+	return in_console_write;
+}
+
+void pk_console_note_store(void)
+{
+	pk_fetch_add_sc(&store_gen, 1);
+}
+
+/* Consoles that stood at the idle seq skip what printk skipped meanwhile. */
+static void absorb_idle(void)
+{
+	uint64_t x = atomic_exchange_explicit(&idle_seq, IDLE_NONE, memory_order_seq_cst);
+
+	if (x == IDLE_NONE)
+		return;
+	for (struct console *con = console_list; con; con = con->state->next)
+		if ((con->flags & PK_CON_ENABLED) && !con->state->started && con->state->seq < x)
+			con->state->seq = x;
+}
+
+static int console_trylock(void)
+{
+	struct prb_caller me;
+	uint64_t expected = 0;
+
+	pk_caller_get(&me);
+	if (!pk_cas_sc(&console_owner, &expected, (uint64_t)me.tid | UINT64_C(1) << 32))
+		return 0;
+	absorb_idle();
+	return 1;
+}
+
+static void console_unlock_raw(void)
+{
+	atomic_store_explicit(&console_owner, 0, memory_order_seq_cst);
+}
+
+/* Every enabled console stands at @next with no record started. */
+static int all_at(uint64_t next)
+{
+	for (struct console *con = console_list; con; con = con->state->next)
+		if ((con->flags & PK_CON_ENABLED) && (con->state->started || con->state->seq != next))
+			return 0;
+	return 1;
+}
+
+/* Let go; publish the idle seq if every enabled console is caught up at
+ * @next with no record started. */
+static void console_unlock_idle(uint64_t next)
+{
+	if (all_at(next))
+		atomic_store_explicit(&idle_seq, next, memory_order_release);
+	console_unlock_raw();
+}
+
+int pk_console_skip_suppressed(uint64_t seq, int level)
+{
+	uint64_t expected = seq;
+
+	if (pk_cfg_ignore_loglevel() || level < pk_cfg_console_loglevel())
+		return 0;
+	return pk_cas_sc(&idle_seq, &expected, seq + 1);
+}
+
+/* For registration and flushing from normal context: wait for the lock. */
+static int console_lock_wait(int timeout_ms)
+{
+	uint64_t start = pk_clock_ns();
+
+	while (!console_trylock()) {
+		if (timeout_ms >= 0 && pk_clock_ns() - start > (uint64_t)timeout_ms * 1000000u)
+			return 0;
+		struct timespec ts = { 0, 200 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------- output -- */
+
+/* Output is staged here and written in pieces of at most its size. */
+struct out {
+	struct console *con;
+	size_t len;
+	int failed;
+	char buf[1024];
+};
+
+/* Where records come from: the ring, and the hint for the newest one. */
+struct con_src {
+	struct prb *rb;
+	const struct pk_con_rec *hint;
+	struct prb_record buf;
+};
+
+/* Not "= { 0 }": clearing the whole buffer on every record is measurable. */
+#define OUT_INIT(o, console)          \
+	do {                          \
+		(o).con = (console);  \
+		(o).len = 0;          \
+		(o).failed = 0;       \
+	} while (0)
+
+static void out_flush(struct out *o)
+{
+	struct console *con = o->con;
+	int err = 0;
+
+	if (o->len == 0 || o->failed)
+		return;
+	in_console_write++;
+	if (con->write_checked)
+		err = con->write_checked(con, o->buf, o->len);
+	else if (con->write)
+		con->write(con, o->buf, (unsigned)o->len);
+	in_console_write--;
+	o->len = 0;
+	if (err) {
+		o->failed = 1;
+		if (++con->state->failures >= CONSOLE_MAX_FAILURES) {
+			con->flags &= ~PK_CON_ENABLED;
+			pk_printk_store_notice(3, "printk: console [%s] disabled after %d failed writes (error %d)\n",
+					       con->name, con->state->failures, -err);
+		}
+	} else {
+		con->state->failures = 0;
+	}
+}
+
+static void out_bytes(struct out *o, const char *s, size_t n)
+{
+	while (n > 0) {
+		size_t room = sizeof(o->buf) - o->len;
+		size_t k = n < room ? n : room;
+
+		memcpy(o->buf + o->len, s, k);
+		o->len += k;
+		s += k;
+		n -= k;
+		if (o->len == sizeof(o->buf))
+			out_flush(o);
+	}
+}
+
+static void out_str(struct out *o, const char *s)
+{
+	out_bytes(o, s, strlen(s));
+}
+
+/* Decimal of @v, right-aligned in at least @width characters padded with @pad,
+ * written backwards ending at @end; returns the start. */
+static char *put_uint(char *end, uint64_t v, int width, char pad)
+{
+	char *p = end;
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (end - p < width)
+		*--p = pad;
+	return p;
+}
+
+static void out_uint(struct out *o, uint64_t v)
+{
+	char tmp[24];
+	char *p = put_uint(tmp + sizeof(tmp), v, 0, ' ');
+
+	out_bytes(o, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
+/* dmesg --color's scheme: time green; alert/emerg reverse red, crit bold red,
+ * err red, warn bold. */
+static const char *level_color(unsigned level)
+{
+	switch (level) {
+	case 0:
+	case 1:
+		return "\033[7m\033[31m";
+	case 2:
+		return "\033[1m\033[31m";
+	case 3:
+		return "\033[31m";
+	case 4:
+		return "\033[1m";
+	default:
+		return NULL;
+	}
+}
+
+/* "[%5lu.%06lu]" for the time, "[%6s]" of "T<tid>" for the caller, then a
+ * space, as the kernel prints them; built backwards in one small buffer. */
+static void out_prefix(struct out *o, const struct pk_con_rec *r)
+{
+	int time = pk_cfg_printk_time(), caller = pk_cfg_printk_caller();
+	char buf[64];
+	char *end = buf + sizeof(buf), *p = end;
+
+	if (!time && !caller)
+		return;
+	*--p = ' ';
+	if (caller) {
+		char *close = p;
+
+		*--p = ']';
+		p = put_uint(p, r->caller.tid, 0, ' ');
+		*--p = 'T';
+		while (close - p < 7) /* "T<tid>" padded to 6, plus the ']' */
+			*--p = ' ';
+		*--p = '[';
+	}
+	if (time) {
+		*--p = ']';
+		p = put_uint(p, r->ts_nsec % 1000000000u / 1000u, 6, '0');
+		*--p = '.';
+		p = put_uint(p, r->ts_nsec / 1000000000u, 5, ' ');
+		*--p = '[';
+	}
+	if (o->con->flags & PK_CON_COLOR) {
+		out_str(o, "\033[32m");
+		out_bytes(o, p, (size_t)(end - p) - 1);
+		out_str(o, "\033[0m ");
+	} else {
+		out_bytes(o, p, (size_t)(end - p));
+	}
+}
+
+/* Text bytes [from, to) of @r; a newline inside starts a prefixed line. */
+static void out_text(struct out *o, const struct pk_con_rec *r, size_t from, size_t to)
+{
+	const char *color = (o->con->flags & PK_CON_COLOR) ? level_color(r->level) : NULL;
+
+	while (from < to) {
+		const char *nl = memchr(r->text + from, '\n', to - from);
+		size_t end = nl ? (size_t)(nl - r->text) : to;
+
+		if (color && end > from)
+			out_str(o, color);
+		out_bytes(o, r->text + from, end - from);
+		if (color && end > from)
+			out_str(o, "\033[0m");
+		if (!nl)
+			break;
+		out_str(o, "\n");
+		from = end + 1;
+		if (from < r->text_len)
+			out_prefix(o, r);
+	}
+}
+
+static int same_caller(const struct prb_caller *a, const struct prb_caller *b)
+{
+	return a->pid == b->pid && a->tid == b->tid && a->ctx == b->ctx;
+}
+
+static int suppressed(const struct pk_con_rec *r)
+{
+	return !pk_cfg_ignore_loglevel() && (int)r->level >= pk_cfg_console_loglevel();
+}
+
+/*
+ * Print the next piece of work for @con: the rest of its current record, or
+ * the next record. Returns 1 if it made progress, 0 if it is caught up.
+ */
+static int fetch(struct con_src *src, uint64_t seq, struct pk_con_rec *v)
+{
+	if (src->hint && src->hint->seq == seq) {
+		*v = *src->hint;
+		return 0;
+	}
+
+	struct prb_record *r = &src->buf;
+	unsigned flags = PRB_READ_UNFINALIZED;
+
+	if (atomic_load_explicit(&emergency, memory_order_relaxed))
+		flags |= PRB_READ_SKIP_UNFINISHED;
+
+	int err = prb_read(src->rb, seq, r, flags);
+
+	if (err)
+		return err;
+	v->seq = r->seq;
+	v->ts_nsec = r->ts_nsec;
+	v->caller = r->caller;
+	v->level = r->level;
+	v->flags = r->flags;
+	v->open = r->rflags & PRB_REC_UNFINALIZED;
+	v->text = r->text;
+	v->text_len = r->text_len;
+	return 0;
+}
+
+static int print_one(struct con_src *src, struct console *con)
+{
+	struct pk_console_state *st = con->state;
+	struct out o;
+	struct pk_con_rec view, *r = &view;
+
+	if (fetch(src, st->seq, r))
+		return 0;
+	OUT_INIT(o, con);
+	if (r->seq != st->seq) {
+		st->dropped += r->seq - st->seq;
+		st->seq = r->seq;
+		st->off = 0;
+		st->started = 0;
+	}
+	int open = r->open;
+
+	if (!st->started) {
+		if (st->dropped) {
+			if (st->line_open)
+				out_str(&o, "\n");
+			out_str(&o, "** ");
+			out_uint(&o, st->dropped);
+			out_str(&o, " printk messages dropped **\n");
+			st->line_open = 0;
+			st->dropped = 0;
+		}
+		if (suppressed(r)) {
+			out_flush(&o);
+			st->seq++;
+			return 1;
+		}
+		int cont = r->flags & PRB_FLAG_CONT;
+
+		if (st->line_open && !(cont && same_caller(&st->line_caller, &r->caller))) {
+			out_str(&o, "\n");
+			st->line_open = 0;
+		}
+		if (!cont)
+			out_prefix(&o, r);
+	} else if (suppressed(r)) {
+		st->seq++;
+		st->off = 0;
+		st->started = 0;
+		return 1;
+	}
+
+	size_t from = st->off < r->text_len ? st->off : r->text_len;
+
+	if (open && st->started && from == r->text_len)
+		return 0; /* an open line with nothing new */
+	out_text(&o, r, from, r->text_len);
+	if (open) {
+		st->off = r->text_len;
+		st->started = 1;
+		st->line_open = 1;
+		st->line_caller = r->caller;
+	} else {
+		if (r->flags & PRB_FLAG_NEWLINE) {
+			out_str(&o, "\n");
+			st->line_open = 0;
+		} else {
+			st->line_open = 1;
+			st->line_caller = r->caller;
+		}
+		st->seq++;
+		st->off = 0;
+		st->started = 0;
+	}
+	out_flush(&o);
+	return 1;
+}
+
+/* Round-robin, one piece per console per pass, until nobody has work. */
+static void print_all_from(struct prb *rb, const struct pk_con_rec *hint)
+{
+	struct con_src src;
+	int progress;
+
+	src.rb = rb;
+	src.hint = hint;
+	do {
+		int crash = atomic_load_explicit(&emergency, memory_order_relaxed);
+
+		progress = 0;
+		for (struct console *con = console_list; con; con = con->state->next)
+			if ((con->flags & PK_CON_ENABLED) && (!crash || (con->flags & PK_CON_CRASH_SAFE)) &&
+			    print_one(&src, con))
+				progress = 1;
+		/* The common case ends here: everyone printed the newest record. */
+		if (progress && hint && all_at(hint->seq + 1) && prb_is_newest(rb, hint->seq))
+			break;
+	} while (progress);
+}
+
+static void print_all(struct prb *rb)
+{
+	print_all_from(rb, NULL);
+}
+
+void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint)
+{
+	if (!rb)
+		return;
+	if (in_console_write) {
+		recursion_seen = 1; /* C3: the holder prints it when the write returns */
+		return;
+	}
+	for (;;) {
+		if (!console_trylock())
+			return; /* C1: the holder prints our record */
+
+		uint64_t gen = pk_load_sc(&store_gen);
+
+		print_all_from(rb, hint);
+		hint = NULL; /* only valid for the first pass: the record may move on */
+		if (recursion_seen) {
+			recursion_seen = 0;
+			pk_printk_store_notice(2, "BUG: recent printk recursion!\n");
+			print_all(rb);
+		}
+		console_unlock_idle(prb_next_reserve_seq(rb));
+		if (pk_load_sc(&store_gen) == gen) /* C2 */
+			return;
+	}
+}
+
+/* ------------------------------------------------------- registration -- */
+
+int pk_register_console(struct console *con)
+{
+	struct prb *rb = pk_printk_ring();
+
+	if (!con || (!con->write && !con->write_checked))
+		return -EINVAL;
+	if (con->state)
+		return -EBUSY;
+
+	struct pk_console_state *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return -ENOMEM;
+	console_lock_wait(-1);
+	for (struct console *c = console_list; c; c = c->state->next) {
+		if (c == con) {
+			console_unlock_raw();
+			free(st);
+			return -EBUSY;
+		}
+	}
+	if (rb)
+		st->seq = (con->flags & PK_CON_PRINTBUFFER) ? prb_first_seq(rb) : prb_next_seq(rb);
+	con->state = st;
+	con->flags |= PK_CON_ENABLED;
+	/* Append: consoles print in registration order. */
+	struct console **pp = &console_list;
+
+	while (*pp)
+		pp = &(*pp)->state->next;
+	*pp = con;
+	console_unlock_raw();
+	pk_console_note_store();
+	pk_console_flush(rb, NULL);
+	return 0;
+}
+
+static int unlink_console(struct console *con)
+{
+	for (struct console **pp = &console_list; *pp; pp = &(*pp)->state->next) {
+		if (*pp == con) {
+			*pp = con->state->next;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int pk_unregister_console(struct console *con)
+{
+	if (!con)
+		return -EINVAL;
+	console_lock_wait(-1);
+	int found = unlink_console(con);
+
+	console_unlock_raw();
+	if (!found)
+		return -EINVAL;
+	free(con->state);
+	con->state = NULL;
+	return 0;
+}
+
+int pk_console_reopen(struct console *con)
+{
+	if (!con || !con->reopen)
+		return -EINVAL;
+	console_lock_wait(-1);
+	int err = con->reopen(con);
+
+	if (!err && con->state) {
+		con->state->failures = 0;
+		con->flags |= PK_CON_ENABLED;
+	}
+	console_unlock_raw();
+	return err;
+}
+
+/* ----------------------------------------------------- flush and exit -- */
+
+static int consoles_caught_up(struct prb *rb)
+{
+	uint64_t next = prb_next_seq(rb);
+
+	for (struct console *con = console_list; con; con = con->state->next)
+		if ((con->flags & PK_CON_ENABLED) && con->state->seq < next)
+			return 0;
+	return 1;
+}
+
+int pk_pr_flush(int timeout_ms, int reset_on_progress)
+{
+	struct prb *rb = pk_printk_ring();
+	uint64_t start = pk_clock_ns();
+	uint64_t last_progress = 0;
+
+	if (!rb)
+		return 1;
+	for (;;) {
+		if (console_trylock()) {
+			print_all(rb);
+			int done = consoles_caught_up(rb);
+
+			console_unlock_raw();
+			if (done)
+				return 1;
+		}
+		uint64_t now = pk_clock_ns();
+		uint64_t next = prb_next_seq(rb);
+
+		if (reset_on_progress && next != last_progress) {
+			last_progress = next;
+			start = now;
+		}
+		if (timeout_ms >= 0 && now - start > (uint64_t)timeout_ms * 1000000u)
+			return 0;
+		struct timespec ts = { 0, 500 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+void pk_console_shutdown(struct prb *rb, int release)
+{
+	if (!console_lock_wait(1000))
+		return; /* a holder is stuck in a write: leave its consoles alone */
+	if (rb) {
+		prb_finalize_last(rb);
+		print_all(rb);
+	}
+	for (struct console *con = console_list; con; con = con->state->next) {
+		if ((con->flags & PK_CON_ENABLED) && con->state->line_open) {
+			struct out o;
+
+			OUT_INIT(o, con);
+			out_str(&o, "\n");
+			out_flush(&o);
+			con->state->line_open = 0;
+		}
+	}
+	if (release) {
+		while (console_list) {
+			struct console *con = console_list;
+
+			console_list = con->state->next;
+			free(con->state);
+			con->state = NULL;
+			if (con->release)
+				con->release(con);
+		}
+	}
+	console_unlock_raw();
+}
+
+void pk_console_emergency_flush(struct prb *rb, int wait_ms)
+{
+	uint64_t start = pk_clock_ns();
+	int got;
+
+	while (!(got = console_trylock())) {
+		if (pk_clock_ns() - start > (uint64_t)wait_ms * 1000000u)
+			break;
+		struct timespec ts = { 0, 100 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+	if (!got) {
+		/* The holder did not let go in time (it may be this very thread,
+		 * crashed inside a console write): take the consoles over. */
+		atomic_store(&console_owner, UINT64_C(1) << 33);
+		absorb_idle();
+	}
+	atomic_store(&emergency, 1);
+	int saved_in_write = in_console_write;
+
+	in_console_write = 0;
+	if (rb)
+		print_all(rb);
+	for (struct console *con = console_list; con; con = con->state->next) {
+		if ((con->flags & PK_CON_ENABLED) && (con->flags & PK_CON_CRASH_SAFE) &&
+		    con->state->line_open) {
+			struct out o;
+
+			OUT_INIT(o, con);
+			out_str(&o, "\n");
+			out_flush(&o);
+			con->state->line_open = 0;
+		}
+	}
+	in_console_write = saved_in_write;
+	atomic_store(&emergency, 0);
+	console_unlock_raw();
+}
+
+void pk_console_after_fork(void)
+{
+	/* The holder, if any, was another thread: it does not exist here. */
+	atomic_store_explicit(&console_owner, 0, memory_order_relaxed);
+	in_console_write = 0;
+}
+
+void pk_console_reset_positions(uint64_t seq)
+{
+	console_lock_wait(-1);
+	for (struct console *con = console_list; con; con = con->state->next) {
+		con->state->seq = seq;
+		con->state->off = 0;
+		con->state->started = 0;
+		con->state->dropped = 0;
+	}
+	console_unlock_raw();
+}

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dev_printk.c - device messages: the "driver name: " prefix and the
+ * SUBSYSTEM=/DEVICE= dictionary, built on the stack (async-signal-safe).
+ */
+#include <string.h>
+
+#include <printk/dev_printk.h>
+
+#include "vsprintf.h"
+
+/* Length of the dictionary for @dev written to @dict (NUL-separated). */
+static size_t build_dict(const struct pk_device *dev, char *dict, size_t size)
+{
+	int n, m;
+
+	if (!dev->subsystem || !*dev->subsystem)
+		return 0;
+	n = pk_scnprintf(dict, size, "SUBSYSTEM=%s", dev->subsystem);
+	if ((size_t)n + 1 >= size)
+		return (size_t)n;
+	dict += n + 1;
+	size -= (size_t)n + 1;
+	if (dev->major)
+		m = pk_scnprintf(dict, size, "DEVICE=%c%u:%u",
+				 strcmp(dev->subsystem, "block") == 0 ? 'b' : 'c', dev->major, dev->minor);
+	else if (strcmp(dev->subsystem, "net") == 0)
+		m = pk_scnprintf(dict, size, "DEVICE=n%d", dev->ifindex);
+	else
+		m = pk_scnprintf(dict, size, "DEVICE=+%s:%s", dev->subsystem, dev->name ? dev->name : "");
+	return (size_t)n + 1 + (size_t)m;
+}
+
+int pk_dev_printk(const char *level, const struct pk_device *dev, const char *fmt, ...)
+{
+	char dict[256];
+	size_t dictlen = 0;
+	int lvl = PK_LOGLEVEL_DEFAULT;
+	va_list ap;
+	struct va_format vaf;
+	int r;
+
+	if (level && pk_printk_get_level(level) >= '0' && pk_printk_get_level(level) <= '7')
+		lvl = pk_printk_get_level(level) - '0';
+	va_start(ap, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &ap;
+	if (!dev) {
+		r = pk_printk_emit(0, lvl, NULL, 0, "(NULL device *): %pV", &vaf);
+	} else {
+		const char *drv = dev->driver ? dev->driver : (dev->subsystem ? dev->subsystem : "");
+
+		dictlen = build_dict(dev, dict, sizeof(dict));
+		r = pk_printk_emit(0, lvl, dictlen ? dict : NULL, dictlen, "%s %s: %pV", drv,
+				   dev->name ? dev->name : "", &vaf);
+	}
+	va_end(ap);
+	return r;
+}

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+/*
+ * log_internal.h - the log handle, shared by the two files of the log
+ * module: log.c (handles in memory) and logfile.c (handles on a file).
+ */
+#ifndef PRINTK_LOG_INTERNAL_H
+#define PRINTK_LOG_INTERNAL_H
+
+#include "internal.h"
+#include "registry.h"
+
+struct pk_log {
+	struct prb rb;
+	void *mapping; /* non-NULL when we mmap'ed the region ourselves */
+	size_t mapping_len;
+	/* File logs only: */
+	int fd;		   /* -1 for memory logs; holds our registry lock */
+	char *path;
+	unsigned flags;	   /* PK_LOG_* */
+	int file;	   /* on the list of file logs (fork handling) */
+	int writer;	   /* registered as a writer */
+	struct pk_registry reg;
+	struct pk_log *next_file;
+};
+
+struct pk_log *pk_log_alloc(void);
+void pk_log_init_shared(struct pk_log *log);
+unsigned pk_log_data_bits_for(size_t len);
+/* logfile.c: take a destroyed file log off the fork list. */
+void pk_logfile_forget(struct pk_log *log);
+
+#endif

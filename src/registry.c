@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+/*
+ * registry.c - dead-writer detection for logs shared by several processes.
+ *
+ * Each writer process owns one registry slot for its life: it holds an OFD
+ * write lock (F_OFD_SETLK) on that slot's byte in the file's lock area. The
+ * kernel drops the lock when the last descriptor of that open file
+ * description closes - at the latest when the process dies, even by SIGKILL,
+ * and before it is reaped. So "lock byte free" means the owner is gone;
+ * unlike kill(pid, 0) this is immune to pid reuse and pid namespaces. The slot's
+ * generation changes with every new owner, so an owner code (slot, gen)
+ * never names the next process that takes the slot.
+ *
+ * One caveat: a process that closes the file while it keeps writing through
+ * the mapping (a daemon that closes every descriptor) loses its lock. Hence a
+ * free lock is confirmed by the pid: a process that still exists (and is
+ * not a zombie) is taken as alive.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "registry.h"
+
+static int lock_byte(int fd, int cmd, short type, off_t off, struct flock *out)
+{
+	struct flock fl;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = type;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = off;
+	fl.l_len = 1;
+	if (fcntl(fd, cmd, &fl) < 0)
+		return -errno;
+	if (out)
+		*out = fl;
+	return 0;
+}
+
+int pk_registry_register(struct pk_registry *reg)
+{
+	for (unsigned slot = 1; slot < reg->nentries; slot++) {
+		int err = lock_byte(reg->fd, F_OFD_SETLK, F_WRLCK, (off_t)(reg->lock_off + slot), NULL);
+
+		if (err == -EAGAIN || err == -EACCES)
+			continue; /* a live writer holds it */
+		if (err)
+			return err;
+
+		struct pk_registry_entry *e = &reg->entries[slot];
+		struct timespec now;
+		uint32_t gen = atomic_fetch_add(&e->gen, 1) + 1;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		atomic_store(&e->pid, (uint32_t)getpid());
+		atomic_store(&e->attach_ns, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
+		return (int)(slot << 4 | (gen & 15));
+	}
+	return -EUSERS;
+}
+
+/* A zombie (exited, not yet reaped) still answers kill(pid, 0). */
+static int is_zombie(uint32_t pid)
+{
+	char path[64], buf[256];
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = (int)read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+
+	/* "pid (comm) S ...": the state follows the last ')'. */
+	char *paren = strrchr(buf, ')');
+
+	return paren && paren[1] == ' ' && paren[2] == 'Z';
+}
+
+int pk_registry_owner_alive(struct pk_registry *reg, unsigned owner)
+{
+	unsigned slot = owner >> 4, gen = owner & 15;
+
+	if (slot == 0 || slot >= reg->nentries)
+		return 0; /* not a writer code we could have handed out */
+
+	struct pk_registry_entry *e = &reg->entries[slot];
+
+	if ((atomic_load(&e->gen) & 15) != gen)
+		return 0; /* the slot has a new owner: the old one died */
+
+	uint32_t pid = atomic_load(&e->pid);
+
+	if (pid == (uint32_t)getpid())
+		return 1; /* never reclaim our own: it may be the code this handler interrupted */
+
+	struct flock fl = { .l_type = F_WRLCK };
+	int saved = errno;
+	int err = lock_byte(reg->fd, F_OFD_GETLK, F_WRLCK, (off_t)(reg->lock_off + slot), &fl);
+	int alive;
+
+	if (err)
+		alive = 1; /* cannot tell: do not reclaim */
+	else if (fl.l_type != F_UNLCK)
+		alive = 1;
+	else if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+		alive = 0;
+	else
+		alive = !is_zombie(pid);
+	errno = saved;
+	return alive;
+}

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+/*
+ * registry.h - the writer registry of a log file: which processes write it,
+ * and whether a writer that claimed a record is still alive.
+ */
+#ifndef PRINTK_REGISTRY_H
+#define PRINTK_REGISTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "atomics.h"
+
+#define PK_REGISTRY_ENTRIES 1024 /* writers at once; slot 0 means "no owner" */
+#define PK_REGISTRY_ENTRY_SIZE 64
+
+/* One entry per writer slot, in the file (part of the file's ABI). */
+struct pk_registry_entry {
+	pk_a32 gen;	  /* bumped by every new owner of the slot */
+	pk_a32 pid;	  /* the owner's pid (in its namespace) */
+	pk_a64 attach_ns; /* CLOCK_REALTIME when it registered */
+	uint8_t pad[PK_REGISTRY_ENTRY_SIZE - 16];
+};
+
+struct pk_registry {
+	struct pk_registry_entry *entries; /* in the mapping */
+	int fd;				   /* holds our OFD lock on our slot's lock byte */
+	uint64_t lock_off;		   /* file offset of the lock bytes */
+	unsigned nentries;
+};
+
+/*
+ * Take a free slot: one whose lock byte no live process holds, with an
+ * open file description of our own (@fd; after fork the child opens a new
+ * one). Returns the owner code (slot << 4 | gen & 15, never 0) or a
+ * negative errno (-EUSERS when every slot is taken).
+ */
+int pk_registry_register(struct pk_registry *reg);
+
+/* 1 if the writer with @owner code is alive, 0 if it is gone for good.
+ * Async-signal-safe (fcntl, kill, open/read of /proc). */
+int pk_registry_owner_alive(struct pk_registry *reg, unsigned owner);
+
+#endif
