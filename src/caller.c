@@ -18,7 +18,10 @@
  * returns. pk_caller_context() folds the mask into the caller context, so a
  * continuation joins a line only if it comes from the same thread at the same
  * nesting with the same mask. It costs one rt_sigprocmask call, paid only by
- * lines that stay open and by continuations, never by complete lines.
+ * lines that stay open and by continuations, never by complete lines. A
+ * handler installed with SA_NODEFER and an empty sa_mask leaves the mask as
+ * it was: such a handler brackets itself with pk_printk_handler_enter() and
+ * pk_printk_handler_leave().
  */
 #include <pthread.h>
 #include <signal.h>
@@ -28,12 +31,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <printk/printk.h>
+
 #include "internal.h"
 
 static _Atomic uint32_t cached_pid;
 static _Thread_local PK_TLS_IE uint32_t cached_tid;
 static _Thread_local PK_TLS_IE uint32_t tid_owner_pid; /* pid the cached tid belongs to */
 static _Thread_local PK_TLS_IE unsigned sigdepth;
+static _Thread_local PK_TLS_IE unsigned handler_depth; /* pk_printk_handler_enter() */
 
 static uint32_t current_pid(void)
 {
@@ -73,21 +79,37 @@ void pk_caller_get(struct prb_caller *c)
 	}
 	c->pid = pid;
 	c->tid = cached_tid;
-	c->ctx = (uint8_t)(sigdepth > 0 ? sigdepth - 1 : 0);
+	c->ctx = (uint64_t)(sigdepth > 0 ? sigdepth - 1 : 0) << 56 ^
+		 (uint64_t)handler_depth * UINT64_C(0x9e3779b97f4a7c15);
 }
 
-uint8_t pk_caller_context(void)
+uint64_t pk_signal_mask(void)
 {
 	sigset_t set;
-	uint64_t bits = 0;
+	uint64_t mask = 0;
 
 	pthread_sigmask(SIG_BLOCK, NULL, &set);
-	/* The first 64 signals are the whole mask on Linux. */
-	memcpy(&bits, &set, sizeof(bits) < sizeof(set) ? sizeof(bits) : sizeof(set));
-	bits ^= bits >> 32;
-	bits ^= bits >> 16;
-	bits ^= bits >> 8;
-	return (uint8_t)(((uint8_t)bits * 31u) ^ (sigdepth > 0 ? sigdepth - 1 : 0));
+	/* Signals 1..64 are the first 64 bits of the mask on Linux. */
+	memcpy(&mask, &set, sizeof(mask) < sizeof(set) ? sizeof(mask) : sizeof(set));
+	return mask;
+}
+
+uint64_t pk_caller_context(void)
+{
+	uint64_t mask = pk_signal_mask();
+
+	return mask ^ ((uint64_t)(sigdepth > 0 ? sigdepth - 1 : 0) << 56) ^
+	       ((uint64_t)handler_depth * UINT64_C(0x9e3779b97f4a7c15));
+}
+
+void pk_printk_handler_enter(void)
+{
+	handler_depth++;
+}
+
+void pk_printk_handler_leave(void)
+{
+	handler_depth--;
 }
 
 unsigned pk_sigdepth_enter(void)

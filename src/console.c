@@ -32,7 +32,9 @@
  *      increment before the try-lock <-> the holder's seq_cst unlock before
  *      re-reading the generation). None is skipped, none printed twice.
  *   C3 printk from inside a console write only stores: the record is printed
- *      after the write returns.
+ *      after the write returns, followed by "BUG: recent printk recursion!".
+ *      A signal handler that prints while the write runs is not recursion and
+ *      gets no notice (told apart by the signal mask, base_mask below).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -71,6 +73,12 @@ static pk_a64 store_gen;     /* bumped after every store or extension */
 static _Atomic int emergency; /* panic/crash: crash-safe consoles only, skip unfinished records */
 static _Thread_local PK_TLS_IE int in_console_write;
 static _Thread_local PK_TLS_IE int recursion_seen;
+/* This thread's signal mask outside signal handlers, taken when it first
+ * prints: a printk inside a console write with the same mask comes from the
+ * write callback (recursion), one with another mask from a signal handler
+ * that interrupted the write (not recursion: no notice). */
+static _Thread_local PK_TLS_IE uint64_t base_mask;
+static _Thread_local PK_TLS_IE int base_mask_known;
 
 int pk_console_in_write(void)
 {
@@ -303,7 +311,8 @@ static void out_prefix(struct out *o, const struct pk_con_rec *r)
 	}
 }
 
-/* Text bytes [from, to) of @r; a newline inside starts a prefixed line. */
+/* Text bytes [from, to) of @r; a newline inside starts a prefixed line (an
+ * empty last line of a finished record too, as the kernel prints it). */
 static void out_text(struct out *o, const struct pk_con_rec *r, size_t from, size_t to)
 {
 	const char *color = (o->con->flags & PK_CON_COLOR) ? level_color(r->level) : NULL;
@@ -321,7 +330,7 @@ static void out_text(struct out *o, const struct pk_con_rec *r, size_t from, siz
 			break;
 		out_str(o, "\n");
 		from = end + 1;
-		if (from < r->text_len)
+		if (from < r->text_len || !r->open)
 			out_prefix(o, r);
 	}
 }
@@ -473,7 +482,9 @@ void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint)
 	if (!rb)
 		return;
 	if (in_console_write) {
-		recursion_seen = 1; /* C3: the holder prints it when the write returns */
+		/* C3: the holder prints it when the write returns. */
+		if (base_mask_known && pk_signal_mask() == base_mask)
+			recursion_seen = 1;
 		return;
 	}
 	for (;;) {
@@ -482,11 +493,15 @@ void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint)
 
 		uint64_t gen = pk_load_sc(&store_gen);
 
+		if (PK_UNLIKELY(!base_mask_known)) {
+			base_mask = pk_signal_mask();
+			base_mask_known = 1;
+		}
 		print_all_from(rb, hint);
 		hint = NULL; /* only valid for the first pass: the record may move on */
 		if (recursion_seen) {
 			recursion_seen = 0;
-			pk_printk_store_notice(2, "BUG: recent printk recursion!\n");
+			pk_printk_store_notice(PK_LOGLEVEL_CRIT, "BUG: recent printk recursion!\n");
 			print_all(rb);
 		}
 		console_unlock_idle(prb_next_reserve_seq(rb));

@@ -7,7 +7,18 @@
 
 #include <printk/dev_printk.h>
 
+#include "internal.h"
 #include "vsprintf.h"
+
+static int emit_line(int level, const char *dict, size_t dictlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	int r = pk_vprintk_emit_line(level, dict, dictlen, fmt, ap);
+	va_end(ap);
+	return r;
+}
 
 /* Length of the dictionary for @dev written to @dict (NUL-separated). */
 static size_t build_dict(const struct pk_device *dev, char *dict, size_t size)
@@ -51,8 +62,9 @@ int pk_dev_printk(const char *level, const struct pk_device *dev, const char *fm
 		const char *drv = dev->driver ? dev->driver : (dev->subsystem ? dev->subsystem : "");
 
 		dictlen = build_dict(dev, dict, sizeof(dict));
-		r = pk_printk_emit(0, lvl, dictlen ? dict : NULL, dictlen, "%s %s: %pV", drv,
-				   dev->name ? dev->name : "", &vaf);
+		/* Like the kernel's dev_vprintk_emit: a device message ends its line. */
+		r = emit_line(lvl, dictlen ? dict : NULL, dictlen, "%s %s: %pV", drv,
+			      dev->name ? dev->name : "", &vaf);
 	}
 	va_end(ap);
 	return r;

@@ -8,6 +8,7 @@
 #ifndef PRINTK_INTERNAL_H
 #define PRINTK_INTERNAL_H
 
+#include <stdarg.h>
 #include <stdint.h>
 
 #include <printk/log.h>
@@ -63,7 +64,9 @@ struct pk_log_shared *pk_log_shared(struct pk_log *log);
 void pk_caller_get(struct prb_caller *c);
 /* The caller context for continuation matching: signal nesting and the
  * signal mask (a handler between two fragments differs). One syscall. */
-uint8_t pk_caller_context(void);
+uint64_t pk_caller_context(void);
+/* This thread's blocked signals (the first 64). One syscall. */
+uint64_t pk_signal_mask(void);
 /* Signal-handler nesting: printk's entry points bracket themselves with these. */
 unsigned pk_sigdepth_enter(void);
 void pk_sigdepth_leave(void);
@@ -80,6 +83,8 @@ int pk_cfg_console_loglevel(void);
 int pk_cfg_ignore_loglevel(void);
 int pk_cfg_printk_time(void);
 int pk_cfg_printk_caller(void);
+/* printk at facility 0 whose message always ends its line (dev_printk). */
+int pk_vprintk_emit_line(int level, const char *dict, size_t dictlen, const char *fmt, va_list args);
 /* msync the printk log's file if it was configured with PK_LOG_SYNC. */
 void pk_printk_sync(void);
 /* The default log's ring, created on first use; NULL if that failed. */

@@ -198,7 +198,7 @@ int pk_log_read(struct pk_log *log, uint64_t seq, struct pk_record *rec, unsigne
 	rec->ts_nsec = r.ts_nsec;
 	rec->pid = r.caller.pid;
 	rec->tid = r.caller.tid;
-	rec->sigdepth = r.caller.ctx;
+	rec->sigdepth = (uint8_t)(r.caller.ctx >> 56); /* printk nesting depth */
 	rec->level = r.level;
 	rec->facility = r.facility;
 	rec->flags = r.flags;

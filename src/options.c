@@ -72,7 +72,7 @@ static int parse_size(const char *v, size_t n, long long *out)
 		case 'g': case 'G': mult = 1ull << 30; n--; break;
 		}
 	}
-	if (parse_uint(v, n, 1ull << 40, &x))
+	if (parse_uint(v, n, 1ull << 40, &x) || x > (1ull << 40) / mult)
 		return -EINVAL;
 	*out = (long long)(x * mult);
 	return 0;
@@ -106,58 +106,59 @@ static int parse_console(const char *v, size_t n, struct pk_opts *o)
 	return 0;
 }
 
-/* One option; @v is NULL for a bare word. */
+/* One option; @v is NULL for a bare word. -ENOENT: no such option. */
 static int apply_word(struct pk_opts *o, const char *name, size_t nlen, const char *v, size_t vlen)
 {
 	unsigned long long x;
 	int b;
 
 #define IS(lit) (nlen == sizeof(lit) - 1 && !strncmp(name, lit, nlen))
-	if (IS("log_buf_len") && v)
-		return parse_size(v, vlen, &o->log_buf_len);
-	if (IS("loglevel") && v) {
-		if (parse_uint(v, vlen, 15, &x))
+#define BOOL_OPT(field)                                        \
+	do {                                                   \
+		if (!v || parse_bool(v, vlen, &b))             \
+			return -EINVAL;                        \
+		o->field = b;                                  \
+		return 0;                                      \
+	} while (0)
+	if (IS("log_buf_len"))
+		return v ? parse_size(v, vlen, &o->log_buf_len) : -EINVAL;
+	if (IS("loglevel")) {
+		if (!v || parse_uint(v, vlen, 15, &x))
 			return -EINVAL;
 		o->console_loglevel = (int)x;
 		return 0;
 	}
-	if (IS("quiet") && !v) {
-		o->console_loglevel = 4;
+	if (IS("quiet") || IS("debug")) {
+		if (v)
+			return -EINVAL;
+		o->console_loglevel = IS("quiet") ? 4 : 10;
 		return 0;
 	}
-	if (IS("debug") && !v) {
-		o->console_loglevel = 10;
-		return 0;
+	if (IS("ignore_loglevel") || IS("printk.ignore_loglevel")) {
+		if (!v) {
+			o->ignore_loglevel = 1;
+			return 0;
+		}
+		BOOL_OPT(ignore_loglevel);
 	}
-	if ((IS("ignore_loglevel") || IS("printk.ignore_loglevel")) && (!v || !parse_bool(v, vlen, &b))) {
-		o->ignore_loglevel = v ? b : 1;
-		return 0;
-	}
-	if (IS("printk.time") && v && !parse_bool(v, vlen, &b)) {
-		o->printk_time = b;
-		return 0;
-	}
-	if (IS("printk.caller") && v && !parse_bool(v, vlen, &b)) {
-		o->printk_caller = b;
-		return 0;
-	}
-	if (IS("console") && v)
-		return parse_console(v, vlen, o);
-	if (IS("log_buf_file") && v) {
-		if (vlen == 0 || vlen >= sizeof(o->log_buf_file))
+	if (IS("printk.time"))
+		BOOL_OPT(printk_time);
+	if (IS("printk.caller"))
+		BOOL_OPT(printk_caller);
+	if (IS("console"))
+		return v ? parse_console(v, vlen, o) : -EINVAL;
+	if (IS("log_buf_file")) {
+		if (!v || vlen == 0 || vlen >= sizeof(o->log_buf_file))
 			return -EINVAL;
 		memcpy(o->log_buf_file, v, vlen);
 		o->log_buf_file[vlen] = '\0';
 		return 0;
 	}
-	if (IS("log_buf_file_group") && v && !parse_bool(v, vlen, &b)) {
-		o->log_buf_file_group = b;
-		return 0;
-	}
-	if (IS("log_buf_file_sync") && v && !parse_bool(v, vlen, &b)) {
-		o->log_buf_file_sync = b;
-		return 0;
-	}
+	if (IS("log_buf_file_group"))
+		BOOL_OPT(log_buf_file_group);
+	if (IS("log_buf_file_sync"))
+		BOOL_OPT(log_buf_file_sync);
+#undef BOOL_OPT
 #undef IS
 	return -ENOENT;
 }

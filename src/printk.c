@@ -219,7 +219,22 @@ static size_t parse_headers(const char *text, size_t len, int *level, int *cont)
 }
 
 static int store(int facility, int level, const char *dict, size_t dictlen, const char *fmt,
-		 va_list args, int print)
+		 va_list args, int print, int end_line);
+
+/* Messages dropped for nesting too deep (signal handlers inside printk inside
+ * handlers...): the first printk at the outer level says so, as 3.5 did. */
+static void report_nesting_drops(void)
+{
+	uint64_t n = atomic_exchange_explicit(&nesting_dropped, 0, memory_order_relaxed);
+
+	if (n)
+		pk_printk_store_notice(PK_LOGLEVEL_CRIT,
+				       "printk: %llu messages lost: printk nested too deep\n",
+				       (unsigned long long)n);
+}
+
+static int store(int facility, int level, const char *dict, size_t dictlen, const char *fmt,
+		 va_list args, int print, int end_line)
 {
 	struct prb *rb = pk_printk_ring();
 	unsigned depth = pk_sigdepth_enter();
@@ -231,6 +246,8 @@ static int store(int facility, int level, const char *dict, size_t dictlen, cons
 		pk_fetch_add_relaxed(&nesting_dropped, 1);
 		goto out;
 	}
+	if (PK_UNLIKELY(pk_load_relaxed(&nesting_dropped)) && depth == 1)
+		report_nesting_drops();
 
 	uint64_t ts = pk_clock_ns(); /* like the kernel: time of the call, before formatting */
 	char buf[PRINTK_FMT_BUF];
@@ -253,6 +270,7 @@ static int store(int facility, int level, const char *dict, size_t dictlen, cons
 
 	if (newline && (size_t)full == len)
 		len--;
+	newline |= end_line;
 
 	const char *text = buf;
 	int cont = 0;
@@ -338,7 +356,12 @@ int pk_vprintk_emit(int facility, int level, const char *dict, size_t dictlen, c
 {
 	if (facility < 0 || facility > 255 || level < PK_LOGLEVEL_DEFAULT || level > 7)
 		return 0;
-	return store(facility, level, dict, dictlen, fmt, args, 1);
+	return store(facility, level, dict, dictlen, fmt, args, 1, 0);
+}
+
+int pk_vprintk_emit_line(int level, const char *dict, size_t dictlen, const char *fmt, va_list args)
+{
+	return store(0, level, dict, dictlen, fmt, args, 1, 1);
 }
 
 int pk_printk_emit(int facility, int level, const char *dict, size_t dictlen, const char *fmt, ...)
@@ -353,7 +376,7 @@ int pk_printk_emit(int facility, int level, const char *dict, size_t dictlen, co
 
 int pk_vprintk(const char *fmt, va_list args)
 {
-	return store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, args, 1);
+	return store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, args, 1, 0);
 }
 
 int pk_printk(const char *fmt, ...)
@@ -361,7 +384,7 @@ int pk_printk(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 1);
+	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 1, 0);
 	va_end(ap);
 	return r;
 }
@@ -371,7 +394,7 @@ void pk_printk_store_notice(int level, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	store(0, level, NULL, 0, fmt, ap, 0);
+	store(0, level, NULL, 0, fmt, ap, 0, 0);
 	va_end(ap);
 }
 
@@ -440,20 +463,32 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 	case PK_OPTCON_STDERR:
 		con = pk_console_stderr();
 		break;
-	case PK_OPTCON_FD:
-		err = pk_console_fd_create(&con, c->fd, "fd");
+	case PK_OPTCON_FD: {
+		char name[16];
+
+		pk_snprintf(name, sizeof(name), "fd%d", c->fd);
+		err = pk_console_fd_create(&con, c->fd, name);
 		break;
+	}
 	case PK_OPTCON_FILE:
 		err = pk_console_file_create(&con, c->path);
 		break;
 	}
-	if (!err)
+	if (!err) {
 		err = pk_register_console(con);
-	if (err && err != -EBUSY && o->nwarnings < PK_OPTS_MAX_WARNINGS)
-		pk_snprintf(o->warnings[o->nwarnings++], sizeof(o->warnings[0]),
-			    "printk: PRINTK_OPTS: console %s%s unusable (error %d), ignored",
-			    c->kind == PK_OPTCON_FILE ? "file:" : "fd", c->kind == PK_OPTCON_FILE ? c->path : "",
-			    -err);
+		if (err && con != pk_console_stderr())
+			pk_console_destroy(con);
+	}
+	if (err && err != -EBUSY && o->nwarnings < PK_OPTS_MAX_WARNINGS) {
+		if (c->kind == PK_OPTCON_FILE)
+			pk_snprintf(o->warnings[o->nwarnings++], sizeof(o->warnings[0]),
+				    "printk: PRINTK_OPTS: console=file:%s unusable (error %d), ignored",
+				    c->path, -err);
+		else
+			pk_snprintf(o->warnings[o->nwarnings++], sizeof(o->warnings[0]),
+				    "printk: PRINTK_OPTS: console=fd:%d unusable (error %d), ignored",
+				    c->fd, -err);
+	}
 	return err;
 }
 
@@ -501,12 +536,19 @@ static int apply_options(struct pk_opts *o, int startup)
 	ensure_log();
 	if (startup && o->nconsoles == 0)
 		pk_register_console(pk_console_stderr());
+	int usable = 0, wanted = 0;
+
 	for (int i = 0; i < o->nconsoles; i++) {
 		int e = register_opt_console(&o->consoles[i], o);
 
+		wanted += o->consoles[i].kind != PK_OPTCON_NONE;
+		usable += !e || e == -EBUSY;
 		if (e && e != -EBUSY && !err)
 			err = e;
 	}
+	/* Consoles were asked for and none works: the warnings must still be seen. */
+	if (startup && wanted && !usable)
+		pk_register_console(pk_console_stderr());
 	for (int i = 0; i < o->nwarnings; i++)
 		pk_printk(PK_KERN_WARNING "%s\n", o->warnings[i]);
 	return err ? err : (o->nwarnings ? -EINVAL : 0);
@@ -543,6 +585,13 @@ static void printk_atexit(void)
 
 static void printk_after_fork_child(void)
 {
+	struct pk_log *log = atomic_load(&printk_log);
+
+	/* A memory log was copied: what other threads were writing when we
+	 * forked will never be finished in this copy (a file log is shared: the
+	 * parent's threads finish their records there). */
+	if (log && !configured_log_file)
+		prb_abandon_unfinished(pk_log_ring(log));
 	pk_console_after_fork();
 }
 

@@ -162,6 +162,7 @@ enum {
 	D_CALLER, /* pid (low 32) | tid (high 32) */
 	D_INFO,	  /* text_len:16 | dict_len:16 | level:8 | facility:8 | flags:8 | ctx:8 */
 	D_ALLOC,  /* 1 + the id whose extent D_EXTENT holds; stored after it, before the claim */
+	D_CTX,	  /* the writer's caller context (prb_caller.ctx) */
 };
 
 /*
@@ -442,6 +443,28 @@ static void finalize(struct prb *rb, uint64_t id)
 	}
 }
 
+void prb_abandon_unfinished(struct prb *rb)
+{
+	uint64_t t = pk_load_acquire(&rb->hdr->tail);
+	uint64_t h = pk_load_acquire(&rb->hdr->head);
+	uint64_t n = (w_id(h) + 1 - w_id(t)) & ID_MASK;
+
+	if (!rb->writable || n > rb->desc_count)
+		return;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t id = (w_id(t) + i) & ID_MASK;
+		uint64_t v = ST_LOAD(rb, id, load_acquire_fn);
+
+		if (st_id(v) == id && st_state(v) == ST_RESERVED) {
+			if (st_cas(rb, id, &v, st_with_state(v, ST_HOLE), CAS_SC))
+				pk_fetch_add_relaxed(&rb->hdr->holes, 1);
+		} else if (st_id(v) == ((id - rb->desc_count) & ID_MASK)) {
+			if (st_cas(rb, id, &v, st_make(ST_HOLE, 0, 0, id), CAS_SC))
+				pk_fetch_add_relaxed(&rb->hdr->stolen, 1);
+		}
+	}
+}
+
 void prb_finalize_last(struct prb *rb)
 {
 	uint64_t h = pk_load_sc(&rb->hdr->head);
@@ -703,9 +726,10 @@ int prb_store(struct prb *rb, const struct prb_meta *meta, const char *text, siz
 	SEQ_STORE(rb, id, seq);
 	pk_store_relaxed(&d[D_TS], meta->ts_nsec);
 	pk_store_relaxed(&d[D_CALLER], (uint64_t)meta->caller.pid | (uint64_t)meta->caller.tid << 32);
+	pk_store_relaxed(&d[D_CTX], meta->caller.ctx);
 	pk_store_relaxed(&d[D_INFO], pack_info((uint16_t)text_len, (uint16_t)dict_len,
 					       meta->level & 7, meta->facility, meta->flags,
-					       meta->caller.ctx));
+					       (uint8_t)meta->caller.ctx));
 	pk_a64 *words = block_words(rb, begin);
 
 	if (text_len)
@@ -722,9 +746,9 @@ int prb_store(struct prb *rb, const struct prb_meta *meta, const char *text, siz
 static bool caller_matches(pk_a64 *d, const struct prb_caller *c)
 {
 	uint64_t who = pk_load_relaxed(&d[D_CALLER]);
-	uint64_t info = pk_load_relaxed(&d[D_INFO]);
 
-	return who == ((uint64_t)c->pid | (uint64_t)c->tid << 32) && (uint8_t)(info >> 56) == c->ctx;
+	return who == ((uint64_t)c->pid | (uint64_t)c->tid << 32) &&
+	       pk_load_relaxed(&d[D_CTX]) == c->ctx;
 }
 
 int prb_extend(struct prb *rb, const struct prb_caller *caller, const char *text, size_t len,
@@ -869,7 +893,7 @@ static bool copy_record(struct prb *rb, uint64_t id, struct prb_record *r)
 	r->ts_nsec = pk_load_relaxed(&d[D_TS]);
 	r->caller.pid = (uint32_t)who;
 	r->caller.tid = (uint32_t)(who >> 32);
-	r->caller.ctx = (uint8_t)(info >> 56);
+	r->caller.ctx = pk_load_relaxed(&d[D_CTX]);
 	r->level = (info >> 32) & 7;
 	r->facility = (uint8_t)(info >> 40);
 	r->flags = (uint8_t)(info >> 48);

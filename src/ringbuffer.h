@@ -52,13 +52,14 @@
 
 /*
  * Who wrote a record. Continuation only joins a record written by the same
- * (pid, tid, ctx); ctx is the signal-handler nesting depth, so a handler's
- * fragment never joins the line the interrupted code was building.
+ * (pid, tid, ctx); ctx tells a signal handler from the code it interrupted
+ * (caller.c: nesting depth and signal mask), so a handler's fragment never
+ * joins the line the interrupted code was building.
  */
 struct prb_caller {
 	uint32_t pid;
 	uint32_t tid;
-	uint8_t ctx;
+	uint64_t ctx;
 };
 
 /* What a writer supplies besides text and dictionary. */
@@ -169,6 +170,13 @@ int prb_store(struct prb *rb, const struct prb_meta *meta, const char *text, siz
  */
 int prb_extend(struct prb *rb, const struct prb_caller *caller, const char *text, size_t len,
 	       size_t max_text, bool final, uint8_t add_flags, uint64_t *seq_out);
+
+/*
+ * In the child after fork(), on a ring private to this process: records that
+ * other threads of the parent were writing will never be finished here; make
+ * them holes so readers and writers go past them. Not for shared rings.
+ */
+void prb_abandon_unfinished(struct prb *rb);
 
 /* Finalize the newest record if it is still open (e.g. at exit or on panic). */
 void prb_finalize_last(struct prb *rb);

@@ -52,7 +52,7 @@ struct pk_record {
 	uint64_t ts_nsec; /* CLOCK_MONOTONIC unless the writer chose otherwise */
 	uint32_t pid;
 	uint32_t tid;
-	uint8_t sigdepth; /* signal-handler nesting depth of the writer */
+	uint8_t sigdepth; /* printk nesting depth of the writer (0: not nested) */
 	uint8_t level;	  /* 0 (emerg) .. 7 (debug) */
 	uint8_t facility; /* syslog facility number (0 = kernel/printk) */
 	uint8_t flags;	  /* PK_REC_NEWLINE, PK_REC_CONT */

@@ -47,6 +47,16 @@ PK_API int pk_printk_emit(int facility, int level, const char *dict, size_t dict
 PK_API int pk_vprintk_emit(int facility, int level, const char *dict, size_t dictlen,
 			   const char *fmt, va_list args) PK_PRINTF(5, 0);
 
+/*
+ * A continuation never joins a line started in another context: printk
+ * tells a signal handler from the code it interrupted by the signal mask
+ * (a running handler has its signal blocked). A handler installed with
+ * SA_NODEFER and an empty sa_mask does not change the mask: call these at its
+ * start and end if it prints continuation lines.
+ */
+PK_API void pk_printk_handler_enter(void);
+PK_API void pk_printk_handler_leave(void);
+
 /* The kernel's struct va_format, for "%pV". */
 #ifndef PK_VA_FORMAT_DEFINED
 #define PK_VA_FORMAT_DEFINED

@@ -1,0 +1,855 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_console.c - the console layer (src/console.c), exact bytes:
+ *   - which records print: level < console_loglevel (default 7), or
+ *     ignore_loglevel; console_silent / console_verbose; the setter's range;
+ *     suppressed records leave the console's line alone;
+ *   - the prefix "[%5lu.%06lu]", "[%6s]" of T<tid>, one space;
+ *   - registration: PK_CON_PRINTBUFFER replays the log from its oldest
+ *     record, without it only new records print; the errors; two consoles;
+ *     the kernel-signature write callback;
+ *   - printk from inside a console write: stored, printed after the write,
+ *     then "BUG: recent printk recursion!" at level 2; records overwritten
+ *     before a console printed them give "** N printk messages dropped **";
+ *   - a console whose writes fail 3 times in a row is disabled with a notice;
+ *   - pk_console_reopen without a reopen callback; pr_flush, also with a
+ *     console stuck in a write (timeout, then caught up);
+ *   - 4 threads and a slow console: every record exactly once, in order,
+ *     and a printk that finds the console busy does not wait;
+ *   - PK_CON_COLOR: dmesg --color's escape sequences.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <printk/console.h>
+#include <printk/printk.h>
+
+#include "capture.h"
+#include "internal.h"
+#include "testutil.h"
+
+static struct capture cap, cap2, cap3;
+static struct pk_record rec;
+
+static int setup(void **state)
+{
+	(void)state;
+	capture_setup(&cap, 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	pk_unregister_console(&cap2.con);
+	pk_unregister_console(&cap3.con);
+	capture_teardown(&cap);
+	return 0;
+}
+
+/* Another capture console, with the same write callback as cap. */
+static void capture_init(struct capture *c, const char *name, short flags)
+{
+	memset(c, 0, sizeof(*c));
+	strcpy(c->con.name, name);
+	c->con.write_checked = cap.con.write_checked;
+	c->con.flags = flags;
+}
+
+static uint64_t next_seq(void)
+{
+	return pk_log_next_seq(pk_printk_log());
+}
+
+static void read_at(uint64_t seq)
+{
+	assert_int_equal(pk_log_read(pk_printk_log(), seq, &rec, PK_READ_UNFINALIZED), 0);
+	assert_int_equal(rec.seq, seq);
+}
+
+static const char *const level_fmt[8] = {
+	KERN_EMERG "%d\n", KERN_ALERT "%d\n", KERN_CRIT "%d\n", KERN_ERR "%d\n",
+	KERN_WARNING "%d\n", KERN_NOTICE "%d\n", KERN_INFO "%d\n", KERN_DEBUG "%d\n",
+};
+
+static void print_all_levels(void)
+{
+	for (int i = 0; i < 8; i++) {
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#endif
+		printk(level_fmt[i], i);
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+	}
+}
+
+/* ---- which records print ---- */
+
+static void test_console_loglevel_filter(void **state)
+{
+	(void)state;
+	assert_int_equal(pk_get_console_loglevel(), 7);
+	print_all_levels();
+	assert_string_equal(capture_text(&cap), "0\n1\n2\n3\n4\n5\n6\n");
+
+	capture_clear(&cap);
+	assert_int_equal(pk_set_console_loglevel(4), 7);
+	print_all_levels();
+	assert_string_equal(capture_text(&cap), "0\n1\n2\n3\n");
+
+	capture_clear(&cap);
+	assert_int_equal(pk_set_console_loglevel(1), 4);
+	print_all_levels();
+	assert_string_equal(capture_text(&cap), "0\n");
+
+	capture_clear(&cap);
+	assert_int_equal(pk_set_console_loglevel(8), 1);
+	print_all_levels();
+	assert_string_equal(capture_text(&cap), "0\n1\n2\n3\n4\n5\n6\n7\n");
+
+	/* Suppressed records are stored all the same. */
+	assert_int_equal(next_seq(), 32);
+}
+
+/* Suppressed records between printed ones: skipped without disturbing the
+ * console's line (the filtered fast path included). */
+static void test_suppressed_between_printed(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 5; i++)
+		printk(KERN_DEBUG "dbg %d\n", i);
+	pr_err("e1\n");
+	printk(KERN_DEBUG "dbg\n");
+	printk(KERN_DEBUG "dbg\n");
+	pr_info("i1\n");
+	pr_info("a");
+	printk(KERN_DEBUG "dbg\n"); /* ends "a" in the ring, prints nothing */
+	pr_cont("b\n");	      /* a fragment of the same caller: same console line */
+	printk(KERN_DEBUG "dbg\n");
+	assert_string_equal(capture_text(&cap), "e1\ni1\nab\n");
+	assert_int_equal(next_seq(), 13);
+
+	/* Raising the level lets the next ones through at once. */
+	pk_set_console_loglevel(8);
+	printk(KERN_DEBUG "shown\n");
+	assert_string_equal(capture_text(&cap), "e1\ni1\nab\nshown\n");
+
+	/* A console that replays the log sees the same. */
+	pk_set_console_loglevel(7);
+	capture_init(&cap2, "replay", PK_CON_PRINTBUFFER);
+	assert_int_equal(pk_register_console(&cap2.con), 0);
+	assert_string_equal(capture_text(&cap2), "e1\ni1\nab\n");
+}
+
+static void test_set_console_loglevel_range(void **state)
+{
+	(void)state;
+	assert_int_equal(pk_set_console_loglevel(-1), -EINVAL);
+	assert_int_equal(pk_set_console_loglevel(16), -EINVAL);
+	assert_int_equal(pk_get_console_loglevel(), 7);
+	assert_int_equal(pk_set_console_loglevel(0), 7);
+	assert_int_equal(pk_set_console_loglevel(15), 0);
+	assert_int_equal(pk_set_console_loglevel(16), -EINVAL);
+	assert_int_equal(pk_get_console_loglevel(), 15);
+}
+
+static void test_ignore_loglevel(void **state)
+{
+	(void)state;
+	pk_set_console_loglevel(1);
+	pk_set_ignore_loglevel(1);
+	print_all_levels();
+	assert_string_equal(capture_text(&cap), "0\n1\n2\n3\n4\n5\n6\n7\n");
+	capture_clear(&cap);
+	pk_set_ignore_loglevel(0);
+	print_all_levels();
+	assert_string_equal(capture_text(&cap), "0\n");
+}
+
+static void test_silent_and_verbose(void **state)
+{
+	(void)state;
+	console_silent();
+	assert_int_equal(pk_get_console_loglevel(), 0);
+	print_all_levels();
+	assert_string_equal(capture_text(&cap), ""); /* not even KERN_EMERG */
+	console_verbose(); /* stays silent */
+	assert_int_equal(pk_get_console_loglevel(), 0);
+	print_all_levels();
+	assert_string_equal(capture_text(&cap), "");
+
+	pk_set_console_loglevel(7);
+	console_verbose();
+	assert_int_equal(pk_get_console_loglevel(), 15);
+	print_all_levels();
+	assert_string_equal(capture_text(&cap), "0\n1\n2\n3\n4\n5\n6\n7\n");
+}
+
+/* ---- prefix ---- */
+
+static void test_time_prefix(void **state)
+{
+	(void)state;
+	static const uint64_t ts[] = { 1291025000ull, 0ull, 123456789012345ull, 99999999999ull };
+
+	pk_set_printk_time(1);
+	test_clock_set(ts, 4);
+	pr_info("text\n");
+	pr_info("zero\n");
+	pr_info("wide\n");
+	pr_info("edge\n");
+	assert_string_equal(capture_text(&cap), "[    1.291025] text\n"
+						"[    0.000000] zero\n"
+						"[123456.789012] wide\n"
+						"[   99.999999] edge\n");
+	read_at(0);
+	assert_int_equal(rec.ts_nsec, 1291025000ull);
+}
+
+static char tidbuf[32];
+
+static const char *caller_field(void)
+{
+	char id[16];
+
+	snprintf(id, sizeof(id), "T%ld", (long)syscall(SYS_gettid));
+	snprintf(tidbuf, sizeof(tidbuf), "[%6s]", id);
+	return tidbuf;
+}
+
+static void *caller_thread(void *arg)
+{
+	pr_info("from thread\n");
+	strcpy(arg, caller_field());
+	return NULL;
+}
+
+static void test_caller_prefix(void **state)
+{
+	(void)state;
+	static const uint64_t ts[] = { 1291025000ull };
+	char want[256], other[32];
+	pthread_t th;
+
+	pk_set_printk_time(1);
+	pk_set_printk_caller(1);
+	test_clock_set(ts, 1);
+	pr_info("text\n");
+	snprintf(want, sizeof(want), "[    1.291025]%s text\n", caller_field());
+	assert_string_equal(capture_text(&cap), want);
+
+	capture_clear(&cap);
+	pk_set_printk_time(0);
+	pr_info("no time\n");
+	snprintf(want, sizeof(want), "%s no time\n", caller_field());
+	assert_string_equal(capture_text(&cap), want);
+
+	capture_clear(&cap);
+	assert_int_equal(pthread_create(&th, NULL, caller_thread, other), 0);
+	pthread_join(th, NULL);
+	snprintf(want, sizeof(want), "%s from thread\n", other);
+	assert_string_equal(capture_text(&cap), want);
+	read_at(next_seq() - 1);
+	assert_int_equal(rec.pid, (uint32_t)getpid());
+	assert_int_not_equal(rec.tid, (uint32_t)syscall(SYS_gettid));
+}
+
+/* Multi-line record with time and caller: each line gets both. */
+static void test_caller_prefix_every_line(void **state)
+{
+	(void)state;
+	static const uint64_t ts[] = { 5000001000ull };
+	char want[256], field[32];
+
+	pk_set_printk_time(1);
+	pk_set_printk_caller(1);
+	test_clock_set(ts, 1);
+	strcpy(field, caller_field());
+	pr_info("one\ntwo\n");
+	snprintf(want, sizeof(want), "[    5.000001]%s one\n[    5.000001]%s two\n", field, field);
+	assert_string_equal(capture_text(&cap), want);
+}
+
+/* ---- registration ---- */
+
+static void test_printbuffer_replay(void **state)
+{
+	(void)state;
+	static const uint64_t ts[] = { 1000000ull, 2000000ull, 3000000ull, 4000000ull };
+
+	pk_set_printk_time(1);
+	test_clock_set(ts, 3);
+	pr_err("first\n");
+	printk(KERN_DEBUG "suppressed\n");
+	pr_info("two\nlines\n");
+
+	capture_init(&cap2, "replay", PK_CON_PRINTBUFFER);
+	capture_init(&cap3, "new", 0);
+	assert_int_equal(pk_register_console(&cap2.con), 0);
+	assert_int_equal(pk_register_console(&cap3.con), 0);
+	assert_true(cap2.con.flags & PK_CON_ENABLED);
+	assert_true(cap3.con.flags & PK_CON_ENABLED);
+	/* The replay is printed at registration, from the oldest record. */
+	assert_string_equal(capture_text(&cap2), "[    0.001000] first\n"
+						 "[    0.003000] two\n"
+						 "[    0.003000] lines\n");
+	assert_string_equal(capture_text(&cap3), "");
+
+	/* (registration reads the clock too) */
+	test_clock_set(ts + 3, 1);
+	pr_warn("after\n");
+	assert_string_equal(capture_text(&cap2), "[    0.001000] first\n"
+						 "[    0.003000] two\n"
+						 "[    0.003000] lines\n"
+						 "[    0.004000] after\n");
+	assert_string_equal(capture_text(&cap3), "[    0.004000] after\n");
+	assert_string_equal(capture_text(&cap), "[    0.001000] first\n"
+						"[    0.003000] two\n"
+						"[    0.003000] lines\n"
+						"[    0.004000] after\n");
+}
+
+/* Replay after the ring wrapped: from the oldest record still there. */
+static void test_printbuffer_replay_after_wrap(void **state)
+{
+	(void)state;
+	char want[8192];
+	size_t n = 0;
+
+	capture_teardown(&cap);
+	capture_setup(&cap, 4096);
+	for (int i = 0; i < 300; i++)
+		printk("line %03d\n", i);
+
+	uint64_t first = pk_log_first_seq(pk_printk_log());
+
+	assert_true(first > 0);
+	for (uint64_t s = first; s < 300; s++)
+		n += (size_t)snprintf(want + n, sizeof(want) - n, "line %03u\n", (unsigned)s);
+	capture_init(&cap2, "replay", PK_CON_PRINTBUFFER);
+	assert_int_equal(pk_register_console(&cap2.con), 0);
+	assert_string_equal(capture_text(&cap2), want);
+}
+
+/* An open line at registration: the replay shows it at once, and its
+ * continuation follows on the same console line. */
+static void test_printbuffer_replay_open_line(void **state)
+{
+	(void)state;
+	pr_info("Testing foo: ");
+	capture_init(&cap2, "replay", PK_CON_PRINTBUFFER);
+	assert_int_equal(pk_register_console(&cap2.con), 0);
+	assert_string_equal(capture_text(&cap2), "Testing foo: ");
+	pr_cont("ok\n");
+	assert_string_equal(capture_text(&cap2), "Testing foo: ok\n");
+	assert_string_equal(capture_text(&cap), "Testing foo: ok\n");
+}
+
+static void kwrite(struct console *con, const char *text, unsigned len);
+
+static void test_register_errors(void **state)
+{
+	(void)state;
+	struct console none = { .name = "none" };
+	struct console unknown = { .name = "unknown", .write = kwrite };
+
+	assert_int_equal(pk_register_console(&cap.con), -EBUSY);
+	assert_int_equal(pk_register_console(NULL), -EINVAL);
+	assert_int_equal(pk_register_console(&none), -EINVAL);
+	assert_int_equal(pk_unregister_console(&unknown), -EINVAL);
+	assert_int_equal(pk_unregister_console(NULL), -EINVAL);
+
+	capture_init(&cap2, "c2", 0);
+	assert_int_equal(pk_register_console(&cap2.con), 0);
+	assert_int_equal(pk_register_console(&cap2.con), -EBUSY);
+	assert_int_equal(pk_unregister_console(&cap2.con), 0);
+	assert_int_equal(pk_unregister_console(&cap2.con), -EINVAL);
+	printk("not on c2\n");
+	assert_string_equal(capture_text(&cap2), "");
+	/* Registered again: works as new. */
+	assert_int_equal(pk_register_console(&cap2.con), 0);
+	printk("on c2\n");
+	assert_string_equal(capture_text(&cap2), "on c2\n");
+	assert_string_equal(capture_text(&cap), "not on c2\non c2\n");
+}
+
+static void test_two_consoles(void **state)
+{
+	(void)state;
+	capture_init(&cap2, "c2", 0);
+	assert_int_equal(pk_register_console(&cap2.con), 0);
+	pr_info("one\n");
+	pr_info("half ");
+	pr_cont("done\n");
+	pr_err("two\nlines\n");
+	printk(KERN_DEBUG "dbg\n");
+	static const char want[] = "one\nhalf done\ntwo\nlines\n";
+
+	assert_string_equal(capture_text(&cap), want);
+	assert_string_equal(capture_text(&cap2), want);
+}
+
+static char kbuf[4096];
+static size_t klen;
+static int kwrites;
+
+static void kwrite(struct console *con, const char *text, unsigned len)
+{
+	assert_string_equal(con->name, "kernel");
+	memcpy(kbuf + klen, text, len);
+	klen += len;
+	kwrites++;
+}
+
+static void test_kernel_signature_write(void **state)
+{
+	(void)state;
+	struct console kcon = { .name = "kernel", .write = kwrite };
+
+	klen = 0;
+	kwrites = 0;
+	assert_int_equal(pk_register_console(&kcon), 0);
+	pr_info("kernel style\n");
+	pr_info("partial ");
+	pr_cont("line\n");
+	assert_int_equal(pk_unregister_console(&kcon), 0);
+	kbuf[klen] = 0;
+	assert_string_equal(kbuf, "kernel style\npartial line\n");
+	assert_int_equal(kwrites, 3);
+}
+
+/* ---- recursion ---- */
+
+static int write_depth, max_write_depth, nested_ret;
+
+static void recursing_write(struct capture *c, const char *text, size_t len)
+{
+	(void)c;
+	(void)len;
+	write_depth++;
+	if (write_depth > max_write_depth)
+		max_write_depth = write_depth;
+	if (strncmp(text, "outer", 5) == 0)
+		nested_ret = printk("nested\n");
+	write_depth--;
+}
+
+static void test_recursion(void **state)
+{
+	(void)state;
+	uint64_t seq = next_seq();
+
+	write_depth = max_write_depth = nested_ret = 0;
+	cap.on_write = recursing_write;
+	assert_int_equal(printk(KERN_INFO "outer\n"), 5);
+	cap.on_write = NULL;
+	assert_int_equal(nested_ret, 6);
+	assert_int_equal(max_write_depth, 1); /* never re-entered */
+	assert_string_equal(capture_text(&cap), "outer\nnested\nBUG: recent printk recursion!\n");
+	read_at(seq + 1);
+	assert_string_equal(rec.text, "nested");
+	read_at(seq + 2);
+	assert_string_equal(rec.text, "BUG: recent printk recursion!");
+	assert_int_equal(rec.level, 2);
+	assert_int_equal(rec.flags, PK_REC_NEWLINE);
+	assert_int_equal(next_seq(), seq + 3);
+
+	/* Later messages: no more BUG lines. */
+	printk("calm\n");
+	assert_string_equal(capture_text(&cap), "outer\nnested\nBUG: recent printk recursion!\ncalm\n");
+}
+
+/* ---- dropped notice ---- */
+
+static uint64_t trigger_seq, seen_first, seen_next;
+static int fired;
+static char pad60[61];
+
+static void flooding_write(struct capture *c, const char *text, size_t len)
+{
+	(void)c;
+	(void)len;
+	if (fired || strncmp(text, "trigger", 7) != 0)
+		return;
+	fired = 1;
+	for (int i = 0; i < 200; i++)
+		printk("%03d:%s\n", i, pad60); /* 64 bytes of text */
+	seen_first = pk_log_first_seq(pk_printk_log());
+	seen_next = pk_log_next_seq(pk_printk_log());
+}
+
+static void test_dropped_notice(void **state)
+{
+	(void)state;
+	static char want[1 << 16];
+	size_t n;
+
+	capture_teardown(&cap);
+	capture_setup(&cap, 4096);
+	memset(pad60, 'p', 60);
+	fired = 0;
+	printk("before\n");
+	trigger_seq = next_seq();
+	cap.on_write = flooding_write;
+	printk("trigger\n");
+	cap.on_write = NULL;
+
+	assert_int_equal(seen_next, trigger_seq + 201);
+	uint64_t lost = seen_first - (trigger_seq + 1);
+
+	assert_true(seen_first > trigger_seq + 1); /* they did overflow */
+	assert_true(lost < 200);
+	n = (size_t)snprintf(want, sizeof(want), "before\ntrigger\n** %llu printk messages dropped **\n",
+			     (unsigned long long)lost);
+	for (uint64_t i = lost; i < 200; i++)
+		n += (size_t)snprintf(want + n, sizeof(want) - n, "%03u:%s\n", (unsigned)i, pad60);
+	snprintf(want + n, sizeof(want) - n, "BUG: recent printk recursion!\n");
+	assert_string_equal(capture_text(&cap), want);
+
+	/* Later records: no second notice. */
+	capture_clear(&cap);
+	printk("after\n");
+	assert_string_equal(capture_text(&cap), "after\n");
+}
+
+/* ---- failing console ---- */
+
+static void test_failing_console_disabled(void **state)
+{
+	(void)state;
+	capture_init(&cap2, "flaky", 0);
+	cap2.fail_writes = 3;
+	assert_int_equal(pk_register_console(&cap2.con), 0);
+	printk("a\n");
+	printk("b\n");
+	assert_true(cap2.con.flags & PK_CON_ENABLED); /* two failures: still on */
+	uint64_t seq = next_seq();
+
+	printk("c\n");
+	assert_false(cap2.con.flags & PK_CON_ENABLED);
+	read_at(seq + 1);
+	assert_string_equal(rec.text, "printk: console [flaky] disabled after 3 failed writes (error 5)");
+	assert_int_equal(rec.level, 3);
+	assert_int_equal(rec.flags, PK_REC_NEWLINE);
+	printk("d\n");
+	assert_string_equal(capture_text(&cap),
+			    "a\nb\nc\nprintk: console [flaky] disabled after 3 failed writes (error 5)\nd\n");
+	assert_string_equal(capture_text(&cap2), "");
+	assert_int_equal(cap2.writes, 3);
+	assert_int_equal(pk_console_reopen(&cap2.con), -EINVAL); /* no reopen callback */
+}
+
+/* Failures that are not consecutive do not add up. */
+static void test_failures_reset_by_success(void **state)
+{
+	(void)state;
+	capture_init(&cap2, "flaky", 0);
+	cap2.fail_writes = 2;
+	assert_int_equal(pk_register_console(&cap2.con), 0);
+	printk("a\n");
+	printk("b\n");
+	printk("c\n");
+	cap2.fail_writes = 2;
+	printk("d\n");
+	printk("e\n");
+	printk("f\n");
+	assert_true(cap2.con.flags & PK_CON_ENABLED);
+	assert_string_equal(capture_text(&cap2), "c\nf\n");
+	assert_string_equal(capture_text(&cap), "a\nb\nc\nd\ne\nf\n");
+}
+
+static void test_reopen_and_flush(void **state)
+{
+	(void)state;
+	assert_int_equal(pk_console_reopen(&cap.con), -EINVAL);
+	assert_int_equal(pk_console_reopen(NULL), -EINVAL);
+	printk("x\n");
+	pr_info("open");
+	assert_int_equal(pr_flush(1000, 0), 1);
+	assert_int_equal(pr_flush(0, 0), 1);
+	assert_int_equal(pr_flush(-1, 1), 1);
+	assert_string_equal(capture_text(&cap), "x\nopen");
+}
+
+/* pr_flush while another thread is stuck in a console write: 0 after the
+ * timeout, 1 once the console caught up; printk meanwhile does not wait. */
+static sem_t in_slow_write;
+
+static void slow_on_write(struct capture *c, const char *text, size_t len)
+{
+	(void)c;
+	(void)len;
+	if (strncmp(text, "slow", 4) == 0) {
+		struct timespec d = { 0, 300 * 1000 * 1000 };
+
+		sem_post(&in_slow_write);
+		nanosleep(&d, NULL);
+	}
+}
+
+static void *print_slow(void *arg)
+{
+	(void)arg;
+	printk("slow\n");
+	return NULL;
+}
+
+static void test_pr_flush_timeout(void **state)
+{
+	(void)state;
+	pthread_t th;
+
+	sem_init(&in_slow_write, 0, 0);
+	cap.on_write = slow_on_write;
+	assert_int_equal(pthread_create(&th, NULL, print_slow, NULL), 0);
+	sem_wait(&in_slow_write);
+
+	uint64_t t0 = now_ms();
+
+	printk("queued\n"); /* left to the printing thread */
+	assert_true(now_ms() - t0 < 100);
+	/* (cap is not read here: the printing thread owns it until it lets go) */
+	assert_int_equal(pr_flush(50, 0), 0);
+	assert_int_equal(pr_flush(5000, 0), 1);
+	assert_string_equal(capture_text(&cap), "slow\nqueued\n");
+	pthread_join(th, NULL);
+	cap.on_write = NULL;
+	sem_destroy(&in_slow_write);
+}
+
+/* ---- several threads, a slow console ---- */
+
+#define HO_THREADS 4
+#define HO_MSGS	   2000
+
+struct slow_console {
+	struct console con;
+	char *buf;
+	size_t len, cap;
+	uint64_t busy_ns;
+	long writes;
+};
+
+static struct slow_console slow;
+static _Thread_local int tl_wrote;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int slow_write(struct console *con, const char *text, size_t len)
+{
+	struct slow_console *s = (struct slow_console *)con;
+	uint64_t t0 = now_ns();
+	struct timespec d = { 0, 50 * 1000 };
+
+	tl_wrote = 1;
+	if (s->len + len <= s->cap) {
+		memcpy(s->buf + s->len, text, len);
+		s->len += len;
+	}
+	s->writes++;
+	nanosleep(&d, NULL);
+	s->busy_ns += now_ns() - t0;
+	return 0;
+}
+
+struct ho_result {
+	int id;
+	uint64_t max_quiet_ns; /* slowest call that did not write */
+	uint64_t max_any_ns;
+	int calls_that_wrote;
+};
+
+static pthread_barrier_t ho_barrier;
+
+static void *ho_thread(void *arg)
+{
+	struct ho_result *r = arg;
+
+	pthread_barrier_wait(&ho_barrier);
+	for (int j = 0; j < HO_MSGS; j++) {
+		tl_wrote = 0;
+		uint64_t t0 = now_ns();
+
+		printk("T%d %04d\n", r->id, j);
+
+		uint64_t dt = now_ns() - t0;
+
+		if (dt > r->max_any_ns)
+			r->max_any_ns = dt;
+		if (tl_wrote)
+			r->calls_that_wrote++;
+		else if (dt > r->max_quiet_ns)
+			r->max_quiet_ns = dt;
+	}
+	return NULL;
+}
+
+static void test_handover_slow_console(void **state)
+{
+	(void)state;
+	pthread_t th[HO_THREADS];
+	struct ho_result res[HO_THREADS];
+	struct pk_log *log;
+
+	capture_teardown(&cap);
+	capture_setup(&cap, 1 << 20);
+	assert_int_equal(pk_unregister_console(&cap.con), 0);
+	memset(&slow, 0, sizeof(slow));
+	strcpy(slow.con.name, "slow");
+	slow.con.write_checked = slow_write;
+	slow.cap = 1 << 20;
+	slow.buf = malloc(slow.cap);
+	assert_non_null(slow.buf);
+	assert_int_equal(pk_register_console(&slow.con), 0);
+	log = pk_printk_log();
+
+	pthread_barrier_init(&ho_barrier, NULL, HO_THREADS);
+	for (int i = 0; i < HO_THREADS; i++) {
+		memset(&res[i], 0, sizeof(res[i]));
+		res[i].id = i;
+		assert_int_equal(pthread_create(&th[i], NULL, ho_thread, &res[i]), 0);
+	}
+	for (int i = 0; i < HO_THREADS; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&ho_barrier);
+
+	/* Every printk returned; before any flush, every record is on the
+	 * console exactly once, in seq order. */
+	uint64_t first = pk_log_first_seq(log), next = pk_log_next_seq(log);
+
+	assert_int_equal(first, 0);
+	assert_int_equal(next, HO_THREADS * HO_MSGS);
+
+	char *want = malloc(1 << 20);
+	size_t n = 0;
+	int last[HO_THREADS];
+
+	assert_non_null(want);
+	for (int i = 0; i < HO_THREADS; i++)
+		last[i] = -1;
+	for (uint64_t s = first; s < next; s++) {
+		int t, j;
+
+		assert_int_equal(pk_log_read(log, s, &rec, 0), 0);
+		assert_int_equal(rec.seq, s);
+		assert_int_equal(sscanf(rec.text, "T%d %d", &t, &j), 2);
+		assert_in_range(t, 0, HO_THREADS - 1);
+		assert_int_equal(j, last[t] + 1); /* per-thread order in the log */
+		last[t] = j;
+		memcpy(want + n, rec.text, rec.text_len);
+		n += rec.text_len;
+		want[n++] = '\n';
+	}
+	assert_int_equal(slow.len, n);
+	assert_memory_equal(slow.buf, want, n);
+	assert_int_equal(slow.writes, HO_THREADS * HO_MSGS);
+
+	/* Nobody waited for the console lock: a call that found the console
+	 * busy returned at once, although the console was busy for much
+	 * longer (>= 8000 * 50 us). */
+	uint64_t max_quiet = 0, max_any = 0;
+	int never_wrote = 0;
+
+	for (int i = 0; i < HO_THREADS; i++) {
+		if (res[i].max_quiet_ns > max_quiet)
+			max_quiet = res[i].max_quiet_ns;
+		if (res[i].max_any_ns > max_any)
+			max_any = res[i].max_any_ns;
+		if (res[i].calls_that_wrote == 0)
+			never_wrote++;
+	}
+	print_message("console busy %.1f ms; slowest non-printing printk %.3f ms; slowest printk %.1f ms; "
+		      "threads that never wrote: %d\n",
+		      slow.busy_ns / 1e6, max_quiet / 1e6, max_any / 1e6, never_wrote);
+	assert_true(slow.busy_ns >= (uint64_t)HO_THREADS * HO_MSGS * 50000u);
+	assert_true(max_quiet < slow.busy_ns / 4);
+
+	assert_int_equal(pk_unregister_console(&slow.con), 0);
+	free(want);
+	free(slow.buf);
+	slow.buf = NULL;
+	assert_int_equal(pk_register_console(&cap.con), 0);
+}
+
+/* ---- colour ---- */
+
+static void test_color(void **state)
+{
+	(void)state;
+	static const uint64_t ts[] = { 1000000000ull };
+	static const char *const text_on[8] = {
+		"\033[7m\033[31m", "\033[7m\033[31m", "\033[1m\033[31m", "\033[31m", "\033[1m", "", "", "",
+	};
+	static char want[4096];
+	size_t n = 0;
+
+	pk_set_printk_time(1);
+	pk_set_ignore_loglevel(1);
+	test_clock_set(ts, 1);
+	capture_init(&cap2, "color", PK_CON_COLOR);
+	assert_int_equal(pk_register_console(&cap2.con), 0);
+	print_all_levels();
+	for (int i = 0; i < 8; i++)
+		n += (size_t)snprintf(want + n, sizeof(want) - n, "\033[32m[    1.000000]\033[0m %s%d%s\n", text_on[i],
+				      i, *text_on[i] ? "\033[0m" : "");
+	assert_string_equal(capture_text(&cap2), want);
+	/* The plain console has no escapes. */
+	assert_null(strchr(capture_text(&cap), '\033'));
+
+	/* Each line of a record is coloured on its own; without a prefix, only
+	 * the text is. */
+	capture_clear(&cap2);
+	pr_err("one\ntwo\n");
+	pk_set_printk_time(0);
+	pr_err("bare\n");
+	pr_info("info\n");
+	assert_string_equal(capture_text(&cap2), "\033[32m[    1.000000]\033[0m \033[31mone\033[0m\n"
+						 "\033[32m[    1.000000]\033[0m \033[31mtwo\033[0m\n"
+						 "\033[31mbare\033[0m\n"
+						 "info\n");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_console_loglevel_filter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_suppressed_between_printed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_console_loglevel_range, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ignore_loglevel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_silent_and_verbose, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_time_prefix, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_caller_prefix, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_caller_prefix_every_line, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_printbuffer_replay, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_printbuffer_replay_after_wrap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_printbuffer_replay_open_line, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_register_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_consoles, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kernel_signature_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recursion, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dropped_notice, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failing_console_disabled, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failures_reset_by_success, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reopen_and_flush, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pr_flush_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_handover_slow_console, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_color, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

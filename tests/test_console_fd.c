@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_console_fd.c - the built-in consoles (src/console_fd.c):
+ *   - a console on a pipe gets the exact bytes, a partial line at once;
+ *   - a pipe whose reader is gone: no SIGPIPE (default disposition or a
+ *     handler), the console is disabled after 3 failed writes, with a notice;
+ *   - a full pipe (non-blocking, and blocking in a child): each write gives
+ *     up after ~500 ms, the console is then disabled and printk is fast again;
+ *   - a file console appends, and pk_console_reopen after rename() follows
+ *     the path (log rotation); a failed reopen keeps the old file;
+ *   - bad arguments; pk_console_destroy; /dev/null; the stderr console.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <printk/console.h>
+#include <printk/printk.h>
+
+#include "capture.h"
+#include "testutil.h"
+
+static struct capture cap;
+static struct pk_record rec;
+
+static int setup(void **state)
+{
+	(void)state;
+	capture_setup(&cap, 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	capture_teardown(&cap);
+	return 0;
+}
+
+static size_t read_all(int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	for (;;) {
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = 0;
+	return len;
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[4096];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	read_all(fd, buf, sizeof(buf));
+	close(fd);
+	return buf;
+}
+
+/* Fill a pipe's write end completely; returns the bytes it holds. */
+static size_t fill_pipe(int wfd)
+{
+	int fl = fcntl(wfd, F_GETFL);
+	char chunk[4096];
+	size_t total = 0;
+	ssize_t n;
+
+	memset(chunk, 'f', sizeof(chunk));
+	fcntl(wfd, F_SETFL, fl | O_NONBLOCK);
+	while ((n = write(wfd, chunk, sizeof(chunk))) > 0)
+		total += (size_t)n;
+	while ((n = write(wfd, chunk, 1)) > 0)
+		total += (size_t)n;
+	fcntl(wfd, F_SETFL, fl);
+	return total;
+}
+
+static uint64_t mono_ms(void)
+{
+	return now_ms();
+}
+
+static int find_record(const char *text, int level)
+{
+	struct pk_log *log = pk_printk_log();
+
+	for (uint64_t s = pk_log_first_seq(log); s < pk_log_next_seq(log); s++)
+		if (pk_log_read(log, s, &rec, 0) == 0 && strcmp(rec.text, text) == 0 && rec.level == level)
+			return 1;
+	return 0;
+}
+
+/* ---- a pipe ---- */
+
+static void test_pipe_exact_bytes(void **state)
+{
+	(void)state;
+	int p[2];
+	char buf[256];
+	struct console *con = NULL;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+	assert_int_equal(pk_console_fd_create(&con, p[1], "pipe"), 0);
+	assert_non_null(con);
+	assert_string_equal(con->name, "pipe");
+	assert_false(con->flags & PK_CON_COLOR); /* not a terminal */
+	assert_int_equal(pk_register_console(con), 0);
+
+	pr_info("hello\n");
+	assert_int_equal(read_all(p[0], buf, sizeof(buf)), 6);
+	assert_string_equal(buf, "hello\n");
+	pr_info("partial ");
+	read_all(p[0], buf, sizeof(buf));
+	assert_string_equal(buf, "partial "); /* at once */
+	pr_cont("line\n");
+	pr_err("two\nlines\n");
+	printk(KERN_DEBUG "hidden\n");
+	read_all(p[0], buf, sizeof(buf));
+	assert_string_equal(buf, "line\ntwo\nlines\n");
+
+	pk_set_printk_time(1);
+	static const uint64_t ts[] = { 7000042000ull };
+
+	test_clock_set(ts, 1);
+	pr_info("stamped\n");
+	test_clock_off();
+	read_all(p[0], buf, sizeof(buf));
+	assert_string_equal(buf, "[    7.000042] stamped\n");
+	assert_true(con->flags & PK_CON_ENABLED);
+
+	assert_int_equal(pk_unregister_console(con), 0);
+	pk_console_destroy(con);
+	close(p[0]);
+	close(p[1]);
+
+	/* A NULL name gives "fd". */
+	assert_int_equal(pk_console_fd_create(&con, 2, NULL), 0);
+	assert_string_equal(con->name, "fd");
+	pk_console_destroy(con);
+}
+
+/* ---- the reader is gone ---- */
+
+#define CHILD_CHECK(cond)                                                              \
+	do {                                                                           \
+		if (!(cond)) {                                                         \
+			dprintf(2, "child check failed at line %d: %s\n", __LINE__, #cond); \
+			return 1;                                                      \
+		}                                                                      \
+	} while (0)
+
+static volatile sig_atomic_t sigpipe_count;
+
+static void on_sigpipe(int sig)
+{
+	(void)sig;
+	sigpipe_count++;
+}
+
+static int closed_pipe_child(void *arg)
+{
+	int with_handler = *(int *)arg;
+	int p[2];
+	struct console *con;
+	sigset_t mask, pending;
+
+	if (with_handler) {
+		struct sigaction sa = { .sa_handler = on_sigpipe };
+
+		sigaction(SIGPIPE, &sa, NULL);
+	} else {
+		signal(SIGPIPE, SIG_DFL);
+	}
+	CHILD_CHECK(pipe2(p, O_CLOEXEC) == 0);
+	close(p[0]);
+	CHILD_CHECK(pk_console_fd_create(&con, p[1], "pipe") == 0);
+	CHILD_CHECK(pk_register_console(con) == 0);
+	printk("one\n");
+	printk("two\n");
+	CHILD_CHECK(con->flags & PK_CON_ENABLED);
+	printk("three\n");
+	CHILD_CHECK(!(con->flags & PK_CON_ENABLED));
+	CHILD_CHECK(find_record("printk: console [pipe] disabled after 3 failed writes (error 32)", 3));
+	printk("four\n");
+	CHILD_CHECK(sigpipe_count == 0);
+	pthread_sigmask(SIG_SETMASK, NULL, &mask);
+	CHILD_CHECK(!sigismember(&mask, SIGPIPE)); /* mask restored */
+	sigpending(&pending);
+	CHILD_CHECK(!sigismember(&pending, SIGPIPE)); /* nothing left pending */
+	/* The other console got everything, the notice included. */
+	CHILD_CHECK(strcmp(capture_text(&cap), "one\ntwo\nthree\n"
+						"printk: console [pipe] disabled after 3 failed writes (error 32)\n"
+						"four\n") == 0);
+	pk_unregister_console(con);
+	pk_console_destroy(con);
+	CHILD_CHECK(write(1, "marker\n", 7) == 7);
+	return 0;
+}
+
+static void test_closed_pipe_no_sigpipe(void **state)
+{
+	(void)state;
+	struct child_result res;
+
+	for (int with_handler = 0; with_handler < 2; with_handler++) {
+		run_child(closed_pipe_child, &with_handler, 5000, &res);
+		assert_false(res.timed_out);
+		assert_false(res.signaled);
+		assert_true(res.exited);
+		assert_string_equal(res.out, "marker\n");
+		assert_int_equal(res.status, 0);
+		child_result_free(&res);
+	}
+}
+
+/* ---- a full pipe ---- */
+
+/* Three slow printks (~500 ms each), the console disabled, then fast ones. */
+static int full_pipe_sequence(struct console *con, char *why, size_t whylen)
+{
+	uint64_t t0 = mono_ms();
+
+	for (int i = 0; i < 3; i++) {
+		uint64_t a = mono_ms();
+
+		printk("blocked %d\n", i);
+
+		uint64_t d = mono_ms() - a;
+
+		if (d < 400 || d > 2000) {
+			snprintf(why, whylen, "printk %d took %llu ms", i, (unsigned long long)d);
+			return 1;
+		}
+	}
+	if (con->flags & PK_CON_ENABLED) {
+		snprintf(why, whylen, "console still enabled");
+		return 2;
+	}
+	uint64_t a = mono_ms();
+
+	for (int i = 0; i < 100; i++)
+		printk("fast %d\n", i);
+	if (mono_ms() - a > 200) {
+		snprintf(why, whylen, "printk after disabling is slow: %llu ms",
+			 (unsigned long long)(mono_ms() - a));
+		return 3;
+	}
+	if (mono_ms() - t0 > 5000) {
+		snprintf(why, whylen, "total %llu ms", (unsigned long long)(mono_ms() - t0));
+		return 4;
+	}
+	if (!find_record("printk: console [full] disabled after 3 failed writes (error 110)", 3)) {
+		snprintf(why, whylen, "no notice record");
+		return 5;
+	}
+	return 0;
+}
+
+static void test_nonblocking_full_pipe(void **state)
+{
+	(void)state;
+	int p[2];
+	struct console *con;
+	char why[128] = "";
+	static char buf[1 << 17];
+
+	assert_int_equal(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+	size_t filled = fill_pipe(p[1]);
+
+	assert_true(filled >= 4096);
+	assert_int_equal(pk_console_fd_create(&con, p[1], "full"), 0);
+	assert_int_equal(pk_register_console(con), 0);
+	int r = full_pipe_sequence(con, why, sizeof(why));
+
+	assert_string_equal(why, "");
+	assert_int_equal(r, 0);
+	/* The program continues; the pipe holds the filler only (no torn bytes). */
+	assert_int_equal(read_all(p[0], buf, sizeof(buf)), filled);
+	for (size_t i = 0; i < filled; i++)
+		if (buf[i] != 'f')
+			fail_msg("byte %zu is %#x", i, buf[i]);
+	assert_int_equal(pk_unregister_console(con), 0);
+	pk_console_destroy(con);
+	close(p[0]);
+	close(p[1]);
+}
+
+static int blocking_full_pipe_child(void *arg)
+{
+	(void)arg;
+	int p[2];
+	struct console *con;
+	char why[128] = "";
+
+	CHILD_CHECK(pipe2(p, O_CLOEXEC) == 0);
+	fill_pipe(p[1]);
+	CHILD_CHECK(!(fcntl(p[1], F_GETFL) & O_NONBLOCK));
+	CHILD_CHECK(pk_console_fd_create(&con, p[1], "full") == 0);
+	CHILD_CHECK(pk_register_console(con) == 0);
+	int r = full_pipe_sequence(con, why, sizeof(why));
+
+	if (r) {
+		dprintf(2, "%s\n", why);
+		return 10 + r;
+	}
+	CHILD_CHECK(write(1, "marker\n", 7) == 7);
+	return 0;
+}
+
+static void test_blocking_full_pipe(void **state)
+{
+	(void)state;
+	struct child_result res;
+
+	run_child(blocking_full_pipe_child, NULL, 10000, &res);
+	assert_false(res.timed_out);
+	assert_true(res.exited);
+	assert_string_equal(res.out, "marker\n");
+	assert_int_equal(res.status, 0);
+	child_result_free(&res);
+}
+
+/* ---- a file, and log rotation ---- */
+
+static void test_file_append_and_reopen(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/pk_console_fd_XXXXXX";
+	char path[256], rotated[256], dir2[300], moved[400];
+	struct console *con;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/printk.log", dir);
+	snprintf(rotated, sizeof(rotated), "%s/printk.log.1", dir);
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "old\n", 4), 4);
+	close(fd);
+
+	assert_int_equal(pk_console_file_create(&con, path), 0);
+	assert_string_equal(con->name, "file");
+	assert_false(con->flags & PK_CON_COLOR);
+	assert_int_equal(pk_register_console(con), 0);
+	pr_info("one\n");
+	assert_string_equal(slurp(path), "old\none\n"); /* appended */
+
+	/* logrotate: rename, then ask the console to reopen. */
+	assert_int_equal(rename(path, rotated), 0);
+	pr_info("two\n"); /* still the old file */
+	assert_int_equal(pk_console_reopen(con), 0);
+	pr_info("three\n");
+	assert_string_equal(slurp(rotated), "old\none\ntwo\n");
+	assert_string_equal(slurp(path), "three\n");
+
+	/* A reopen that fails returns the error and keeps the open file. */
+	snprintf(dir2, sizeof(dir2), "%s.moved", dir);
+	assert_int_equal(rename(dir, dir2), 0);
+	assert_int_equal(pk_console_reopen(con), -ENOENT);
+	pr_info("four\n");
+	assert_true(con->flags & PK_CON_ENABLED);
+	snprintf(moved, sizeof(moved), "%s/printk.log", dir2);
+	assert_string_equal(slurp(moved), "three\nfour\n");
+
+	assert_int_equal(pk_unregister_console(con), 0);
+	pk_console_destroy(con);
+	snprintf(moved, sizeof(moved), "%s/printk.log", dir2);
+	unlink(moved);
+	snprintf(moved, sizeof(moved), "%s/printk.log.1", dir2);
+	unlink(moved);
+	rmdir(dir2);
+}
+
+/* ---- arguments, destroy ---- */
+
+static void test_bad_arguments(void **state)
+{
+	(void)state;
+	struct console *con = NULL;
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	close(fd); /* now certainly not open */
+	assert_int_equal(pk_console_fd_create(&con, -1, "x"), -EBADF);
+	assert_int_equal(pk_console_fd_create(&con, fd, "x"), -EBADF);
+	assert_null(con);
+	assert_int_equal(pk_console_file_create(&con, NULL), -EINVAL);
+	assert_int_equal(pk_console_file_create(&con, ""), -EINVAL);
+	assert_int_equal(pk_console_file_create(&con, "/nonexistent-pk-dir/x/log"), -ENOENT);
+	assert_int_equal(pk_console_file_create(&con, "/tmp"), -EISDIR);
+	assert_null(con);
+	/* Harmless no-ops. */
+	pk_console_destroy(NULL);
+	pk_console_destroy(pk_console_stderr());
+	pk_console_destroy(&cap.con); /* not made by pk_console_*_create */
+	printk("still fine\n");
+	assert_string_equal(capture_text(&cap), "still fine\n");
+}
+
+static void test_destroy_frees(void **state)
+{
+	(void)state;
+	struct console *a, *b, *c;
+	char path[] = "/tmp/pk_console_fd_destroy_XXXXXX";
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	/* Never registered. */
+	assert_int_equal(pk_console_fd_create(&a, 1, "a"), 0);
+	pk_console_destroy(a);
+	/* Registered, unregistered, destroyed. */
+	assert_int_equal(pk_console_file_create(&b, path), 0);
+	assert_int_equal(pk_register_console(b), 0);
+	printk("to b\n");
+	assert_int_equal(pk_unregister_console(b), 0);
+	pk_console_destroy(b);
+	assert_string_equal(slurp(path), "to b\n");
+	/* Still registered at pk_printk_exit: released there (LeakSanitizer
+	 * would report it otherwise). */
+	assert_int_equal(pk_console_file_create(&c, path), 0);
+	assert_int_equal(pk_register_console(c), 0);
+	printk("to c\n");
+	capture_teardown(&cap);
+	assert_string_equal(slurp(path), "to b\nto c\n");
+	capture_setup(&cap, 0);
+	unlink(path);
+}
+
+static void test_dev_null(void **state)
+{
+	(void)state;
+	struct console *con;
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pk_console_fd_create(&con, fd, "null"), 0);
+	assert_int_equal(pk_register_console(con), 0);
+	uint64_t t0 = mono_ms();
+
+	for (int i = 0; i < 1000; i++)
+		printk("to /dev/null %d\n", i);
+	assert_true(mono_ms() - t0 < 2000);
+	assert_true(con->flags & PK_CON_ENABLED);
+	assert_int_equal(pk_log_next_seq(pk_printk_log()), 1000); /* no notice */
+	assert_int_equal(pk_unregister_console(con), 0);
+	pk_console_destroy(con);
+	close(fd);
+}
+
+static int stderr_child(void *arg)
+{
+	(void)arg;
+	struct console *con = pk_console_stderr();
+
+	CHILD_CHECK(con == pk_console_stderr());
+	CHILD_CHECK(strcmp(con->name, "stderr") == 0);
+	CHILD_CHECK(pk_register_console(con) == 0);
+	pr_info("on stderr ");
+	pr_cont("%d\n", 42);
+	CHILD_CHECK(pk_unregister_console(con) == 0);
+	return 0;
+}
+
+static void test_stderr_console(void **state)
+{
+	(void)state;
+	struct child_result res;
+
+	run_child(stderr_child, NULL, 5000, &res);
+	assert_true(res.exited);
+	assert_string_equal(res.out, "on stderr 42\n");
+	assert_int_equal(res.status, 0);
+	child_result_free(&res);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_pipe_exact_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_closed_pipe_no_sigpipe, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nonblocking_full_pipe, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_blocking_full_pipe, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_append_and_reopen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_destroy_frees, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dev_null, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stderr_console, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
