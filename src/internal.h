@@ -58,6 +58,9 @@ struct pk_log_shared {
 
 /* The shared state of @log (never NULL for a valid handle). */
 struct pk_log_shared *pk_log_shared(struct pk_log *log);
+/* logfile.c: 1 if a process (this one included) still writes @log, 0 if
+ * every writer is gone (post-mortem). Memory logs: 1. */
+int pk_log_writers_alive(struct pk_log *log);
 
 /* caller.c: who is calling, cached so the fast path makes no syscall.
  * Async-signal-safe. */
@@ -83,6 +86,9 @@ int pk_cfg_console_loglevel(void);
 int pk_cfg_ignore_loglevel(void);
 int pk_cfg_printk_time(void);
 int pk_cfg_printk_caller(void);
+int pk_cfg_default_message_loglevel(void);
+/* The default log if it exists (never creates it). */
+struct pk_log *pk_printk_log_peek(void);
 /* printk at facility 0 whose message always ends its line (dev_printk). */
 int pk_vprintk_emit_line(int level, const char *dict, size_t dictlen, const char *fmt, va_list args);
 /* msync the printk log's file if it was configured with PK_LOG_SYNC. */

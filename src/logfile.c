@@ -340,6 +340,23 @@ int pk_log_open_file(struct pk_log **logp, const char *path, size_t log_buf_len,
 	return err;
 }
 
+int pk_log_writers_alive(struct pk_log *log)
+{
+	if (!log->path)
+		return 1;
+	if (log->writer)
+		return 1;
+	for (unsigned slot = 1; slot < log->reg.nentries; slot++) {
+		struct pk_registry_entry *e = &log->reg.entries[slot];
+
+		if (atomic_load(&e->gen) == 0)
+			continue; /* never used */
+		if (pk_registry_owner_alive(&log->reg, slot << 4 | (atomic_load(&e->gen) & 15)))
+			return 1;
+	}
+	return 0;
+}
+
 int pk_log_sync(struct pk_log *log)
 {
 	if (!log || !log->path || !log->mapping || !log->rb.writable)

@@ -17,6 +17,8 @@
  *   log_buf_file=PATH    keep the log in a file shared with other processes
  *   log_buf_file_group=B a new log file is group-readable (0640)
  *   log_buf_file_sync=B  msync the log file at exit and on panic
+ *   printk.devkmsg=M     on, off or ratelimit: what kmsg writers may do
+ *   crash_dump=B         install the fatal-signal handler
  */
 #include <errno.h>
 #include <stdio.h>
@@ -156,6 +158,16 @@ static int apply_word(struct pk_opts *o, const char *name, size_t nlen, const ch
 	}
 	if (IS("log_buf_file_group"))
 		BOOL_OPT(log_buf_file_group);
+	if (IS("crash_dump"))
+		BOOL_OPT(crash_dump);
+	if (IS("printk.devkmsg")) {
+		if (!v || !((vlen == 2 && !strncmp(v, "on", 2)) || (vlen == 3 && !strncmp(v, "off", 3)) ||
+			    (vlen == 9 && !strncmp(v, "ratelimit", 9))))
+			return -EINVAL;
+		memcpy(o->devkmsg, v, vlen);
+		o->devkmsg[vlen] = '\0';
+		return 0;
+	}
 	if (IS("log_buf_file_sync"))
 		BOOL_OPT(log_buf_file_sync);
 #undef BOOL_OPT
@@ -173,6 +185,7 @@ int pk_opts_parse(const char *s, struct pk_opts *o)
 	o->printk_caller = -1;
 	o->log_buf_file_group = -1;
 	o->log_buf_file_sync = -1;
+	o->crash_dump = -1;
 	if (!s)
 		return 0;
 	while (*s) {

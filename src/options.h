@@ -26,6 +26,8 @@ struct pk_opts {
 	char log_buf_file[PK_OPTS_PATH_MAX]; /* "" if not given */
 	int log_buf_file_group;
 	int log_buf_file_sync;
+	char devkmsg[16];  /* printk.devkmsg=: "" if not given */
+	int crash_dump;	   /* crash_dump=: -1 if not given */
 	int console_loglevel;
 	int ignore_loglevel;
 	int printk_time;

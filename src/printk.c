@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include <printk/console.h>
+#include <printk/kmsg.h>
 #include <printk/printk.h>
 
 #include "internal.h"
@@ -75,6 +76,16 @@ int pk_cfg_printk_time(void)
 int pk_cfg_printk_caller(void)
 {
 	return atomic_load_explicit(&printk_caller, memory_order_relaxed);
+}
+
+int pk_cfg_default_message_loglevel(void)
+{
+	return atomic_load_explicit(&default_message_loglevel, memory_order_relaxed);
+}
+
+struct pk_log *pk_printk_log_peek(void)
+{
+	return atomic_load_explicit(&printk_log, memory_order_acquire);
 }
 
 /* ------------------------------------------------------------- the log -- */
@@ -533,6 +544,8 @@ static int apply_options(struct pk_opts *o, int startup)
 		pk_set_printk_time(o->printk_time);
 	if (o->printk_caller >= 0)
 		pk_set_printk_caller(o->printk_caller);
+	if (o->devkmsg[0])
+		pk_set_devkmsg(o->devkmsg);
 	ensure_log();
 	if (startup && o->nconsoles == 0)
 		pk_register_console(pk_console_stderr());

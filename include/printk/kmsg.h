@@ -31,6 +31,14 @@ struct kmsg_file;
 PK_API int pk_kmsg_open(struct kmsg_file **filep, int flags);
 /* Open a given log handle (which must outlive the file). */
 PK_API int pk_kmsg_open_log(struct kmsg_file **filep, struct pk_log *log, int flags);
+/*
+ * Open the log in the file @path (see pk_log_open_file): O_RDONLY opens it
+ * read-only and never writes to it. When no writer is alive any more (a
+ * post-mortem read), the newest record is returned even if its line was
+ * never finished, marked with a ",partial" field after the flags. Errors as
+ * pk_log_open_file's.
+ */
+PK_API int pk_kmsg_open_file(struct kmsg_file **filep, const char *path, int flags);
 PK_API ssize_t pk_kmsg_read(struct kmsg_file *f, char *buf, size_t len);
 PK_API ssize_t pk_kmsg_write(struct kmsg_file *f, const char *buf, size_t len);
 /* offset must be 0: SEEK_SET (oldest), SEEK_DATA (after the last clear), SEEK_END. */
@@ -51,6 +59,7 @@ PK_API int pk_set_devkmsg(const char *mode);
 #ifndef PRINTK_NO_KERNEL_NAMES
 #define kmsg_open	 pk_kmsg_open
 #define kmsg_open_log	 pk_kmsg_open_log
+#define kmsg_open_file	 pk_kmsg_open_file
 #define kmsg_read	 pk_kmsg_read
 #define kmsg_write	 pk_kmsg_write
 #define kmsg_llseek	 pk_kmsg_llseek
