@@ -190,20 +190,6 @@ int pk_set_log_buf_len(size_t len)
 
 /* -------------------------------------------------------------- storing -- */
 
-/* Format, and report the last byte of the complete output even when it was cut. */
-static int pk_vsnprintf_last(char *buf, size_t size, char *last, const char *fmt, va_list ap)
-{
-	int full = pk_vsnprintf(buf, size, fmt, ap);
-
-	if (full <= 0)
-		*last = 0;
-	else if ((size_t)full < size)
-		*last = buf[full - 1];
-	else
-		*last = fmt[0] && fmt[strlen(fmt) - 1] == '\n' ? '\n' : 0; /* FIXME: exact */
-	return full;
-}
-
 /*
  * Strip the level headers at the start of @text (Linux 6.x rules): returns
  * the number of header bytes; *@level is set by the first level header only;

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vsprintf.h - libprintk's own formatter (private to the library).
+ *
+ * printk() must be callable from signal handlers, so it cannot use the C
+ * library's vsnprintf (locale look-ups, malloc for wide or large
+ * conversions, errno writes). This module owns the whole of formatting:
+ * standard conversions byte for byte as glibc's snprintf prints them in the
+ * C locale, exact (correctly rounded) floating point, and the kernel's %pV.
+ *
+ * Invariants for every function declared here:
+ *  - async-signal-safe and thread-safe: no locks, no static mutable state;
+ *  - no allocation: all scratch space is on the stack, bounded: about 200
+ *    bytes for the driver, 1 KiB more during a double conversion, 3 KiB
+ *    during a long double one, 1.3 KiB while a format with positional
+ *    arguments is processed, about 300 bytes per level of %pV;
+ *  - no locale: always the C locale's decimal point and no grouping;
+ *  - errno is never changed (%m reads it);
+ *  - never writes more than size bytes, never reads a %s argument beyond
+ *    its precision, never writes through a %n argument.
+ *
+ * Differences from glibc 2.36 (documented choices, everything else matches):
+ *  - %lc / %ls emit UTF-8 for non-ASCII characters (glibc's C locale fails
+ *    with EILSEQ); invalid code points become U+FFFD;
+ *  - %pV formats a struct va_format (kernel extension, see below): flags
+ *    and width are ignored, a NULL pointer prints "(null)", nesting deeper
+ *    than PK_VSPRINTF_MAX_DEPTH prints nothing, and a malformed format
+ *    inside it ends that %pV's output without failing the whole call;
+ *  - %n consumes its argument but stores nothing;
+ *  - floating point always rounds to nearest, ties to even (glibc follows
+ *    the current fesetround() mode);
+ *  - a format naming positional arguments beyond %64$ returns -1;
+ *  - x87 unnormal long double encodings print as nan (as glibc does).
+ *
+ * Cost: linear in the output except for floating point, whose exact
+ * conversion grows with the magnitude of the decimal exponent: about 1 us
+ * at worst for a double (1e+-300), up to about 0.5 ms for a long double
+ * near the ends of its range.
+ */
+#ifndef PRINTK_VSPRINTF_H
+#define PRINTK_VSPRINTF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PK_PRINTF_FORMAT(fmt_idx, arg_idx) __attribute__((format(printf, fmt_idx, arg_idx)))
+#else
+#define PK_PRINTF_FORMAT(fmt_idx, arg_idx)
+#endif
+
+/* %pV nesting deeper than this prints nothing for the innermost %pV. */
+#define PK_VSPRINTF_MAX_DEPTH 8
+
+/* Highest argument number a positional conversion (%N$d) may name. */
+#define PK_VSPRINTF_MAX_POSITIONAL 64
+
+/* The kernel's %pV argument: vaf->fmt is formatted with a copy of *vaf->va. */
+#ifndef PK_VA_FORMAT_DEFINED
+#define PK_VA_FORMAT_DEFINED
+struct va_format {
+	const char *fmt;
+	va_list *va;
+};
+#endif
+
+/*
+ * C99 semantics: returns the length the complete output would have (not
+ * counting the NUL), stores at most size - 1 bytes and a NUL when size > 0
+ * (buf may be NULL when size is 0). Returns -1 when the output would exceed
+ * INT_MAX bytes or the format ends in the middle of a conversion.
+ */
+int pk_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+int pk_snprintf(char *buf, size_t size, const char *fmt, ...) PK_PRINTF_FORMAT(3, 4);
+
+/*
+ * pk_vsnprintf that also reports in *@last the last byte of the complete
+ * output, even when the output was cut (0 for empty output): printk keeps
+ * the newline of a message longer than its buffer.
+ */
+int pk_vsnprintf_last(char *buf, size_t size, char *last, const char *fmt, va_list ap);
+
+/*
+ * Kernel semantics: returns the number of bytes actually stored in buf, not
+ * counting the NUL: 0 when size is 0, size - 1 when the output was cut.
+ * Where pk_vsnprintf would return -1, the output up to the failure stays
+ * in buf, NUL-terminated, and its length is returned.
+ */
+int pk_vscnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+int pk_scnprintf(char *buf, size_t size, const char *fmt, ...) PK_PRINTF_FORMAT(3, 4);
+
+#endif /* PRINTK_VSPRINTF_H */
