@@ -669,9 +669,15 @@ void pk_console_shutdown(struct prb *rb, int release)
 void pk_console_emergency_flush(struct prb *rb, int wait_ms)
 {
 	uint64_t start = pk_clock_ns();
+	struct prb_caller me;
 	int got;
 
+	pk_caller_get(&me);
 	while (!(got = console_trylock())) {
+		/* Held by this very thread (it crashed or panicked inside a console
+		 * write, or a handler interrupted it while printing): no wait helps. */
+		if (pk_load_sc(&console_owner) == ((uint64_t)me.tid | UINT64_C(1) << 32))
+			break;
 		if (pk_clock_ns() - start > (uint64_t)wait_ms * 1000000u)
 			break;
 		struct timespec ts = { 0, 100 * 1000 };

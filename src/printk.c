@@ -31,6 +31,7 @@
 
 #include <printk/console.h>
 #include <printk/kmsg.h>
+#include <printk/kmsg_dump.h>
 #include <printk/printk.h>
 
 #include "internal.h"
@@ -548,6 +549,18 @@ static int apply_options(struct pk_opts *o, int startup)
 	/* Consoles were asked for and none works: the warnings must still be seen. */
 	if (startup && wanted && !usable)
 		pk_register_console(pk_console_stderr());
+	/* After the log and the consoles exist: the handler finds them ready. */
+	if (o->crash_dump == 1) {
+		int e = pk_crash_handler_install();
+
+		if (e && o->nwarnings < PK_OPTS_MAX_WARNINGS)
+			pk_snprintf(o->warnings[o->nwarnings++], sizeof(o->warnings[0]),
+				    "printk: PRINTK_OPTS: crash_dump=1 failed (error %d), ignored", -e);
+		if (e && !err)
+			err = e;
+	} else if (o->crash_dump == 0) {
+		pk_crash_handler_uninstall();
+	}
 	for (int i = 0; i < o->nwarnings; i++)
 		pk_printk(PK_KERN_WARNING "%s\n", o->warnings[i]);
 	return err ? err : (o->nwarnings ? -EINVAL : 0);
