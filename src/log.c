@@ -233,6 +233,12 @@ const char *pk_log_strerror(int err)
 		return "log handle is read-only";
 	case -ENOMEM:
 		return "out of memory";
+	case -ENOENT:
+		return "no such log file";
+	case -EACCES:
+		return "permission denied (or the log file belongs to another user)";
+	case -EUSERS:
+		return "too many processes write this log";
 	default:
 		return prb_strerror(err);
 	}

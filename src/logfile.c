@@ -54,9 +54,9 @@ static void geometry_for(uint64_t region, struct file_geometry *g)
 	g->file_size = round_page(g->lock_off + PK_REGISTRY_ENTRIES);
 }
 
-static int owner_alive(struct prb *rb, unsigned owner)
+static int owner_alive(struct prb *rb, unsigned owner, uint32_t pid)
 {
-	return pk_registry_owner_alive(rb->owner_arg, owner);
+	return pk_registry_owner_alive(rb->owner_arg, owner, pid);
 }
 
 /* ------------------------------------------------------------- fork -- */
@@ -219,8 +219,7 @@ static int validate_file(int fd, const struct stat *st, struct file_geometry *g)
 		return -errno;
 	memset(page + n, 0, sizeof(page) - (size_t)n);
 
-	int err = prb_attach(&probe, page, (size_t)n < sizeof(page) ? (size_t)n : (size_t)st->st_size,
-			     false);
+	int err = prb_check_header(&probe, page, (size_t)n, (size_t)st->st_size);
 
 	if (err)
 		return err;
@@ -241,7 +240,8 @@ static int validate_file(int fd, const struct stat *st, struct file_geometry *g)
 static int attach_file(struct pk_log **logp, const char *path, unsigned flags)
 {
 	int writable = !(flags & PK_LOG_RDONLY);
-	int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: opening a FIFO (not a log, refused below) must not hang. */
+	int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	struct stat st;
 	struct file_geometry g = { 0 };
 	int err;
@@ -351,7 +351,10 @@ int pk_log_writers_alive(struct pk_log *log)
 
 		if (atomic_load(&e->gen) == 0)
 			continue; /* never used */
-		if (pk_registry_owner_alive(&log->reg, slot << 4 | (atomic_load(&e->gen) & 15)))
+		unsigned gen = atomic_load(&e->gen) & ((1u << PK_REGISTRY_GEN_BITS) - 1);
+
+		if (pk_registry_owner_alive(&log->reg, slot << PK_REGISTRY_GEN_BITS | gen,
+					    atomic_load(&e->pid)))
 			return 1;
 	}
 	return 0;

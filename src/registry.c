@@ -8,8 +8,9 @@
  * description closes - at the latest when the process dies, even by SIGKILL,
  * and before it is reaped. So "lock byte free" means the owner is gone;
  * unlike kill(pid, 0) this is immune to pid reuse and pid namespaces. The slot's
- * generation changes with every new owner, so an owner code (slot, gen)
- * never names the next process that takes the slot.
+ * generation changes with every new owner, and every record also names its
+ * writer's pid, so an owner code never names the next process that takes the
+ * slot, even after the 6-bit generation wraps.
  *
  * One caveat: a process that closes the file while it keeps writing through
  * the mapping (a daemon that closes every descriptor) loses its lock. Hence a
@@ -59,7 +60,7 @@ int pk_registry_register(struct pk_registry *reg)
 		clock_gettime(CLOCK_REALTIME, &now);
 		atomic_store(&e->pid, (uint32_t)getpid());
 		atomic_store(&e->attach_ns, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
-		return (int)(slot << 4 | (gen & 15));
+		return (int)(slot << PK_REGISTRY_GEN_BITS | (gen & ((1u << PK_REGISTRY_GEN_BITS) - 1)));
 	}
 	return -EUSERS;
 }
@@ -86,19 +87,23 @@ static int is_zombie(uint32_t pid)
 	return paren && paren[1] == ' ' && paren[2] == 'Z';
 }
 
-int pk_registry_owner_alive(struct pk_registry *reg, unsigned owner)
+int pk_registry_owner_alive(struct pk_registry *reg, unsigned owner, uint32_t record_pid)
 {
-	unsigned slot = owner >> 4, gen = owner & 15;
+	unsigned genmask = (1u << PK_REGISTRY_GEN_BITS) - 1;
+	unsigned slot = owner >> PK_REGISTRY_GEN_BITS, gen = owner & genmask;
 
 	if (slot == 0 || slot >= reg->nentries)
 		return 0; /* not a writer code we could have handed out */
 
 	struct pk_registry_entry *e = &reg->entries[slot];
 
-	if ((atomic_load(&e->gen) & 15) != gen)
+	if ((atomic_load(&e->gen) & genmask) != gen)
 		return 0; /* the slot has a new owner: the old one died */
 
 	uint32_t pid = atomic_load(&e->pid);
+
+	if (pid != record_pid)
+		return 0; /* the generation wrapped: a later owner of the slot */
 
 	if (pid == (uint32_t)getpid())
 		return 1; /* never reclaim our own: it may be the code this handler interrupted */

@@ -12,6 +12,7 @@
 #include "atomics.h"
 
 #define PK_REGISTRY_ENTRIES 1024 /* writers at once; slot 0 means "no owner" */
+#define PK_REGISTRY_GEN_BITS 6	 /* owner code = slot << 6 | generation (16 bits) */
 #define PK_REGISTRY_ENTRY_SIZE 64
 
 /* One entry per writer slot, in the file (part of the file's ABI). */
@@ -32,13 +33,18 @@ struct pk_registry {
 /*
  * Take a free slot: one whose lock byte no live process holds, with an
  * open file description of our own (@fd; after fork the child opens a new
- * one). Returns the owner code (slot << 4 | gen & 15, never 0) or a
+ * one). Returns the owner code (slot << 6 | gen & 63, never 0) or a
  * negative errno (-EUSERS when every slot is taken).
  */
 int pk_registry_register(struct pk_registry *reg);
 
-/* 1 if the writer with @owner code is alive, 0 if it is gone for good.
- * Async-signal-safe (fcntl, kill, open/read of /proc). */
-int pk_registry_owner_alive(struct pk_registry *reg, unsigned owner);
+/*
+ * 1 if the writer with @owner code, which stored @pid in its record, is
+ * alive; 0 if it is gone for good. A slot taken over by a later writer has
+ * another generation or another pid: the code can name only its own writer,
+ * however often the 6-bit generation wraps. Async-signal-safe (fcntl, kill,
+ * open/read of /proc).
+ */
+int pk_registry_owner_alive(struct pk_registry *reg, unsigned owner, uint32_t pid);
 
 #endif

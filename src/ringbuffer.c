@@ -130,7 +130,7 @@
 #define PRB_STALL_NS	  (100 * 1000 * 1000ull) /* unclaimed this long: stolen (shared logs) */
 
 #ifdef PRINTK_RING_SMALL_IDS
-#define ID_BITS	 13
+#define ID_BITS	 14
 #define POS_BITS 15
 #else
 #define ID_BITS	 31
@@ -304,7 +304,7 @@ static inline uint64_t seq_key(const struct prb *rb, uint64_t id)
 #define SEQ_LOAD(rb, id)	   (pk_load_relaxed(&slot(rb, id)[D_SEQ]) ^ seq_key(rb, id))
 #define SEQ_STORE(rb, id, seq)	   pk_store_relaxed(&slot(rb, id)[D_SEQ], (seq) ^ seq_key(rb, id))
 
-enum cas_order { CAS_SC, CAS_ACQ_REL, CAS_RELAXED };
+enum cas_order { CAS_SC, CAS_ACQ_REL, CAS_RELEASE, CAS_RELAXED };
 
 /* CAS the state word of @id from *@v to @nv (both decoded); on failure *@v
  * is the current (decoded) value. */
@@ -322,6 +322,9 @@ static inline bool st_cas(const struct prb *rb, uint64_t id, uint64_t *v, uint64
 		break;
 	case CAS_ACQ_REL:
 		ok = pk_cas_acq_rel(w, &raw, nv ^ key);
+		break;
+	case CAS_RELEASE:
+		ok = pk_cas_release(w, &raw, nv ^ key);
 		break;
 	default:
 		ok = pk_cas_relaxed(w, &raw, nv ^ key);
@@ -482,12 +485,17 @@ static inline uint64_t st_owner(uint64_t v)
 	return (v >> OWNER_SHIFT) & OWNER_MASK;
 }
 
-/* A writer that owned a record is gone for good (shared logs only). */
-static bool owner_dead(struct prb *rb, uint64_t owner)
+/* The writer that claimed @id (state @v) is gone for good (shared logs
+ * only). The pid it stored before claiming tells its registry slot's later
+ * owners from it. */
+static bool owner_dead(struct prb *rb, uint64_t id, uint64_t v)
 {
-	int (*alive)(struct prb *, unsigned) = rb->owner_alive;
+	int (*alive)(struct prb *, unsigned, uint32_t) = rb->owner_alive;
+	uint64_t owner = st_owner(v);
 
-	return owner != 0 && alive && !alive(rb, (unsigned)owner);
+	if (owner == 0 || !alive)
+		return false;
+	return !alive(rb, (unsigned)owner, (uint32_t)pk_load_relaxed(&slot(rb, id)[D_CALLER]));
 }
 
 /*
@@ -522,19 +530,22 @@ static bool extent_end(struct prb *rb, uint64_t tid, uint64_t *end)
 	return false;
 }
 
-/* Steal an allocated slot nobody claimed for PRB_STALL_NS (shared logs):
- * safe even if its writer is alive, whose claim then fails (I8). */
+/* An allocated slot nobody claimed for PRB_STALL_NS (shared logs) may be
+ * stolen: safe even if its writer is alive, whose claim then fails (I8). The
+ * clock lives in the header, or in the handle for a read-only one. */
 static bool stalled_long_enough(struct prb *rb, uint64_t tid)
 {
+	pk_a64 *id_word = rb->writable ? &rb->hdr->stall_id : &rb->local_stall_id;
+	pk_a64 *since_word = rb->writable ? &rb->hdr->stall_since_ns : &rb->local_stall_since_ns;
 	uint64_t now = prb_now_ns();
-	uint64_t seen = pk_load_relaxed(&rb->hdr->stall_id);
+	uint64_t seen = pk_load_relaxed(id_word);
 
 	if (seen != tid + 1) {
-		pk_store_relaxed(&rb->hdr->stall_since_ns, now);
-		pk_store_relaxed(&rb->hdr->stall_id, tid + 1);
+		pk_store_relaxed(since_word, now);
+		pk_store_relaxed(id_word, tid + 1);
 		return false;
 	}
-	return now - pk_load_relaxed(&rb->hdr->stall_since_ns) > PRB_STALL_NS;
+	return now - pk_load_relaxed(since_word) > PRB_STALL_NS;
 }
 
 /*
@@ -559,7 +570,7 @@ static enum push_result push_tail(struct prb *rb, uint64_t t)
 		return PUSH_MOVED; /* somebody pushed past it already */
 	switch (st_state(v)) {
 	case ST_RESERVED:
-		if (owner_dead(rb, st_owner(v))) {
+		if (owner_dead(rb, tid, v)) {
 			/* Its writer died in it: the text is lost, the slot is not. */
 			if (st_cas(rb, tid, &v, st_with_state(v, ST_HOLE), CAS_SC))
 				pk_fetch_add_relaxed(&rb->hdr->holes, 1);
@@ -707,13 +718,14 @@ int prb_store(struct prb *rb, const struct prb_meta *meta, const char *text, siz
 	/* The extent first, tagged with our id, so that whoever must retire this
 	 * record after we die can find where it ends (I7). */
 	pk_store_relaxed(&d[D_EXTENT], begin | end << 32);
+	pk_store_relaxed(&d[D_CALLER], (uint64_t)meta->caller.pid | (uint64_t)meta->caller.tid << 32);
 	pk_store_release(&d[D_ALLOC], id + 1); /* + 1: zeroed memory tags no id */
 
 	uint64_t v = ST_LOAD(rb, id, load_relaxed_fn);
 	uint64_t prev_id = (id - rb->desc_count) & ID_MASK;
 
 	if (st_id(v) != prev_id || (st_state(v) != ST_FINAL && st_state(v) != ST_HOLE) ||
-	    !st_cas(rb, id, &v, st_make(ST_RESERVED, 0, rb->owner, id), CAS_RELAXED)) {
+	    !st_cas(rb, id, &v, st_make(ST_RESERVED, 0, rb->owner, id), CAS_RELEASE)) {
 		/* A reclaimer stole the slot while we stalled before claiming it. */
 		pk_fetch_add_relaxed(&rb->hdr->reserve_failed, 1);
 		return -ENOBUFS;
@@ -725,7 +737,6 @@ int prb_store(struct prb *rb, const struct prb_meta *meta, const char *text, siz
 
 	SEQ_STORE(rb, id, seq);
 	pk_store_relaxed(&d[D_TS], meta->ts_nsec);
-	pk_store_relaxed(&d[D_CALLER], (uint64_t)meta->caller.pid | (uint64_t)meta->caller.tid << 32);
 	pk_store_relaxed(&d[D_CTX], meta->caller.ctx);
 	pk_store_relaxed(&d[D_INFO], pack_info((uint16_t)text_len, (uint16_t)dict_len,
 					       meta->level & 7, meta->facility, meta->flags,
@@ -850,13 +861,18 @@ static bool tail_seq(struct prb *rb, uint64_t *t_out, uint64_t *seq)
 	return seq_of_id(rb, w_id(t), seq);
 }
 
+/* seq_of_id() fails only while the slot moves on under us; a file whose
+ * slots never agree with its head and tail is corrupt: stop trying. */
+#define SEQ_RETRIES 100000
+
 uint64_t prb_first_seq(struct prb *rb)
 {
 	uint64_t t, seq = 0;
 
-	while (!tail_seq(rb, &t, &seq))
-		;
-	return seq;
+	for (int i = 0; i < SEQ_RETRIES; i++)
+		if (tail_seq(rb, &t, &seq))
+			return seq;
+	return 0;
 }
 
 uint64_t prb_next_reserve_seq(struct prb *rb)
@@ -864,9 +880,10 @@ uint64_t prb_next_reserve_seq(struct prb *rb)
 	uint64_t seq;
 
 	/* seq_of_id() checks the stored seq against the id: no re-validation needed. */
-	while (!seq_of_id(rb, w_id(pk_load_acquire(&rb->hdr->head)), &seq))
-		;
-	return seq + 1;
+	for (int i = 0; i < SEQ_RETRIES; i++)
+		if (seq_of_id(rb, w_id(pk_load_acquire(&rb->hdr->head)), &seq))
+			return seq + 1;
+	return prb_first_seq(rb);
 }
 
 bool prb_is_newest(struct prb *rb, uint64_t seq)
@@ -956,9 +973,22 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 			unfinished = 1;
 		}
 		if (unfinished) {
+			/* Allocated and never claimed for PRB_STALL_NS (its writer
+			 * died right after the head CAS, or stalls): steal it, or
+			 * pass it by on a read-only handle (I8). */
+			if (st_id(v1) != id && rb->owner_alive && id != w_id(h) &&
+			    stalled_long_enough(rb, id)) {
+				if (!rb->writable) {
+					seq++;
+					continue;
+				}
+				if (st_cas(rb, id, &v1, st_make(ST_HOLE, 0, 0, id), CAS_SC))
+					pk_fetch_add_relaxed(&rb->hdr->stolen, 1);
+				continue;
+			}
 			/* A claimed record whose writer died never completes: make
 			 * it a hole (writable handle) or pass it by (read-only). */
-			if (st_id(v1) == id && owner_dead(rb, st_owner(v1))) {
+			if (st_id(v1) == id && owner_dead(rb, id, v1)) {
 				if (rb->writable &&
 				    st_cas(rb, id, &v1, st_with_state(v1, ST_HOLE), CAS_SC))
 					pk_fetch_add_relaxed(&rb->hdr->holes, 1);
@@ -1028,24 +1058,34 @@ static bool seq_done(struct prb *rb, uint64_t seq, uint64_t head_id)
 	}
 }
 
+static void raise_hint(pk_a64 *word, uint64_t seq)
+{
+	uint64_t old = pk_load_relaxed(word);
+
+	while (old < seq &&
+	       !atomic_compare_exchange_weak_explicit(word, &old, seq, memory_order_relaxed,
+						      memory_order_relaxed))
+		;
+}
+
 uint64_t prb_next_seq(struct prb *rb)
 {
 	uint64_t first = prb_first_seq(rb);
 	uint64_t hint = pk_load_relaxed(&rb->hdr->next_hint);
+	uint64_t local = pk_load_relaxed(&rb->local_next_hint);
 	uint64_t limit = prb_next_reserve_seq(rb);
 	uint64_t head_id = w_id(pk_load_acquire(&rb->hdr->head));
+
+	if (local > hint)
+		hint = local;
+
 	uint64_t seq = hint > first && hint <= limit ? hint : first;
 
 	while (seq < limit && seq_done(rb, seq, head_id))
 		seq++;
-	if (rb->writable && seq > hint) {
-		uint64_t old = hint;
-
-		while (old < seq && !atomic_compare_exchange_weak_explicit(
-					    &rb->hdr->next_hint, &old, seq, memory_order_relaxed,
-					    memory_order_relaxed))
-			;
-	}
+	raise_hint(&rb->local_next_hint, seq);
+	if (rb->writable)
+		raise_hint(&rb->hdr->next_hint, seq);
 	return seq;
 }
 
@@ -1104,7 +1144,8 @@ static unsigned default_desc_bits(unsigned data_bits)
 static bool geometry_ok(unsigned data_bits, unsigned desc_bits)
 {
 	return data_bits >= PRB_DATA_MIN_BITS && data_bits <= PRB_DATA_MAX_BITS &&
-	       desc_bits >= PRB_DESC_MIN_BITS && desc_bits < ID_BITS &&
+	       /* N < 2^(ID_BITS-1): an id one lap back must still compare as behind */
+	       desc_bits >= PRB_DESC_MIN_BITS && desc_bits < ID_BITS - 1 &&
 	       desc_bits <= data_bits - 2 && data_bits - PRB_UNIT_SHIFT < POS_BITS - 1;
 }
 
@@ -1138,6 +1179,9 @@ static void make_handle(struct prb *rb, struct prb_header *hdr, bool writable)
 	rb->owner = 0;
 	rb->owner_alive = NULL;
 	rb->owner_arg = NULL;
+	atomic_store_explicit(&rb->local_stall_id, 0, memory_order_relaxed);
+	atomic_store_explicit(&rb->local_next_hint, 0, memory_order_relaxed);
+	atomic_store_explicit(&rb->local_stall_since_ns, 0, memory_order_relaxed);
 }
 
 static int format(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits, unsigned desc_bits,
@@ -1201,16 +1245,18 @@ int prb_format_fresh(struct prb *rb, void *mem, size_t mem_size, unsigned data_b
 	return format(rb, mem, mem_size, data_bits, desc_bits, true);
 }
 
-int prb_attach(struct prb *rb, void *mem, size_t mem_size, bool writable)
+/* @readable: bytes at @mem that may be read (the header page alone, when a
+ * file is checked before it is mapped); @mem_size: the size of the region. */
+static int attach(struct prb *rb, void *mem, size_t mem_size, size_t readable, bool writable)
 {
 	if (!rb || !mem || ((uintptr_t)mem & 63))
 		return -EINVAL;
 	struct prb_header *hdr = mem;
 
 	/* Not ours before "too short": a foreign file is not a truncated log. */
-	if (mem_size < sizeof(hdr->magic) || hdr->magic != PRB_MAGIC)
+	if (readable < sizeof(hdr->magic) || hdr->magic != PRB_MAGIC)
 		return -EPROTO;
-	if (mem_size < sizeof(struct prb_header))
+	if (readable < sizeof(struct prb_header))
 		return -ENOSPC;
 	if (hdr->endian_mark != PRB_ENDIAN_MARK || hdr->abi_version != PRB_ABI_VERSION ||
 	    hdr->unit_shift != PRB_UNIT_SHIFT || hdr->id_bits != ID_BITS ||
@@ -1232,11 +1278,28 @@ int prb_attach(struct prb *rb, void *mem, size_t mem_size, bool writable)
 
 	uint64_t h = pk_load_acquire(&hdr->head), t = pk_load_acquire(&hdr->tail);
 
+	uint64_t tseq, hseq;
+
 	if (((w_id(h) + 1 - w_id(t)) & ID_MASK) > tmp.desc_count ||
 	    ((w_pos(h) - w_pos(t)) & POS_MASK) > tmp.data_units)
 		return -EBADMSG;
+	/* The descriptors must agree with head and tail (only where the region
+	 * is all there: a header checked on its own has no descriptors yet). */
+	if (readable >= hdr->region_size &&
+	    (!seq_of_id(&tmp, w_id(t), &tseq) || !seq_of_id(&tmp, w_id(h), &hseq)))
+		return -EBADMSG;
 	*rb = tmp;
 	return 0;
+}
+
+int prb_attach(struct prb *rb, void *mem, size_t mem_size, bool writable)
+{
+	return attach(rb, mem, mem_size, mem_size, writable);
+}
+
+int prb_check_header(struct prb *rb, void *page, size_t page_len, size_t region_len)
+{
+	return attach(rb, page, region_len, page_len, false);
 }
 
 const char *prb_strerror(int err)

@@ -122,8 +122,13 @@ struct prb {
 	 * NULL) for a log only this process writes: records are never reclaimed.
 	 */
 	uint16_t owner;
-	int (*owner_alive)(struct prb *rb, unsigned owner);
+	int (*owner_alive)(struct prb *rb, unsigned owner, uint32_t pid);
 	void *owner_arg;
+	/* A read-only handle's own next_seq hint and stall clock (it cannot
+	 * write the header's). */
+	pk_a64 local_next_hint;
+	pk_a64 local_stall_id;
+	pk_a64 local_stall_since_ns;
 };
 
 /* Bytes of region needed for a data area of 2^data_bits and 2^desc_bits
@@ -145,6 +150,13 @@ int prb_format_fresh(struct prb *rb, void *mem, size_t mem_size, unsigned data_b
  * -ENOSPC: the region is shorter than the header says (truncated file).
  */
 int prb_attach(struct prb *rb, void *mem, size_t mem_size, bool writable);
+
+/*
+ * Validate a header read on its own (@page_len bytes, the header page) for
+ * a region of @region_len bytes, before mapping it. Errors as prb_attach();
+ * @rb gets the geometry (its pointers point into @page: read @rb->user only).
+ */
+int prb_check_header(struct prb *rb, void *page, size_t page_len, size_t region_len);
 
 /* Human-readable reason for an error from prb_format()/prb_attach(). */
 const char *prb_strerror(int err);

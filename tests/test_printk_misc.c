@@ -511,7 +511,7 @@ static void test_signal_handler_never_mixes(void **state)
 	/* Records: only A's (the thread's) or only H/h (the handler's). */
 	uint64_t first = pk_log_first_seq(log), next = pk_log_next_seq(log);
 	uint64_t mixed = 0, a_recs = 0, h_recs = 0, bug_recs = 0;
-	char example[64] = "";
+	char example[128] = "";
 
 	for (uint64_t s = first; s < next; s++) {
 		assert_int_equal(pk_log_read(log, s, &rec, 0), 0);

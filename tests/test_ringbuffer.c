@@ -571,9 +571,10 @@ static unsigned dead_owner;
 static jmp_buf died;
 static enum prb_testpoint die_at;
 
-static int fake_owner_alive(struct prb *rb, unsigned owner)
+static int fake_owner_alive(struct prb *rb, unsigned owner, uint32_t pid)
 {
 	(void)rb;
+	(void)pid;
 	return owner != dead_owner;
 }
 

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# bench/udmesg.sh [BUILD_DIR] - udmesg over a full 64 MiB log, all records,
+# against cat of the same text.
+#
+# udmesg-testgen fills (and wraps) a 64 MiB log with dmesg-like lines of 50
+# to 90 bytes; `udmesg -B log` prints it once into a text file; then
+# `udmesg -B log > /dev/null` and `cat text > /dev/null` are timed in turn,
+# RUNS times each (page cache warm), and the best and median times and the
+# ratio udmesg/cat are printed (the goal: at most 2). Figures, not a test:
+# the exit status is 0 unless something could not run.
+#
+# BUILD_DIR defaults to $PRINTK_BUILD_DIR or build/gcc; RUNS to 9.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-${PRINTK_BUILD_DIR:-$top/build/gcc}}
+runs=${RUNS:-9}
+udmesg=$build/tools/udmesg
+gen=$build/tools/udmesg-testgen
+for b in "$udmesg" "$gen"; do
+	[[ -x $b ]] || { echo "bench/udmesg.sh: $b is not built (cmake --build $build)" >&2; exit 1; }
+done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/udmesg-bench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+log=$tmp/full.log
+text=$tmp/full.txt
+
+"$gen" bench "$log" 64
+"$udmesg" -B "$log" >"$text"
+records=$(wc -l <"$text")
+bytes=$(wc -c <"$text")
+
+# ms_of CMD...: wall time of one run in milliseconds (output to /dev/null).
+ms_of() {
+	local t0 t1
+	t0=$EPOCHREALTIME
+	"$@" >/dev/null
+	t1=$EPOCHREALTIME
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", (b - a) * 1000 }'
+}
+
+# stats FILE: "best median" of the numbers in FILE.
+stats() {
+	sort -n "$1" | awk '{ v[NR] = $1 } END { printf "%.1f %.1f\n", v[1], v[int((NR + 1) / 2)] }'
+}
+
+: >"$tmp/cat.ms"
+: >"$tmp/udmesg.ms"
+: >"$tmp/udmesg1.ms"
+for _ in $(seq "$runs"); do
+	ms_of cat "$text" >>"$tmp/cat.ms"
+	ms_of "$udmesg" -B "$log" >>"$tmp/udmesg.ms"
+	ms_of env UDMESG_THREADS=1 "$udmesg" -B "$log" >>"$tmp/udmesg1.ms"
+done
+read -r cat_best cat_med < <(stats "$tmp/cat.ms")
+read -r ud_best ud_med < <(stats "$tmp/udmesg.ms")
+read -r ud1_best ud1_med < <(stats "$tmp/udmesg1.ms")
+
+btype=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+cpus=$(nproc)
+load=$(cut -d' ' -f1 /proc/loadavg)
+printf 'udmesg bench: 64 MiB log, %d records, %.1f MB of text (build %s, %d CPUs, load %s, best of %d)\n' \
+	"$records" "$(awk -v b="$bytes" 'BEGIN { print b / 1e6 }')" "${btype:-?}" "$cpus" "$load" "$runs"
+printf '  cat text > /dev/null             best %7.1f ms  median %7.1f ms\n' "$cat_best" "$cat_med"
+printf '  udmesg -B log > /dev/null        best %7.1f ms  median %7.1f ms\n' "$ud_best" "$ud_med"
+printf '  the same, UDMESG_THREADS=1       best %7.1f ms  median %7.1f ms\n' "$ud1_best" "$ud1_med"
+awk -v u="$ud_best" -v c="$cat_best" -v u1="$ud1_best" 'BEGIN {
+	printf "  ratio udmesg/cat: %.2f (one thread: %.2f; goal: at most 2)\n", u / c, u1 / c }'

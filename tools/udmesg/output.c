@@ -1,0 +1,985 @@
+// SPDX-License-Identifier: MIT
+/*
+ * output.c - everything udmesg writes to stdout: a buffered writer and three
+ * formats.
+ *
+ *  - Text, as util-linux dmesg prints a record (its print_record): decode
+ *    prefix "%-6s:%-6s: ", one time format, caller "[%*s] ", the message
+ *    with non-printable characters escaped as \xHH (multibyte characters
+ *    the locale can print are kept), continuation lines indented under the
+ *    message, colors from dmesg's default scheme. Plus, beyond dmesg: the
+ *    partial-record marker and, with -x, the dictionary as KEY=VALUE lines.
+ *  - JSON, util-linux's shape: {"dmesg": [{"pri": N, "time": S.U, "msg":
+ *    "..."}, ...]}, 3-space indentation, objects joined by "},{".
+ *  - /dev/kmsg records (--kmsg), byte for byte as libprintk's kmsg_read
+ *    returns them (the kernel's format, cut at 2048 bytes), each followed by
+ *    a NUL byte: the format `dmesg -K` reads.
+ *
+ * The writer is a large buffer flushed with write(2). The default text path
+ * (time prefix, escaped message) avoids stdio and scans messages eight bytes
+ * at a time, so dumping a large log costs little more than copying it.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <wchar.h>
+#include <wctype.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include "udmesg.h"
+
+const char *const ud_level_names[UD_NLEVELS] = {
+	"emerg", "alert", "crit", "err", "warn", "notice", "info", "debug",
+};
+
+const char *const ud_facility_names[UD_NFACILITIES] = {
+	"kern",	  "user",   "mail",	"daemon", "auth",   "syslog", "lpr",	"news",
+	"uucp",	  "cron",   "authpriv", "ftp",	  "res0",   "res1",   "res2",	"res3",
+	"local0", "local1", "local2",	"local3", "local4", "local5", "local6", "local7",
+};
+
+/* ------------------------------------------------------------ writer -- */
+
+/*
+ * Each thread writes into its current buffer: stdout's (flushed with
+ * write(2) when full) or, while a dump worker formats a chunk of records, a
+ * growing capture buffer that the main thread writes out in order later.
+ */
+#define OUT_BUF_SIZE (64 * 1024)
+
+struct outbuf {
+	char *buf;
+	size_t len, cap;
+	bool capture; /* grows instead of flushing */
+};
+
+static char stdout_mem[OUT_BUF_SIZE];
+static struct outbuf stdout_buf = {stdout_mem, 0, OUT_BUF_SIZE, false};
+static _Thread_local struct outbuf *ob = &stdout_buf;
+
+void out_init(void)
+{
+	ob = &stdout_buf;
+	stdout_buf.len = 0;
+}
+
+void out_write_fd(const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(STDOUT_FILENO, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EPIPE)
+				exit(EXIT_SUCCESS); /* the reader is gone: nothing left to do */
+			ud_fatal("write failed: %s", strerror(errno));
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void out_grow(size_t n)
+{
+	size_t cap = ob->cap ? ob->cap : OUT_BUF_SIZE;
+
+	while (cap - ob->len < n)
+		cap *= 2;
+	if (cap != ob->cap) {
+		char *nb = realloc(ob->buf, cap);
+
+		if (!nb)
+			ud_fatal("out of memory");
+		ob->buf = nb;
+		ob->cap = cap;
+	}
+}
+
+void out_flush(void)
+{
+	if (ob->capture || !ob->len)
+		return;
+	out_write_fd(ob->buf, ob->len);
+	ob->len = 0;
+}
+
+/* Make room for @n bytes (n small, or a capture buffer). */
+static inline void out_room(size_t n)
+{
+	if (n > ob->cap - ob->len) {
+		if (ob->capture)
+			out_grow(n);
+		else
+			out_flush();
+	}
+}
+
+void out_write(const void *p, size_t n)
+{
+	if (n > ob->cap - ob->len) {
+		if (ob->capture) {
+			out_grow(n);
+		} else {
+			out_flush();
+			if (n > ob->cap / 2) {
+				out_write_fd(p, n);
+				return;
+			}
+		}
+	}
+	memcpy(ob->buf + ob->len, p, n);
+	ob->len += n;
+}
+
+void out_putc(char c)
+{
+	out_room(1);
+	ob->buf[ob->len++] = c;
+}
+
+void out_puts(const char *s)
+{
+	out_write(s, strlen(s));
+}
+
+struct outbuf *out_capture_new(void)
+{
+	struct outbuf *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		ud_fatal("out of memory");
+	b->capture = true;
+	return b;
+}
+
+void out_capture_begin(struct outbuf *b)
+{
+	b->len = 0;
+	ob = b;
+}
+
+void out_capture_end(void)
+{
+	ob = &stdout_buf;
+}
+
+void out_capture_write(struct outbuf *b)
+{
+	out_flush();
+	if (b->len)
+		out_write_fd(b->buf, b->len);
+	b->len = 0;
+}
+
+void out_capture_free(struct outbuf *b)
+{
+	if (b) {
+		free(b->buf);
+		free(b);
+	}
+}
+
+/* Room for @n bytes at the end of the buffer (n is small). */
+static char *out_reserve(size_t n)
+{
+	out_room(n);
+	return ob->buf + ob->len;
+}
+
+static void out_flush_if(size_t n)
+{
+	out_room(n);
+}
+
+static void out_commit(size_t n)
+{
+	ob->len += n;
+}
+
+static void out_spaces(int n)
+{
+	while (n-- > 0)
+		out_putc(' ');
+}
+
+static void out_hex(unsigned char c)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *p = out_reserve(4);
+
+	p[0] = '\\';
+	p[1] = 'x';
+	p[2] = hex[c >> 4];
+	p[3] = hex[c & 15];
+	out_commit(4);
+}
+
+/* ------------------------------------------------------------ colors -- */
+
+/* util-linux's default dmesg scheme (lib/colors.h sequences). */
+#define COLOR_RESET	"\033[0m"
+#define COLOR_SUBSYS	"\033[33m"
+#define COLOR_TIME	"\033[32m"
+#define COLOR_TIMEBREAK "\033[32m\033[1m"
+#define COLOR_ALERT	"\033[7m\033[31m"
+#define COLOR_CRIT	"\033[1m\033[31m"
+#define COLOR_ERR	"\033[31m"
+#define COLOR_WARN	"\033[1m"
+#define COLOR_SEGFAULT	"\033[2m\033[31m"
+
+static const char *level_color(int level, const char *mesg, size_t size)
+{
+	switch (level) {
+	case 1:
+		return COLOR_ALERT;
+	case 2:
+		return COLOR_CRIT;
+	case 3:
+		return COLOR_ERR;
+	case 4:
+		return COLOR_WARN;
+	default:
+		break;
+	}
+	/* Important words in messages of other levels. */
+	if (size >= 11 && memmem(mesg, size, "segfault at", 11))
+		return COLOR_SEGFAULT;
+	return NULL;
+}
+
+/* The end of a "subsystem: " prefix ("usb 1-1: "), or NULL. */
+static const char *subsys_delimiter(const char *mesg, size_t size)
+{
+	const char *p = mesg;
+	size_t sz = size;
+
+	while (sz > 0) {
+		const char *d = memchr(p, ':', sz);
+
+		if (!d)
+			return NULL;
+		sz -= (size_t)(d - p) + 1;
+		if (sz) {
+			if (sz >= 2 && (d[1] == ' ' || d[1] == '\t'))
+				return d + 2;
+			p = d + 1;
+		}
+	}
+	return NULL;
+}
+
+/* ---------------------------------------------------------- escaping -- */
+
+#define ONES  UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+/* Length of the leading run of bytes in 0x20..0x7e: printed as they are. */
+static size_t plain_run(const unsigned char *p, size_t n)
+{
+	size_t i = 0;
+
+	while (i + 8 <= n) {
+		uint64_t x, y;
+
+		memcpy(&x, p + i, 8);
+		y = x ^ (0x7f * ONES);
+		if (((x & HIGHS) | ((x - 0x20 * ONES) & ~x & HIGHS) | ((y - ONES) & ~y & HIGHS)))
+			break;
+		i += 8;
+	}
+	while (i < n && p[i] >= 0x20 && p[i] < 0x7f)
+		i++;
+	return i;
+}
+
+/*
+ * util-linux's safe_fwrite: bytes the locale cannot print become \xHH
+ * (NUL included; tab, newline and the other spaces stay), unless --noescape.
+ * A newline followed by more text is followed by @indent spaces. The byte
+ * after @size must be readable: like dmesg, "followed by more text" looks
+ * at it.
+ */
+static void safe_write(const struct ud_ctl *ctl, const char *buf, size_t size, int indent)
+{
+	mbstate_t st;
+	size_t i = 0;
+
+	memset(&st, 0, sizeof(st));
+	while (i < size) {
+		const char *p = buf + i;
+		unsigned char c = (unsigned char)*p;
+		size_t len = 1;
+		int hex = 0;
+
+		if (ctl->noesc) {
+			const char *nl = memchr(p, '\n', size - i);
+			size_t run = nl ? (size_t)(nl - p) : size - i;
+
+			if (run) {
+				out_write(p, run);
+				i += run;
+				continue;
+			}
+		} else {
+			size_t run = plain_run((const unsigned char *)p, size - i);
+
+			if (run) {
+				out_write(p, run);
+				i += run;
+				continue;
+			}
+			if (c == '\0') {
+				hex = 1;
+			} else if (c >= 0x80) {
+				wchar_t wc;
+
+				len = mbrtowc(&wc, p, size - i, &st);
+				if (len == (size_t)-1 || len == (size_t)-2) {
+					memset(&st, 0, sizeof(st));
+					len = 1;
+					hex = 1;
+				} else if (len > 1) {
+					if (!iswprint((wint_t)wc) && !iswspace((wint_t)wc))
+						hex = 1;
+				} else {
+					len = 1;
+					if (!isprint(c) && !isspace(c))
+						hex = 1;
+				}
+			} else if (!isprint(c) && !isspace(c)) {
+				hex = 1;
+			}
+		}
+		if (hex) {
+			for (size_t k = 0; k < len; k++)
+				out_hex((unsigned char)p[k]);
+		} else if (c == '\n' && p[1] && indent) {
+			out_putc('\n');
+			out_spaces(indent);
+		} else {
+			out_write(p, len);
+		}
+		i += len;
+	}
+}
+
+void ud_print_raw_buffer(struct ud_ctl *ctl, const char *buf, size_t size)
+{
+	if (!size)
+		return;
+	safe_write(ctl, buf, size, 0);
+	if (buf[size - 1] != '\n')
+		out_putc('\n');
+}
+
+/* -------------------------------------------------------- time stamps -- */
+
+/* "%5ld.%06ld" for the common case, snprintf for the rest. */
+static size_t fmt_sec_usec(char *buf, size_t len, int64_t sec, int64_t usec)
+{
+	if (sec < 0 || sec > 999999999999 || usec < 0 || usec > 999999)
+		return (size_t)snprintf(buf, len, "%5ld.%06ld", (long)sec, (long)usec);
+
+	char tmp[24];
+	int n = 0;
+	uint64_t s = (uint64_t)sec;
+
+	do {
+		tmp[n++] = (char)('0' + s % 10);
+		s /= 10;
+	} while (s);
+
+	size_t o = 0;
+
+	for (int pad = 5 - n; pad > 0; pad--)
+		buf[o++] = ' ';
+	while (n)
+		buf[o++] = tmp[--n];
+	buf[o++] = '.';
+	for (int k = 5, u = (int)usec; k >= 0; k--, u /= 10)
+		buf[o + (size_t)k] = (char)('0' + u % 10);
+	o += 6;
+	buf[o] = '\0';
+	return o;
+}
+
+static int timerisset_(int64_t sec, int64_t usec)
+{
+	return sec || usec;
+}
+
+/* util-linux's record_count_delta (no delta before the first non-zero time). */
+static double record_count_delta(struct ud_ctl *ctl, const struct urec *rec)
+{
+	double delta = 0;
+
+	if (timerisset_(ctl->last_sec, ctl->last_usec))
+		delta = (double)(rec->sec - ctl->last_sec) +
+			(double)(rec->usec - ctl->last_usec) / 1E6;
+	ctl->last_sec = rec->sec;
+	ctl->last_usec = rec->usec;
+	return delta;
+}
+
+static void record_localtime(const struct ud_ctl *ctl, const struct urec *rec, struct tm *tm)
+{
+	time_t t;
+	long usec;
+
+	ud_record_wall(ctl, rec, &t, &usec);
+	localtime_r(&t, tm);
+}
+
+static const char *record_ctime(const struct ud_ctl *ctl, const struct urec *rec, char *buf,
+				size_t len)
+{
+	struct tm tm;
+
+	record_localtime(ctl, rec, &tm);
+	if (strftime(buf, len, "%a %b %e %H:%M:%S %Y", &tm) == 0)
+		*buf = '\0';
+	return buf;
+}
+
+/* ------------------------------------------------------------- filter -- */
+
+static bool accept_record(const struct ud_ctl *ctl, const struct urec *rec)
+{
+	if (ctl->fltr_lev &&
+	    (rec->facility < 0 || rec->level < 0 || !(ctl->levels & (1u << rec->level))))
+		return false;
+	if (ctl->fltr_fac &&
+	    (rec->facility < 0 || !(ctl->facilities & (UINT32_C(1) << rec->facility))))
+		return false;
+	if (ctl->since || ctl->until) {
+		int64_t t = ud_record_wall_usec(ctl, rec);
+
+		if (ctl->since && ctl->since >= t)
+			return false;
+		if (ctl->until && ctl->until <= t)
+			return false;
+	}
+	return true;
+}
+
+static bool facpri_valid(const struct urec *rec)
+{
+	return rec->level > -1 && rec->level < UD_NLEVELS && rec->facility > -1 &&
+	       rec->facility < UD_NFACILITIES;
+}
+
+/* util-linux's LOG_RAW_FAC_PRI(fac, pri), also for facility -1. */
+static long raw_fac_pri(const struct urec *rec)
+{
+	return (long)(int)(((unsigned)rec->facility << 3) | (unsigned)rec->level);
+}
+
+/* --------------------------------------------------------------- JSON -- */
+
+static void json_string(const char *s, size_t size)
+{
+	out_putc('"');
+	for (size_t i = 0; i < size && s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"' || c == '\\') {
+			out_putc('\\');
+			out_putc((char)c);
+		} else if (c >= 0x20) {
+			out_putc((char)c);
+		} else {
+			switch (c) {
+			case '\b':
+				out_puts("\\b");
+				break;
+			case '\t':
+				out_puts("\\t");
+				break;
+			case '\n':
+				out_puts("\\n");
+				break;
+			case '\f':
+				out_puts("\\f");
+				break;
+			case '\r':
+				out_puts("\\r");
+				break;
+			default: {
+				char u[8];
+
+				snprintf(u, sizeof(u), "\\u00%02x", c);
+				out_puts(u);
+			}
+			}
+		}
+	}
+	out_putc('"');
+}
+
+static bool json_first_value;
+
+static void json_name(const char *name)
+{
+	if (!json_first_value)
+		out_puts(",\n");
+	json_first_value = false;
+	out_puts("         \"");
+	out_puts(name);
+	out_puts("\": ");
+}
+
+static void print_json(struct ud_ctl *ctl, const struct urec *rec)
+{
+	char buf[64];
+
+	if (!ctl->json_open) {
+		out_puts("{\n   \"dmesg\": [\n      {\n");
+		ctl->json_open = true;
+	} else {
+		out_puts(",{\n");
+	}
+	json_first_value = true;
+	if (facpri_valid(rec)) {
+		if (ctl->decode) {
+			json_name("fac");
+			json_string(ud_facility_names[rec->facility], SIZE_MAX);
+			json_name("pri");
+			json_string(ud_level_names[rec->level], SIZE_MAX);
+		} else {
+			json_name("pri");
+			snprintf(buf, sizeof(buf), "%ld", raw_fac_pri(rec));
+			out_puts(buf);
+		}
+	}
+	json_name("time");
+	fmt_sec_usec(buf, sizeof(buf), rec->sec, rec->usec);
+	out_puts(buf);
+	if (rec->caller[0]) {
+		json_name("caller");
+		json_string(rec->caller, SIZE_MAX);
+	}
+	json_name("msg");
+	if (rec->mesg_size && rec->mesg[0])
+		json_string(rec->mesg, rec->mesg_size);
+	else
+		out_puts("null");
+	if (rec->partial) {
+		json_name("partial");
+		out_puts("true");
+	}
+	out_puts("\n      }");
+	if (ctl->follow)
+		out_flush();
+}
+
+void ud_output_finish(struct ud_ctl *ctl)
+{
+	if (ctl->json && ctl->json_open) {
+		out_puts("\n   ]\n}\n");
+		ctl->json_open = false;
+	}
+	out_flush();
+}
+
+/* ----------------------------------------------------------- /dev/kmsg -- */
+
+#define KMSG_OUT_MAX 2048 /* the kernel's PRINTK_MESSAGE_MAX */
+
+/* msg_add_ext_text: escape into [*pp, e), as the kernel cuts it. */
+static void kmsg_text(char **pp, char *e, const char *text, size_t len, char endc)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (c < ' ' || c >= 127 || c == '\\') {
+			/* scnprintf("\\x%02x"): with fewer than 5 bytes left, what fits
+			 * before its terminating NUL. */
+			const char esc[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+			size_t room = (size_t)(e - *pp);
+
+			if (room) {
+				size_t n = room - 1 < 4 ? room - 1 : 4;
+
+				memcpy(*pp, esc, n);
+				*pp += n;
+			}
+		} else if (*pp < e) {
+			*(*pp)++ = (char)c;
+		}
+	}
+	if (*pp < e)
+		*(*pp)++ = endc;
+}
+
+void ud_print_kmsg(struct ud_ctl *ctl, const struct urec *rec)
+{
+	char out[KMSG_OUT_MAX + 64];
+	char *p = out, *e = out + KMSG_OUT_MAX;
+	char caller[40] = "";
+	int n;
+
+	if (!accept_record(ctl, rec))
+		return;
+	if (ctl->caller && rec->caller[0])
+		snprintf(caller, sizeof(caller), ",caller=%s", rec->caller);
+	n = snprintf(out, KMSG_OUT_MAX, "%ld,%llu,%llu,%c%s%s;", rec->pri,
+		     (unsigned long long)rec->seq, (unsigned long long)(rec->ts_nsec / 1000),
+		     rec->flag ? rec->flag : '-', rec->partial ? "p" : "", caller);
+	p += n < KMSG_OUT_MAX ? n : KMSG_OUT_MAX - 1;
+	kmsg_text(&p, e, rec->mesg, rec->mesg_size, '\n');
+	for (size_t i = 0; i < rec->dict_len;) {
+		const char *entry = rec->dict + i;
+		size_t len = strnlen(entry, rec->dict_len - i);
+
+		if (len) {
+			if (p < e)
+				*p++ = ' ';
+			kmsg_text(&p, e, entry, len, '\n');
+		}
+		i += len + 1;
+	}
+	*p++ = '\0';
+	out_write(out, (size_t)(p - out));
+	if (ctl->follow)
+		out_flush();
+}
+
+/* --------------------------------------------------------------- text -- */
+
+static void print_dict(const struct ud_ctl *ctl, const struct urec *rec)
+{
+	for (size_t i = 0; i < rec->dict_len;) {
+		const char *entry = rec->dict + i;
+		size_t len = strnlen(entry, rec->dict_len - i);
+
+		if (len) {
+			out_putc('\n');
+			out_spaces(ctl->indent);
+			safe_write(ctl, entry, len, 0);
+		}
+		i += len + 1;
+	}
+}
+
+/* ---------------------------------------------------------- fast path -- */
+
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930"
+	"31323334353637383940414243444546474849505152535455565758596061"
+	"62636465666768697071727374757677787980818283848586878889909192"
+	"93949596979899";
+
+/* "[%5lu.%06lu] " into @p (at least 32 bytes); returns the end. */
+static char *fmt_prefix(char *p, uint64_t sec, uint32_t usec)
+{
+	static _Thread_local uint64_t cached_sec = UINT64_MAX;
+	static _Thread_local char sec_str[24];
+	static _Thread_local size_t sec_len;
+
+	if (sec != cached_sec) {
+		char tmp[24];
+		int n = 0;
+		uint64_t s = sec;
+
+		do {
+			tmp[n++] = (char)('0' + s % 10);
+			s /= 10;
+		} while (s);
+		sec_len = 0;
+		sec_str[sec_len++] = '[';
+		for (int pad = 5 - n; pad > 0; pad--)
+			sec_str[sec_len++] = ' ';
+		while (n)
+			sec_str[sec_len++] = tmp[--n];
+		sec_str[sec_len++] = '.';
+		cached_sec = sec;
+	}
+	memcpy(p, sec_str, 24);
+	p += sec_len;
+	memcpy(p, digit_pairs + 2 * (usec / 10000), 2);
+	memcpy(p + 2, digit_pairs + 2 * (usec / 100 % 100), 2);
+	memcpy(p + 4, digit_pairs + 2 * (usec % 100), 2);
+	p[6] = ']';
+	p[7] = ' ';
+	return p + 8;
+}
+
+bool ud_fast_path(const struct ud_ctl *ctl)
+{
+	return !ctl->raw && !ctl->decode && !ctl->color && !ctl->force_prefix && !ctl->json &&
+	       !ctl->kmsg_out && !ctl->caller && !ctl->fltr_lev && !ctl->fltr_fac && !ctl->since &&
+	       !ctl->until && !ctl->noesc && ctl->time_fmt == UD_TF_TIME;
+}
+
+/*
+ * The default format, "[%5lu.%06lu] " + message + "\n", for a finalized record
+ * when ud_fast_path() holds: formats straight into the output buffer and
+ * checks 16 (SSE2) or 8 message bytes at a time while it copies them. @text
+ * must have 16 readable bytes after @len (a struct prb_record's text has).
+ */
+void ud_print_fast(const struct ud_ctl *ctl, uint64_t ts_nsec, const char *text, size_t len)
+{
+	char *start, *p;
+	size_t i = 0;
+	int indent;
+
+	out_room(len + 64);
+	start = p = ob->buf + ob->len;
+	if (!len) {
+		*p = '\n'; /* dmesg prints an empty record as an empty line */
+		ob->len++;
+		return;
+	}
+	p = fmt_prefix(p, ts_nsec / 1000000000u, (uint32_t)(ts_nsec % 1000000000u / 1000u));
+	indent = (int)(p - start);
+#ifdef __SSE2__
+	{
+		const __m128i space = _mm_set1_epi8(0x20), del = _mm_set1_epi8(0x7f);
+
+		for (;;) {
+			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(text + i));
+			unsigned bad = (unsigned)_mm_movemask_epi8(
+				_mm_or_si128(_mm_cmplt_epi8(v, space), _mm_cmpeq_epi8(v, del)));
+			size_t left = len - i;
+
+			_mm_storeu_si128((__m128i *)(void *)p, v);
+			if (left < 16)
+				bad |= 1u << left; /* stop at the end */
+			if (bad) {
+				size_t n = (size_t)__builtin_ctz(bad);
+
+				p += n;
+				i += n;
+				break;
+			}
+			p += 16;
+			i += 16;
+		}
+	}
+#else
+	while (i + 8 <= len) {
+		uint64_t x, y;
+
+		memcpy(&x, text + i, 8);
+		y = x ^ (0x7f * ONES);
+		if (((x & HIGHS) | ((x - 0x20 * ONES) & ~x & HIGHS) | ((y - ONES) & ~y & HIGHS)))
+			break;
+		memcpy(p, &x, 8);
+		p += 8;
+		i += 8;
+	}
+	while (i < len && (unsigned char)text[i] >= 0x20 && (unsigned char)text[i] < 0x7f)
+		*p++ = text[i++];
+#endif
+	if (i == len) {
+		*p++ = '\n';
+		ob->len = (size_t)(p - ob->buf);
+		return;
+	}
+	ob->len = (size_t)(p - ob->buf);
+	safe_write(ctl, text + i, len - i, indent);
+	out_putc('\n');
+}
+
+void ud_print_record(struct ud_ctl *ctl, const struct urec *rec)
+{
+	char buf[128];
+	char fpbuf[32] = "";
+	char tsbuf[160] = "";
+	char *mesg_copy = NULL;
+	const char *line = NULL;
+	size_t mesg_size = rec->mesg_size;
+	int timebreak = 0;
+
+	if (ctl->kmsg_out) {
+		ud_print_kmsg(ctl, rec);
+		return;
+	}
+	if (!accept_record(ctl, rec))
+		return;
+	ctl->any_output = true;
+	if (!rec->mesg_size) {
+		if (!ctl->json)
+			out_putc('\n');
+		return;
+	}
+	if (ctl->json) {
+		print_json(ctl, rec);
+		return;
+	}
+
+	if (!ctl->raw && !ctl->decode && !ctl->color && !ctl->force_prefix && !rec->caller[0] &&
+	    ctl->time_fmt == UD_TF_TIME && rec->sec >= 0 && rec->usec >= 0 && rec->usec < 1000000) {
+		char *start;
+
+		out_flush_if(64);
+		start = ob->buf + ob->len;
+		ctl->indent =
+			(int)(fmt_prefix(start, (uint64_t)rec->sec, (uint32_t)rec->usec) - start);
+		ob->len += (size_t)ctl->indent;
+		safe_write(ctl, rec->mesg, rec->mesg_size, ctl->indent);
+		goto done;
+	}
+
+	if (ctl->raw) {
+		char ts[48];
+
+		fmt_sec_usec(ts, sizeof(ts), rec->sec, rec->usec);
+		ctl->indent = snprintf(tsbuf, sizeof(tsbuf), "<%ld>[%s] ", raw_fac_pri(rec), ts);
+		goto full_output;
+	}
+
+	if (ctl->decode && facpri_valid(rec))
+		snprintf(fpbuf, sizeof(fpbuf), "%-6s:%-6s: ", ud_facility_names[rec->facility],
+			 ud_level_names[rec->level]);
+
+	switch (ctl->time_fmt) {
+	case UD_TF_NONE:
+		ctl->indent = 0;
+		break;
+	case UD_TF_CTIME:
+		ctl->indent = snprintf(tsbuf, sizeof(tsbuf), "[%s] ",
+				       record_ctime(ctl, rec, buf, sizeof(buf)));
+		break;
+	case UD_TF_CTIME_DELTA: {
+		double delta = record_count_delta(ctl, rec);
+
+		ctl->indent = snprintf(tsbuf, sizeof(tsbuf), "[%s <%12.06f>] ",
+				       record_ctime(ctl, rec, buf, sizeof(buf)), delta);
+		break;
+	}
+	case UD_TF_DELTA:
+		ctl->indent = snprintf(tsbuf, sizeof(tsbuf), "[<%12.06f>] ",
+				       record_count_delta(ctl, rec));
+		break;
+	case UD_TF_RELTIME: {
+		struct tm cur;
+		double delta;
+
+		record_localtime(ctl, rec, &cur);
+		delta = record_count_delta(ctl, rec);
+		if (cur.tm_min != ctl->lasttm.tm_min || cur.tm_hour != ctl->lasttm.tm_hour ||
+		    cur.tm_yday != ctl->lasttm.tm_yday) {
+			timebreak = 1;
+			if (strftime(buf, sizeof(buf), "%b%e %H:%M", &cur) == 0)
+				*buf = '\0';
+			ctl->indent = snprintf(tsbuf, sizeof(tsbuf), "[%s] ", buf);
+		} else if (delta < 10) {
+			ctl->indent = snprintf(tsbuf, sizeof(tsbuf), "[  %+8.06f] ", delta);
+		} else {
+			ctl->indent = snprintf(tsbuf, sizeof(tsbuf), "[ %+9.06f] ", delta);
+		}
+		ctl->lasttm = cur;
+		break;
+	}
+	case UD_TF_TIME: {
+		char ts[48];
+
+		fmt_sec_usec(ts, sizeof(ts), rec->sec, rec->usec);
+		ctl->indent = snprintf(tsbuf, sizeof(tsbuf), "[%s] ", ts);
+		break;
+	}
+	case UD_TF_TIME_DELTA: {
+		char ts[48];
+		double delta;
+
+		fmt_sec_usec(ts, sizeof(ts), rec->sec, rec->usec);
+		delta = record_count_delta(ctl, rec);
+		ctl->indent = snprintf(tsbuf, sizeof(tsbuf), "[%s <%12.06f>] ", ts, delta);
+		break;
+	}
+	case UD_TF_ISO: {
+		time_t t;
+		long usec;
+
+		ud_record_wall(ctl, rec, &t, &usec);
+		ud_format_iso(t, usec, buf, sizeof(buf));
+		ctl->indent = snprintf(tsbuf, sizeof(tsbuf), "%s ", buf);
+		break;
+	}
+	}
+	ctl->indent += (int)strlen(fpbuf);
+
+full_output:
+	if (*fpbuf)
+		out_puts(fpbuf);
+	if (*tsbuf) {
+		if (ctl->color)
+			out_puts(timebreak ? COLOR_TIMEBREAK : COLOR_TIME);
+		if (ctl->time_fmt != UD_TF_RELTIME || ctl->raw)
+			out_puts(tsbuf);
+		else
+			out_puts(!line ? tsbuf : "[  +0.000000] ");
+		if (ctl->color)
+			out_puts(COLOR_RESET);
+	}
+	if (rec->caller[0]) {
+		char cid[64];
+		int n = snprintf(cid, sizeof(cid), "[%*s] ", ctl->caller_width, rec->caller);
+
+		ctl->indent += n;
+		out_puts(cid);
+	}
+
+	if (ctl->force_prefix) {
+		if (!line) {
+			mesg_copy = strndup(rec->mesg, rec->mesg_size);
+			if (!mesg_copy)
+				ud_fatal("out of memory");
+			line = strtok(mesg_copy, "\n");
+			if (!line)
+				goto done;
+			mesg_size = strlen(line);
+		}
+	} else {
+		line = rec->mesg;
+		mesg_size = rec->mesg_size;
+	}
+
+	if (ctl->color) {
+		const char *subsys = subsys_delimiter(line, mesg_size);
+		const char *color;
+
+		if (subsys) {
+			out_puts(COLOR_SUBSYS);
+			safe_write(ctl, line, (size_t)(subsys - line), ctl->indent);
+			out_puts(COLOR_RESET);
+			mesg_size -= (size_t)(subsys - line);
+			line = subsys;
+		}
+		color = level_color(rec->level, line, mesg_size);
+		if (color)
+			out_puts(color);
+		safe_write(ctl, line, mesg_size, ctl->indent);
+		if (color)
+			out_puts(COLOR_RESET);
+	} else {
+		safe_write(ctl, line, mesg_size, ctl->indent);
+	}
+
+	if (ctl->force_prefix) {
+		line = strtok(NULL, "\n");
+		if (line && *line) {
+			out_putc('\n');
+			mesg_size = strlen(line);
+			goto full_output;
+		}
+	}
+done:
+	free(mesg_copy);
+	if (rec->partial)
+		out_puts(" [partial]");
+	if (ctl->decode && rec->dict_len)
+		print_dict(ctl, rec);
+	out_putc('\n');
+	if (ctl->follow)
+		out_flush();
+}

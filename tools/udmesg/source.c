@@ -1,0 +1,821 @@
+// SPDX-License-Identifier: MIT
+/*
+ * source.c - where udmesg's records come from.
+ *
+ *  -B  a libprintk log file, mapped read-only: records from the last clear
+ *      (like dmesg's SEEK_DATA on /dev/kmsg) or, with -W, from the end; -w
+ *      then waits for more (prb_wait, no busy loop) until SIGINT/SIGTERM.
+ *      The unfinalized newest record is shown with --partial, by default
+ *      when no writer of the log is alive (no writer holds its registry lock
+ *      byte, tested with one F_OFD_GETLK over all of them).
+ *  -F  syslog-format text, parsed as util-linux 2.38 parses it
+ *      (get_next_syslog_record: a record starts at "\n<"; "<N>" and "[s.us]"
+ *      are optional, with util-linux's laxness kept byte for byte).
+ *  -K  /dev/kmsg records separated by NUL bytes, parsed as util-linux 2.40
+ *      parses them (parse_kmsg_record), plus what udmesg adds: the
+ *      dictionary lines and the partial mark of --kmsg dumps.
+ *  -S  the log's syslog actions: SIZE_BUFFER, READ_ALL, then the -F parser.
+ *  -C -c -D -E -n: the syslog actions that change the log.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <printk/log.h>
+#ifdef UDMESG_HAVE_SYSLOG
+#include <printk/syslog.h>
+#endif
+
+#include "internal.h"
+#include "udmesg.h"
+
+/* ----------------------------------------------------------- helpers -- */
+
+static const char *log_strerror(int err)
+{
+	switch (err) {
+	case -EPROTO:
+	case -EPROTONOSUPPORT:
+	case -EBADMSG:
+	case -ENOSPC:
+		return pk_log_strerror(err);
+	default:
+		return strerror(-err);
+	}
+}
+
+/* Open @path as a log, or exit with one clear line. */
+static struct pk_log *open_log(const char *path, unsigned flags)
+{
+	struct pk_log *log;
+	struct stat st;
+	int err;
+
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		ud_fatal("%s: %s", path, strerror(EISDIR));
+	err = pk_log_open_file(&log, path, 0, flags);
+	if (err == -ENOENT || err == -EACCES || err == -EPERM)
+		ud_fatal("cannot open %s: %s", path, strerror(-err));
+	if (err)
+		ud_fatal("%s: %s", path, log_strerror(err));
+	return log;
+}
+
+/* Read a whole file into memory, NUL-terminated (one byte more is readable). */
+static char *slurp(const char *path, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 1 << 16, len = 0;
+	char *buf;
+	struct stat st;
+
+	if (fd < 0)
+		ud_fatal("cannot open %s: %s", path, strerror(errno));
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+		cap = (size_t)st.st_size + 2;
+	buf = malloc(cap);
+	if (!buf)
+		ud_fatal("%s: %s", path, strerror(ENOMEM));
+	for (;;) {
+		if (cap - len < 2) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb)
+				ud_fatal("%s: %s", path, strerror(ENOMEM));
+			buf = nb;
+			cap *= 2;
+		}
+
+		ssize_t n = read(fd, buf + len, cap - len - 1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ud_fatal("cannot read %s: %s", path, strerror(errno));
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*size = len;
+	return buf;
+}
+
+/* util-linux's skip_item: past the first byte of @sep (or a NUL), or @end. */
+static const char *skip_item(const char *begin, const char *end, const char *sep)
+{
+	while (begin < end) {
+		int c = *begin++;
+
+		if (c == '\0' || strchr(sep, c))
+			break;
+	}
+	return begin;
+}
+
+void ud_decode_pri(long num, int *fac, int *lev)
+{
+	*fac = (int)((num & 0x3f8) >> 3); /* LOG_FAC */
+	*lev = (int)(num & 7);		  /* LOG_PRI */
+	if (*fac > UD_NFACILITIES)
+		*fac = -1;
+}
+
+static void init_rec(struct urec *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->level = -1;
+	r->facility = -1;
+	r->pri = -1;
+	r->flag = '-';
+}
+
+static bool needs_faclev(const struct ud_ctl *ctl)
+{
+	return ctl->fltr_lev || ctl->fltr_fac || ctl->decode || ctl->color || ctl->json;
+}
+
+static void set_time(struct urec *r, int64_t sec, int64_t usec)
+{
+	r->sec = sec;
+	r->usec = usec;
+	r->ts_nsec = (uint64_t)(sec * 1000000000 + usec * 1000);
+}
+
+/* ------------------------------------------------- syslog text (-F) -- */
+
+/* util-linux 2.38's parse_faclev for "<N>": a number, then one byte skipped. */
+static const char *parse_faclev_syslog(const char *str, struct urec *r)
+{
+	char *end = NULL;
+	long num;
+
+	errno = 0;
+	num = strtol(str, &end, 10);
+	if (!errno && end && end > str) {
+		r->pri = num;
+		ud_decode_pri(num, &r->facility, &r->level);
+		return end + 1;
+	}
+	return str;
+}
+
+/* util-linux 2.38's parse_syslog_timestamp: "sec.usec]". */
+static const char *parse_syslog_timestamp(const char *str0, struct urec *r)
+{
+	const char *str = str0;
+	char *end = NULL;
+	long sec, usec = 0;
+
+	errno = 0;
+	sec = strtol(str, &end, 10);
+	set_time(r, sec, 0);
+	if (!errno && end && *end == '.' && end[1]) {
+		str = end + 1;
+		end = NULL;
+		usec = strtol(str, &end, 10);
+		set_time(r, sec, usec);
+	}
+	if (errno || !end || end == str || *end != ']')
+		return str0;
+	return end + 1;
+}
+
+void ud_print_syslog_buffer(struct ud_ctl *ctl, const char *buf, size_t size)
+{
+	const char *next = buf;
+	size_t next_size = size;
+	struct urec rec;
+
+	while (next && next_size) {
+		const char *begin = NULL;
+		int found = 0;
+
+		init_rec(&rec);
+		for (size_t i = 0; i < next_size; i++) {
+			const char *p = next + i;
+			const char *end = NULL;
+
+			if (!begin)
+				begin = p;
+			if (i + 1 == next_size) {
+				end = p + 1;
+				i++;
+			} else if (*p == '\n' && p[1] == '<') {
+				end = p;
+			}
+			if (begin && !*begin)
+				begin = NULL; /* zero(s) at the end of the buffer? */
+			if (!begin || !end)
+				continue;
+			if (end <= begin)
+				continue; /* an empty line */
+
+			if (*begin == '<') {
+				if (needs_faclev(ctl))
+					begin = parse_faclev_syslog(begin + 1, &rec);
+				else
+					begin = skip_item(begin, end, ">");
+			}
+			if (*begin == '[' &&
+			    (begin[1] == ' ' || (begin[1] >= '0' && begin[1] <= '9'))) {
+				if (ctl->time_fmt != UD_TF_NONE)
+					begin = parse_syslog_timestamp(begin + 1, &rec);
+				else
+					begin = skip_item(begin, end, "]");
+				if (begin < end && *begin == ' ')
+					begin++;
+			}
+			rec.mesg = begin;
+			rec.mesg_size = (size_t)(end - begin);
+			/* The newline that ends the last record is not part of it. */
+			if (*end != '\n' && end[-1] == '\n')
+				rec.mesg_size--;
+
+			next_size -= (size_t)(end - next);
+			next = next_size > 0 ? end + 1 : NULL;
+			if (next_size > 0)
+				next_size--;
+			found = 1;
+			break;
+		}
+		if (!found)
+			break;
+		ud_print_record(ctl, &rec);
+	}
+}
+
+int ud_read_syslog_file(struct ud_ctl *ctl)
+{
+	size_t size;
+	char *buf = slurp(ctl->file_path, &size);
+
+	if (size) {
+		if (ctl->raw)
+			ud_print_raw_buffer(ctl, buf, size);
+		else
+			ud_print_syslog_buffer(ctl, buf, size);
+	}
+	ud_output_finish(ctl);
+	free(buf);
+	return 0;
+}
+
+/* -------------------------------------------------- kmsg records (-K) -- */
+
+#define KMSG_REC_MAX 2048 /* PRINTK_MESSAGE_MAX: util-linux reads records into 2049 bytes */
+
+static const char *parse_faclev_kmsg(const char *str, const char *end, struct urec *r)
+{
+	char *num_end = NULL;
+	long num;
+
+	if (!memchr(str, ',', (size_t)(end - str)))
+		return str;
+	errno = 0;
+	num = strtol(str, &num_end, 10);
+	if (!errno && num_end && *num_end == ',' && num_end > str) {
+		r->pri = num;
+		ud_decode_pri(num, &r->facility, &r->level);
+		return num_end + 1;
+	}
+	return str;
+}
+
+static const char *parse_kmsg_timestamp(const char *str0, const char *end, struct urec *r)
+{
+	char *num_end = NULL;
+	unsigned long long usec;
+
+	if (!memchr(str0, ',', (size_t)(end - str0)) && !memchr(str0, ';', (size_t)(end - str0)))
+		return str0;
+	errno = 0;
+	usec = strtoull(str0, &num_end, 10);
+	if (errno || !num_end || num_end > end || (*num_end != ';' && *num_end != ','))
+		return str0;
+	r->sec = (int64_t)(usec / 1000000);
+	r->usec = (int64_t)(usec % 1000000);
+	r->ts_nsec = (uint64_t)usec * 1000;
+	return num_end + 1;
+}
+
+static const char *parse_callerid(const char *p, const char *end, struct urec *r)
+{
+	const char *cid = strstr(p, "caller=");
+	const char *semi = strchr(p, ';');
+
+	if (cid && semi && cid < semi) {
+		const char *id = cid + 7;
+		const char *after = skip_item(id, end, ",;");
+		size_t n = (size_t)(after - id);
+
+		if (n >= sizeof(r->caller))
+			return p;
+		memcpy(r->caller, id, n - 1);
+		r->caller[n - 1] = '\0';
+		return after;
+	}
+	return p;
+}
+
+/* util-linux's unhexmangle_to_buffer: \xHH into bytes, in place. Returns the
+ * decoded length plus one (its NUL). */
+static size_t unhexmangle(const char *s, char *buf, size_t len)
+{
+	static const char hexd[] = "0123456789abcdef";
+	size_t sz = 0;
+	char *buf0 = buf;
+
+	while (*s && sz < len - 1) {
+		const char *h2, *h3;
+
+		if (*s == '\\' && sz + 3 < len - 1 && s[1] == 'x' && s[2] && s[3] &&
+		    (h2 = strchr(hexd, s[2] | 0x20)) && (h3 = strchr(hexd, s[3] | 0x20))) {
+			*buf++ = (char)((h2 - hexd) << 4 | (h3 - hexd));
+			s += 4;
+			sz += 4;
+		} else {
+			*buf++ = *s++;
+			sz++;
+		}
+	}
+	*buf = '\0';
+	return (size_t)(buf - buf0) + 1;
+}
+
+/*
+ * One record of @sz bytes in @buf (NUL-terminated, modified in place).
+ * Returns -1 for an empty one. @dict receives the dictionary lines.
+ */
+static int parse_kmsg_record(struct ud_ctl *ctl, struct urec *rec, char *buf, size_t sz, char *dict)
+{
+	const char *p = buf, *end;
+
+	if (sz == 0 || !*buf)
+		return -1;
+	end = buf + (sz - 1);
+	init_rec(rec);
+	while (p < end && (*p == ' ' || (*p >= '\t' && *p <= '\r')))
+		p++;
+
+#define LAST_FIELD(s) (!(s) || !*(s) || ((s) > buf && (s)[-1] == ';'))
+	/* A) priority and facility */
+	if (needs_faclev(ctl) || ctl->raw)
+		p = parse_faclev_kmsg(p, end, rec);
+	else
+		p = skip_item(p, end, ",");
+	if (LAST_FIELD(p))
+		goto mesg;
+	/* B) sequence number */
+	{
+		const char *q = skip_item(p, end, ",;");
+
+		rec->seq = strtoull(p, NULL, 10);
+		p = q;
+	}
+	if (LAST_FIELD(p))
+		goto mesg;
+	/* C) timestamp */
+	p = parse_kmsg_timestamp(p, end, rec);
+	if (LAST_FIELD(p))
+		goto mesg;
+	/* D) the flags field ("-", "c"; udmesg's --kmsg adds "p" for partial) */
+	{
+		const char *q = skip_item(p, end, ",;");
+
+		if (q > p && (*p == 'c' || *p == '-'))
+			rec->flag = *p;
+		for (const char *f = p; f < q && *f != ',' && *f != ';'; f++)
+			if (*f == 'p')
+				rec->partial = true;
+		p = q;
+	}
+	/* the optional caller field */
+	p = parse_callerid(p, end, rec);
+#undef LAST_FIELD
+
+mesg:
+	/* E) message text, up to its newline */
+	rec->mesg = p;
+	p = skip_item(p, end, "\n");
+	if (*p && *p != '\n')
+		p--;
+
+	/* F) dictionary: " KEY=VALUE\n" lines after the text's newline */
+	{
+		const char *d = (*p == '\n') ? p + 1 : NULL;
+		size_t dl = 0;
+
+		while (d && *d == ' ') {
+			const char *nl = strchr(d, '\n');
+			size_t n = nl ? (size_t)(nl - d) : strlen(d);
+			char tmp[KMSG_REC_MAX + 1];
+
+			memcpy(tmp, d + 1, n - 1);
+			tmp[n - 1] = '\0';
+			dl += unhexmangle(tmp, dict + dl, n); /* includes its NUL */
+			d = nl ? nl + 1 : NULL;
+		}
+		rec->dict = dict;
+		rec->dict_len = dl;
+	}
+
+	rec->mesg_size = unhexmangle(rec->mesg, (char *)rec->mesg, (size_t)(p - rec->mesg) + 1) - 1;
+	return 0;
+}
+
+int ud_read_kmsg_file(struct ud_ctl *ctl)
+{
+	size_t size, pos = 0;
+	char *buf = slurp(ctl->file_path, &size);
+	static char str[KMSG_REC_MAX + 1], dict[KMSG_REC_MAX + 1];
+	struct urec rec;
+
+	while (pos < size) {
+		size_t len = strnlen(buf + pos, size - pos);
+
+		if (len >= sizeof(str))
+			ud_fatal("%s: record too large", ctl->file_path);
+		memcpy(str, buf + pos, len);
+		str[len] = '\0';
+		if (parse_kmsg_record(ctl, &rec, str, len, dict) == 0)
+			ud_print_record(ctl, &rec);
+		pos += len;
+		if (pos < size)
+			pos++;
+	}
+	ud_output_finish(ctl);
+	free(buf);
+	return 0;
+}
+
+/* ------------------------------------------------------ the log (-B) -- */
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+/* True when no process holds any writer lock byte of the log at @path. */
+static bool log_writers_gone(struct pk_log *log, const char *path)
+{
+	struct pk_log_shared *sh = pk_log_shared(log);
+	struct flock fl;
+	int fd;
+	bool gone = false;
+
+	if (!sh->lock_off || !sh->registry_entries)
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = (off_t)sh->lock_off;
+	fl.l_len = (off_t)sh->registry_entries;
+	if (fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type == F_UNLCK)
+		gone = true;
+	close(fd);
+	return gone;
+}
+
+static void log_rec_to_urec(const struct ud_ctl *ctl, const struct prb_record *r, struct urec *u)
+{
+	u->mesg = r->text;
+	u->mesg_size = r->text_len;
+	u->pri = (long)r->facility << 3 | r->level;
+	ud_decode_pri(u->pri, &u->facility, &u->level);
+	u->ts_nsec = r->ts_nsec;
+	u->sec = (int64_t)(r->ts_nsec / 1000000000u);
+	u->usec = (int64_t)(r->ts_nsec % 1000000000u / 1000u);
+	u->seq = r->seq;
+	if (ctl->caller)
+		snprintf(u->caller, sizeof(u->caller), "T%u", r->caller.tid);
+	else
+		u->caller[0] = '\0';
+	u->dict = r->dict;
+	u->dict_len = r->dict_len;
+	u->flag = (r->flags & PRB_FLAG_CONT) ? 'c' : '-';
+	u->partial = (r->rflags & PRB_REC_UNFINALIZED) != 0;
+}
+
+static void set_log_time_base(struct ud_ctl *ctl, struct pk_log *log)
+{
+	ctl->base_ns = (int64_t)pk_load_relaxed(&pk_log_shared(log)->realtime_offset_ns);
+	ctl->base_whole_sec = false;
+}
+
+/*
+ * Dumping a large log in the default format: threads (one per idle CPU, at
+ * most four) read and format chunks of records into private buffers; the main
+ * thread formats too and writes the chunks out in order. A chunk is a range
+ * of sequence numbers; a record lost to overwriting while we read shows up
+ * as a gap, exactly as in a sequential read.
+ */
+#define DUMP_CHUNK   2048
+#define DUMP_SLOTS   8
+#define DUMP_THREADS 4
+
+struct dump {
+	const struct ud_ctl *ctl;
+	struct prb *rb;
+	uint64_t seq0, end;
+	size_t nchunks;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	size_t next;					/* the next chunk to format */
+	size_t written;					/* chunks written out */
+	struct outbuf *done[DUMP_SLOTS];		/* chunk i at i % DUMP_SLOTS, formatted */
+	struct outbuf *pool[DUMP_SLOTS + DUMP_THREADS]; /* empty buffers, reused */
+	int npool;
+};
+
+static void dump_chunk(struct dump *d, size_t i, struct outbuf *b)
+{
+	static _Thread_local struct prb_record rec;
+	uint64_t seq = d->seq0 + (uint64_t)i * DUMP_CHUNK;
+	uint64_t end = seq + DUMP_CHUNK < d->end ? seq + DUMP_CHUNK : d->end;
+
+	out_capture_begin(b);
+	while (seq < end && prb_read(d->rb, seq, &rec, 0) == 0 && rec.seq < end) {
+		ud_print_fast(d->ctl, rec.ts_nsec, rec.text, rec.text_len);
+		seq = rec.seq + 1;
+	}
+	out_capture_end();
+}
+
+static void dump_loop(struct dump *d, bool writer)
+{
+	pthread_mutex_lock(&d->lock);
+	for (;;) {
+		if (writer) {
+			while (d->written < d->nchunks && d->done[d->written % DUMP_SLOTS]) {
+				struct outbuf *b = d->done[d->written % DUMP_SLOTS];
+
+				d->done[d->written % DUMP_SLOTS] = NULL;
+				d->written++;
+				pthread_cond_broadcast(&d->cond);
+				pthread_mutex_unlock(&d->lock);
+				out_capture_write(b);
+				pthread_mutex_lock(&d->lock);
+				d->pool[d->npool++] = b;
+			}
+			if (d->written == d->nchunks)
+				break;
+		}
+		if (d->next < d->nchunks && d->next < d->written + DUMP_SLOTS) {
+			size_t i = d->next++;
+			struct outbuf *b = d->npool ? d->pool[--d->npool] : out_capture_new();
+
+			pthread_mutex_unlock(&d->lock);
+			dump_chunk(d, i, b);
+			pthread_mutex_lock(&d->lock);
+			d->done[i % DUMP_SLOTS] = b;
+			pthread_cond_broadcast(&d->cond);
+			continue;
+		}
+		if (!writer && d->next >= d->nchunks)
+			break;
+		pthread_cond_wait(&d->cond, &d->lock);
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
+static void *dump_worker(void *arg)
+{
+	dump_loop(arg, false);
+	return NULL;
+}
+
+/* UDMESG_THREADS, or the CPUs we may run on that the load leaves idle. */
+static int dump_threads(void)
+{
+	const char *env = getenv("UDMESG_THREADS");
+	cpu_set_t set;
+	double load;
+	int n = 1;
+
+	if (env && *env) {
+		n = atoi(env);
+	} else if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+		n = CPU_COUNT(&set);
+		if (getloadavg(&load, 1) == 1)
+			n -= (int)(load + 0.5);
+	}
+	if (n > DUMP_THREADS)
+		n = DUMP_THREADS;
+	return n < 1 ? 1 : n;
+}
+
+/* Print the finalized records from *@seq on in parallel; *@seq moves past them. */
+static void dump_parallel(const struct ud_ctl *ctl, struct prb *rb, uint64_t *seq)
+{
+	int nthreads = dump_threads();
+
+	if (nthreads < 2)
+		return;
+
+	/* prb_next_seq() walks the records on a read-only handle: only now. */
+	uint64_t first = prb_first_seq(rb), end = prb_next_seq(rb);
+	uint64_t seq0 = *seq > first ? *seq : first;
+	pthread_t tids[DUMP_THREADS];
+	int started = 0;
+
+	if (end <= seq0 || end - seq0 < 4 * DUMP_CHUNK)
+		return;
+
+	struct dump d = {
+		.ctl = ctl,
+		.rb = rb,
+		.seq0 = seq0,
+		.end = end,
+		.nchunks = (size_t)((end - seq0 + DUMP_CHUNK - 1) / DUMP_CHUNK),
+	};
+
+	pthread_mutex_init(&d.lock, NULL);
+	pthread_cond_init(&d.cond, NULL);
+	for (int i = 1; i < nthreads; i++)
+		if (pthread_create(&tids[started], NULL, dump_worker, &d) == 0)
+			started++;
+	dump_loop(&d, true);
+	for (int i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	while (d.npool)
+		out_capture_free(d.pool[--d.npool]);
+	pthread_cond_destroy(&d.cond);
+	pthread_mutex_destroy(&d.lock);
+	*seq = end;
+}
+
+/*
+ * The records are read with prb_read() on the log's ring, which is what
+ * pk_log_read() wraps, minus one copy of every record: dumping a large log
+ * is dominated by per-record costs.
+ */
+int ud_read_log(struct ud_ctl *ctl)
+{
+	struct pk_log *log = open_log(ctl->log_path, PK_LOG_RDONLY);
+	struct prb *rb = pk_log_ring(log);
+	static struct prb_record rec;
+	struct urec u;
+	uint64_t seq;
+	int partial = ctl->partial;
+	bool fast = ud_fast_path(ctl);
+
+	set_log_time_base(ctl, log);
+	ctl->caller_width = 6; /* the kernel's "[%6s]" */
+	if (partial < 0)
+		partial = log_writers_gone(log, ctl->log_path);
+	if (ctl->follow) {
+		struct sigaction sa;
+
+		partial = 0; /* an open line may still grow */
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_stop;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, NULL); /* no SA_RESTART: the wait returns */
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+	}
+
+	if (ctl->follow_new)
+		seq = pk_log_next_seq(log);
+	else
+		seq = pk_load_acquire(&pk_log_shared(log)->clear_seq);
+
+	if (fast && !ctl->follow)
+		dump_parallel(ctl, rb, &seq);
+
+	init_rec(&u);
+	while (!stop_signal) {
+		int err = prb_read(rb, seq, &rec, partial ? PRB_READ_UNFINALIZED : 0);
+
+		if (err == 0) {
+			seq = rec.seq + 1;
+			if (fast && !rec.rflags) {
+				ud_print_fast(ctl, rec.ts_nsec, rec.text, rec.text_len);
+				continue;
+			}
+			log_rec_to_urec(ctl, &rec, &u);
+			ud_print_record(ctl, &u);
+			if (u.partial && !ctl->follow)
+				break; /* the newest record: nothing after it */
+			continue;
+		}
+		if (err != -EAGAIN)
+			ud_fatal("%s: read failed: %s", ctl->log_path, log_strerror(err));
+		if (!ctl->follow)
+			break;
+		out_flush();
+		prb_wait(rb, seq, 500 * 1000 * 1000);
+	}
+	ud_output_finish(ctl);
+	pk_log_destroy(log);
+	return 0;
+}
+
+/* ------------------------------------------------ syslog actions (-S) -- */
+
+#ifdef UDMESG_HAVE_SYSLOG
+static const char *action_name(int action)
+{
+	switch (action) {
+	case PK_SYSLOG_ACTION_READ_ALL:
+		return "READ_ALL";
+	case PK_SYSLOG_ACTION_CLEAR:
+		return "CLEAR";
+	case PK_SYSLOG_ACTION_CONSOLE_OFF:
+		return "CONSOLE_OFF";
+	case PK_SYSLOG_ACTION_CONSOLE_ON:
+		return "CONSOLE_ON";
+	case PK_SYSLOG_ACTION_CONSOLE_LEVEL:
+		return "CONSOLE_LEVEL";
+	case PK_SYSLOG_ACTION_SIZE_BUFFER:
+		return "SIZE_BUFFER";
+	default:
+		return "?";
+	}
+}
+#endif
+
+int ud_read_syslog_action(struct ud_ctl *ctl)
+{
+#ifdef UDMESG_HAVE_SYSLOG
+	struct pk_log *log = open_log(ctl->log_path, PK_LOG_RDONLY);
+	size_t bufsize = ctl->bufsize;
+	char *buf;
+	int n;
+
+	set_log_time_base(ctl, log);
+	if (!bufsize) {
+		n = pk_do_syslog_log(log, PK_SYSLOG_ACTION_SIZE_BUFFER, NULL, 0);
+		if (n < 0)
+			ud_fatal("%s: syslog %s failed: %s", ctl->log_path,
+				 action_name(PK_SYSLOG_ACTION_SIZE_BUFFER), strerror(-n));
+		bufsize = (size_t)n;
+	}
+	if (bufsize > (size_t)INT32_MAX - 8)
+		bufsize = (size_t)INT32_MAX - 8;
+	buf = malloc(bufsize + 8 + 1);
+	if (!buf)
+		ud_fatal("%s", strerror(ENOMEM));
+	n = pk_do_syslog_log(log, PK_SYSLOG_ACTION_READ_ALL, buf, (int)(bufsize + 8));
+	if (n < 0)
+		ud_fatal("%s: syslog %s failed: %s", ctl->log_path,
+			 action_name(PK_SYSLOG_ACTION_READ_ALL), strerror(-n));
+	buf[n] = '\0';
+	if (n > 0) {
+		if (ctl->raw)
+			ud_print_raw_buffer(ctl, buf, (size_t)n);
+		else
+			ud_print_syslog_buffer(ctl, buf, (size_t)n);
+	}
+	ud_output_finish(ctl);
+	free(buf);
+	pk_log_destroy(log);
+	return 0;
+#else
+	ud_fatal("%s: the syslog actions are not in this build of libprintk", ctl->log_path);
+#endif
+}
+
+int ud_log_action(struct ud_ctl *ctl, int action, int arg)
+{
+#ifdef UDMESG_HAVE_SYSLOG
+	/* Validate read-only first: a writable open would create a missing file. */
+	struct pk_log *ro = open_log(ctl->log_path, PK_LOG_RDONLY);
+	uint64_t offset = pk_load_relaxed(&pk_log_shared(ro)->realtime_offset_ns);
+	struct pk_log *log;
+	int err;
+
+	pk_log_destroy(ro);
+	err = pk_log_open_file(&log, ctl->log_path, 0, 0);
+	if (err)
+		ud_fatal("cannot open %s for writing: %s", ctl->log_path, log_strerror(err));
+	/* A writer's open stamps its own wall-clock offset into the header; this
+	 * is not a writer: keep the offset the records were written with. */
+	pk_store_relaxed(&pk_log_shared(log)->realtime_offset_ns, offset);
+	err = pk_do_syslog_log(log, action, NULL, arg);
+	pk_log_destroy(log);
+	if (err < 0)
+		ud_fatal("%s: syslog %s failed: %s", ctl->log_path, action_name(action),
+			 strerror(-err));
+	return 0;
+#else
+	(void)action;
+	(void)arg;
+	ud_fatal("%s: the syslog actions are not in this build of libprintk", ctl->log_path);
+#endif
+}

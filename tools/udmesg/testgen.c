@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: MIT
+/*
+ * testgen.c - udmesg-testgen: makes the libprintk logs udmesg's tests and
+ * benchmark read (built with the tools, never installed).
+ *
+ *   udmesg-testgen golden FILE      a log with fixed records: every level,
+ *                                   several facilities, multi-line, control
+ *                                   bytes and UTF-8, a dictionary, a
+ *                                   continuation fragment, an empty record;
+ *                                   fixed timestamps, callers and wall-clock
+ *                                   offset, so every output is reproducible
+ *   udmesg-testgen partial FILE     two records and an open line, then the
+ *                                   writer kills itself (SIGKILL)
+ *   udmesg-testgen live FILE        one record per stdin line "LEVEL TEXT"
+ *                                   (timestamps 1 s, 2 s, ...); "open TEXT"
+ *                                   stores an unfinalized line
+ *   udmesg-testgen bench FILE MIB   a MIB MiB log filled (and wrapped) with
+ *                                   dmesg-like lines
+ *   udmesg-testgen kmsg FILE [caller]  the log as libprintk's kmsg_read returns
+ *                                   it, each record followed by a NUL byte
+ *   udmesg-testgen state FILE       the shared state the syslog actions change
+ *
+ * Records are stored with prb_store() on the log's ring so that timestamps,
+ * callers and flags are exactly what the test says.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <printk/kmsg.h>
+#include <printk/log.h>
+#include <printk/printk.h>
+
+#include "internal.h"
+
+#define NS 1000000000ull
+/* The wall-clock offset of the golden log: 2023-11-14 22:13:20.25 UTC at 0. */
+#define GOLDEN_OFFSET_NS (1700000000ll * 1000000000ll + 250000000ll)
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "udmesg-testgen: %s: %s\n", what, err < 0 ? pk_log_strerror(err) : "");
+	exit(1);
+}
+
+static struct pk_log *create_log(const char *path, size_t len)
+{
+	struct pk_log *log;
+	int err;
+
+	unlink(path);
+	err = pk_log_open_file(&log, path, len, 0);
+	if (err)
+		die(path, err);
+	return log;
+}
+
+static void store(struct pk_log *log, int fac, int level, uint64_t ts, uint32_t tid, int flags,
+		  const char *text, size_t len, const char *dict, size_t dict_len, int final)
+{
+	struct prb_meta meta = {
+		.ts_nsec = ts,
+		.caller = {.pid = 4242, .tid = tid, .ctx = 0},
+		.level = (uint8_t)level,
+		.facility = (uint8_t)fac,
+		.flags = (uint8_t)(PRB_FLAG_NEWLINE | flags),
+	};
+	int err = prb_store(pk_log_ring(log), &meta, text, len, dict, dict_len, final, NULL);
+
+	if (err)
+		die("prb_store", err);
+}
+
+#define S(s) s, sizeof(s) - 1
+
+static void golden(const char *path)
+{
+	struct pk_log *log = create_log(path, 64 * 1024);
+	static const char ctl[] = "ctl \x01 bell \x07 tab \t del \x7f utf8 \xc3\xa9 bad \xff end "
+				  "back\\slash \"quoted\"";
+	static const char dict[] = "SUBSYSTEM=net\0DEVICE=+net:eth0\0NOTE=tab\there";
+
+	atomic_store(&pk_log_shared(log)->realtime_offset_ns, (uint64_t)GOLDEN_OFFSET_NS);
+	store(log, 0, 6, 0, 1, 0, S("Linux version 6.6.0 (libprintk golden log)"), NULL, 0, 1);
+	store(log, 0, 0, 100000, 2, 0, S("emerg: the sky is falling"), NULL, 0, 1);
+	store(log, 0, 1, 500000000, 3, 0, S("alert: thing"), NULL, 0, 1);
+	store(log, 0, 2, 1250000000, 4, 0, S("crit: x"), NULL, 0, 1);
+	store(log, 0, 3, 2000001000, 5, 0, S("usb 1-1: device descriptor read/64, error -71"), NULL,
+	      0, 1);
+	store(log, 0, 4, 9999999000, 6, 0, S("ACPI: something to warn about"), NULL, 0, 1);
+	store(log, 0, 5, 10 * NS, 7, 0, S("audit: type=2000 audit(0.000:1): state=initialized"),
+	      NULL, 0, 1);
+	store(log, 0, 6, 39 * NS + 500000000, 8, 0, S("smp: Brought up 1 node, 2 CPUs"), NULL, 0,
+	      1);
+	store(log, 0, 7, 41 * NS, 9, 0, S("debug: next minute"), NULL, 0, 1);
+	store(log, 1, 4, 42 * NS + 500000000, 42, 0, S("app[42]: user warning"), NULL, 0, 1);
+	store(log, 3, 6, 43 * NS, 43, 0, S("netd: link up"), dict, sizeof(dict) - 1, 1);
+	store(log, 1, 6, 44 * NS, 44, 0, S("multi line1\nline2\nline3"), NULL, 0, 1);
+	store(log, 1, 5, 45 * NS, 45, 0, ctl, sizeof(ctl) - 1, NULL, 0, 1);
+	store(log, 16, 6, 46 * NS, 46, 0, S("local0 facility message"), NULL, 0, 1);
+	store(log, 23, 7, 47 * NS, 47, 0, S("local7 debug message"), NULL, 0, 1);
+	store(log, 0, 6, 48 * NS, 48, 0, S("traps: app[99] segfault at 0 ip 0000 sp 0000 error 4"),
+	      NULL, 0, 1);
+	store(log, 1, 6, 49 * NS, 49, 0, S(""), NULL, 0, 1);
+	store(log, 0, 4, 50 * NS, 50, PRB_FLAG_CONT, S(" continuation fragment"), NULL, 0, 1);
+	store(log, 1, 6, 3700 * NS, 51, 0, S("an hour later"), NULL, 0, 1);
+	store(log, 1, 6, 3700 * NS + 5000, 52, 0, S("trailing newline\n"), NULL, 0, 1);
+	store(log, 1, 3, 3701 * NS, 123456, 0, S("empty lines\n\nin the middle"), NULL, 0, 1);
+	store(log, 1, 6, 2 * 86400 * NS + 5 * NS, 7, 0, S("two days later"), NULL, 0, 1);
+	pk_log_destroy(log);
+}
+
+static void partial(const char *path)
+{
+	struct pk_log *log = create_log(path, 16 * 1024);
+
+	atomic_store(&pk_log_shared(log)->realtime_offset_ns, (uint64_t)GOLDEN_OFFSET_NS);
+	store(log, 0, 6, 1 * NS, 10, 0, S("first complete line"), NULL, 0, 1);
+	store(log, 0, 4, 2 * NS, 10, 0, S("second complete line"), NULL, 0, 1);
+	store(log, 0, 6, 3 * NS, 10, 0, S("an open line, its writer killed before the newline"),
+	      NULL, 0, 0);
+	raise(SIGKILL);
+}
+
+static void live(const char *path)
+{
+	struct pk_log *log;
+	char line[2048];
+	uint64_t n = 0;
+	int err = pk_log_open_file(&log, path, 16 * 1024, 0);
+
+	if (err)
+		die(path, err);
+	atomic_store(&pk_log_shared(log)->realtime_offset_ns, (uint64_t)GOLDEN_OFFSET_NS);
+	while (fgets(line, sizeof(line), stdin)) {
+		size_t len = strcspn(line, "\n");
+		char *sp = memchr(line, ' ', len);
+		int open = !strncmp(line, "open ", 5);
+
+		if (!sp)
+			continue;
+		line[len] = '\0';
+		n++;
+		store(log, 0, open ? 6 : atoi(line), n * NS, 1, 0, sp + 1, strlen(sp + 1), NULL, 0,
+		      !open);
+		printf("stored %llu\n", (unsigned long long)n);
+		fflush(stdout);
+	}
+	pk_log_destroy(log);
+}
+
+/* dmesg-like lines of 50 to 90 bytes. */
+static int bench_line(char *text, size_t size, unsigned i)
+{
+	unsigned a = i % 97;
+
+	switch (i % 8) {
+	case 0:
+		return snprintf(text, size,
+				"usb %u-1: new high-speed USB device number %u using xhci_hcd", a,
+				i);
+	case 1:
+		return snprintf(text, size,
+				"EXT4-fs (sda%u): mounted filesystem with ordered data mode. Quota "
+				"mode: none. %u",
+				a, i);
+	case 2:
+		return snprintf(text, size,
+				"audit: type=1400 audit(%u.123:%u): apparmor=\"STATUS\" "
+				"operation=\"profile_load\"",
+				a, i);
+	case 3:
+		return snprintf(text, size,
+				"e1000e 0000:00:1f.%u eth0: NIC Link is Up 1000 Mbps Full Duplex, "
+				"Flow Control: %u",
+				a, i);
+	case 4:
+		return snprintf(
+			text, size,
+			"systemd[1]: Started Session %u of User root (unit session-%u.scope).", a,
+			i);
+	case 5:
+		return snprintf(text, size,
+				"CPU%u: Core temperature above threshold, cpu clock throttled "
+				"(total events = %u)",
+				a, i);
+	case 6:
+		return snprintf(text, size, "nvme nvme%u: I/O %u QID 3 timeout, aborting", a, i);
+	default:
+		return snprintf(text, size,
+				"app[%u]: worker %u finished a batch of requests without incident",
+				a, i);
+	}
+}
+
+static void bench(const char *path, unsigned mib)
+{
+	size_t len = (size_t)mib << 20;
+	struct pk_log *log = create_log(path, len);
+	uint64_t total = 0;
+	char text[256];
+
+	atomic_store(&pk_log_shared(log)->realtime_offset_ns, (uint64_t)GOLDEN_OFFSET_NS);
+	for (unsigned i = 0; total < len + len / 4; i++) {
+		int n = bench_line(text, sizeof(text), i);
+
+		store(log, i % 3 == 0 ? 1 : 0, (int)(3 + i % 5), (uint64_t)i * 1234567u,
+		      100 + i % 7, 0, text, (size_t)n, NULL, 0, 1);
+		total += (uint64_t)n;
+	}
+	pk_log_sync(log);
+	pk_log_destroy(log);
+}
+
+static void kmsg(const char *path, int caller)
+{
+	struct pk_log *log;
+	struct kmsg_file *f;
+	static char buf[4096];
+	int err = pk_log_open_file(&log, path, 0, PK_LOG_RDONLY);
+
+	if (err)
+		die(path, err);
+	pk_set_printk_caller(caller);
+	err = pk_kmsg_open_log(&f, log, O_RDONLY | O_NONBLOCK);
+	if (err)
+		die("pk_kmsg_open_log", err);
+	for (;;) {
+		ssize_t n = pk_kmsg_read(f, buf, sizeof(buf));
+
+		if (n == -EPIPE)
+			continue;
+		if (n < 0)
+			break;
+		fwrite(buf, 1, (size_t)n, stdout);
+		fputc('\0', stdout);
+	}
+	pk_kmsg_close(f);
+	pk_log_destroy(log);
+}
+
+static void state(const char *path)
+{
+	struct pk_log *log;
+	int err = pk_log_open_file(&log, path, 0, PK_LOG_RDONLY);
+
+	if (err)
+		die(path, err);
+
+	struct pk_log_shared *sh = pk_log_shared(log);
+	uint32_t saved = pk_load_relaxed(&sh->saved_console_loglevel);
+
+	printf("console_loglevel=%u saved_console_loglevel=%d clear_seq=%llu "
+	       "realtime_offset_ns=%lld\n",
+	       pk_load_relaxed(&sh->console_loglevel),
+	       saved == PK_LOG_LEVEL_UNSAVED ? -1 : (int)saved,
+	       (unsigned long long)pk_load_relaxed(&sh->clear_seq),
+	       (long long)pk_load_relaxed(&sh->realtime_offset_ns));
+	pk_log_destroy(log);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && !strcmp(argv[1], "golden"))
+		golden(argv[2]);
+	else if (argc >= 3 && !strcmp(argv[1], "partial"))
+		partial(argv[2]);
+	else if (argc >= 3 && !strcmp(argv[1], "live"))
+		live(argv[2]);
+	else if (argc >= 4 && !strcmp(argv[1], "bench"))
+		bench(argv[2], (unsigned)atoi(argv[3]));
+	else if (argc >= 3 && !strcmp(argv[1], "state"))
+		state(argv[2]);
+	else if (argc >= 3 && !strcmp(argv[1], "kmsg"))
+		kmsg(argv[2], argc >= 4 && !strcmp(argv[3], "caller"));
+	else {
+		fprintf(stderr, "usage: udmesg-testgen golden|partial|live|state|kmsg FILE | bench "
+				"FILE MIB\n");
+		return 2;
+	}
+	return 0;
+}

@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: MIT
+/*
+ * timefmt.c - clocks and times for udmesg.
+ *
+ *  - the wall clock of a record: for a libprintk log, the log header's
+ *    CLOCK_REALTIME - CLOCK_MONOTONIC offset plus the record's time, to the
+ *    nanosecond, so -T and iso stay right after the writer is gone; for text
+ *    files (-F, -K), the host's boot time with util-linux's arithmetic
+ *    (boot seconds plus the record's seconds and microseconds);
+ *  - the --since/--until grammar of util-linux (systemd's timestamps);
+ *  - the iso-8601 format of util-linux (comma before the microseconds);
+ *  - test hooks: UDMESG_TEST_NOW=<sec> replaces "now" for relative times,
+ *    UDMESG_TEST_BOOTTIME=<sec>.<usec> replaces the host boot time.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "udmesg.h"
+
+#define USEC_PER_SEC INT64_C(1000000)
+#define NSEC_PER_SEC INT64_C(1000000000)
+
+/* "SEC" or "SEC.FRACTION" into usec; -1 on junk. */
+static int parse_sec_usec(const char *s, int64_t *usec)
+{
+	char *end;
+	long long sec, frac = 0;
+	int digits = 0;
+
+	errno = 0;
+	sec = strtoll(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	if (*end == '.') {
+		const char *f = end + 1;
+
+		for (; isdigit((unsigned char)*f) && digits < 6; f++, digits++)
+			frac = frac * 10 + (*f - '0');
+		while (isdigit((unsigned char)*f))
+			f++;
+		for (; digits < 6; digits++)
+			frac *= 10;
+		end = (char *)f;
+	}
+	if (*end)
+		return -1;
+	*usec = sec * USEC_PER_SEC + frac;
+	return 0;
+}
+
+int64_t ud_now_usec(void)
+{
+	const char *t = getenv("UDMESG_TEST_NOW");
+	int64_t usec;
+	struct timeval tv;
+
+	if (t && parse_sec_usec(t, &usec) == 0)
+		return usec;
+	gettimeofday(&tv, NULL);
+	return (int64_t)tv.tv_sec * USEC_PER_SEC + tv.tv_usec;
+}
+
+int ud_host_boot_time(int64_t *sec, int64_t *usec)
+{
+	const char *t = getenv("UDMESG_TEST_BOOTTIME");
+	int64_t u;
+
+	if (t) {
+		if (parse_sec_usec(t, &u) != 0 || u < 0)
+			return -1;
+		*sec = u / USEC_PER_SEC;
+		*usec = u % USEC_PER_SEC;
+		return 0;
+	}
+
+	/* util-linux: gettimeofday() - CLOCK_BOOTTIME, plus the time spent
+	 * suspended (CLOCK_BOOTTIME - CLOCK_MONOTONIC) in whole seconds. */
+	struct timeval now;
+	struct timespec up, mono;
+
+	if (gettimeofday(&now, NULL) != 0 || clock_gettime(CLOCK_BOOTTIME, &up) != 0)
+		return -1;
+
+	int64_t b = (int64_t)now.tv_sec * USEC_PER_SEC + now.tv_usec -
+		    ((int64_t)up.tv_sec * USEC_PER_SEC + up.tv_nsec / 1000);
+
+	if (clock_gettime(CLOCK_MONOTONIC, &mono) == 0)
+		b += (int64_t)(up.tv_sec - mono.tv_sec) * USEC_PER_SEC;
+	*sec = b / USEC_PER_SEC;
+	*usec = b % USEC_PER_SEC;
+	return 0;
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+
+	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+void ud_record_wall(const struct ud_ctl *ctl, const struct urec *rec, time_t *sec, long *usec)
+{
+	if (ctl->base_whole_sec) {
+		*sec = (time_t)(floor_div(ctl->base_ns, NSEC_PER_SEC) + rec->sec);
+		*usec = (long)rec->usec;
+		return;
+	}
+
+	int64_t ns = ctl->base_ns + (int64_t)rec->ts_nsec;
+
+	*sec = (time_t)floor_div(ns, NSEC_PER_SEC);
+	*usec = (long)((ns - floor_div(ns, NSEC_PER_SEC) * NSEC_PER_SEC) / 1000);
+}
+
+int64_t ud_record_wall_usec(const struct ud_ctl *ctl, const struct urec *rec)
+{
+	if (ctl->base_whole_sec)
+		return floor_div(ctl->base_ns, 1000) + rec->sec * USEC_PER_SEC + rec->usec;
+	return floor_div(ctl->base_ns + (int64_t)rec->ts_nsec, 1000);
+}
+
+size_t ud_format_iso(time_t sec, long usec, char *buf, size_t len)
+{
+	struct tm tm;
+	int n;
+
+	if (!localtime_r(&sec, &tm)) {
+		*buf = '\0';
+		return 0;
+	}
+
+	int tmin = (int)(tm.tm_gmtoff / 60);
+
+	n = snprintf(buf, len, "%4ld-%.2d-%.2dT%02d:%02d:%02d,%06ld%+03d:%02d",
+		     (long)tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+		     tm.tm_sec, usec, tmin / 60, abs(tmin % 60));
+	return n < 0 ? 0 : (size_t)n;
+}
+
+int ud_kmsg_caller_width(void)
+{
+	char buf[20] = "";
+	int fd = open("/proc/sys/kernel/pid_max", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 11; /* util-linux's PID_CHARS_DEFAULT */
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n < 0)
+		return 11;
+	return (int)strnlen(buf, sizeof(buf)); /* newline included, as util-linux counts */
+}
+
+/* ------------------------------------------------- --since / --until -- */
+
+static const struct {
+	const char *suffix;
+	int64_t usec;
+} time_units[] = {
+	{"seconds", USEC_PER_SEC},
+	{"second", USEC_PER_SEC},
+	{"sec", USEC_PER_SEC},
+	{"s", USEC_PER_SEC},
+	{"minutes", 60 * USEC_PER_SEC},
+	{"minute", 60 * USEC_PER_SEC},
+	{"min", 60 * USEC_PER_SEC},
+	{"months", 2629800 * USEC_PER_SEC},
+	{"month", 2629800 * USEC_PER_SEC},
+	{"msec", 1000},
+	{"ms", 1000},
+	{"m", 60 * USEC_PER_SEC},
+	{"hours", 3600 * USEC_PER_SEC},
+	{"hour", 3600 * USEC_PER_SEC},
+	{"hr", 3600 * USEC_PER_SEC},
+	{"h", 3600 * USEC_PER_SEC},
+	{"days", 86400 * USEC_PER_SEC},
+	{"day", 86400 * USEC_PER_SEC},
+	{"d", 86400 * USEC_PER_SEC},
+	{"weeks", 604800 * USEC_PER_SEC},
+	{"week", 604800 * USEC_PER_SEC},
+	{"w", 604800 * USEC_PER_SEC},
+	{"years", 31557600 * USEC_PER_SEC},
+	{"year", 31557600 * USEC_PER_SEC},
+	{"y", 31557600 * USEC_PER_SEC},
+	{"usec", 1},
+	{"us", 1},
+	{"", USEC_PER_SEC},
+};
+
+#define WHITESPACE " \t\n\r"
+
+/* A time span: "5min", "1h 30m", "2.5s", "3" (seconds). */
+static int parse_span(const char *s, int64_t *out)
+{
+	int64_t total = 0;
+	int something = 0;
+
+	for (;;) {
+		long long whole, frac = 0;
+		int fdigits = 0;
+		char *e;
+
+		s += strspn(s, WHITESPACE);
+		if (!*s)
+			break;
+		errno = 0;
+		whole = strtoll(s, &e, 10);
+		if (errno || whole < 0)
+			return -1;
+		if (*e == '.') {
+			char *b = e + 1;
+
+			frac = strtoll(b, &e, 10);
+			if (errno || frac < 0 || e == b)
+				return -1;
+			fdigits = (int)(e - b);
+		} else if (e == s) {
+			return -1;
+		}
+		e += strspn(e, WHITESPACE);
+
+		size_t i;
+
+		for (i = 0; i < sizeof(time_units) / sizeof(time_units[0]); i++) {
+			size_t n = strlen(time_units[i].suffix);
+
+			if (strncmp(e, time_units[i].suffix, n) == 0) {
+				int64_t k = frac * time_units[i].usec;
+
+				for (; fdigits > 0; fdigits--)
+					k /= 10;
+				total += whole * time_units[i].usec + k;
+				s = e + n;
+				something = 1;
+				break;
+			}
+		}
+		if (i == sizeof(time_units) / sizeof(time_units[0]))
+			return -1;
+	}
+	if (!something)
+		return -1;
+	*out = total;
+	return 0;
+}
+
+/* ".123" or ",123456" after a time: up to six digits. */
+static int parse_subsec(const char *t, int64_t *usec)
+{
+	int64_t r = 0, factor = USEC_PER_SEC / 10;
+
+	if (*t != '.' && *t != ',')
+		return -1;
+	while (*++t) {
+		if (!isdigit((unsigned char)*t) || factor < 1)
+			return -1;
+		r += (*t - '0') * factor;
+		factor /= 10;
+	}
+	*usec = r;
+	return 0;
+}
+
+/* strptime @fmt over all of @t (optionally + subseconds when @subsec). */
+static int try_format(const char *t, const char *fmt, struct tm *tm, const struct tm *base,
+		      int subsec, int64_t *usec)
+{
+	const char *k;
+
+	*tm = *base;
+	k = strptime(t, fmt, tm);
+	if (!k)
+		return -1;
+	if (*k == '\0')
+		return 0;
+	if (subsec && parse_subsec(k, usec) == 0)
+		return 0;
+	return -1;
+}
+
+int ud_parse_timestamp(const char *t, int64_t *usec)
+{
+	static const struct {
+		const char *name;
+		int nr;
+	} days[] = {
+		{"Sunday", 0}, {"Sun", 0},	 {"Monday", 1},	  {"Mon", 1},	   {"Tuesday", 2},
+		{"Tue", 2},    {"Wednesday", 3}, {"Wed", 3},	  {"Thursday", 4}, {"Thu", 4},
+		{"Friday", 5}, {"Fri", 5},	 {"Saturday", 6}, {"Sat", 6},
+	};
+	time_t now = (time_t)(ud_now_usec() / USEC_PER_SEC);
+	struct tm tm, base;
+	int64_t plus = 0, minus = 0, sub = 0;
+	int weekday = -1;
+	size_t tl = strlen(t);
+
+	localtime_r(&now, &base);
+	base.tm_isdst = -1;
+	tm = base;
+
+	if (!strcmp(t, "now")) {
+		/* as it is */
+	} else if (!strcmp(t, "today") || !strcmp(t, "yesterday") || !strcmp(t, "tomorrow")) {
+		tm.tm_mday += t[0] == 'y' ? -1 : t[2] == 'm' ? 1 : 0;
+		tm.tm_sec = tm.tm_min = tm.tm_hour = 0;
+	} else if (t[0] == '+') {
+		if (parse_span(t + 1, &plus))
+			return -1;
+	} else if (t[0] == '-') {
+		if (parse_span(t + 1, &minus))
+			return -1;
+	} else if (t[0] == '@') {
+		if (try_format(t + 1, "%s", &tm, &base, 1, &sub))
+			return -1;
+	} else if (tl > 4 && !strcmp(t + tl - 4, " ago")) {
+		char *z = strndup(t, tl - 4);
+		int r;
+
+		if (!z)
+			return -1;
+		r = parse_span(z, &minus);
+		free(z);
+		if (r)
+			return -1;
+	} else {
+		for (size_t i = 0; i < sizeof(days) / sizeof(days[0]); i++) {
+			size_t n = strlen(days[i].name);
+
+			if (strncasecmp(t, days[i].name, n) == 0 && t[n] == ' ') {
+				weekday = days[i].nr;
+				t += n + 1;
+				break;
+			}
+		}
+		if (!try_format(t, "%y-%m-%d %H:%M:%S", &tm, &base, 1, &sub) ||
+		    !try_format(t, "%Y-%m-%d %H:%M:%S", &tm, &base, 1, &sub) ||
+		    !try_format(t, "%Y-%m-%dT%H:%M:%S", &tm, &base, 1, &sub)) {
+			/* done */
+		} else if (!try_format(t, "%y-%m-%d %H:%M", &tm, &base, 0, &sub) ||
+			   !try_format(t, "%Y-%m-%d %H:%M", &tm, &base, 0, &sub)) {
+			tm.tm_sec = 0;
+		} else if (!try_format(t, "%y-%m-%d", &tm, &base, 0, &sub) ||
+			   !try_format(t, "%Y-%m-%d", &tm, &base, 0, &sub)) {
+			tm.tm_sec = tm.tm_min = tm.tm_hour = 0;
+		} else if (!try_format(t, "%H:%M:%S", &tm, &base, 1, &sub)) {
+			/* today */
+		} else if (!try_format(t, "%H:%M", &tm, &base, 0, &sub)) {
+			tm.tm_sec = 0;
+		} else if (!try_format(t, "%Y%m%d%H%M%S", &tm, &base, 1, &sub)) {
+			/* done */
+		} else {
+			return -1;
+		}
+	}
+
+	time_t x = mktime(&tm);
+
+	if (x == (time_t)-1)
+		return -1;
+	if (weekday >= 0 && tm.tm_wday != weekday)
+		return -1;
+
+	int64_t r = (int64_t)x * USEC_PER_SEC + sub + plus;
+
+	r = r > minus ? r - minus : 0;
+	*usec = r;
+	return 0;
+}
