@@ -50,6 +50,11 @@
  *   COMMITTED -> FINAL                 anyone, once the record is not the newest:
  *                                      the next reserver, the committer itself when
  *                                      it sees head moved, a tail pusher, a reader
+ *                                      with a writable handle. Readers hand out only
+ *                                      FINAL records (or ask for unfinalized ones):
+ *                                      the writer may have checked head just before a
+ *                                      newer record came and still reopen it, and
+ *                                      only this CAS decides between the two.
  *   RESERVED -> HOLE                   anyone, once the owner oracle says the
  *                                      claiming writer died (shared logs)
  *   FINAL|HOLE(id-N) -> HOLE(id)       a tail pusher, when id was allocated but
@@ -1035,7 +1040,19 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 			seq++; /* lost: its writer died */
 			continue;
 		case ST_COMMITTED:
-			if (id == w_id(h) && !(flags & PRB_READ_UNFINALIZED))
+			/*
+			 * Not final yet. Its writer may still reopen it (it may
+			 * have checked head before a newer record came), so only
+			 * the finalize CAS, which a reopen must race on the same
+			 * word, makes it safe to hand out (I5 makes it happen
+			 * soon; a writable handle does it now). A dead writer
+			 * reopens nothing.
+			 */
+			if (id != w_id(h) && rb->writable) {
+				finalize(rb, id);
+				continue;
+			}
+			if (!(flags & PRB_READ_UNFINALIZED) && !owner_dead(rb, id, v1))
 				return -EAGAIN;
 			break;
 		default:
@@ -1057,12 +1074,8 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 			continue;
 		}
 		r->rflags = 0;
-		if (st_state(v1) == ST_COMMITTED) {
-			if (id == w_id(pk_load_acquire(&rb->hdr->head)))
-				r->rflags |= PRB_REC_UNFINALIZED;
-			else if (rb->writable)
-				finalize(rb, id);
-		}
+		if (st_state(v1) == ST_COMMITTED && !owner_dead(rb, id, v1))
+			r->rflags |= PRB_REC_UNFINALIZED;
 		return 0;
 	}
 }
@@ -1080,7 +1093,12 @@ static bool seq_done(struct prb *rb, uint64_t seq, uint64_t head_id)
 	case ST_HOLE:
 		return true;
 	case ST_COMMITTED:
-		return id != head_id;
+		/* As prb_read(): final only once finalized, or its writer is gone. */
+		if (id != head_id && rb->writable) {
+			finalize(rb, id);
+			return true;
+		}
+		return owner_dead(rb, id, v);
 	default:
 		return false;
 	}
