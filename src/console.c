@@ -28,9 +28,10 @@
  *      its record and leaves the printing to the holder.
  *   C2 The holder prints until no work is left and, after letting go, checks
  *      the store generation: a record stored while it held the lock is
- *      printed by it or by the storer (pair: pk_console_note_store's seq_cst
- *      increment before the try-lock <-> the holder's seq_cst unlock before
- *      re-reading the generation). None is skipped, none printed twice.
+ *      printed by it or by the storer. A storer that finds the lock taken
+ *      bumps the generation (seq_cst) and tries the lock once more; the holder
+ *      lets go (seq_cst store) before it re-reads the generation: one of the
+ *      two sees the other. None is skipped, none printed twice.
  *   C3 printk from inside a console write only stores: the record is printed
  *      after the write returns, followed by "BUG: recent printk recursion!".
  *      A signal handler that prints while the write runs is not recursion and
@@ -85,7 +86,7 @@ int pk_console_in_write(void)
 	return in_console_write;
 }
 
-void pk_console_note_store(void)
+static void pk_console_note_store(void)
 {
 	pk_fetch_add_sc(&store_gen, 1);
 }
@@ -487,9 +488,19 @@ void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint)
 			recursion_seen = 1;
 		return;
 	}
+	int announced = 0;
+
 	for (;;) {
-		if (!console_trylock())
-			return; /* C1: the holder prints our record */
+		if (!console_trylock()) {
+			if (announced)
+				return; /* C1: the holder prints our record */
+			/* C2: tell the holder, then look once more (it may just
+			 * have let go). Only a printk that finds the lock taken
+			 * pays for this. */
+			pk_console_note_store();
+			announced = 1;
+			continue;
+		}
 
 		uint64_t gen = pk_load_sc(&store_gen);
 
@@ -544,7 +555,6 @@ int pk_register_console(struct console *con)
 		pp = &(*pp)->state->next;
 	*pp = con;
 	console_unlock_raw();
-	pk_console_note_store();
 	pk_console_flush(rb, NULL);
 	return 0;
 }

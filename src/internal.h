@@ -127,8 +127,6 @@ void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint);
 int pk_console_skip_suppressed(uint64_t seq, int level);
 /* True while this thread runs a console's write callback. */
 int pk_console_in_write(void);
-/* Announce that a record was stored or extended (before pk_console_flush). */
-void pk_console_note_store(void);
 /* Stop every console at exit: end open lines, drain, unregister all. */
 void pk_console_shutdown(struct prb *rb, int release);
 /* Panic and crash path: print everything now on the crash-safe consoles,

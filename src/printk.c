@@ -341,7 +341,6 @@ stored:
 	if (!atomic_load_explicit(&stored_any, memory_order_relaxed))
 		atomic_store_explicit(&stored_any, 1, memory_order_relaxed);
 printing:
-	pk_console_note_store();
 	if (print)
 		pk_console_flush(rb, hint);
 out:

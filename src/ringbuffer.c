@@ -1052,7 +1052,8 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 				finalize(rb, id);
 				continue;
 			}
-			if (!(flags & PRB_READ_UNFINALIZED) && !owner_dead(rb, id, v1))
+			if (!(flags & PRB_READ_UNFINALIZED) &&
+			    !(id != w_id(h) && owner_dead(rb, id, v1)))
 				return -EAGAIN;
 			break;
 		default:
@@ -1074,7 +1075,8 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 			continue;
 		}
 		r->rflags = 0;
-		if (st_state(v1) == ST_COMMITTED && !owner_dead(rb, id, v1))
+		/* Open: the newest line, or one a live writer may still extend. */
+		if (st_state(v1) == ST_COMMITTED && (id == w_id(h) || !owner_dead(rb, id, v1)))
 			r->rflags |= PRB_REC_UNFINALIZED;
 		return 0;
 	}
@@ -1094,7 +1096,9 @@ static bool seq_done(struct prb *rb, uint64_t seq, uint64_t head_id)
 		return true;
 	case ST_COMMITTED:
 		/* As prb_read(): final only once finalized, or its writer is gone. */
-		if (id != head_id && rb->writable) {
+		if (id == head_id)
+			return false;
+		if (rb->writable) {
 			finalize(rb, id);
 			return true;
 		}

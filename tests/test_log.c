@@ -40,6 +40,12 @@ static void test_large_log(void **state)
 	(void)state;
 	struct pk_log *log;
 
+#ifdef PRINTK_RING_SMALL_IDS
+	/* 15-bit positions: 128 KiB is the largest log of this build. */
+	assert_int_equal(pk_log_create(&log, (size_t)256 * 1024), -EINVAL);
+	skip();
+#endif
+
 	/* 1 GiB: the mapping is lazy, so only touched pages cost memory. */
 	assert_int_equal(pk_log_create(&log, (size_t)1 << 30), 0);
 	assert_int_equal(pk_log_buf_len(log), (size_t)1 << 30);
