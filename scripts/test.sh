@@ -69,6 +69,13 @@ else
 	failed=$((failed + 1)); failures+=("install consumer")
 fi
 
+note "fuzz: fuzz_logfile for ${FUZZ_SECONDS:-20}s over tests/fuzz/corpus"
+if bash tests/fuzz/run.sh "$out/fuzz"; then
+	passed=$((passed + 1))
+else
+	failed=$((failed + 1)); failures+=("fuzz_logfile")
+fi
+
 note "summary"
 for f in "${failures[@]}"; do echo "FAILED: $f"; done
 echo "$passed passed, $failed failed"

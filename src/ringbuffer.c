@@ -507,9 +507,10 @@ static bool owner_dead(struct prb *rb, uint64_t id, uint64_t v)
  * Where the extent of @tid ends, for retiring it. A record that was claimed
  * tagged its extent (D_ALLOC) before the claim; for one that never was, the
  * newest record ends at head.pos, any other where its successor begins (the
- * bytes a successor skipped at the array end then go with it: harmless).
+ * bytes a successor skipped at the array end then go with it: harmless), or
+ * where it starts (@tpos) if the successor is untagged too.
  */
-static bool extent_end(struct prb *rb, uint64_t tid, uint64_t *end)
+static bool extent_end(struct prb *rb, uint64_t tid, uint64_t tpos, uint64_t *end)
 {
 	pk_a64 *d = slot(rb, tid);
 
@@ -532,7 +533,11 @@ static bool extent_end(struct prb *rb, uint64_t tid, uint64_t *end)
 		*end = pk_load_relaxed(&n[D_EXTENT]) & 0xffffffffu;
 		return true;
 	}
-	return false;
+	/* The successor never tagged its extent either (two writers died after
+	 * their head CAS): give this one no bytes at all; the first tagged record
+	 * after them starts where its writer placed it, past all of theirs. */
+	*end = tpos;
+	return true;
 }
 
 /* An allocated slot nobody claimed for PRB_STALL_NS (shared logs) may be
@@ -593,7 +598,7 @@ static enum push_result push_tail(struct prb *rb, uint64_t t)
 
 	uint64_t end;
 
-	if (!extent_end(rb, tid, &end))
+	if (!extent_end(rb, tid, w_pos(t), &end))
 		return pk_load_acquire(&rb->hdr->tail) != t ? PUSH_MOVED : PUSH_BLOCKED;
 
 	uint64_t span = (end - w_pos(t)) & POS_MASK;

@@ -128,8 +128,9 @@ PK_API int pk_log_store(struct pk_log *log, int facility, int level, const char 
 
 /*
  * Read the record @seq, or the oldest one after it if it was overwritten:
- * rec->seq - @seq records were lost. Returns 0, or -EAGAIN if no record at
- * or after @seq is available yet.
+ * rec->seq - @seq records were lost. Returns 0, -EAGAIN if no record at or
+ * after @seq is available yet, or -EIO if the log keeps contradicting itself
+ * (a corrupted file).
  */
 PK_API int pk_log_read(struct pk_log *log, uint64_t seq, struct pk_record *rec, unsigned flags);
 
