@@ -8,13 +8,25 @@
  * the hung test's last words included: that is the lesson of the seeds.
  * Then the demo reads its own log, the still-open line included, and prints
  * what the records hold in /dev/kmsg form.
+ *
+ * Part two shares a log through a file: two writer processes (this program
+ * again, with PRINTK_OPTS=log_buf_file=...) print into one log while a
+ * reader follows it live; one writer hangs after a partial line and is
+ * killed; the post-mortem view of the file still shows its last words.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
+#include <printk/kmsg.h>
 #include <printk/printk.h>
 
 static void sleep_ms(long ms)
@@ -106,9 +118,96 @@ static void dump_log(void)
 	}
 }
 
-int main(void)
+/* A writer process of the shared log: PRINTK_OPTS sent its printk there. */
+static int shared_writer(const char *who)
+{
+	for (int i = 1; i <= 4; i++) {
+		pr_info("%s: step %d of 4\n", who, i);
+		sleep_ms(60);
+	}
+	if (strcmp(who, "writer B") == 0) {
+		printk("%s: testing the frobnozzle ...", who);
+		for (;;)
+			pause(); /* hangs until it is killed */
+	}
+	return 0;
+}
+
+static pid_t spawn_writer(const char *self, const char *who, const char *path)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char opts[512];
+
+		snprintf(opts, sizeof(opts), "log_buf_file=%s console=none", path);
+		setenv("PRINTK_OPTS", opts, 1);
+		execl(self, self, "--writer", who, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Print every record of the log file that can be read now. */
+static int drain(struct kmsg_file *f, const char *indent)
+{
+	char line[2048];
+	int n = 0;
+	ssize_t len;
+
+	while ((len = kmsg_read(f, line, sizeof(line))) > 0 || len == -EPIPE) {
+		if (len > 0) {
+			printf("%s%.*s", indent, (int)len, line);
+			n++;
+		}
+	}
+	fflush(stdout);
+	return n;
+}
+
+static void shared_demo(const char *self)
+{
+	char path[64];
+	struct pk_log *log;
+	struct kmsg_file *f;
+	int status;
+
+	snprintf(path, sizeof(path), "/tmp/boot-demo-%d.log", (int)getpid());
+	if (pk_log_open_file(&log, path, 16384, 0)) {
+		fprintf(stderr, "boot-demo: cannot create %s\n", path);
+		return;
+	}
+	pk_log_destroy(log); /* the file stays; the writers attach to it */
+
+	printf("\n--- part two: two processes write %s, a reader follows it live ---\n", path);
+	pid_t a = spawn_writer(self, "writer A", path);
+	pid_t b = spawn_writer(self, "writer B", path);
+
+	if (kmsg_open_file(&f, path, O_RDONLY | O_NONBLOCK) == 0) {
+		for (int i = 0; i < 40; i++) {
+			drain(f, "  live: ");
+			sleep_ms(20);
+		}
+		kmsg_close(f);
+	}
+	kill(b, SIGKILL); /* writer B hung in its self-test: kill it */
+	waitpid(a, &status, 0);
+	waitpid(b, &status, 0);
+
+	printf("\n--- writer B was killed mid-line; every writer is gone: the post-mortem view ---\n");
+	if (kmsg_open_file(&f, path, O_RDONLY | O_NONBLOCK) == 0) {
+		drain(f, "  post-mortem: ");
+		kmsg_close(f);
+	}
+	unlink(path);
+}
+
+int main(int argc, char **argv)
 {
 	pthread_t t[5];
+
+	if (argc == 3 && strcmp(argv[1], "--writer") == 0)
+		return shared_writer(argv[2]);
 
 	sem_init(&clock_go, 0, 0);
 	sem_init(&clock_done, 0, 0);
@@ -127,5 +226,6 @@ int main(void)
 	fflush(stderr);
 	dump_log();
 	fflush(stdout);
+	shared_demo(argv[0]);
 	return 0; /* the hung thread is still waiting; exit ends it */
 }

@@ -649,7 +649,10 @@ void pk_console_shutdown(struct prb *rb, int release)
 	if (!console_lock_wait(1000))
 		return; /* a holder is stuck in a write: leave its consoles alone */
 	if (rb) {
-		prb_finalize_last(rb);
+		struct prb_caller me;
+
+		pk_caller_get(&me);
+		prb_finalize_last_of(rb, me.pid);
 		print_all(rb);
 	}
 	for (struct console *con = console_list; con; con = con->state->next) {

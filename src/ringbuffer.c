@@ -481,6 +481,17 @@ void prb_finalize_last(struct prb *rb)
 		finalize(rb, w_id(h));
 }
 
+void prb_finalize_last_of(struct prb *rb, uint32_t pid)
+{
+	uint64_t h = pk_load_sc(&rb->hdr->head);
+	uint64_t id = w_id(h);
+
+	/* Another process's open line is its own to end (it may go on with it). */
+	if (rb->writable && (h & HEAD_OPEN) &&
+	    (uint32_t)pk_load_relaxed(&slot(rb, id)[D_CALLER]) == pid)
+		finalize(rb, id);
+}
+
 /* -------------------------------------------------------------- writers -- */
 
 enum push_result { PUSH_MOVED, PUSH_BLOCKED };

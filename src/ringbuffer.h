@@ -192,6 +192,9 @@ void prb_abandon_unfinished(struct prb *rb);
 
 /* Finalize the newest record if it is still open (e.g. at exit or on panic). */
 void prb_finalize_last(struct prb *rb);
+/* The same, only if the newest record was written by process @pid (at exit:
+ * on a shared log another process's open line is its own to end). */
+void prb_finalize_last_of(struct prb *rb, uint32_t pid);
 
 /*
  * Read the record with sequence number @seq or, if it was overwritten, the
