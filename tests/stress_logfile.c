@@ -80,7 +80,13 @@
 
 #define KILL_ITERATIONS	 200
 #define STORE_BOUND_MS	 1000 /* the parent's store may stall this long at most */
-#define UNCLAIMED_WAIT_MS 250 /* a reader blocked this long with nobody writing: failure */
+/*
+ * A reader blocked this long with nobody writing is a failure. Each slot a
+ * killed thread allocated and never claimed is passed after the ring's stall
+ * time (100 ms); a child with two threads can leave two in a row, and a
+ * sanitizer build runs several times slower: 2 x 100 ms plus a wide margin.
+ */
+#define UNCLAIMED_WAIT_MS 600
 #define ITERATION_MS	 5000 /* "nothing hangs" */
 
 static char dir[PATH_MAX - 64];
