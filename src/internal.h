@@ -58,6 +58,14 @@ struct pk_log_shared {
 
 /* The shared state of @log (never NULL for a valid handle). */
 struct pk_log_shared *pk_log_shared(struct pk_log *log);
+/*
+ * kmsg.c: @r as a /dev/kmsg read returns it, into @out of PK_KMSG_LINE_MAX
+ * bytes, cut there as the kernel cuts it; @partial adds the ",partial" field
+ * of a line its writer never finished. Async-signal-safe. Returns the length.
+ */
+#define PK_KMSG_LINE_MAX 2048 /* the kernel's PRINTK_MESSAGE_MAX */
+size_t pk_kmsg_format_record(const struct prb_record *r, char *out, bool partial);
+
 /* logfile.c: 1 if a process (this one included) still writes @log, 0 if
  * every writer is gone (post-mortem). Memory logs: 1. */
 int pk_log_writers_alive(struct pk_log *log);

@@ -53,7 +53,7 @@
 #include "internal.h"
 #include "vsprintf.h"
 
-#define KMSG_OUT_MAX	    2048 /* the kernel's PRINTK_MESSAGE_MAX: one formatted record */
+#define KMSG_OUT_MAX	    PK_KMSG_LINE_MAX
 #define KMSG_WRITE_MAX	    1024 /* PRINTKRB_RECORD_MAX: the longest write accepted */
 #define KMSG_RL_INTERVAL_NS (5 * 1000000000ull) /* DEFAULT_RATELIMIT_INTERVAL */
 #define KMSG_RL_BURST	    10			/* DEFAULT_RATELIMIT_BURST */
@@ -323,7 +323,7 @@ static void put_text(char **pp, char *e, const char *text, size_t len, char endc
 }
 
 /* info_print_ext_header + msg_print_ext_body into @out. Returns the length. */
-static size_t format_record(const struct prb_record *r, char *out)
+size_t pk_kmsg_format_record(const struct prb_record *r, char *out, bool partial)
 {
 	char caller[24] = "";
 	char *p = out, *e = out + KMSG_OUT_MAX;
@@ -335,8 +335,7 @@ static size_t format_record(const struct prb_record *r, char *out)
 	p += pk_scnprintf(out, KMSG_OUT_MAX, "%u,%llu,%llu,%c%s%s;",
 			  ((unsigned)r->facility << 3) | r->level, (unsigned long long)r->seq,
 			  (unsigned long long)(r->ts_nsec / 1000),
-			  (r->flags & PRB_FLAG_CONT) ? 'c' : '-', caller,
-			  (r->rflags & PRB_REC_UNFINALIZED) ? ",partial" : "");
+			  (r->flags & PRB_FLAG_CONT) ? 'c' : '-', caller, partial ? ",partial" : "");
 	put_text(&p, e, r->text, r->text_len, '\n');
 
 	/* Dictionary: one " KEY=VALUE\n" per non-empty NUL-separated entry,
@@ -404,7 +403,7 @@ ssize_t pk_kmsg_read(struct kmsg_file *f, char *buf, size_t len)
 	}
 	pk_store_release(&f->seq, seq + 1);
 
-	size_t n = format_record(&f->rec, f->out);
+	size_t n = pk_kmsg_format_record(&f->rec, f->out, f->rec.rflags & PRB_REC_UNFINALIZED);
 
 	if (n > len) {
 		ret = -EINVAL; /* the record is consumed all the same (A.5) */

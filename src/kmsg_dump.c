@@ -344,10 +344,9 @@ static void file_dump(struct kmsg_dumper *dumper, enum kmsg_dump_reason reason)
 		return;
 
 	int saved_errno = errno;
-	unsigned opts = PK_KMSG_FMT_PARTIAL | (pk_cfg_printk_caller() ? PK_KMSG_FMT_CALLER : 0);
 	struct file_out o = { .fd = fdump->fd };
 	struct prb_record r;
-	char text[PK_KMSG_RECORD_MAX];
+	char text[PK_KMSG_LINE_MAX];
 
 	if (ftruncate(fdump->fd, 0) == 0) {
 		uint64_t end = prb_next_reserve_seq(rb);
@@ -355,9 +354,12 @@ static void file_dump(struct kmsg_dumper *dumper, enum kmsg_dump_reason reason)
 		for (uint64_t seq = prb_first_seq(rb);
 		     seq < end && prb_read(rb, seq, &r, ITER_READ_FLAGS) == 0 && r.seq < end;
 		     seq = r.seq + 1) {
-			size_t n = pk_format_kmsg_record(text, sizeof(text), &r, opts);
+			/* A line that never ended: still open when read, or cut by
+			 * the next message (the crashing thread's last words). */
+			bool partial = !(r.flags & PRB_FLAG_NEWLINE) || (r.rflags & PRB_REC_UNFINALIZED);
+			size_t n = pk_kmsg_format_record(&r, text, partial);
 
-			file_out_bytes(&o, text, n < sizeof(text) ? n : sizeof(text) - 1);
+			file_out_bytes(&o, text, n);
 		}
 		file_out_flush(&o);
 	}
