@@ -31,19 +31,11 @@
 #include <printk/console.h>
 #include <printk/printk.h>
 
-#include "capture.h"
+#include "fixture.h"
 #include "internal.h"
 #include "testutil.h"
 
-static struct capture cap, cap2, cap3;
-static struct pk_record rec;
-
-static int setup(void **state)
-{
-	(void)state;
-	capture_setup(&cap, 0);
-	return 0;
-}
+static struct capture cap2, cap3;
 
 static int teardown(void **state)
 {
@@ -61,17 +53,6 @@ static void capture_init(struct capture *c, const char *name, short flags)
 	strcpy(c->con.name, name);
 	c->con.write_checked = cap.con.write_checked;
 	c->con.flags = flags;
-}
-
-static uint64_t next_seq(void)
-{
-	return pk_log_next_seq(pk_printk_log());
-}
-
-static void read_at(uint64_t seq)
-{
-	assert_int_equal(pk_log_read(pk_printk_log(), seq, &rec, PK_READ_UNFINALIZED), 0);
-	assert_int_equal(rec.seq, seq);
 }
 
 static const char *const level_fmt[8] = {
@@ -832,28 +813,28 @@ static void test_color(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_console_loglevel_filter, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_suppressed_between_printed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_set_console_loglevel_range, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ignore_loglevel, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_silent_and_verbose, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_time_prefix, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_caller_prefix, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_caller_prefix_every_line, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_printbuffer_replay, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_printbuffer_replay_after_wrap, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_printbuffer_replay_open_line, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_register_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_two_consoles, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_kernel_signature_write, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_recursion, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dropped_notice, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_failing_console_disabled, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_failures_reset_by_success, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_reopen_and_flush, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pr_flush_timeout, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_handover_slow_console, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_color, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_console_loglevel_filter, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_suppressed_between_printed, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_set_console_loglevel_range, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_ignore_loglevel, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_silent_and_verbose, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_time_prefix, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_caller_prefix, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_caller_prefix_every_line, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_printbuffer_replay, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_printbuffer_replay_after_wrap, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_printbuffer_replay_open_line, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_register_errors, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_two_consoles, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_kernel_signature_write, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_recursion, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_dropped_notice, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_failing_console_disabled, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_failures_reset_by_success, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_reopen_and_flush, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_pr_flush_timeout, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_handover_slow_console, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_color, setup_capture, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

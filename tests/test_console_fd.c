@@ -24,25 +24,9 @@
 #include <printk/console.h>
 #include <printk/printk.h>
 
-#include "capture.h"
+#include "fixture.h"
 #include "testutil.h"
 
-static struct capture cap;
-static struct pk_record rec;
-
-static int setup(void **state)
-{
-	(void)state;
-	capture_setup(&cap, 0);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	capture_teardown(&cap);
-	return 0;
-}
 
 static size_t read_all(int fd, char *buf, size_t size)
 {
@@ -491,15 +475,15 @@ static void test_stderr_console(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_pipe_exact_bytes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_closed_pipe_no_sigpipe, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_nonblocking_full_pipe, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_blocking_full_pipe, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_file_append_and_reopen, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_destroy_frees, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dev_null, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_stderr_console, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pipe_exact_bytes, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_closed_pipe_no_sigpipe, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_nonblocking_full_pipe, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_blocking_full_pipe, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_file_append_and_reopen, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_bad_arguments, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_destroy_frees, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_dev_null, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_stderr_console, setup_capture, teardown_capture),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

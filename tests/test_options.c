@@ -24,7 +24,7 @@
 #include <printk/console.h>
 #include <printk/printk.h>
 
-#include "capture.h"
+#include "fixture.h"
 #include "options.h"
 #include "testutil.h"
 
@@ -266,8 +266,6 @@ static void test_parse_size_overflow(void **state)
 
 /* ---- pk_printk_configure at run time ---- */
 
-static struct capture cap;
-static struct pk_record rec;
 
 static void test_configure_runtime(void **state)
 {

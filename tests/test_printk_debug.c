@@ -14,11 +14,9 @@
 #include <printk/dev_printk.h>
 #include <printk/printk.h>
 
-#include "capture.h"
+#include "fixture.h"
 #include "testutil.h"
 
-static struct capture cap;
-static struct pk_record rec;
 static int evaluated;
 
 static int setup(void **state)
@@ -26,13 +24,6 @@ static int setup(void **state)
 	(void)state;
 	capture_setup(&cap, 0);
 	evaluated = 0;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	capture_teardown(&cap);
 	return 0;
 }
 
@@ -98,9 +89,9 @@ static void test_dev_dbg(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_pr_debug_stores_at_level_7, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pr_debug_printed_when_let_through, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dev_dbg, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pr_debug_stores_at_level_7, setup, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_pr_debug_printed_when_let_through, setup, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_dev_dbg, setup, teardown_capture),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,38 +24,10 @@
 
 #include <printk/printk.h>
 
-#include "capture.h"
+#include "fixture.h"
 #include "internal.h"
 #include "testutil.h"
 
-static struct capture cap;
-static struct pk_record rec;
-
-static int setup(void **state)
-{
-	(void)state;
-	capture_setup(&cap, 0);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	capture_teardown(&cap);
-	return 0;
-}
-
-static uint64_t next_seq(void)
-{
-	return pk_log_next_seq(pk_printk_log());
-}
-
-/* Read record @seq (open or not) into rec; it must exist with exactly that seq. */
-static void read_at(uint64_t seq)
-{
-	assert_int_equal(pk_log_read(pk_printk_log(), seq, &rec, PK_READ_UNFINALIZED), 0);
-	assert_int_equal(rec.seq, seq);
-}
 
 static void assert_text(const char *text, size_t len)
 {
@@ -504,23 +476,23 @@ static void test_pr_debug_compiled_out(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_each_level_header, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pr_macros_levels, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_get_and_skip_level, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_first_level_header_wins, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_default_level, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_not_headers_stay_in_text, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cont_with_nothing_open, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pr_cont_newline_ends_open_line, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_trailing_newlines, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_double_newline_prefixed_empty_line, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_embedded_newlines_each_prefixed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_emit_facility_keeps_soh, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_return_value, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_truncated_newline_in_format, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_truncated_newline_in_argument_short, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_truncated_newline_in_argument_long, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pr_debug_compiled_out, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_each_level_header, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_pr_macros_levels, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_get_and_skip_level, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_first_level_header_wins, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_default_level, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_not_headers_stay_in_text, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_cont_with_nothing_open, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_pr_cont_newline_ends_open_line, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_trailing_newlines, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_double_newline_prefixed_empty_line, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_embedded_newlines_each_prefixed, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_emit_facility_keeps_soh, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_return_value, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_truncated_newline_in_format, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_truncated_newline_in_argument_short, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_truncated_newline_in_argument_long, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_pr_debug_compiled_out, setup_capture, teardown_capture),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,37 +29,10 @@
 #include <printk/dev_printk.h>
 #include <printk/printk.h>
 
-#include "capture.h"
+#include "fixture.h"
 #include "ringbuffer.h"
 #include "testutil.h"
 
-static struct capture cap;
-static struct pk_record rec;
-
-static int setup(void **state)
-{
-	(void)state;
-	capture_setup(&cap, 0);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	capture_teardown(&cap);
-	return 0;
-}
-
-static uint64_t next_seq(void)
-{
-	return pk_log_next_seq(pk_printk_log());
-}
-
-static void read_at(uint64_t seq)
-{
-	assert_int_equal(pk_log_read(pk_printk_log(), seq, &rec, PK_READ_UNFINALIZED), 0);
-	assert_int_equal(rec.seq, seq);
-}
 
 static void assert_dict(const char *dict, size_t len)
 {
@@ -742,21 +715,21 @@ static void test_set_log_buf_len(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_dev_info_net, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dev_dictionaries, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dev_message_always_ends_line, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dev_message_without_dict_ends_line, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dev_long_names, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pV, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_signal_between_fragments, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_signal_between_fragments_nodefer, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_signal_between_fragments_mask_alias, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_signal_during_console_write_not_recursion, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_signal_handler_never_mixes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fork_while_printing, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fork_during_reservation, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_exit_then_printk, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_set_log_buf_len, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dev_info_net, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_dev_dictionaries, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_dev_message_always_ends_line, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_dev_message_without_dict_ends_line, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_dev_long_names, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_pV, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_signal_between_fragments, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_signal_between_fragments_nodefer, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_signal_between_fragments_mask_alias, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_signal_during_console_write_not_recursion, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_signal_handler_never_mixes, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_fork_while_printing, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_fork_during_reservation, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_exit_then_printk, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_set_log_buf_len, setup_capture, teardown_capture),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

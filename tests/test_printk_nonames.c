@@ -13,7 +13,7 @@
 #include <printk/dev_printk.h>
 #include <printk/printk.h>
 
-#include "capture.h"
+#include "fixture.h"
 #include "testutil.h"
 
 #if defined(printk) || defined(vprintk) || defined(pr_info) || defined(pr_cont) || defined(pr_err) || \
@@ -36,8 +36,6 @@ const char *pr_info(void)
 	return "my pr_info";
 }
 
-static struct capture cap;
-static struct pk_record rec;
 
 static void test_own_names_and_pk_names(void **state)
 {

@@ -11,31 +11,9 @@
 
 #include <printk/printk.h>
 
-#include "capture.h"
+#include "fixture.h"
 #include "testutil.h"
 
-static struct capture cap;
-static struct pk_record rec;
-
-static int setup(void **state)
-{
-	(void)state;
-	capture_setup(&cap, 0);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	capture_teardown(&cap);
-	return 0;
-}
-
-static void read_at(uint64_t seq)
-{
-	assert_int_equal(pk_log_read(pk_printk_log(), seq, &rec, PK_READ_UNFINALIZED), 0);
-	assert_int_equal(rec.seq, seq);
-}
 
 static void test_pr_info_prefixed_pr_cont_not(void **state)
 {
@@ -85,8 +63,8 @@ static void test_every_level_macro_prefixed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_pr_info_prefixed_pr_cont_not, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_every_level_macro_prefixed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pr_info_prefixed_pr_cont_not, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_every_level_macro_prefixed, setup_capture, teardown_capture),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

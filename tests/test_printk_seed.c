@@ -19,26 +19,10 @@
 
 #include <printk/printk.h>
 
-#include "capture.h"
+#include "fixture.h"
 #include "internal.h"
 #include "testutil.h"
 
-static struct capture cap;
-static struct pk_record rec;
-
-static int setup(void **state)
-{
-	(void)state;
-	capture_setup(&cap, 0);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	capture_teardown(&cap);
-	return 0;
-}
 
 /* ---- the frobnozzle hang, judged from outside ---- */
 
@@ -216,12 +200,12 @@ static void test_same_thread_new_message_breaks_line(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_frobnozzle_hang, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tracer_passed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_open_line_visible_unfinalized, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_seed_002_interleaving, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_other_thread_breaks_line, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_same_thread_new_message_breaks_line, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_frobnozzle_hang, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_tracer_passed, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_open_line_visible_unfinalized, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_seed_002_interleaving, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_other_thread_breaks_line, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_same_thread_new_message_breaks_line, setup_capture, teardown_capture),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

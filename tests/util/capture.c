@@ -3,30 +3,30 @@
 
 #include <printk/printk.h>
 
-#include "capture.h"
+#include "fixture.h"
 #include "internal.h"
 #include "testutil.h"
 
 static int capture_write(struct console *con, const char *text, size_t len)
 {
-	struct capture *cap = (struct capture *)con;
+	struct capture *c = (struct capture *)con;
 
-	cap->writes++;
-	if (cap->fail_writes > 0) {
-		cap->fail_writes--;
+	c->writes++;
+	if (c->fail_writes > 0) {
+		c->fail_writes--;
 		return -5; /* -EIO */
 	}
-	if (cap->len + len < sizeof(cap->buf)) {
-		memcpy(cap->buf + cap->len, text, len);
-		cap->len += len;
-		cap->buf[cap->len] = '\0';
+	if (c->len + len < sizeof(c->buf)) {
+		memcpy(c->buf + c->len, text, len);
+		c->len += len;
+		c->buf[c->len] = '\0';
 	}
-	if (cap->on_write)
-		cap->on_write(cap, text, len);
+	if (c->on_write)
+		c->on_write(c, text, len);
 	return 0;
 }
 
-void capture_setup(struct capture *cap, size_t log_len)
+void capture_setup(struct capture *c, size_t log_len)
 {
 	pk_printk_exit();
 	test_clock_off();
@@ -41,30 +41,58 @@ void capture_setup(struct capture *cap, size_t log_len)
 	pk_set_ignore_loglevel(0);
 	pk_set_printk_time(0);
 	pk_set_printk_caller(0);
-	memset(cap, 0, sizeof(*cap));
-	strcpy(cap->con.name, "capture");
-	cap->con.write_checked = capture_write;
-	cap->con.flags = PK_CON_ENABLED;
-	assert_int_equal(pk_register_console(&cap->con), 0);
+	memset(c, 0, sizeof(*c));
+	strcpy(c->con.name, "capture");
+	c->con.write_checked = capture_write;
+	c->con.flags = PK_CON_ENABLED;
+	assert_int_equal(pk_register_console(&c->con), 0);
 }
 
-void capture_teardown(struct capture *cap)
+void capture_teardown(struct capture *c)
 {
-	pk_unregister_console(&cap->con);
+	pk_unregister_console(&c->con);
 	pk_printk_exit();
 	test_clock_off();
 }
 
-const char *capture_text(struct capture *cap)
+const char *capture_text(struct capture *c)
 {
-	cap->buf[cap->len] = '\0';
-	return cap->buf;
+	c->buf[c->len] = '\0';
+	return c->buf;
 }
 
-void capture_clear(struct capture *cap)
+void capture_clear(struct capture *c)
 {
-	cap->len = 0;
-	cap->buf[0] = '\0';
+	c->len = 0;
+	c->buf[0] = '\0';
+}
+
+struct capture cap;
+struct pk_record rec;
+
+int setup_capture(void **state)
+{
+	(void)state;
+	capture_setup(&cap, 0);
+	return 0;
+}
+
+int teardown_capture(void **state)
+{
+	(void)state;
+	capture_teardown(&cap);
+	return 0;
+}
+
+uint64_t next_seq(void)
+{
+	return pk_log_next_seq(pk_printk_log());
+}
+
+void read_at(uint64_t seq)
+{
+	assert_int_equal(pk_log_read(pk_printk_log(), seq, &rec, PK_READ_UNFINALIZED), 0);
+	assert_int_equal(rec.seq, seq);
 }
 
 static const uint64_t *clock_values;

@@ -17,17 +17,17 @@ struct capture {
 	size_t len;
 	int writes;
 	int fail_writes; /* next N writes fail with -EIO */
-	void (*on_write)(struct capture *cap, const char *text, size_t len);
+	void (*on_write)(struct capture *c, const char *text, size_t len);
 };
 
 /* Reset the library (fresh default log of @log_len bytes, no consoles, time
  * prefix off, caller off, default levels), then register @cap. */
-void capture_setup(struct capture *cap, size_t log_len);
+void capture_setup(struct capture *c, size_t log_len);
 /* Unregister and tear the library down. */
-void capture_teardown(struct capture *cap);
+void capture_teardown(struct capture *c);
 /* The captured bytes as a NUL-terminated string. */
-const char *capture_text(struct capture *cap);
-void capture_clear(struct capture *cap);
+const char *capture_text(struct capture *c);
+void capture_clear(struct capture *c);
 
 /* The test clock returns each of these in turn (then keeps the last). */
 void test_clock_set(const uint64_t *ns, size_t n);
