@@ -115,6 +115,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -133,6 +134,7 @@
 #define PRB_DESC_WORDS	8u
 #define PRB_DESC_MIN_BITS 6
 #define PRB_STALL_NS	  (100 * 1000 * 1000ull) /* unclaimed this long: stolen (shared logs) */
+#define PRB_STALL_CLOCKS  4
 
 #ifdef PRINTK_RING_SMALL_IDS
 #define ID_BITS	 14
@@ -202,8 +204,9 @@ struct prb_header {
 	pk_a64 next_hint; /* a seq below which every record is known readable */
 	pk_a64 holes;	  /* records reclaimed from writers that died in them */
 	pk_a64 stolen;	  /* slots taken from a reservation that never claimed them */
-	pk_a64 stall_id;  /* the unclaimed id the tail waits on, + 1 (0: none) */
-	pk_a64 stall_since_ns;
+	/* Stall clocks of unclaimed slots: (id + 1, first seen) pairs, one per
+	 * slot that writers or readers wait on at the same time. */
+	pk_a64 stall[PRB_STALL_CLOCKS][2];
 };
 
 _Static_assert(sizeof(struct prb_header) <= PRB_USER_OFF, "header overlaps the user area");
@@ -556,17 +559,43 @@ static bool extent_end(struct prb *rb, uint64_t tid, uint64_t tpos, uint64_t *en
  * clock lives in the header, or in the handle for a read-only one. */
 static bool stalled_long_enough(struct prb *rb, uint64_t tid)
 {
-	pk_a64 *id_word = rb->writable ? &rb->hdr->stall_id : &rb->local_stall_id;
-	pk_a64 *since_word = rb->writable ? &rb->hdr->stall_since_ns : &rb->local_stall_since_ns;
+	pk_a64 (*clocks)[2] = rb->writable ? rb->hdr->stall : rb->local_stall;
 	uint64_t now = prb_now_ns();
-	uint64_t seen = pk_load_relaxed(id_word);
+	unsigned oldest = 0;
 
-	if (seen != tid + 1) {
-		pk_store_relaxed(since_word, now);
-		pk_store_relaxed(id_word, tid + 1);
-		return false;
+	/* Each slot keeps its own clock, so a writer waiting on the tail and a
+	 * reader waiting further on never restart each other's. */
+	for (unsigned i = 0; i < PRB_STALL_CLOCKS; i++) {
+		if (pk_load_relaxed(&clocks[i][0]) == tid + 1)
+			return now - pk_load_relaxed(&clocks[i][1]) > PRB_STALL_NS;
+		if (pk_load_relaxed(&clocks[i][1]) < pk_load_relaxed(&clocks[oldest][1]))
+			oldest = i;
 	}
-	return now - pk_load_relaxed(since_word) > PRB_STALL_NS;
+	pk_store_relaxed(&clocks[oldest][1], now);
+	pk_store_relaxed(&clocks[oldest][0], tid + 1);
+	return false;
+}
+
+/* A read-only handle passes an unclaimed slot it cannot steal; it remembers
+ * the slots it passed so the next call does not wait for them again. */
+static bool skipped_before(struct prb *rb, uint64_t id)
+{
+	if (rb->writable)
+		return false;
+	for (unsigned i = 0; i < 8; i++)
+		if (pk_load_relaxed(&rb->local_skip[i]) == id + 1)
+			return true;
+	return false;
+}
+
+static void remember_skip(struct prb *rb, uint64_t id)
+{
+	if (skipped_before(rb, id))
+		return;
+
+	uint32_t i = pk_fetch_add_relaxed(&rb->local_skip_next, 1) % 8;
+
+	pk_store_relaxed(&rb->local_skip[i], id + 1);
 }
 
 /*
@@ -1026,8 +1055,9 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 			 * died right after the head CAS, or stalls): steal it, or
 			 * pass it by on a read-only handle (I8). */
 			if (st_id(v1) != id && rb->owner_alive && id != w_id(h) &&
-			    stalled_long_enough(rb, id)) {
+			    (skipped_before(rb, id) || stalled_long_enough(rb, id))) {
 				if (!rb->writable) {
+					remember_skip(rb, id);
 					seq++;
 					continue;
 				}
@@ -1192,6 +1222,28 @@ int prb_wait(struct prb *rb, uint64_t seq, int64_t timeout_ns)
 	return err;
 }
 
+int prb_describe_slot(struct prb *rb, uint64_t seq, char *buf, size_t size)
+{
+	static const char *names[] = { "reserved", "committed", "final", "hole" };
+	uint64_t id = seq_to_id(rb, seq);
+	uint64_t v = ST_LOAD(rb, id, load_acquire_fn);
+	uint64_t h = pk_load_acquire(&rb->hdr->head), t = pk_load_acquire(&rb->hdr->tail);
+	int alive = -1;
+
+	if (st_state(v) == ST_RESERVED && rb->owner_alive)
+		alive = rb->owner_alive(rb, (unsigned)st_owner(v),
+					(uint32_t)pk_load_relaxed(&slot(rb, id)[D_CALLER]));
+	return snprintf(buf, size,
+			"seq %llu id %llu: slot id %llu %s owner %llu pid %u alive %d; head id %llu%s tail id %llu stall %llu w%d o%d",
+			(unsigned long long)seq, (unsigned long long)id, (unsigned long long)st_id(v),
+			names[st_state(v)], (unsigned long long)st_owner(v),
+			(unsigned)pk_load_relaxed(&slot(rb, id)[D_CALLER]), alive,
+			(unsigned long long)w_id(h), (h & HEAD_OPEN) ? " open" : "",
+			(unsigned long long)w_id(t),
+			(unsigned long long)pk_load_relaxed(&rb->hdr->stall[0][0]), rb->writable,
+			rb->owner_alive != NULL);
+}
+
 void prb_get_stats(struct prb *rb, struct prb_stats *st)
 {
 	st->reserve_failed = pk_load_relaxed(&rb->hdr->reserve_failed);
@@ -1245,9 +1297,14 @@ static void make_handle(struct prb *rb, struct prb_header *hdr, bool writable)
 	rb->owner = 0;
 	rb->owner_alive = NULL;
 	rb->owner_arg = NULL;
-	atomic_store_explicit(&rb->local_stall_id, 0, memory_order_relaxed);
+	for (unsigned i = 0; i < 4; i++) {
+		atomic_store_explicit(&rb->local_stall[i][0], 0, memory_order_relaxed);
+		atomic_store_explicit(&rb->local_stall[i][1], 0, memory_order_relaxed);
+	}
 	atomic_store_explicit(&rb->local_next_hint, 0, memory_order_relaxed);
-	atomic_store_explicit(&rb->local_stall_since_ns, 0, memory_order_relaxed);
+	for (unsigned i = 0; i < 8; i++)
+		atomic_store_explicit(&rb->local_skip[i], 0, memory_order_relaxed);
+	atomic_store_explicit(&rb->local_skip_next, 0, memory_order_relaxed);
 }
 
 static int format(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits, unsigned desc_bits,

@@ -127,8 +127,11 @@ struct prb {
 	/* A read-only handle's own next_seq hint and stall clock (it cannot
 	 * write the header's). */
 	pk_a64 local_next_hint;
-	pk_a64 local_stall_id;
-	pk_a64 local_stall_since_ns;
+	/* Unclaimed slots this read-only handle decided to pass (id + 1; it
+	 * cannot steal them, so it must remember). */
+	pk_a64 local_skip[8];
+	pk_a32 local_skip_next;
+	pk_a64 local_stall[4][2];
 };
 
 /* Bytes of region needed for a data area of 2^data_bits and 2^desc_bits
@@ -224,6 +227,9 @@ bool prb_is_newest(struct prb *rb, uint64_t seq);
 int prb_wait(struct prb *rb, uint64_t seq, int64_t timeout_ns);
 
 void prb_get_stats(struct prb *rb, struct prb_stats *st);
+
+/* Diagnostics (tests, tools): the state of the slot of @seq in words. */
+int prb_describe_slot(struct prb *rb, uint64_t seq, char *buf, size_t size);
 
 /*
  * Poll-style waiting: a reader that wants to be told when records become

@@ -534,6 +534,10 @@ static void read_to_parent(struct pk_log *log, const struct kill_cfg *cfg, unsig
 				struct prb_record r;
 
 				/* Stuck at a dead writer's unclaimed slot: step over it. */
+				char why[256];
+
+				prb_describe_slot(pk_log_ring(log), *seq, why, sizeof(why));
+				print_message("reader blocked at %s\n", why);
 				tot->unclaimed_blocked++;
 				assert_int_equal(prb_read(pk_log_ring(log), *seq, &r,
 							  PRB_READ_SKIP_UNFINISHED),
