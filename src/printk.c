@@ -25,6 +25,7 @@
  * and counts it.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,6 +238,7 @@ static int store(int facility, int level, const char *dict, size_t dictlen, cons
 	struct prb *rb = pk_printk_ring();
 	unsigned depth = pk_sigdepth_enter();
 	int ret = 0;
+	bool stored = false; /* a record was stored or extended: the log size is fixed now */
 
 	if (!rb || !fmt)
 		goto out;
@@ -287,14 +289,17 @@ static int store(int facility, int level, const char *dict, size_t dictlen, cons
 		dictlen = PRB_DICT_MAX;
 	if (!dict)
 		dictlen = 0;
+	if (dictlen)
+		newline = 1; /* as the kernel: a message with a dictionary ends its line */
 
 	struct prb_caller me;
 	const struct pk_con_rec *hint = NULL;
+	struct pk_con_rec hint_rec;
 
 	pk_caller_get(&me);
 	/* Only lines that stay open, and continuations, are matched by caller:
 	 * only they pay for telling a signal handler from the code it interrupted. */
-	if (cont || !(newline || dictlen))
+	if (cont || !newline)
 		me.ctx = pk_caller_context();
 	if (cont && !dictlen) {
 		if (len == 0 && !newline)
@@ -302,7 +307,8 @@ static int store(int facility, int level, const char *dict, size_t dictlen, cons
 		if (prb_extend(rb, &me, text, len, PRB_TEXT_MAX, newline, newline ? PRB_FLAG_NEWLINE : 0,
 			       NULL) == 0) {
 			ret = (int)len;
-			goto stored;
+			stored = true;
+			goto print;
 		}
 	}
 
@@ -311,19 +317,16 @@ static int store(int facility, int level, const char *dict, size_t dictlen, cons
 		.caller = me,
 		.level = (uint8_t)(level & 7),
 		.facility = (uint8_t)facility,
-		.flags = (uint8_t)((newline || dictlen ? PRB_FLAG_NEWLINE : 0) | (cont ? PRB_FLAG_CONT : 0)),
+		.flags = (uint8_t)((newline ? PRB_FLAG_NEWLINE : 0) | (cont ? PRB_FLAG_CONT : 0)),
 	};
-
 	uint64_t seq;
-	struct pk_con_rec hint_rec;
 
-	if (prb_store(rb, &meta, text, len, dictlen ? dict : NULL, dictlen, newline || dictlen, &seq))
+	if (prb_store(rb, &meta, text, len, dictlen ? dict : NULL, dictlen, newline, &seq))
 		goto out;
 	ret = (int)len;
-	if (!atomic_load_explicit(&stored_any, memory_order_relaxed))
-		atomic_store_explicit(&stored_any, 1, memory_order_relaxed);
+	stored = true;
 	/* A complete line no console prints: done without the console lock. */
-	if ((newline || dictlen) && !pk_console_in_write() && pk_console_skip_suppressed(seq, level))
+	if (newline && !pk_console_in_write() && pk_console_skip_suppressed(seq, level))
 		goto out;
 	hint_rec = (struct pk_con_rec){
 		.seq = seq,
@@ -331,19 +334,17 @@ static int store(int facility, int level, const char *dict, size_t dictlen, cons
 		.caller = me,
 		.level = meta.level,
 		.flags = meta.flags,
-		.open = !(newline || dictlen),
+		.open = !newline,
 		.text = text,
 		.text_len = len,
 	};
 	hint = &hint_rec;
-	goto printing;
-stored:
-	if (!atomic_load_explicit(&stored_any, memory_order_relaxed))
-		atomic_store_explicit(&stored_any, 1, memory_order_relaxed);
-printing:
+print:
 	if (print)
 		pk_console_flush(rb, hint);
 out:
+	if (stored && !atomic_load_explicit(&stored_any, memory_order_relaxed))
+		atomic_store_explicit(&stored_any, 1, memory_order_relaxed);
 	pk_sigdepth_leave();
 	return ret;
 }
