@@ -39,6 +39,7 @@
 
 #include <printk/log.h>
 
+#include "bench.h"
 #include "internal.h"
 
 #ifndef BENCH_BUILD_TYPE
@@ -46,19 +47,10 @@
 #endif
 
 #define TEXT_BYTES 64
-#define MAX_RUNS   32
 #define LOG_LEN	   ((size_t)128 * 1024)
 
 static const char text[TEXT_BYTES + 1] =
 	"bench: a 64-byte printk line, about what a kernel message holds.";
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ------------------------------------------------------------- workers -- */
 
@@ -193,44 +185,10 @@ static double procs_rate(struct pk_log *log, unsigned nprocs, unsigned ms, doubl
 
 /* ------------------------------------------------------------- figures -- */
 
-struct series {
-	double v[MAX_RUNS];
-	unsigned n;
-};
-
-static void add(struct series *s, double v)
-{
-	s->v[s->n++] = v;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(const struct series *s)
-{
-	double tmp[MAX_RUNS];
-
-	memcpy(tmp, s->v, s->n * sizeof(double));
-	qsort(tmp, s->n, sizeof(double), cmp_double);
-	return s->n % 2 ? tmp[s->n / 2] : (tmp[s->n / 2 - 1] + tmp[s->n / 2]) / 2;
-}
-
 static void print_series(const char *name, const struct series *s)
 {
-	double lo = s->v[0], hi = s->v[0];
-
-	for (unsigned i = 1; i < s->n; i++) {
-		if (s->v[i] < lo)
-			lo = s->v[i];
-		if (s->v[i] > hi)
-			hi = s->v[i];
-	}
 	printf("%-8s records_per_s=%.0f min=%.0f max=%.0f ns_per_record=%.1f\n", name, median(s),
-	       lo, hi, 1e9 / median(s));
+	       minimum(s), maximum(s), 1e9 / median(s));
 }
 
 /* Cost ratio a/b in time per record = rate(b) / rate(a). */
@@ -244,17 +202,6 @@ static void print_ratio(const char *what, const struct series *a, const struct s
 		       r <= target ? "ok" : "MISSED");
 	else
 		printf("ratio %s = %.3f (information)\n", what, r);
-}
-
-static const char *variant(void)
-{
-#if defined(PRINTK_SANITIZER_ADDRESS)
-	return "asan";
-#elif defined(PRINTK_TSAN)
-	return "tsan";
-#else
-	return "none";
-#endif
 }
 
 static void usage(const char *argv0)

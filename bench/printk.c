@@ -24,6 +24,7 @@
 #include <printk/console.h>
 #include <printk/printk.h>
 
+#include "bench.h"
 #include "vsprintf.h"
 
 #define RUNS 7
@@ -37,13 +38,6 @@ static double now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 typedef void (*bench_fn)(long n);

@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "ringbuffer.h"
 
 #ifndef BENCH_BUILD_TYPE
@@ -42,7 +43,6 @@
 #endif
 
 #define TEXT_BYTES 64
-#define MAX_RUNS   32
 
 struct params {
 	unsigned runs;
@@ -58,14 +58,6 @@ static const char text[TEXT_BYTES + 1] =
 static inline void sink(void *p)
 {
 	__asm__ volatile("" : : "r"(p) : "memory");
-}
-
-static inline uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ------------------------------------------------------------- workers -- */
@@ -191,52 +183,6 @@ static void measure(enum kind kind, unsigned nthreads, unsigned ms, struct worke
 
 /* ------------------------------------------------------------- figures -- */
 
-struct series {
-	double v[MAX_RUNS];
-	unsigned n;
-};
-
-static void add(struct series *s, double v)
-{
-	s->v[s->n++] = v;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(const struct series *s)
-{
-	double tmp[MAX_RUNS];
-
-	memcpy(tmp, s->v, s->n * sizeof(double));
-	qsort(tmp, s->n, sizeof(double), cmp_double);
-	return s->n % 2 ? tmp[s->n / 2] : (tmp[s->n / 2 - 1] + tmp[s->n / 2]) / 2;
-}
-
-static double minimum(const struct series *s)
-{
-	double m = s->v[0];
-
-	for (unsigned i = 1; i < s->n; i++)
-		if (s->v[i] < m)
-			m = s->v[i];
-	return m;
-}
-
-static double maximum(const struct series *s)
-{
-	double m = s->v[0];
-
-	for (unsigned i = 1; i < s->n; i++)
-		if (s->v[i] > m)
-			m = s->v[i];
-	return m;
-}
-
 static void print_series(const char *name, const char *unit, const struct series *s)
 {
 	printf("%-10s %s=%.2f min=%.2f max=%.2f\n", name, unit, median(s), minimum(s), maximum(s));
@@ -271,17 +217,6 @@ static void cpu_model(char *buf, size_t len)
 		break;
 	}
 	fclose(f);
-}
-
-static const char *variant(void)
-{
-#if defined(PRINTK_SANITIZER_ADDRESS)
-	return "asan";
-#elif defined(PRINTK_TSAN)
-	return "tsan";
-#else
-	return "none";
-#endif
 }
 
 static void usage(const char *argv0)
