@@ -64,8 +64,9 @@ static inline void sink(void *p)
 
 enum kind { STORE, FLOOR_1T, FLOOR_FAA };
 
+/* One cache line each: the counters of two workers must not share a line. */
 struct worker {
-	pthread_t th;
+	_Alignas(64) pthread_t th;
 	pthread_barrier_t *start;
 	enum kind kind;
 	unsigned ms;
@@ -85,15 +86,18 @@ static void run_store(struct worker *w)
 		.flags = PRB_FLAG_NEWLINE,
 	};
 	uint64_t t0 = mono_ns(), deadline = t0 + (uint64_t)w->ms * 1000000u, now;
+	uint64_t ops = 0, enobufs = 0; /* locals: the workers' structs are shared */
 
 	/* One clock read per record, as printk does; it also ends the loop. */
 	while ((now = mono_ns()) < deadline) {
 		m.ts_nsec = now;
 		if (prb_store(&ring, &m, text, TEXT_BYTES, NULL, 0, true, NULL) == 0)
-			w->ops++;
+			ops++;
 		else
-			w->enobufs++;
+			enobufs++;
 	}
+	w->ops = ops;
+	w->enobufs = enobufs;
 	w->ns = now - t0;
 }
 
