@@ -207,6 +207,17 @@ void prb_finalize_last_of(struct prb *rb, uint32_t pid);
  */
 int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags);
 
+/*
+ * The fast path of a reader that dumps many records and needs only their
+ * text and time (udmesg): if the record @seq is finalized and in the ring,
+ * copy its text to @dst, which must have room for PRB_TEXT_MAX + 8 bytes
+ * (whole words are copied; nothing is NUL-terminated), set *@ts_nsec and
+ * return the text length. -EAGAIN in every other case (not written yet,
+ * open, overwritten, a hole, a racing writer, bad geometry): prb_read() then
+ * sorts it out.
+ */
+int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst);
+
 /* Sequence number of the oldest record still in the ring. */
 uint64_t prb_first_seq(struct prb *rb);
 

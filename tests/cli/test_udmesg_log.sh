@@ -128,6 +128,40 @@ if "$TESTGEN" bench "$BIG" 4 2>/dev/null; then
 	else
 		fail "parallel:records: only $n lines"
 	fi
+
+	# Escapes, empty and multi-line records, 1023-byte texts, seconds that
+	# grow a digit, an open line at the end: threads or not, and the fast
+	# path against the careful one (-K on the --kmsg dump).
+	MIXED=$TMP/mixed.log
+	"$TESTGEN" mixed "$MIXED"
+	same "parallel:mixed" env UDMESG_THREADS=1 "$UDMESG" -B "$MIXED" -- \
+		env UDMESG_THREADS=2 "$UDMESG" -B "$MIXED"
+	same "parallel:mixed-vs-kmsg" "$UDMESG" -B "$MIXED" -- \
+		"$UDMESG" -K <("$UDMESG" -B "$MIXED" --kmsg)
+
+	# A live writer stuck inside a record: every reader stops there, as a
+	# sequential read of /dev/kmsg would, though 3000 records follow it.
+	STUCK=$TMP/stuck.log
+	coproc STUCKGEN { "$TESTGEN" stuck "$STUCK"; }
+	read -r ready <&"${STUCKGEN[0]}" || ready=
+	if [ "$ready" = ready ]; then
+		same "parallel:stuck-2" env UDMESG_THREADS=1 "$UDMESG" -B "$STUCK" -- \
+			env UDMESG_THREADS=2 "$UDMESG" -B "$STUCK"
+		same "parallel:stuck-4" env UDMESG_THREADS=1 "$UDMESG" -B "$STUCK" -- \
+			env UDMESG_THREADS=4 "$UDMESG" -B "$STUCK"
+		checks=$((checks + 1))
+		last=$(env UDMESG_THREADS=2 "$UDMESG" -B "$STUCK" | tail -n 1)
+		if [ "$last" = "[   73.950000] the last record before the stuck one" ]; then
+			ok "parallel:stuck-stops"
+		else
+			fail "parallel:stuck-stops: last line: $last"
+		fi
+	else
+		checks=$((checks + 1))
+		fail "parallel:stuck: udmesg-testgen stuck did not get ready"
+	fi
+	exec {STUCKGEN[1]}>&-
+	wait "$STUCKGEN_PID" 2>/dev/null || true
 else
 	echo "# a 4 MiB log is not possible in this build: parallel dump not tested"
 fi

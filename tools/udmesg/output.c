@@ -677,13 +677,15 @@ static const char digit_pairs[201] =
 	"62636465666768697071727374757677787980818283848586878889909192"
 	"93949596979899";
 
-/* "[%5lu.%06lu] " into @p (at least 32 bytes); returns the end. */
-static char *fmt_prefix(char *p, uint64_t sec, uint32_t usec)
-{
-	static _Thread_local uint64_t cached_sec = UINT64_MAX;
-	static _Thread_local char sec_str[24];
-	static _Thread_local size_t sec_len;
+/* "[%5lu." of the seconds, kept per thread: consecutive records rarely
+ * differ in them. */
+static _Thread_local uint64_t cached_sec = UINT64_MAX;
+static _Thread_local char sec_str[24];
+static _Thread_local size_t sec_len;
 
+/* Length of "[%5lu." for @sec (7 to 22 bytes), now in sec_str. */
+static size_t sec_part(uint64_t sec)
+{
 	if (sec != cached_sec) {
 		char tmp[24];
 		int n = 0;
@@ -702,8 +704,29 @@ static char *fmt_prefix(char *p, uint64_t sec, uint32_t usec)
 		sec_str[sec_len++] = '.';
 		cached_sec = sec;
 	}
-	memcpy(p, sec_str, 24);
-	p += sec_len;
+	return sec_len;
+}
+
+/*
+ * "[%5lu.%06lu] " at @p, exactly its 15 to 30 bytes and nothing past them;
+ * returns the end. Fixed-size copies only: the prefix is written straight
+ * into the output, next to text already there.
+ */
+static char *fmt_prefix(char *p, uint64_t sec, uint32_t usec)
+{
+	size_t n = sec_part(sec);
+
+	if (n <= 8) {
+		memcpy(p, sec_str, 4);
+		memcpy(p + n - 4, sec_str + n - 4, 4);
+	} else if (n <= 16) {
+		memcpy(p, sec_str, 8);
+		memcpy(p + n - 8, sec_str + n - 8, 8);
+	} else {
+		memcpy(p, sec_str, 16);
+		memcpy(p + n - 16, sec_str + n - 16, 16);
+	}
+	p += n;
 	memcpy(p, digit_pairs + 2 * (usec / 10000), 2);
 	memcpy(p + 2, digit_pairs + 2 * (usec / 100 % 100), 2);
 	memcpy(p + 4, digit_pairs + 2 * (usec % 100), 2);
@@ -720,73 +743,86 @@ bool ud_fast_path(const struct ud_ctl *ctl)
 }
 
 /*
- * The default format, "[%5lu.%06lu] " + message + "\n", for a finalized record
- * when ud_fast_path() holds: formats straight into the output buffer and
- * checks 16 (SSE2) or 8 message bytes at a time while it copies them. @text
- * must have 16 readable bytes after @len (a struct prb_record's text has).
+ * Offset of the first byte of @text[0, @len) dmesg would escape (a control
+ * character or DEL; bytes >= 0x80 take the careful path too), or @len.
+ * With SSE2 it reads whole 16-byte blocks: @text must have 16 readable
+ * bytes after @len.
  */
-void ud_print_fast(const struct ud_ctl *ctl, uint64_t ts_nsec, const char *text, size_t len)
+static size_t plain_prefix_len(const char *text, size_t len)
 {
-	char *start, *p;
-	size_t i = 0;
-	int indent;
-
-	out_room(len + 64);
-	start = p = ob->buf + ob->len;
-	if (!len) {
-		*p = '\n'; /* dmesg prints an empty record as an empty line */
-		ob->len++;
-		return;
-	}
-	p = fmt_prefix(p, ts_nsec / 1000000000u, (uint32_t)(ts_nsec % 1000000000u / 1000u));
-	indent = (int)(p - start);
 #ifdef __SSE2__
-	{
-		const __m128i space = _mm_set1_epi8(0x20), del = _mm_set1_epi8(0x7f);
+	const __m128i space = _mm_set1_epi8(0x20), del = _mm_set1_epi8(0x7f);
 
-		for (;;) {
-			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(text + i));
-			unsigned bad = (unsigned)_mm_movemask_epi8(
-				_mm_or_si128(_mm_cmplt_epi8(v, space), _mm_cmpeq_epi8(v, del)));
-			size_t left = len - i;
+	for (size_t i = 0;; i += 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(text + i));
+		unsigned bad = (unsigned)_mm_movemask_epi8(
+			_mm_or_si128(_mm_cmplt_epi8(v, space), _mm_cmpeq_epi8(v, del)));
 
-			_mm_storeu_si128((__m128i *)(void *)p, v);
-			if (left < 16)
-				bad |= 1u << left; /* stop at the end */
-			if (bad) {
-				size_t n = (size_t)__builtin_ctz(bad);
+		if (len - i < 16)
+			bad |= 1u << (len - i); /* stop at the end */
+		if (bad) {
+			size_t n = i + (size_t)__builtin_ctz(bad);
 
-				p += n;
-				i += n;
-				break;
-			}
-			p += 16;
-			i += 16;
+			return n < len ? n : len;
 		}
 	}
 #else
-	while (i + 8 <= len) {
-		uint64_t x, y;
-
-		memcpy(&x, text + i, 8);
-		y = x ^ (0x7f * ONES);
-		if (((x & HIGHS) | ((x - 0x20 * ONES) & ~x & HIGHS) | ((y - ONES) & ~y & HIGHS)))
-			break;
-		memcpy(p, &x, 8);
-		p += 8;
-		i += 8;
-	}
-	while (i < len && (unsigned char)text[i] >= 0x20 && (unsigned char)text[i] < 0x7f)
-		*p++ = text[i++];
+	return plain_run((const unsigned char *)text, len);
 #endif
-	if (i == len) {
-		*p++ = '\n';
-		ob->len = (size_t)(p - ob->buf);
+}
+
+/* Length of this thread's last time prefix: where the next text goes. */
+static _Thread_local size_t fast_prefix_len = 15; /* "[%5lu.%06lu] " */
+
+char *ud_fast_text_slot(void)
+{
+	out_room(UD_FAST_ROOM);
+	return ob->buf + ob->len + fast_prefix_len;
+}
+
+void ud_fast_finish(const struct ud_ctl *ctl, uint64_t ts_nsec, char *text, size_t len)
+{
+	char *start = ob->buf + ob->len;
+	size_t plen, i;
+
+	if (!len) {
+		*start = '\n'; /* dmesg prints an empty record as an empty line */
+		ob->len++;
 		return;
 	}
-	ob->len = (size_t)(p - ob->buf);
-	safe_write(ctl, text + i, len - i, indent);
+	uint64_t sec = ts_nsec / 1000000000u;
+
+	plen = sec_part(sec) + 8;
+	if (plen != fast_prefix_len) {
+		/* The seconds grew a digit (or the first guess was wrong). */
+		memmove(start + plen, text, len);
+		text = start + plen;
+		fast_prefix_len = plen;
+	}
+	fmt_prefix(start, sec, (uint32_t)(ts_nsec % 1000000000u / 1000u));
+	i = plain_prefix_len(text, len);
+	if (i == len) {
+		text[len] = '\n';
+		ob->len += plen + len + 1;
+		return;
+	}
+
+	/* Escape the rest: it moves, so it must leave the buffer first. */
+	char rest[UD_FAST_ROOM];
+
+	memcpy(rest, text + i, len - i);
+	rest[len - i] = '\0'; /* safe_write looks one byte past the end */
+	ob->len += plen + i;
+	safe_write(ctl, rest, len - i, (int)plen);
 	out_putc('\n');
+}
+
+void ud_print_fast(const struct ud_ctl *ctl, uint64_t ts_nsec, const char *text, size_t len)
+{
+	char *dst = ud_fast_text_slot();
+
+	memcpy(dst, text, len);
+	ud_fast_finish(ctl, ts_nsec, dst, len);
 }
 
 void ud_print_record(struct ud_ctl *ctl, const struct urec *rec)

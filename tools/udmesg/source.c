@@ -518,23 +518,49 @@ static void set_log_time_base(struct ud_ctl *ctl, struct pk_log *log)
 }
 
 /*
+ * Print the records from *@seq on, below @end, in the default format while
+ * they are finalized and in the ring, each copied once, straight from the
+ * ring into the output buffer; *@seq moves past them. Anything else (a gap,
+ * an open or unfinished record, a racing writer) is left to prb_read().
+ */
+static void print_fast_run(const struct ud_ctl *ctl, struct prb *rb, uint64_t *seq, uint64_t end)
+{
+	uint64_t s = *seq, ts;
+
+	for (; s < end; s++) {
+		char *text = ud_fast_text_slot();
+		int len = prb_read_text(rb, s, &ts, text);
+
+		if (len < 0)
+			break;
+		ud_fast_finish(ctl, ts, text, (size_t)len);
+	}
+	*seq = s;
+}
+
+/*
  * Dumping a large log in the default format: threads (one per idle CPU, at
  * most four) read and format chunks of records into private buffers; the main
  * thread formats too and writes the chunks out in order. A chunk is a range
  * of sequence numbers; a record lost to overwriting while we read shows up
- * as a gap, exactly as in a sequential read.
+ * as a gap, exactly as in a sequential read. A chunk that meets a record
+ * still being written stops there, and so does the dump: what follows is the
+ * sequential reader's, as if there had been no threads.
  */
-#define DUMP_CHUNK   2048
+#define DUMP_CHUNK   1024
 #define DUMP_SLOTS   8
 #define DUMP_THREADS 4
+#define DUMP_DONE    UINT64_MAX /* a chunk that printed all of its range */
 
 struct dump {
 	const struct ud_ctl *ctl;
 	struct prb *rb;
 	uint64_t seq0, end;
-	size_t nchunks;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	/* Under the lock: */
+	size_t nchunks;					/* lowered to i + 1 when chunk i stops early */
+	uint64_t stop_seq;				/* end, or where the first early stop was */
 	size_t next;					/* the next chunk to format */
 	size_t written;					/* chunks written out */
 	struct outbuf *done[DUMP_SLOTS];		/* chunk i at i % DUMP_SLOTS, formatted */
@@ -542,18 +568,30 @@ struct dump {
 	int npool;
 };
 
-static void dump_chunk(struct dump *d, size_t i, struct outbuf *b)
+/* Format chunk @i into @b; returns DUMP_DONE or the seq it stopped at. */
+static uint64_t dump_chunk(struct dump *d, size_t i, struct outbuf *b)
 {
 	static _Thread_local struct prb_record rec;
 	uint64_t seq = d->seq0 + (uint64_t)i * DUMP_CHUNK;
 	uint64_t end = seq + DUMP_CHUNK < d->end ? seq + DUMP_CHUNK : d->end;
+	uint64_t stop = DUMP_DONE;
 
 	out_capture_begin(b);
-	while (seq < end && prb_read(d->rb, seq, &rec, 0) == 0 && rec.seq < end) {
+	for (;;) {
+		print_fast_run(d->ctl, d->rb, &seq, end);
+		if (seq >= end)
+			break;
+		if (prb_read(d->rb, seq, &rec, 0) != 0) {
+			stop = seq;
+			break;
+		}
+		if (rec.seq >= end)
+			break; /* lost up to the next chunk */
 		ud_print_fast(d->ctl, rec.ts_nsec, rec.text, rec.text_len);
 		seq = rec.seq + 1;
 	}
 	out_capture_end();
+	return stop;
 }
 
 static void dump_loop(struct dump *d, bool writer)
@@ -580,9 +618,18 @@ static void dump_loop(struct dump *d, bool writer)
 			struct outbuf *b = d->npool ? d->pool[--d->npool] : out_capture_new();
 
 			pthread_mutex_unlock(&d->lock);
-			dump_chunk(d, i, b);
+			uint64_t stop = dump_chunk(d, i, b);
+
 			pthread_mutex_lock(&d->lock);
-			d->done[i % DUMP_SLOTS] = b;
+			if (i < d->nchunks) {
+				d->done[i % DUMP_SLOTS] = b;
+				if (stop != DUMP_DONE) {
+					d->nchunks = i + 1;
+					d->stop_seq = stop;
+				}
+			} else {
+				d->pool[d->npool++] = b; /* after an early stop: not wanted */
+			}
 			pthread_cond_broadcast(&d->cond);
 			continue;
 		}
@@ -627,8 +674,9 @@ static void dump_parallel(const struct ud_ctl *ctl, struct prb *rb, uint64_t *se
 	if (nthreads < 2)
 		return;
 
-	/* prb_next_seq() walks the records on a read-only handle: only now. */
-	uint64_t first = prb_first_seq(rb), end = prb_next_seq(rb);
+	/* Up to the newest reservation: a chunk stops at a record that is not
+	 * finalized (prb_next_seq() would find it by reading every record). */
+	uint64_t first = prb_first_seq(rb), end = prb_next_reserve_seq(rb);
 	uint64_t seq0 = *seq > first ? *seq : first;
 	pthread_t tids[DUMP_THREADS];
 	int started = 0;
@@ -642,6 +690,7 @@ static void dump_parallel(const struct ud_ctl *ctl, struct prb *rb, uint64_t *se
 		.seq0 = seq0,
 		.end = end,
 		.nchunks = (size_t)((end - seq0 + DUMP_CHUNK - 1) / DUMP_CHUNK),
+		.stop_seq = end,
 	};
 
 	pthread_mutex_init(&d.lock, NULL);
@@ -654,15 +703,17 @@ static void dump_parallel(const struct ud_ctl *ctl, struct prb *rb, uint64_t *se
 		pthread_join(tids[i], NULL);
 	while (d.npool)
 		out_capture_free(d.pool[--d.npool]);
+	for (int i = 0; i < DUMP_SLOTS; i++)
+		out_capture_free(d.done[i]); /* formatted past an early stop */
 	pthread_cond_destroy(&d.cond);
 	pthread_mutex_destroy(&d.lock);
-	*seq = end;
+	*seq = d.stop_seq;
 }
 
 /*
  * The records are read with prb_read() on the log's ring, which is what
- * pk_log_read() wraps, minus one copy of every record: dumping a large log
- * is dominated by per-record costs.
+ * pk_log_read() wraps, minus one copy of every record (two on the fast
+ * path): dumping a large log is dominated by per-record costs.
  */
 int ud_read_log(struct ud_ctl *ctl)
 {
@@ -700,6 +751,9 @@ int ud_read_log(struct ud_ctl *ctl)
 
 	init_rec(&u);
 	while (!stop_signal) {
+		if (fast)
+			print_fast_run(ctl, rb, &seq, UINT64_MAX);
+
 		int err = prb_read(rb, seq, &rec, partial ? PRB_READ_UNFINALIZED : 0);
 
 		if (err == 0) {

@@ -16,6 +16,15 @@
  *                                   stores an unfinalized line
  *   udmesg-testgen bench FILE MIB   a MIB MiB log filled (and wrapped) with
  *                                   dmesg-like lines
+ *   udmesg-testgen mixed FILE       a 4 MiB log of such lines mixed with
+ *                                   empty, escaped, multi-line, UTF-8 and
+ *                                   1023-byte records, timestamps that grow
+ *                                   from 5 to 7 digits of seconds, and an
+ *                                   open line at the end
+ *   udmesg-testgen stuck FILE       a 4 MiB log whose writer stays alive in
+ *                                   the middle of one record ("stuck record")
+ *                                   while another thread stores 3000 more;
+ *                                   prints "ready", exits at end of stdin
  *   udmesg-testgen kmsg FILE [caller]  the log as libprintk's kmsg_read returns
  *                                   it, each record followed by a NUL byte
  *   udmesg-testgen state FILE       the shared state the syslog actions change
@@ -25,6 +34,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,6 +226,120 @@ static void bench(const char *path, unsigned mib)
 	pk_log_destroy(log);
 }
 
+/* Fill @log with bench lines up to @bytes of text, timestamps from @ts0 in
+ * steps of @step ns; returns the next timestamp. */
+static uint64_t fill(struct pk_log *log, size_t bytes, uint64_t ts0, uint64_t step)
+{
+	uint64_t total = 0, ts = ts0;
+	char text[256];
+
+	for (unsigned i = 0; total < bytes; i++, ts += step) {
+		int n = bench_line(text, sizeof(text), i);
+
+		store(log, i % 3 == 0 ? 1 : 0, (int)(3 + i % 5), ts, 100 + i % 7, 0, text,
+		      (size_t)n, NULL, 0, 1);
+		total += (uint64_t)n;
+	}
+	return ts;
+}
+
+static void mixed(const char *path)
+{
+	static const struct {
+		const char *text;
+		size_t len;
+	} odd[] = {
+		{S("")},
+		{S("tab\tand escape \033[1m and DEL \177 here")},
+		{S("first line\nsecond line\n\nfourth after an empty one")},
+		{S("UTF-8: gr\xc3\xbc\xc3\x9f dich, \xe2\x82\xac 5, broken \xc3(")},
+		{S("\001\002 control bytes at the start")},
+		{S("ends with a control byte\037")},
+	};
+	struct pk_log *log = create_log(path, 4u << 20);
+	uint64_t ts = 99990 * NS;
+	char big[PRB_TEXT_MAX];
+
+	atomic_store(&pk_log_shared(log)->realtime_offset_ns, (uint64_t)GOLDEN_OFFSET_NS);
+	memset(big, 'x', sizeof(big));
+	for (unsigned round = 0; round < 40; round++) {
+		/* 64 KiB of lines 0.1 s apart per round, 2.5 MiB in all (no
+		 * wrap): the seconds reach 100000 (one digit more) in the first
+		 * round and, after a jump in the middle, 1000000. */
+		ts = fill(log, 64u << 10, ts, NS / 10);
+		if (round == 20)
+			ts += 900000 * NS;
+		for (size_t k = 0; k < sizeof(odd) / sizeof(odd[0]); k++, ts += NS / 10)
+			store(log, 0, 6, ts, 7, 0, odd[k].text, odd[k].len, NULL, 0, 1);
+		store(log, 0, 6, ts, 7, 0, big, sizeof(big), NULL, 0, 1);
+	}
+	store(log, 0, 6, ts + NS, 7, 0, S("an open line at the end"), NULL, 0, 0);
+	pk_log_sync(log);
+	pk_log_destroy(log);
+}
+
+/* The stuck writer: it blocks in its record, between writing and commit. */
+static _Thread_local int stuck_here;
+static pthread_mutex_t stuck_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t stuck_cond = PTHREAD_COND_INITIALIZER;
+static int stuck_reached;
+
+static void stuck_hook(enum prb_testpoint tp)
+{
+	if (tp != PRB_TP_BEFORE_COMMIT || !stuck_here)
+		return;
+	pthread_mutex_lock(&stuck_lock);
+	stuck_reached = 1;
+	pthread_cond_broadcast(&stuck_cond);
+	pthread_mutex_unlock(&stuck_lock);
+	for (;;)
+		pause(); /* until the process exits */
+}
+
+static void *stuck_writer(void *arg)
+{
+	/* Its real pid: readers ask the log's registry whether it still runs. */
+	struct prb_meta meta = {
+		.ts_nsec = 500 * NS,
+		.caller = {.pid = (uint32_t)getpid(), .tid = 9},
+		.level = 6,
+		.flags = PRB_FLAG_NEWLINE,
+	};
+
+	stuck_here = 1;
+	prb_store(pk_log_ring(arg), &meta, S("stuck record"), NULL, 0, true, NULL);
+	return NULL;
+}
+
+static void stuck(const char *path)
+{
+	struct pk_log *log = create_log(path, 4u << 20);
+	uint64_t ts = fill(log, 5u << 20, NS, NS / 1000);
+	pthread_t th;
+	char text[256];
+
+	atomic_store(&pk_log_shared(log)->realtime_offset_ns, (uint64_t)GOLDEN_OFFSET_NS);
+	store(log, 0, 6, ts, 8, 0, S("the last record before the stuck one"), NULL, 0, 1);
+	prb_set_testpoint_hook(stuck_hook);
+	if (pthread_create(&th, NULL, stuck_writer, log) != 0)
+		die("pthread_create", 0);
+	pthread_mutex_lock(&stuck_lock);
+	while (!stuck_reached)
+		pthread_cond_wait(&stuck_cond, &stuck_lock);
+	pthread_mutex_unlock(&stuck_lock);
+	prb_set_testpoint_hook(NULL);
+	for (unsigned i = 0; i < 3000; i++) {
+		int n = bench_line(text, sizeof(text), i);
+
+		store(log, 0, 6, 600 * NS + i, 8, 0, text, (size_t)n, NULL, 0, 1);
+	}
+	printf("ready\n");
+	fflush(stdout);
+	while (getchar() != EOF)
+		;
+	exit(0); /* the stuck thread goes with the process */
+}
+
 static void kmsg(const char *path, int caller)
 {
 	struct pk_log *log;
@@ -271,6 +395,10 @@ int main(int argc, char **argv)
 		partial(argv[2]);
 	else if (argc >= 3 && !strcmp(argv[1], "live"))
 		live(argv[2]);
+	else if (argc >= 3 && !strcmp(argv[1], "mixed"))
+		mixed(argv[2]);
+	else if (argc >= 3 && !strcmp(argv[1], "stuck"))
+		stuck(argv[2]);
 	else if (argc >= 4 && !strcmp(argv[1], "bench"))
 		bench(argv[2], (unsigned)atoi(argv[3]));
 	else if (argc >= 3 && !strcmp(argv[1], "state"))
@@ -278,8 +406,8 @@ int main(int argc, char **argv)
 	else if (argc >= 3 && !strcmp(argv[1], "kmsg"))
 		kmsg(argv[2], argc >= 4 && !strcmp(argv[3], "caller"));
 	else {
-		fprintf(stderr, "usage: udmesg-testgen golden|partial|live|state|kmsg FILE | bench "
-				"FILE MIB\n");
+		fprintf(stderr, "usage: udmesg-testgen golden|partial|live|mixed|stuck|state|kmsg "
+				"FILE | bench FILE MIB\n");
 		return 2;
 	}
 	return 0;
