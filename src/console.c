@@ -233,19 +233,41 @@ static void out_str(struct out *o, const char *s)
 	out_bytes(o, s, strlen(s));
 }
 
+/* "00" "01" ... "99": two digits per division. */
+#define PAIRS_OF(t) #t "0" #t "1" #t "2" #t "3" #t "4" #t "5" #t "6" #t "7" #t "8" #t "9"
+static const char digit_pairs[201] = PAIRS_OF(0) PAIRS_OF(1) PAIRS_OF(2) PAIRS_OF(3) PAIRS_OF(4)
+	PAIRS_OF(5) PAIRS_OF(6) PAIRS_OF(7) PAIRS_OF(8) PAIRS_OF(9);
+
 /* Decimal of @v, right-aligned in at least @width characters padded with @pad,
  * written backwards ending at @end; returns the start. */
 static char *put_uint(char *end, uint64_t v, int width, char pad)
 {
 	char *p = end;
 
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, digit_pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, digit_pairs + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
 	while (end - p < width)
 		*--p = pad;
 	return p;
+}
+
+/* Exactly six digits of @v (< 1000000), backwards ending at @end. */
+static char *put_6digits(char *end, uint32_t v)
+{
+	memcpy(end - 2, digit_pairs + 2 * (v % 100), 2);
+	v /= 100;
+	memcpy(end - 4, digit_pairs + 2 * (v % 100), 2);
+	memcpy(end - 6, digit_pairs + 2 * (v / 100), 2);
+	return end - 6;
 }
 
 static void out_uint(struct out *o, uint64_t v)
@@ -275,16 +297,18 @@ static const char *level_color(unsigned level)
 	}
 }
 
+/* Room a prefix needs: "[" 20 digits "." 6 digits "]" "[T" 10 digits "]" " ". */
+#define PREFIX_MAX 64
+
 /* "[%5lu.%06lu]" for the time, "[%6s]" of "T<tid>" for the caller, then a
- * space, as the kernel prints them; built backwards in one small buffer. */
-static void out_prefix(struct out *o, const struct pk_con_rec *r)
+ * space, as the kernel prints them; built backwards ending at @end (at most
+ * PREFIX_MAX bytes). Returns the start; @end itself when neither is on. */
+static char *put_prefix(char *end, const struct pk_con_rec *r, int time, int caller)
 {
-	int time = pk_cfg_printk_time(), caller = pk_cfg_printk_caller();
-	char buf[64];
-	char *end = buf + sizeof(buf), *p = end;
+	char *p = end;
 
 	if (!time && !caller)
-		return;
+		return p;
 	*--p = ' ';
 	if (caller) {
 		char *close = p;
@@ -298,11 +322,22 @@ static void out_prefix(struct out *o, const struct pk_con_rec *r)
 	}
 	if (time) {
 		*--p = ']';
-		p = put_uint(p, r->ts_nsec % 1000000000u / 1000u, 6, '0');
+		p = put_6digits(p, (uint32_t)(r->ts_nsec % 1000000000u / 1000u));
 		*--p = '.';
 		p = put_uint(p, r->ts_nsec / 1000000000u, 5, ' ');
 		*--p = '[';
 	}
+	return p;
+}
+
+static void out_prefix(struct out *o, const struct pk_con_rec *r)
+{
+	char buf[PREFIX_MAX];
+	char *end = buf + sizeof(buf);
+	char *p = put_prefix(end, r, pk_cfg_printk_time(), pk_cfg_printk_caller());
+
+	if (p == end)
+		return;
 	if (o->con->flags & PK_CON_COLOR) {
 		out_str(o, "\033[32m");
 		out_bytes(o, p, (size_t)(end - p) - 1);

@@ -195,6 +195,17 @@ static void test_time_prefix(void **state)
 						"[   99.999999] edge\n");
 	read_at(0);
 	assert_int_equal(rec.ts_nsec, 1291025000ull);
+
+	/* A line left open is ended before the next record's prefix; seconds
+	 * wider than five digits and an odd digit count. */
+	static const uint64_t ts2[] = { 7000001000ull, 1234567000000000ull };
+
+	capture_clear(&cap);
+	test_clock_set(ts2, 2);
+	pr_info("open");
+	pr_info("next\n");
+	assert_string_equal(capture_text(&cap), "[    7.000001] open\n"
+						"[1234567.000000] next\n");
 }
 
 static char tidbuf[32];
