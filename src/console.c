@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <printk/console.h>
 #include <printk/printk.h>
@@ -187,30 +188,59 @@ struct con_src {
 		(o).failed = 0;       \
 	} while (0)
 
-static void out_flush(struct out *o)
+/* A write failed: count it; disable the console after too many in a row. */
+static PK_NOINLINE void con_write_failed(struct console *con, int err)
 {
-	struct console *con = o->con;
+	if (++con->state->failures >= CONSOLE_MAX_FAILURES) {
+		con->flags &= ~PK_CON_ENABLED;
+		pk_printk_store_notice(3, "printk: console [%s] disabled after %d failed writes (error %d)\n",
+				       con->name, con->state->failures, -err);
+	}
+}
+
+/* Hand @len bytes to @con's write; returns 0 or the error it reported.
+ * Inlined: every frame between printk and write(2) costs a mispredicted
+ * return after the system call. */
+static PK_ALWAYS_INLINE int con_write(struct console *con, const char *buf, size_t len)
+{
 	int err = 0;
 
+	in_console_write++;
+	if (con->write_checked) {
+		int fd = pk_console_fd_direct(con);
+
+		if (fd >= 0) {
+			int *errp = &errno, saved_errno = *errp;
+			ssize_t n = write(fd, buf, len);
+
+			*errp = saved_errno;
+			if (PK_LIKELY(n == (ssize_t)len)) {
+				len = 0;
+			} else if (n > 0) {
+				buf += n;
+				len -= (size_t)n;
+			}
+		}
+		if (len)
+			err = con->write_checked(con, buf, len);
+	} else if (con->write) {
+		con->write(con, buf, (unsigned)len);
+	}
+	in_console_write--;
+	if (PK_UNLIKELY(err))
+		con_write_failed(con, err);
+	else
+		con->state->failures = 0;
+	return err;
+}
+
+static void out_flush(struct out *o)
+{
 	if (o->len == 0 || o->failed)
 		return;
-	in_console_write++;
-	if (con->write_checked)
-		err = con->write_checked(con, o->buf, o->len);
-	else if (con->write)
-		con->write(con, o->buf, (unsigned)o->len);
-	in_console_write--;
-	o->len = 0;
-	if (err) {
+	if (con_write(o->con, o->buf, o->len))
 		o->failed = 1;
-		if (++con->state->failures >= CONSOLE_MAX_FAILURES) {
-			con->flags &= ~PK_CON_ENABLED;
-			pk_printk_store_notice(3, "printk: console [%s] disabled after %d failed writes (error %d)\n",
-					       con->name, con->state->failures, -err);
-		}
-	} else {
-		con->state->failures = 0;
-	}
+	o->len = 0;
 }
 
 static void out_bytes(struct out *o, const char *s, size_t n)
@@ -486,6 +516,43 @@ static int print_one(struct con_src *src, struct console *con)
 	return 1;
 }
 
+/*
+ * The common case in one write: @r is the record this thread just stored, a
+ * complete line without an embedded newline, not a continuation; the only
+ * console stands right at it, with nothing dropped, and prints it without
+ * colour. The bytes print_one would emit for it (a line break if the
+ * console's line is open, the prefix, the text, the newline) are built in
+ * one buffer. Returns 1 if it printed @r (or tried: a failed write counts as
+ * print_one's does), 0 if the general loop has to.
+ */
+static PK_ALWAYS_INLINE int print_hint_fast(const struct pk_con_rec *r)
+{
+	struct console *con = console_list;
+
+	if (!con || con->state->next || (con->flags & (PK_CON_ENABLED | PK_CON_COLOR)) != PK_CON_ENABLED)
+		return 0;
+
+	struct pk_console_state *st = con->state;
+
+	if (st->seq != r->seq || st->started || st->dropped || r->open || r->flags != PRB_FLAG_NEWLINE ||
+	    atomic_load_explicit(&emergency, memory_order_relaxed) || suppressed(r) ||
+	    memchr(r->text, '\n', r->text_len))
+		return 0;
+
+	char line[1 + PREFIX_MAX + PRB_TEXT_MAX + 1];
+	char *text = line + 1 + PREFIX_MAX;
+	char *p = put_prefix(text, r, pk_cfg_printk_time(), pk_cfg_printk_caller());
+
+	if (st->line_open)
+		*--p = '\n';
+	memcpy(text, r->text, r->text_len);
+	text[r->text_len] = '\n';
+	st->line_open = 0;
+	st->seq++;
+	con_write(con, p, (size_t)(text + r->text_len + 1 - p));
+	return 1;
+}
+
 /* Round-robin, one piece per console per pass, until nobody has work. */
 static void print_all_from(struct prb *rb, const struct pk_con_rec *hint)
 {
@@ -543,14 +610,23 @@ void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint)
 			base_mask = pk_signal_mask();
 			base_mask_known = 1;
 		}
-		print_all_from(rb, hint);
+		uint64_t next = 0;
+
+		/* The fast path leaves the only console at hint->seq + 1; if
+		 * that record is still the newest, there is no more work, and
+		 * hint->seq + 1 is what prb_next_reserve_seq() would say. */
+		if (hint && print_hint_fast(hint) && prb_is_newest(rb, hint->seq))
+			next = hint->seq + 1;
+		else
+			print_all_from(rb, hint);
 		hint = NULL; /* only valid for the first pass: the record may move on */
-		if (recursion_seen) {
+		if (PK_UNLIKELY(recursion_seen)) {
 			recursion_seen = 0;
 			pk_printk_store_notice(PK_LOGLEVEL_CRIT, "BUG: recent printk recursion!\n");
 			print_all(rb);
+			next = 0;
 		}
-		console_unlock_idle(prb_next_reserve_seq(rb));
+		console_unlock_idle(next ? next : prb_next_reserve_seq(rb));
 		if (pk_load_sc(&store_gen) == gen) /* C2 */
 			return;
 	}

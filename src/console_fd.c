@@ -146,6 +146,17 @@ static int fd_write(struct console *con, const char *text, size_t len)
 	return err;
 }
 
+int pk_console_fd_direct(struct console *con)
+{
+	struct fd_console *fc = (struct fd_console *)con;
+
+	if (con->write_checked != fd_write)
+		return -1;
+	if (fc->kind == FD_UNKNOWN)
+		fc->kind = fd_kind_of(fc->fd);
+	return fc->kind == FD_REGULAR || fc->kind == FD_OTHER ? fc->fd : -1;
+}
+
 static void fd_console_init(struct fd_console *fc, int fd, const char *name)
 {
 	memset(fc, 0, sizeof(*fc));

@@ -13,16 +13,22 @@
 
 #include <printk/log.h>
 
+struct console;
+
 #include "ringbuffer.h"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define PK_TLS_IE __attribute__((tls_model("initial-exec")))
 #define PK_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define PK_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define PK_ALWAYS_INLINE inline __attribute__((always_inline))
+#define PK_NOINLINE __attribute__((noinline))
 #else
 #define PK_TLS_IE
 #define PK_LIKELY(x)   (x)
 #define PK_UNLIKELY(x) (x)
+#define PK_ALWAYS_INLINE inline
+#define PK_NOINLINE
 #endif
 
 /*
@@ -110,6 +116,12 @@ void pk_printk_store_notice(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)))
 #endif
 	;
+
+/* console_fd.c: the file descriptor a console layer may write @con's text
+ * to with one plain write(2) when @con is a built-in fd console whose writes
+ * neither block nor raise SIGPIPE (a regular file, /dev/null); -1 otherwise.
+ * A short or failed write is handed to @con's write_checked to finish. */
+int pk_console_fd_direct(struct console *con);
 
 /* console.c */
 /* What the loop needs of a record: read from the ring, or handed over by the
