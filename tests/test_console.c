@@ -12,7 +12,8 @@
  *     then "BUG: recent printk recursion!" at level 2; records overwritten
  *     before a console printed them give "** N printk messages dropped **";
  *   - a console whose writes fail 3 times in a row is disabled with a notice;
- *   - pk_console_reopen without a reopen callback; pr_flush, also with a
+ *   - pk_console_reopen without a reopen callback; a console disabled and
+ *     reopened prints what it missed; pr_flush, also with a
  *     console stuck in a write (timeout, then caught up);
  *   - 4 threads and a slow console: every record exactly once, in order,
  *     and a printk that finds the console busy does not wait;
@@ -541,6 +542,37 @@ static void test_failing_console_disabled(void **state)
 	assert_int_equal(pk_console_reopen(&cap2.con), -EINVAL); /* no reopen callback */
 }
 
+static int reopen_ok(struct console *con)
+{
+	(void)con;
+	return 0;
+}
+
+/* A console enabled again by pk_console_reopen prints what it missed while
+ * disabled: the idle seq published meanwhile (every enabled console caught
+ * up) must not move it past those records. */
+static void test_reopen_disabled_console_catches_up(void **state)
+{
+	(void)state;
+	capture_init(&cap2, "flaky", 0);
+	cap2.con.reopen = reopen_ok;
+	cap2.fail_writes = 3;
+	assert_int_equal(pk_register_console(&cap2.con), 0);
+	printk("a\n");
+	printk("b\n");
+	printk("c\n");
+	assert_false(cap2.con.flags & PK_CON_ENABLED);
+	printk("d\n");
+	printk("e\n"); /* the only enabled console is idle here */
+	assert_int_equal(pk_console_reopen(&cap2.con), 0);
+	assert_true(cap2.con.flags & PK_CON_ENABLED);
+	printk("f\n");
+	assert_string_equal(capture_text(&cap2),
+			    "printk: console [flaky] disabled after 3 failed writes (error 5)\nd\ne\nf\n");
+	assert_string_equal(capture_text(&cap),
+			    "a\nb\nc\nprintk: console [flaky] disabled after 3 failed writes (error 5)\nd\ne\nf\n");
+}
+
 /* Failures that are not consecutive do not add up. */
 static void test_failures_reset_by_success(void **state)
 {
@@ -841,6 +873,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_recursion, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_dropped_notice, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_failing_console_disabled, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_reopen_disabled_console_catches_up, setup_capture,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_failures_reset_by_success, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_and_flush, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_pr_flush_timeout, setup_capture, teardown),
