@@ -24,6 +24,7 @@
 #define _GNU_SOURCE /* strchrnul, strerrordesc_np, strerrorname_np */
 #endif
 
+#include "hints.h"
 #include "vsprintf.h"
 
 #include <errno.h>
@@ -38,16 +39,6 @@
 #define PK_HAVE_STRERRORDESC 1
 #else
 #define PK_HAVE_STRERRORDESC 0
-#endif
-
-#if defined(__GNUC__) || defined(__clang__)
-#define PK_NOINLINE    __attribute__((noinline))
-#define PK_LIKELY(x)   __builtin_expect(!!(x), 1)
-#define PK_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#define PK_NOINLINE
-#define PK_LIKELY(x)   (x)
-#define PK_UNLIKELY(x) (x)
 #endif
 
 /* ------------------------------------------------------------------------
