@@ -87,8 +87,10 @@ static char *slurp(const char *path, size_t *size)
 		if (cap - len < 2) {
 			char *nb = realloc(buf, cap * 2);
 
-			if (!nb)
+			if (!nb) {
+				free(buf);
 				ud_fatal("%s: %s", path, strerror(ENOMEM));
+			}
 			buf = nb;
 			cap *= 2;
 		}
@@ -96,9 +98,12 @@ static char *slurp(const char *path, size_t *size)
 		ssize_t n = read(fd, buf + len, cap - len - 1);
 
 		if (n < 0) {
-			if (errno == EINTR)
+			int err = errno;
+
+			if (err == EINTR)
 				continue;
-			ud_fatal("cannot read %s: %s", path, strerror(errno));
+			free(buf); /* exits next: leak checkers stay quiet */
+			ud_fatal("cannot read %s: %s", path, strerror(err));
 		}
 		if (n == 0)
 			break;
