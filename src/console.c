@@ -327,6 +327,46 @@ static const char *level_color(unsigned level)
 	}
 }
 
+/*
+ * "[%5lu." of @sec, backwards ending at @end; returns the start. Consecutive
+ * records mostly share their second: the text is kept and copied. Per
+ * thread: a crash handler on another thread that takes the console over
+ * from a stuck holder never shares it (one that interrupts this very
+ * function on its own thread may garble prefixes; the process is dying).
+ */
+static _Thread_local PK_TLS_IE uint64_t cached_sec = UINT64_MAX;
+static _Thread_local PK_TLS_IE char cached_sec_text[24];
+static _Thread_local PK_TLS_IE size_t cached_sec_len;
+
+static char *put_seconds(char *end, uint64_t sec)
+{
+	char *cached = cached_sec_text;
+	size_t len;
+
+	if (sec != cached_sec) {
+		char tmp[24];
+		char *e = tmp + sizeof(tmp), *b = e;
+
+		*--b = '.';
+		b = put_uint(b, sec, 5, ' ');
+		*--b = '[';
+		cached_sec_len = (size_t)(e - b);
+		memcpy(cached, b, cached_sec_len);
+		cached_sec = sec;
+	}
+	len = cached_sec_len;
+	/* 7 to 13 bytes (a 64-bit ns clock has at most 11 digits of seconds):
+	 * two overlapping fixed-size copies, no memcpy call. */
+	if (len <= 8) {
+		memcpy(end - 4, cached + len - 4, 4);
+		memcpy(end - len, cached, 4);
+	} else {
+		memcpy(end - 8, cached + len - 8, 8);
+		memcpy(end - len, cached, 8);
+	}
+	return end - len;
+}
+
 /* Room a prefix needs: "[" 20 digits "." 6 digits "]" "[T" 10 digits "]" " ". */
 #define PREFIX_MAX 64
 
@@ -353,9 +393,7 @@ static char *put_prefix(char *end, const struct pk_con_rec *r, int time, int cal
 	if (time) {
 		*--p = ']';
 		p = put_6digits(p, (uint32_t)(r->ts_nsec % 1000000000u / 1000u));
-		*--p = '.';
-		p = put_uint(p, r->ts_nsec / 1000000000u, 5, ' ');
-		*--p = '[';
+		p = put_seconds(p, r->ts_nsec / 1000000000u);
 	}
 	return p;
 }
@@ -614,7 +652,10 @@ void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint)
 
 		/* The fast path leaves the only console at hint->seq + 1; if
 		 * that record is still the newest, there is no more work, and
-		 * hint->seq + 1 is what prb_next_reserve_seq() would say. */
+		 * hint->seq + 1 is what prb_next_reserve_seq() would say. (The
+		 * generation read above may already count a record stored
+		 * after ours: C2 needs this look at the ring, not only the
+		 * generation.) */
 		if (hint && print_hint_fast(hint) && prb_is_newest(rb, hint->seq))
 			next = hint->seq + 1;
 		else

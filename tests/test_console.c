@@ -182,18 +182,25 @@ static void test_silent_and_verbose(void **state)
 static void test_time_prefix(void **state)
 {
 	(void)state;
-	static const uint64_t ts[] = { 1291025000ull, 0ull, 123456789012345ull, 99999999999ull };
+	static const uint64_t ts[] = { 1291025000ull, 1999999000ull, 0ull, 123456789012345ull,
+				       123456000000001ull, 99999999999ull, UINT64_MAX };
 
 	pk_set_printk_time(1);
-	test_clock_set(ts, 4);
+	test_clock_set(ts, 7);
 	pr_info("text\n");
+	pr_info("same second\n");
 	pr_info("zero\n");
 	pr_info("wide\n");
+	pr_info("wide again\n");
 	pr_info("edge\n");
+	pr_info("the end of time\n");
 	assert_string_equal(capture_text(&cap), "[    1.291025] text\n"
+						"[    1.999999] same second\n"
 						"[    0.000000] zero\n"
 						"[123456.789012] wide\n"
-						"[   99.999999] edge\n");
+						"[123456.000000] wide again\n"
+						"[   99.999999] edge\n"
+						"[18446744073.709551] the end of time\n");
 	read_at(0);
 	assert_int_equal(rec.ts_nsec, 1291025000ull);
 
