@@ -8,7 +8,10 @@
  *     up after ~500 ms, the console is then disabled and printk is fast again;
  *   - a file console appends, and pk_console_reopen after rename() follows
  *     the path (log rotation); a failed reopen keeps the old file;
- *   - bad arguments; pk_console_destroy; /dev/null; the stderr console.
+ *   - bad arguments; pk_console_destroy; /dev/null; the stderr console;
+ *   - as the only console (printk's one-write path): exact bytes in a file;
+ *     /dev/full disabled after 3 failed writes; a write cut short by a file
+ *     size limit finished or reported by the console's own write.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -446,6 +450,121 @@ static void test_dev_null(void **state)
 	close(fd);
 }
 
+/*
+ * The only console, an fd on a file or device: printk writes the line itself
+ * with one write(2) (the fast path in console.c), and hands a short or failed
+ * write to the console's own write to finish or report. Children: the
+ * capture console of the fixture is unregistered there.
+ */
+static int only_file_console_child(void *arg)
+{
+	const char *path = arg;
+	struct console *con;
+
+	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
+	CHILD_CHECK(pk_console_file_create(&con, path) == 0);
+	CHILD_CHECK(pk_register_console(con) == 0);
+	pk_set_printk_time(0);
+	pr_info("first line\n");
+	pr_warn("second %d\n", 2);
+	pr_info("an open line");
+	pr_cont(" goes on\n");
+	pr_err("last\n");
+	return 0;
+}
+
+static void test_only_console_one_write(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/pk_console_fd_only_XXXXXX";
+	int fd = mkstemp(path);
+	struct child_result res;
+
+	assert_true(fd >= 0);
+	close(fd);
+	run_child(only_file_console_child, path, 5000, &res);
+	assert_true(res.exited);
+	assert_int_equal(res.status, 0);
+	assert_string_equal(slurp(path), "first line\nsecond 2\nan open line goes on\nlast\n");
+	child_result_free(&res);
+	unlink(path);
+}
+
+/* /dev/full: every write fails with ENOSPC; after 3 the console is disabled
+ * with a notice, and printk goes on. */
+static int dev_full_child(void *arg)
+{
+	(void)arg;
+	struct console *con;
+	int fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
+	CHILD_CHECK(pk_console_fd_create(&con, fd, "full") == 0);
+	CHILD_CHECK(pk_register_console(con) == 0);
+	pr_info("one\n");
+	pr_info("two\n");
+	CHILD_CHECK(con->flags & PK_CON_ENABLED);
+	pr_info("three\n");
+	CHILD_CHECK(!(con->flags & PK_CON_ENABLED));
+	CHILD_CHECK(find_record("printk: console [full] disabled after 3 failed writes (error 28)", 3));
+	CHILD_CHECK(pr_info("four\n") == 4);
+	return 0;
+}
+
+static void test_dev_full(void **state)
+{
+	(void)state;
+	struct child_result res;
+
+	run_child(dev_full_child, NULL, 5000, &res);
+	assert_true(res.exited);
+	assert_string_equal(res.out, "");
+	assert_int_equal(res.status, 0);
+	child_result_free(&res);
+}
+
+/* A file size limit cuts a write short: the rest goes to the console's own
+ * write, which then fails (EFBIG) and counts a failure; the file holds
+ * exactly the bytes that fit. */
+static int short_write_child(void *arg)
+{
+	const char *path = arg;
+	struct console *con;
+	struct rlimit rl = { 40, 40 };
+
+	CHILD_CHECK(signal(SIGXFSZ, SIG_IGN) != SIG_ERR);
+	CHILD_CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
+	CHILD_CHECK(pk_console_file_create(&con, path) == 0);
+	CHILD_CHECK(pk_register_console(con) == 0);
+	pk_set_printk_time(0);
+	pr_info("0123456789abcdefghij\n"); /* 21 bytes */
+	pr_info("ABCDEFGHIJKLMNOPQRST\n"); /* 19 of 21 fit */
+	CHILD_CHECK(con->flags & PK_CON_ENABLED); /* one failure so far */
+	pr_info("x\n");
+	pr_info("y\n");
+	CHILD_CHECK(!(con->flags & PK_CON_ENABLED));
+	return 0;
+}
+
+static void test_short_write(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/pk_console_fd_short_XXXXXX";
+	int fd = mkstemp(path);
+	struct child_result res;
+
+	assert_true(fd >= 0);
+	close(fd);
+	run_child(short_write_child, path, 5000, &res);
+	assert_true(res.exited);
+	assert_int_equal(res.status, 0);
+	assert_string_equal(slurp(path), "0123456789abcdefghij\nABCDEFGHIJKLMNOPQRS");
+	child_result_free(&res);
+	unlink(path);
+}
+
 static int stderr_child(void *arg)
 {
 	(void)arg;
@@ -483,6 +602,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_arguments, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_destroy_frees, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_dev_null, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_only_console_one_write, setup_capture,
+						teardown_capture),
+		cmocka_unit_test_setup_teardown(test_dev_full, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_short_write, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_stderr_console, setup_capture, teardown_capture),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
