@@ -685,10 +685,10 @@ static void test_signals_4k_64d(void **state)
  * the record with a CAS on its state word alone. If another writer reserves a
  * newer record in between (head CAS) and has not yet finalized ours, the CAS
  * still succeeds; when the new text fits in the record's last 16-byte unit,
- * head is never looked at again, and prb_extend() returns 0. Meanwhile
- * prb_read() (and prb_next_seq()) treat a COMMITTED record that is not the
- * newest as final: a reader that copied it in the window has returned the
- * old text, and the record changes afterwards.
+ * head is never looked at again, and prb_extend() returns 0. prb_read() (and
+ * prb_next_seq()) used to treat a COMMITTED record that was not the newest
+ * as final: a reader that copied it in the window returned the old text, and
+ * the record changed afterwards. The test asserts that no reader sees that.
  *
  * Sequence forced here: writer A stores "0123456789abcdefg" (17 bytes, open
  * line). A signal lands in A's prb_extend() between its head load and its
