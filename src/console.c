@@ -34,12 +34,17 @@
  *      two sees the other. None is skipped, none printed twice.
  *   C3 printk from inside a console write only stores: the record is printed
  *      after the write returns, followed by "BUG: recent printk recursion!".
+ *   C4 Nothing the holder calls is a cancellation point: a console's write
+ *      and reopen run with cancellation held off, the one-write path is the
+ *      raw system call. A cancelled thread never keeps the lock.
  *      A signal handler that prints while the write runs is not recursion and
  *      gets no notice (told apart by the signal mask, base_mask below).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -198,9 +203,30 @@ static PK_NOINLINE void con_write_failed(struct console *con, int err)
 	}
 }
 
+/*
+ * A console's own write or reopen, with thread cancellation held off: a
+ * thread cancelled inside one (write(2), poll(2), open(2) are cancellation
+ * points) would keep the console lock for ever and every console would go
+ * silent. A pending cancel acts at the thread's next cancellation point.
+ * pthread_setcancelstate() only changes the calling thread's own flags.
+ */
+static PK_NOINLINE int con_callback(struct console *con, const char *buf, size_t len)
+{
+	int state, ignored, err = 0;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+	if (con->write_checked)
+		err = con->write_checked(con, buf, len);
+	else if (con->write)
+		con->write(con, buf, (unsigned)len);
+	pthread_setcancelstate(state, &ignored);
+	return err;
+}
+
 /* Hand @len bytes to @con's write; returns 0 or the error it reported.
  * Inlined: every frame between printk and write(2) costs a mispredicted
- * return after the system call. */
+ * return after the system call. The direct write is the raw system call,
+ * which (unlike glibc's write()) is no cancellation point. */
 static PK_ALWAYS_INLINE int con_write(struct console *con, const char *buf, size_t len)
 {
 	int err = 0;
@@ -211,21 +237,19 @@ static PK_ALWAYS_INLINE int con_write(struct console *con, const char *buf, size
 
 		if (fd >= 0) {
 			int *errp = &errno, saved_errno = *errp;
-			ssize_t n = write(fd, buf, len);
+			long n = syscall(SYS_write, fd, buf, len);
 
 			*errp = saved_errno;
-			if (PK_LIKELY(n == (ssize_t)len)) {
+			if (PK_LIKELY(n == (long)len)) {
 				len = 0;
 			} else if (n > 0) {
 				buf += n;
 				len -= (size_t)n;
 			}
 		}
-		if (len)
-			err = con->write_checked(con, buf, len);
-	} else if (con->write) {
-		con->write(con, buf, (unsigned)len);
 	}
+	if (len)
+		err = con_callback(con, buf, len);
 	in_console_write--;
 	if (PK_UNLIKELY(err))
 		con_write_failed(con, err);
@@ -742,7 +766,13 @@ int pk_console_reopen(struct console *con)
 	if (!con || !con->reopen)
 		return -EINVAL;
 	console_lock_wait(-1);
+
+	int state, ignored;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state); /* see con_callback() */
 	int err = con->reopen(con);
+
+	pthread_setcancelstate(state, &ignored);
 
 	if (!err && con->state) {
 		con->state->failures = 0;

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -658,6 +659,55 @@ static void test_pr_flush_timeout(void **state)
 	sem_destroy(&in_slow_write);
 }
 
+/* ---- a thread cancelled while it prints ---- */
+
+static atomic_int cancel_in_write;
+
+static void slow_cancellable_write(struct capture *c, const char *text, size_t len)
+{
+	(void)c;
+	(void)text;
+	(void)len;
+	atomic_store(&cancel_in_write, 1);
+	usleep(50 * 1000); /* a cancellation point */
+}
+
+static void *cancelled_printer(void *arg)
+{
+	(void)arg;
+	pr_info("printed by a thread about to be cancelled\n");
+	for (;;)
+		pause(); /* a cancellation point: the pending cancel acts here */
+	return NULL;
+}
+
+/* pthread_cancel() of a thread inside a console's write: the write and the
+ * line finish, the console lock is let go, and the cancel acts afterwards.
+ * Without that the lock stays held and every console goes silent. */
+static void test_cancel_inside_console_write(void **state)
+{
+	(void)state;
+	pthread_t th;
+	void *ret;
+
+	capture_init(&cap2, "slow", 0);
+	assert_int_equal(pk_register_console(&cap2.con), 0);
+	atomic_store(&cancel_in_write, 0);
+	cap2.on_write = slow_cancellable_write;
+	assert_int_equal(pthread_create(&th, NULL, cancelled_printer, NULL), 0);
+	while (!atomic_load(&cancel_in_write))
+		usleep(1000);
+	assert_int_equal(pthread_cancel(th), 0);
+	assert_int_equal(pthread_join(th, &ret), 0);
+	assert_ptr_equal(ret, PTHREAD_CANCELED);
+	cap2.on_write = NULL;
+	pr_info("after the cancel\n");
+	assert_string_equal(capture_text(&cap2),
+			    "printed by a thread about to be cancelled\nafter the cancel\n");
+	assert_string_equal(capture_text(&cap),
+			    "printed by a thread about to be cancelled\nafter the cancel\n");
+}
+
 /* ---- several threads, a slow console ---- */
 
 #define HO_THREADS 4
@@ -885,6 +935,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failures_reset_by_success, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_and_flush, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_pr_flush_timeout, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_cancel_inside_console_write, setup_capture,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_handover_slow_console, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_color, setup_capture, teardown),
 	};

@@ -24,6 +24,12 @@ PK_BEGIN_DECLS
 
 struct pk_console_state; /* the library's per-console bookkeeping */
 
+/*
+ * A console's write and reopen run with the console lock held and thread
+ * cancellation held off (a cancel requested meanwhile acts at the thread's
+ * next cancellation point), so pthread_cancel() never leaves the consoles
+ * locked.
+ */
 struct console {
 	char name[16];
 	/* The kernel's signature; used when write_checked is NULL. */
