@@ -998,6 +998,20 @@ static bool copy_record(struct prb *rb, uint64_t id, struct prb_record *r)
 }
 
 /*
+ * The reader's post-check (P3, I1): after copying the record at @id, whose
+ * state read @v1 before the copy, the copy is whole if the state has not
+ * changed and the tail has not passed @id.
+ */
+static bool copy_intact(struct prb *rb, uint64_t id, uint64_t v1)
+{
+	pk_fence_acquire(); /* P3 */
+	uint64_t t2 = pk_load_relaxed(&rb->hdr->tail);
+	uint64_t v2 = ST_LOAD(rb, id, load_relaxed_fn);
+
+	return v2 == v1 && ((id - w_id(t2)) & ID_MASK) < ID_HALF;
+}
+
+/*
  * The common case of a reader that keeps up: the record at @seq is FINAL and
  * still in the ring. Then no tail or head bookkeeping is needed (a record
  * that passes the post-copy check is at or after the tail, so nothing was
@@ -1013,11 +1027,7 @@ static bool read_fast(struct prb *rb, uint64_t seq, struct prb_record *r)
 
 	bool sane = copy_record(rb, id, r);
 
-	pk_fence_acquire(); /* P3 */
-	uint64_t t2 = pk_load_relaxed(&rb->hdr->tail);
-	uint64_t v2 = ST_LOAD(rb, id, load_relaxed_fn);
-
-	if (!sane || v2 != v1 || ((id - w_id(t2)) & ID_MASK) >= ID_HALF || r->seq != seq)
+	if (!copy_intact(rb, id, v1) || !sane || r->seq != seq)
 		return false;
 	r->rflags = 0;
 	return true;
@@ -1054,11 +1064,7 @@ int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst)
 
 		memcpy(dst + 8 * i, &w, 8);
 	}
-	pk_fence_acquire(); /* P3 */
-	uint64_t t2 = pk_load_relaxed(&rb->hdr->tail);
-	uint64_t v2 = ST_LOAD(rb, id, load_relaxed_fn);
-
-	if (v2 != v1 || ((id - w_id(t2)) & ID_MASK) >= ID_HALF || s != seq)
+	if (!copy_intact(rb, id, v1) || s != seq)
 		return -EAGAIN;
 	*ts_nsec = ts;
 	return (int)tl;
@@ -1162,11 +1168,7 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 
 		bool sane = copy_record(rb, id, r);
 
-		pk_fence_acquire(); /* P3 */
-		uint64_t t2 = pk_load_relaxed(&rb->hdr->tail);
-		uint64_t v2 = ST_LOAD(rb, id, load_relaxed_fn);
-
-		if (v2 != v1 || ((id - w_id(t2)) & ID_MASK) >= ID_HALF)
+		if (!copy_intact(rb, id, v1))
 			continue; /* changed or overwritten while we copied */
 		if (!sane || r->seq != seq) {
 			if (rb->writable)
