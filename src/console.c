@@ -52,6 +52,7 @@
 #include <printk/printk.h>
 
 #include "internal.h"
+#include "textfmt.h"
 
 #define CONSOLE_MAX_FAILURES 3 /* consecutive failed writes before a console is disabled */
 
@@ -287,47 +288,10 @@ static void out_str(struct out *o, const char *s)
 	out_bytes(o, s, strlen(s));
 }
 
-/* "00" "01" ... "99": two digits per division. */
-#define PAIRS_OF(t) #t "0" #t "1" #t "2" #t "3" #t "4" #t "5" #t "6" #t "7" #t "8" #t "9"
-static const char digit_pairs[201] = PAIRS_OF(0) PAIRS_OF(1) PAIRS_OF(2) PAIRS_OF(3) PAIRS_OF(4)
-	PAIRS_OF(5) PAIRS_OF(6) PAIRS_OF(7) PAIRS_OF(8) PAIRS_OF(9);
-
-/* Decimal of @v, right-aligned in at least @width characters padded with @pad,
- * written backwards ending at @end; returns the start. */
-static char *put_uint(char *end, uint64_t v, int width, char pad)
-{
-	char *p = end;
-
-	while (v >= 100) {
-		p -= 2;
-		memcpy(p, digit_pairs + 2 * (v % 100), 2);
-		v /= 100;
-	}
-	if (v >= 10) {
-		p -= 2;
-		memcpy(p, digit_pairs + 2 * v, 2);
-	} else {
-		*--p = (char)('0' + v);
-	}
-	while (end - p < width)
-		*--p = pad;
-	return p;
-}
-
-/* Exactly six digits of @v (< 1000000), backwards ending at @end. */
-static char *put_6digits(char *end, uint32_t v)
-{
-	memcpy(end - 2, digit_pairs + 2 * (v % 100), 2);
-	v /= 100;
-	memcpy(end - 4, digit_pairs + 2 * (v % 100), 2);
-	memcpy(end - 6, digit_pairs + 2 * (v / 100), 2);
-	return end - 6;
-}
-
 static void out_uint(struct out *o, uint64_t v)
 {
 	char tmp[24];
-	char *p = put_uint(tmp + sizeof(tmp), v, 0, ' ');
+	char *p = pk_put_uint(tmp + sizeof(tmp), v, 0, ' ');
 
 	out_bytes(o, p, (size_t)(tmp + sizeof(tmp) - p));
 }
@@ -368,14 +332,7 @@ static char *put_seconds(char *end, uint64_t sec)
 	size_t len;
 
 	if (sec != cached_sec) {
-		char tmp[24];
-		char *e = tmp + sizeof(tmp), *b = e;
-
-		*--b = '.';
-		b = put_uint(b, sec, 5, ' ');
-		*--b = '[';
-		cached_sec_len = (size_t)(e - b);
-		memcpy(cached, b, cached_sec_len);
+		cached_sec_len = pk_seconds_field(cached, sec);
 		cached_sec = sec;
 	}
 	len = cached_sec_len;
@@ -408,7 +365,7 @@ static char *put_prefix(char *end, const struct pk_con_rec *r, int time, int cal
 		char *close = p;
 
 		*--p = ']';
-		p = put_uint(p, r->caller.tid, 0, ' ');
+		p = pk_put_uint(p, r->caller.tid, 0, ' ');
 		*--p = 'T';
 		while (close - p < 7) /* "T<tid>" padded to 6, plus the ']' */
 			*--p = ' ';
@@ -416,7 +373,7 @@ static char *put_prefix(char *end, const struct pk_con_rec *r, int time, int cal
 	}
 	if (time) {
 		*--p = ']';
-		p = put_6digits(p, (uint32_t)(r->ts_nsec % 1000000000u / 1000u));
+		p = pk_put_6digits(p, (uint32_t)(r->ts_nsec % 1000000000u / 1000u));
 		p = put_seconds(p, r->ts_nsec / 1000000000u);
 	}
 	return p;

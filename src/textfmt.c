@@ -20,26 +20,15 @@ void pk_textfmt_current(struct pk_textfmt *f, bool syslog)
 	f->caller = pk_cfg_printk_caller() != 0;
 }
 
-/* Decimal of @v, right-aligned in @width with @pad, written backwards ending
- * at @end; returns the start. */
-static char *put_uint(char *end, uint64_t v, int width, char pad)
-{
-	char *p = end;
-
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (end - p < width)
-		*--p = pad;
-	return p;
-}
+#define PAIRS_OF(t) #t "0" #t "1" #t "2" #t "3" #t "4" #t "5" #t "6" #t "7" #t "8" #t "9"
+const char pk_digit_pairs[201] = PAIRS_OF(0) PAIRS_OF(1) PAIRS_OF(2) PAIRS_OF(3) PAIRS_OF(4)
+	PAIRS_OF(5) PAIRS_OF(6) PAIRS_OF(7) PAIRS_OF(8) PAIRS_OF(9);
 
 /* Append the decimal of @v at @p; returns the end. */
 static char *append_uint(char *p, uint64_t v)
 {
 	char tmp[24];
-	char *s = put_uint(tmp + sizeof(tmp), v, 0, ' ');
+	char *s = pk_put_uint(tmp + sizeof(tmp), v, 0, ' ');
 	size_t n = (size_t)(tmp + sizeof(tmp) - s);
 
 	memcpy(p, s, n);
@@ -61,9 +50,9 @@ size_t pk_format_prefix(char *buf, const struct prb_record *r, const struct pk_t
 		char *end = tmp + sizeof(tmp), *s = end;
 
 		*--s = ']';
-		s = put_uint(s, r->ts_nsec % 1000000000u / 1000u, 6, '0');
+		s = pk_put_6digits(s, (uint32_t)(r->ts_nsec % 1000000000u / 1000u));
 		*--s = '.';
-		s = put_uint(s, r->ts_nsec / 1000000000u, 5, ' ');
+		s = pk_put_uint(s, r->ts_nsec / 1000000000u, 5, ' ');
 		*--s = '[';
 		memcpy(p, s, (size_t)(end - s));
 		p += end - s;
@@ -71,7 +60,7 @@ size_t pk_format_prefix(char *buf, const struct prb_record *r, const struct pk_t
 	if (f->caller) {
 		/* "[%6s]" of "T<tid>", as console.c prints it. */
 		char tmp[16];
-		char *end = tmp + sizeof(tmp), *s = put_uint(end, r->caller.tid, 0, ' ');
+		char *end = tmp + sizeof(tmp), *s = pk_put_uint(end, r->caller.tid, 0, ' ');
 
 		*--s = 'T';
 		while (end - s < 6)

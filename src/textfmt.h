@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ringbuffer.h"
 
@@ -30,6 +31,56 @@
 
 /* No limit for pk_format_record_text(): the size a record needs. */
 #define PK_FMT_UNLIMITED SIZE_MAX
+
+/* "00" "01" ... "99": two decimal digits per division. */
+extern const char pk_digit_pairs[201];
+
+/* Decimal of @v, right-aligned in at least @width characters padded with
+ * @pad, written backwards ending at @end; returns the start. */
+static inline char *pk_put_uint(char *end, uint64_t v, int width, char pad)
+{
+	char *p = end;
+
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, pk_digit_pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, pk_digit_pairs + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	while (end - p < width)
+		*--p = pad;
+	return p;
+}
+
+/* Exactly six digits of @v (< 1000000), backwards ending at @end; returns
+ * the start: the microseconds of "[%5lu.%06lu]". */
+static inline char *pk_put_6digits(char *end, uint32_t v)
+{
+	memcpy(end - 2, pk_digit_pairs + 2 * (v % 100), 2);
+	v /= 100;
+	memcpy(end - 4, pk_digit_pairs + 2 * (v % 100), 2);
+	memcpy(end - 6, pk_digit_pairs + 2 * (v / 100), 2);
+	return end - 6;
+}
+
+/* "[%5lu." of @sec into @out (at least 24 bytes), forward, not terminated;
+ * returns its length (7 to 22). */
+static inline size_t pk_seconds_field(char *out, uint64_t sec)
+{
+	char tmp[24];
+	char *e = tmp + sizeof(tmp), *b = e;
+
+	*--b = '.';
+	b = pk_put_uint(b, sec, 5, ' ');
+	*--b = '[';
+	memcpy(out, b, (size_t)(e - b));
+	return (size_t)(e - b);
+}
 
 /* What goes into the prefix of a text line. */
 struct pk_textfmt {

@@ -31,6 +31,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "textfmt.h"
 #include "udmesg.h"
 
 const char *const ud_level_names[UD_NLEVELS] = {
@@ -671,12 +672,6 @@ static void print_dict(const struct ud_ctl *ctl, const struct urec *rec)
 
 /* ---------------------------------------------------------- fast path -- */
 
-static const char digit_pairs[201] =
-	"00010203040506070809101112131415161718192021222324252627282930"
-	"31323334353637383940414243444546474849505152535455565758596061"
-	"62636465666768697071727374757677787980818283848586878889909192"
-	"93949596979899";
-
 /* "[%5lu." of the seconds, kept per thread: consecutive records rarely
  * differ in them. */
 static _Thread_local uint64_t cached_sec = UINT64_MAX;
@@ -687,21 +682,7 @@ static _Thread_local size_t sec_len;
 static size_t sec_part(uint64_t sec)
 {
 	if (sec != cached_sec) {
-		char tmp[24];
-		int n = 0;
-		uint64_t s = sec;
-
-		do {
-			tmp[n++] = (char)('0' + s % 10);
-			s /= 10;
-		} while (s);
-		sec_len = 0;
-		sec_str[sec_len++] = '[';
-		for (int pad = 5 - n; pad > 0; pad--)
-			sec_str[sec_len++] = ' ';
-		while (n)
-			sec_str[sec_len++] = tmp[--n];
-		sec_str[sec_len++] = '.';
+		sec_len = pk_seconds_field(sec_str, sec);
 		cached_sec = sec;
 	}
 	return sec_len;
@@ -727,9 +708,7 @@ static char *fmt_prefix(char *p, uint64_t sec, uint32_t usec)
 		memcpy(p + n - 16, sec_str + n - 16, 16);
 	}
 	p += n;
-	memcpy(p, digit_pairs + 2 * (usec / 10000), 2);
-	memcpy(p + 2, digit_pairs + 2 * (usec / 100 % 100), 2);
-	memcpy(p + 4, digit_pairs + 2 * (usec % 100), 2);
+	pk_put_6digits(p + 6, usec);
 	p[6] = ']';
 	p[7] = ' ';
 	return p + 8;
