@@ -134,26 +134,9 @@ static struct {
 
 /* ------------------------------------------------------------ failures -- */
 
-/* Threads other than the test's own may not use cmocka asserts (they
- * longjmp): they count failures here and the test asserts on the count. */
-static atomic_uint fails;
-static char first_fail[512];
-
-static void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void report(const char *fmt, ...)
-{
-	unsigned n = atomic_fetch_add(&fails, 1);
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n == 0)
-		memcpy(first_fail, buf, sizeof(buf));
-	if (n < 10)
-		fprintf(stderr, "[%s] FAIL: %s\n", run.cfg ? run.cfg->name : "?", buf);
-}
+/* Threads other than the test's own may not use cmocka asserts: they count
+ * failures with testutil's thread_fail() and the test asserts on the count. */
+#define report(...) thread_fail(run.cfg ? run.cfg->name : "?", __VA_ARGS__)
 
 /* ------------------------------------------------------------- records -- */
 
@@ -745,7 +728,7 @@ static void verify(uint64_t end, const struct prb_stats *st0, const struct prb_s
 			owner[s] = (uint32_t)(k * 16 + w + 1);
 		}
 	}
-	assert_int_equal(fails, 0);
+	assert_int_equal(thread_fail_count(), 0);
 	assert_int_equal(total, end);
 	/* Failed reservations consumed no seq and were all counted. */
 	assert_int_equal(st1->reserve_failed - st0->reserve_failed, enobufs);
@@ -818,8 +801,7 @@ static void run_config(const struct config *cfg)
 	struct watchdog wd;
 
 	memset(&run, 0, sizeof(run));
-	atomic_store(&fails, 0);
-	first_fail[0] = '\0';
+	thread_fail_reset();
 	run.cfg = cfg;
 	run.pid = (uint32_t)getpid();
 	assert_true(size > 0);
@@ -904,11 +886,12 @@ static void run_config(const struct config *cfg)
 	printf("\n");
 	fflush(stdout);
 
-	if (fails == 0)
+	if (thread_fail_count() == 0)
 		verify(end, &st0, &st1);
-	if (fails != 0)
-		fail_msg("[%s] %u failures; first: %s", cfg->name, (unsigned)fails, first_fail);
-	assert_int_equal(fails, 0);
+	if (thread_fail_count() != 0)
+		fail_msg("[%s] %u failures; first: %s", cfg->name, thread_fail_count(),
+			 thread_fail_first());
+	assert_int_equal(thread_fail_count(), 0);
 	/* Something must actually have happened for the checks to mean anything. */
 	assert_true(end > 1000);
 

@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -92,4 +95,38 @@ void child_result_free(struct child_result *res)
 {
 	free(res->out);
 	res->out = NULL;
+}
+
+static atomic_uint thread_fails;
+static char thread_first_fail[512];
+
+void thread_fail_reset(void)
+{
+	atomic_store(&thread_fails, 0);
+	thread_first_fail[0] = '\0';
+}
+
+void thread_fail(const char *tag, const char *fmt, ...)
+{
+	unsigned n = atomic_fetch_add(&thread_fails, 1);
+	char buf[sizeof(thread_first_fail)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n == 0)
+		memcpy(thread_first_fail, buf, sizeof(buf));
+	if (n < 10)
+		fprintf(stderr, "[%s] FAIL: %s\n", tag, buf);
+}
+
+unsigned thread_fail_count(void)
+{
+	return atomic_load(&thread_fails);
+}
+
+const char *thread_fail_first(void)
+{
+	return thread_first_fail;
 }

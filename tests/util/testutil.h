@@ -34,6 +34,17 @@ void child_result_free(struct child_result *res);
 /* Monotonic milliseconds. */
 uint64_t now_ms(void);
 
+/*
+ * Failures seen by threads that may not use cmocka's asserts (they longjmp):
+ * thread_fail() counts one and keeps the first message, printing the first
+ * ten with @tag; the test resets the count before a run and asserts on it
+ * afterwards.
+ */
+void thread_fail_reset(void);
+void thread_fail(const char *tag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+unsigned thread_fail_count(void);
+const char *thread_fail_first(void);
+
 /* Environment knob for test durations: PRINTK_STRESS_MS, default @def. */
 unsigned stress_ms(unsigned def);
 
