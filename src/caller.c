@@ -68,7 +68,7 @@ __attribute__((constructor)) static void caller_init(void)
 }
 #endif
 
-void pk_caller_get(struct prb_caller *c)
+PK_HOT void pk_caller_get(struct prb_caller *c)
 {
 	uint32_t pid = current_pid();
 
@@ -112,12 +112,12 @@ void pk_printk_handler_leave(void)
 	handler_depth--;
 }
 
-unsigned pk_sigdepth_enter(void)
+PK_HOT unsigned pk_sigdepth_enter(void)
 {
 	return ++sigdepth;
 }
 
-void pk_sigdepth_leave(void)
+PK_HOT void pk_sigdepth_leave(void)
 {
 	sigdepth--;
 }
@@ -139,7 +139,7 @@ int64_t pk_realtime_offset_ns(void)
 	       ((int64_t)rt.tv_nsec - (int64_t)mono.tv_nsec);
 }
 
-uint64_t pk_clock_ns(void)
+PK_HOT uint64_t pk_clock_ns(void)
 {
 	struct timespec ts;
 	uint64_t (*fn)(void) = atomic_load_explicit(&test_clock, memory_order_relaxed);

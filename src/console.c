@@ -39,12 +39,15 @@
  *      raw system call. A cancelled thread never keeps the lock.
  *      A signal handler that prints while the write runs is not recursion and
  *      gets no notice (told apart by the signal mask, base_mask below).
+ *   C5 The one-write path may hand its write to printk itself: between
+ *      pk_console_flush_line() and pk_console_line_done() the calling
+ *      thread holds the lock and counts as inside a console write (C3), and
+ *      its only work is the raw write(2) (C4).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -68,15 +71,24 @@ struct pk_console_state {
 };
 
 static struct console *console_list;
-static pk_a64 console_owner; /* 0: free; else the holder's tid */
 /*
- * IDLE_NONE, or the seq at which every enabled console stood, caught up and
- * in no record, when the last holder let go. A printk whose record has that
- * seq and a level no console prints moves it on by one with a CAS instead of
- * taking the lock (the filtered fast path); the next holder absorbs it.
+ * The console lock and the idle mark in one word, so that taking the lock
+ * takes the mark with the same atomic:
+ *   CON_OWNER(tid)   held by thread @tid (CON_TAKEN_OVER: by a crash handler
+ *                    that took the consoles over from a stuck holder);
+ *   0                free;
+ *   seq + 1          free, and every enabled console stood at @seq, caught
+ *                    up and in no record, when the last holder let go. A
+ *                    printk whose record has that seq and a level no console
+ *                    prints moves the mark on by one with a CAS instead of
+ *                    taking the lock (the filtered fast path); the next
+ *                    holder moves the consoles to the mark (absorb_idle).
  */
-#define IDLE_NONE UINT64_MAX
-static pk_a64 idle_seq = IDLE_NONE;
+#define CON_HELD       (UINT64_C(1) << 63)
+#define CON_OWNER(tid) (CON_HELD | UINT64_C(1) << 32 | (uint32_t)(tid))
+#define CON_TAKEN_OVER (CON_HELD | UINT64_C(1) << 33)
+#define CON_IDLE_MAX   (CON_HELD - 2) /* the highest seq a mark can carry */
+static pk_a64 console_word;
 static pk_a64 store_gen;     /* bumped after every store or extension */
 static _Atomic int emergency; /* panic/crash: crash-safe consoles only, skip unfinished records */
 static _Thread_local PK_TLS_IE int in_console_write;
@@ -98,33 +110,41 @@ static void pk_console_note_store(void)
 	pk_fetch_add_sc(&store_gen, 1);
 }
 
-/* Consoles that stood at the idle seq skip what printk skipped meanwhile. */
-static void absorb_idle(void)
+/* Consoles that stood at the idle mark skip what printk skipped meanwhile:
+ * the records before @seq. */
+static void absorb_idle(uint64_t seq)
 {
-	uint64_t x = atomic_exchange_explicit(&idle_seq, IDLE_NONE, memory_order_seq_cst);
-
-	if (x == IDLE_NONE)
-		return;
 	for (struct console *con = console_list; con; con = con->state->next)
-		if ((con->flags & PK_CON_ENABLED) && !con->state->started && con->state->seq < x)
-			con->state->seq = x;
+		if ((con->flags & PK_CON_ENABLED) && !con->state->started && con->state->seq < seq)
+			con->state->seq = seq;
+}
+
+/* Take the lock for thread @tid if it is free. */
+static int console_trylock_tid(uint32_t tid)
+{
+	uint64_t old = pk_load_relaxed(&console_word);
+
+	do {
+		if (old & CON_HELD)
+			return 0;
+		/* A failed CAS: the lock was taken, or a filtered printk moved the mark. */
+	} while (!pk_cas_sc(&console_word, &old, CON_OWNER(tid)));
+	if (old)
+		absorb_idle(old - 1);
+	return 1;
 }
 
 static int console_trylock(void)
 {
 	struct prb_caller me;
-	uint64_t expected = 0;
 
 	pk_caller_get(&me);
-	if (!pk_cas_sc(&console_owner, &expected, (uint64_t)me.tid | UINT64_C(1) << 32))
-		return 0;
-	absorb_idle();
-	return 1;
+	return console_trylock_tid(me.tid);
 }
 
 static void console_unlock_raw(void)
 {
-	atomic_store_explicit(&console_owner, 0, memory_order_seq_cst);
+	atomic_store_explicit(&console_word, 0, memory_order_seq_cst);
 }
 
 /* Every enabled console stands at @next with no record started. */
@@ -136,22 +156,25 @@ static int all_at(uint64_t next)
 	return 1;
 }
 
-/* Let go; publish the idle seq if every enabled console is caught up at
- * @next with no record started. */
+/* Let go, leaving the idle mark at @next if every enabled console is
+ * caught up there with no record started. */
 static void console_unlock_idle(uint64_t next)
 {
-	if (all_at(next))
-		atomic_store_explicit(&idle_seq, next, memory_order_release);
-	console_unlock_raw();
+	uint64_t word = next <= CON_IDLE_MAX && all_at(next) ? next + 1 : 0;
+
+	atomic_store_explicit(&console_word, word, memory_order_seq_cst);
 }
 
-int pk_console_skip_suppressed(uint64_t seq, int level)
+PK_HOT int pk_console_level_suppressed(int level)
 {
-	uint64_t expected = seq;
+	return !pk_cfg_ignore_loglevel() && level >= pk_cfg_console_loglevel();
+}
 
-	if (pk_cfg_ignore_loglevel() || level < pk_cfg_console_loglevel())
-		return 0;
-	return pk_cas_sc(&idle_seq, &expected, seq + 1);
+PK_HOT int pk_console_skip_suppressed(uint64_t seq)
+{
+	uint64_t expected = seq + 1;
+
+	return seq < CON_IDLE_MAX && pk_cas_sc(&console_word, &expected, seq + 2);
 }
 
 /* For registration and flushing from normal context: wait for the lock. */
@@ -237,10 +260,8 @@ static PK_ALWAYS_INLINE int con_write(struct console *con, const char *buf, size
 		int fd = pk_console_fd_direct(con);
 
 		if (fd >= 0) {
-			int *errp = &errno, saved_errno = *errp;
-			long n = syscall(SYS_write, fd, buf, len);
+			long n = pk_raw_write(fd, buf, len);
 
-			*errp = saved_errno;
 			if (PK_LIKELY(n == (long)len)) {
 				len = 0;
 			} else if (n > 0) {
@@ -326,7 +347,7 @@ static _Thread_local PK_TLS_IE uint64_t cached_sec = UINT64_MAX;
 static _Thread_local PK_TLS_IE char cached_sec_text[24];
 static _Thread_local PK_TLS_IE size_t cached_sec_len;
 
-static char *put_seconds(char *end, uint64_t sec)
+PK_HOT static char *put_seconds(char *end, uint64_t sec)
 {
 	char *cached = cached_sec_text;
 	size_t len;
@@ -354,7 +375,7 @@ static char *put_seconds(char *end, uint64_t sec)
 /* "[%5lu.%06lu]" for the time, "[%6s]" of "T<tid>" for the caller, then a
  * space, as the kernel prints them; built backwards ending at @end (at most
  * PREFIX_MAX bytes). Returns the start; @end itself when neither is on. */
-static char *put_prefix(char *end, const struct pk_con_rec *r, int time, int caller)
+static PK_ALWAYS_INLINE char *put_prefix(char *end, uint64_t ts_nsec, uint32_t tid, int time, int caller)
 {
 	char *p = end;
 
@@ -365,16 +386,19 @@ static char *put_prefix(char *end, const struct pk_con_rec *r, int time, int cal
 		char *close = p;
 
 		*--p = ']';
-		p = pk_put_uint(p, r->caller.tid, 0, ' ');
+		p = pk_put_uint(p, tid, 0, ' ');
 		*--p = 'T';
 		while (close - p < 7) /* "T<tid>" padded to 6, plus the ']' */
 			*--p = ' ';
 		*--p = '[';
 	}
 	if (time) {
+		/* Both quotients straight from the timestamp (see pk_put_6digits). */
+		uint64_t sec = ts_nsec / 1000000000u;
+
 		*--p = ']';
-		p = pk_put_6digits(p, (uint32_t)(r->ts_nsec % 1000000000u / 1000u));
-		p = put_seconds(p, r->ts_nsec / 1000000000u);
+		p = pk_put_6digits(p, (uint32_t)(ts_nsec / 1000u - sec * 1000000u));
+		p = put_seconds(p, sec);
 	}
 	return p;
 }
@@ -383,7 +407,7 @@ static void out_prefix(struct out *o, const struct pk_con_rec *r)
 {
 	char buf[PREFIX_MAX];
 	char *end = buf + sizeof(buf);
-	char *p = put_prefix(end, r, pk_cfg_printk_time(), pk_cfg_printk_caller());
+	char *p = put_prefix(end, r->ts_nsec, r->caller.tid, pk_cfg_printk_time(), pk_cfg_printk_caller());
 
 	if (p == end)
 		return;
@@ -425,11 +449,6 @@ static int same_caller(const struct prb_caller *a, const struct prb_caller *b)
 	return a->pid == b->pid && a->tid == b->tid && a->ctx == b->ctx;
 }
 
-static int suppressed(const struct pk_con_rec *r)
-{
-	return !pk_cfg_ignore_loglevel() && (int)r->level >= pk_cfg_console_loglevel();
-}
-
 /*
  * Print the next piece of work for @con: the rest of its current record, or
  * the next record. Returns 1 if it made progress, 0 if it is caught up.
@@ -457,6 +476,7 @@ static int fetch(struct con_src *src, uint64_t seq, struct pk_con_rec *v)
 	v->level = r->level;
 	v->flags = r->flags;
 	v->open = r->rflags & PRB_REC_UNFINALIZED;
+	v->suppressed = pk_console_level_suppressed(r->level);
 	v->text = r->text;
 	v->text_len = r->text_len;
 	return 0;
@@ -489,7 +509,7 @@ static int print_one(struct con_src *src, struct console *con)
 			st->line_open = 0;
 			st->dropped = 0;
 		}
-		if (suppressed(r)) {
+		if (r->suppressed) {
 			out_flush(&o);
 			st->seq++;
 			return 1;
@@ -502,7 +522,7 @@ static int print_one(struct con_src *src, struct console *con)
 		}
 		if (!cont)
 			out_prefix(&o, r);
-	} else if (suppressed(r)) {
+	} else if (r->suppressed) {
 		st->seq++;
 		st->off = 0;
 		st->started = 0;
@@ -544,31 +564,56 @@ static int print_one(struct con_src *src, struct console *con)
  * one buffer. Returns 1 if it printed @r (or tried: a failed write counts as
  * print_one's does), 0 if the general loop has to.
  */
-static PK_ALWAYS_INLINE int print_hint_fast(const struct pk_con_rec *r)
+static PK_ALWAYS_INLINE struct console *hint_fast_console(const struct pk_con_rec *r)
 {
 	struct console *con = console_list;
 
 	if (!con || con->state->next || (con->flags & (PK_CON_ENABLED | PK_CON_COLOR)) != PK_CON_ENABLED)
-		return 0;
+		return NULL;
 
 	struct pk_console_state *st = con->state;
 
 	if (st->seq != r->seq || st->started || st->dropped || r->open || r->flags != PRB_FLAG_NEWLINE ||
-	    atomic_load_explicit(&emergency, memory_order_relaxed) || suppressed(r) ||
+	    atomic_load_explicit(&emergency, memory_order_relaxed) || r->suppressed ||
 	    memchr(r->text, '\n', r->text_len))
-		return 0;
+		return NULL;
+	return con;
+}
 
-	char line[1 + PREFIX_MAX + PRB_TEXT_MAX + 1];
-	char *text = line + 1 + PREFIX_MAX;
-	char *p = put_prefix(text, r, pk_cfg_printk_time(), pk_cfg_printk_caller());
+/* Build that line in @line and move @con past @r; returns the start, *@len
+ * its length. The text is copied to PK_CON_PREFIX_ROOM bytes into @line
+ * unless @in_place: then @r's text lies in @line already, at least that far
+ * in, with a byte after it for the newline (printk formatted it there). */
+static PK_ALWAYS_INLINE char *build_hint_line(struct console *con, const struct pk_con_rec *r, char *line,
+					      int in_place, size_t *len)
+{
+	struct pk_console_state *st = con->state;
+	char *text = in_place ? line + (r->text - line) : line + PK_CON_PREFIX_ROOM;
+	char *p = put_prefix(text, r->ts_nsec, r->caller.tid, pk_cfg_printk_time(), pk_cfg_printk_caller());
 
 	if (st->line_open)
 		*--p = '\n';
-	memcpy(text, r->text, r->text_len);
+	if (!in_place)
+		memcpy(text, r->text, r->text_len);
 	text[r->text_len] = '\n';
 	st->line_open = 0;
 	st->seq++;
-	con_write(con, p, (size_t)(text + r->text_len + 1 - p));
+	*len = (size_t)(text + r->text_len + 1 - p);
+	return p;
+}
+
+static PK_ALWAYS_INLINE int print_hint_fast(const struct pk_con_rec *r)
+{
+	struct console *con = hint_fast_console(r);
+
+	if (!con)
+		return 0;
+
+	char line[PK_CON_LINE_MAX];
+	size_t len;
+	char *p = build_hint_line(con, r, line, 0, &len);
+
+	con_write(con, p, len);
 	return 1;
 }
 
@@ -599,16 +644,38 @@ static void print_all(struct prb *rb)
 	print_all_from(rb, NULL);
 }
 
+/*
+ * Holding the lock, with nothing left to print if @next (the seq after the
+ * record just printed) is nonzero: report recursion, let go, and say whether
+ * the work is done (C2: nothing was stored since @gen was read).
+ */
+static int unlock_after_flush(struct prb *rb, uint64_t next, uint64_t gen)
+{
+	if (PK_UNLIKELY(recursion_seen)) {
+		recursion_seen = 0;
+		pk_printk_store_notice(PK_LOGLEVEL_CRIT, "BUG: recent printk recursion!\n");
+		print_all(rb);
+		next = 0;
+	}
+	console_unlock_idle(next ? next : prb_next_reserve_seq(rb));
+	return pk_load_sc(&store_gen) == gen;
+}
+
+/* In a printk, not inside a console write: 1 if the caller may print. */
+static int flush_allowed(void)
+{
+	if (!in_console_write)
+		return 1;
+	/* C3: the holder prints it when the write returns. */
+	if (base_mask_known && pk_signal_mask() == base_mask)
+		recursion_seen = 1;
+	return 0;
+}
+
 void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint)
 {
-	if (!rb)
+	if (!rb || !flush_allowed())
 		return;
-	if (in_console_write) {
-		/* C3: the holder prints it when the write returns. */
-		if (base_mask_known && pk_signal_mask() == base_mask)
-			recursion_seen = 1;
-		return;
-	}
 	int announced = 0;
 
 	for (;;) {
@@ -642,16 +709,82 @@ void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint)
 		else
 			print_all_from(rb, hint);
 		hint = NULL; /* only valid for the first pass: the record may move on */
-		if (PK_UNLIKELY(recursion_seen)) {
-			recursion_seen = 0;
-			pk_printk_store_notice(PK_LOGLEVEL_CRIT, "BUG: recent printk recursion!\n");
-			print_all(rb);
-			next = 0;
-		}
-		console_unlock_idle(next ? next : prb_next_reserve_seq(rb));
-		if (pk_load_sc(&store_gen) == gen) /* C2 */
+		if (unlock_after_flush(rb, next, gen))
 			return;
 	}
+}
+
+PK_HOT void pk_console_flush_line(struct prb *rb, const struct pk_con_rec *hint, struct pk_con_line *line)
+{
+	struct console *con;
+	int fd;
+
+	line->len = 0;
+	if (!rb || !flush_allowed())
+		return;
+	if (PK_UNLIKELY(!base_mask_known) || !console_trylock_tid(hint->caller.tid)) {
+		pk_console_flush(rb, hint); /* a first print, or the lock is taken (C2) */
+		return;
+	}
+
+	uint64_t gen = pk_load_sc(&store_gen);
+
+	if (!(con = hint_fast_console(hint)) || (fd = pk_console_fd_direct(con)) < 0) {
+		uint64_t next = 0;
+
+		if (con && print_hint_fast(hint) && prb_is_newest(rb, hint->seq))
+			next = hint->seq + 1;
+		else
+			print_all_from(rb, hint);
+		if (!unlock_after_flush(rb, next, gen))
+			pk_console_flush(rb, NULL);
+		return;
+	}
+	line->p = build_hint_line(con, hint, line->buf, 1, &line->len);
+	line->fd = fd;
+	line->con = con;
+	line->rb = rb;
+	line->seq = hint->seq;
+	line->gen = gen;
+	in_console_write++; /* C3 holds while the caller writes */
+}
+
+PK_HOT void pk_console_line_done(struct pk_con_line *line, long written)
+{
+	struct console *con = line->con;
+	struct prb *rb = line->rb;
+	int err = 0;
+
+	if (PK_UNLIKELY(written != (long)line->len)) {
+		const char *p = line->p;
+		size_t len = line->len;
+
+		if (written > 0) {
+			p += written;
+			len -= (size_t)written;
+		}
+		err = con_callback(con, p, len); /* finishes it, or says why not */
+	}
+	in_console_write--;
+	if (PK_UNLIKELY(err))
+		con_write_failed(con, err);
+	else if (PK_UNLIKELY(con->state->failures))
+		con->state->failures = 0;
+
+	uint64_t seq = line->seq;
+
+	if (PK_LIKELY(!err && !recursion_seen && seq < CON_IDLE_MAX) && prb_is_newest(rb, seq)) {
+		/* Nothing after ours, and the only console stands right after
+		 * it in no record: what console_unlock_idle(seq + 1) would do. */
+		atomic_store_explicit(&console_word, seq + 2, memory_order_seq_cst);
+		if (pk_load_sc(&store_gen) == line->gen) /* C2 */
+			return;
+	} else {
+		print_all_from(rb, NULL); /* the hint's text is gone with its frame */
+		if (unlock_after_flush(rb, 0, line->gen))
+			return;
+	}
+	pk_console_flush(rb, NULL);
 }
 
 /* ------------------------------------------------------- registration -- */
@@ -828,7 +961,7 @@ void pk_console_emergency_flush(struct prb *rb, int wait_ms)
 	while (!(got = console_trylock())) {
 		/* Held by this very thread (it crashed or panicked inside a console
 		 * write, or a handler interrupted it while printing): no wait helps. */
-		if (pk_load_sc(&console_owner) == ((uint64_t)me.tid | UINT64_C(1) << 32))
+		if (pk_load_sc(&console_word) == CON_OWNER(me.tid))
 			break;
 		if (pk_clock_ns() - start > (uint64_t)wait_ms * 1000000u)
 			break;
@@ -839,8 +972,7 @@ void pk_console_emergency_flush(struct prb *rb, int wait_ms)
 	if (!got) {
 		/* The holder did not let go in time (it may be this very thread,
 		 * crashed inside a console write): take the consoles over. */
-		atomic_store(&console_owner, UINT64_C(1) << 33);
-		absorb_idle();
+		atomic_store(&console_word, CON_TAKEN_OVER);
 	}
 	atomic_store(&emergency, 1);
 	int saved_in_write = in_console_write;
@@ -867,7 +999,7 @@ void pk_console_emergency_flush(struct prb *rb, int wait_ms)
 void pk_console_after_fork(void)
 {
 	/* The holder, if any, was another thread: it does not exist here. */
-	atomic_store_explicit(&console_owner, 0, memory_order_relaxed);
+	atomic_store_explicit(&console_word, 0, memory_order_relaxed);
 	in_console_write = 0;
 }
 

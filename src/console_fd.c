@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <printk/console.h>
@@ -146,7 +147,7 @@ static int fd_write(struct console *con, const char *text, size_t len)
 	return err;
 }
 
-int pk_console_fd_direct(struct console *con)
+PK_HOT int pk_console_fd_direct(struct console *con)
 {
 	struct fd_console *fc = (struct fd_console *)con;
 
@@ -155,6 +156,17 @@ int pk_console_fd_direct(struct console *con)
 	if (fc->kind == FD_UNKNOWN)
 		fc->kind = fd_kind_of(fc->fd);
 	return fc->kind == FD_REGULAR || fc->kind == FD_OTHER ? fc->fd : -1;
+}
+
+long pk_raw_write_fallback(int fd, const void *buf, size_t len)
+{
+	int saved_errno = errno;
+	long n = syscall(SYS_write, fd, buf, len);
+
+	if (n < 0)
+		n = -errno;
+	errno = saved_errno;
+	return n;
 }
 
 static void fd_console_init(struct fd_console *fc, int fd, const char *name)

@@ -12,12 +12,17 @@
 #define PK_UNLIKELY(x)	 __builtin_expect(!!(x), 0)
 #define PK_ALWAYS_INLINE inline __attribute__((always_inline))
 #define PK_NOINLINE	 __attribute__((noinline))
+/* On printk's own path: placed together (.text.hot), each function at a
+ * cache line, so the code a printk runs spans few lines; measured with a
+ * console on /dev/null, where a write(2) evicts some of them every call. */
+#define PK_HOT		 __attribute__((hot, aligned(64)))
 #else
 #define PK_TLS_IE
 #define PK_LIKELY(x)	 (x)
 #define PK_UNLIKELY(x)	 (x)
 #define PK_ALWAYS_INLINE inline
 #define PK_NOINLINE
+#define PK_HOT
 #endif
 
 #endif

@@ -109,6 +109,8 @@ void pk_printk_store_notice(int level, const char *fmt, ...)
  * neither block nor raise SIGPIPE (a regular file, /dev/null); -1 otherwise.
  * A short or failed write is handed to @con's write_checked to finish. */
 int pk_console_fd_direct(struct console *con);
+/* pk_raw_write() (below) where no inline system call is spelled out. */
+long pk_raw_write_fallback(int fd, const void *buf, size_t len);
 
 /* console.c */
 /* What the loop needs of a record: read from the ring, or handed over by the
@@ -120,6 +122,7 @@ struct pk_con_rec {
 	int level;
 	int flags;
 	int open; /* not finalized: may still grow */
+	int suppressed; /* its level is one no console prints */
 	const char *text;
 	size_t text_len;
 };
@@ -128,10 +131,61 @@ struct pk_con_rec {
  * printing (it will print ours before it lets go). @hint (may be NULL) is
  * the record this thread just stored. Async-signal-safe. */
 void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint);
-/* The filtered fast path: record @seq at @level was just stored; returns 1
- * if no console prints that level and all were idle at @seq, so nothing has
+
+/* Room for one console line: a line break, the prefix, the text, a newline. */
+#define PK_CON_PREFIX_ROOM (1 + 64)
+#define PK_CON_LINE_MAX	   (PK_CON_PREFIX_ROOM + PRB_TEXT_MAX + 1)
+
+/*
+ * The common case, split so that the write(2) runs in printk's own frame:
+ * pk_console_flush_line() does what pk_console_flush() does, except that
+ * when the record it was handed can go to the only console in one plain
+ * write(2), it builds that line in @line, sets @line->len and returns
+ * holding the console lock. The caller then writes it with pk_raw_write()
+ * and hands the result to pk_console_line_done(), which finishes the write
+ * if it came short, lets go of the lock and prints what came meanwhile.
+ * Why: each function return after a system call is a mispredicted branch
+ * on CPUs whose kernel entry clears the return predictor (~7 ns a frame);
+ * writing from the outermost frame leaves one.
+ */
+struct pk_con_line {
+	size_t len; /* 0: nothing for the caller to write */
+	const char *p;
+	int fd;
+	struct console *con;
+	struct prb *rb;
+	uint64_t seq, gen;
+	/* printk formats the text right after PK_CON_PREFIX_ROOM bytes, where
+	 * the line needs it (so it is not copied), with room for the level
+	 * headers and the cut at PRB_TEXT_MAX. */
+	char buf[PK_CON_PREFIX_ROOM + PRB_TEXT_MAX + 1 + 64];
+};
+void pk_console_flush_line(struct prb *rb, const struct pk_con_rec *hint, struct pk_con_line *line);
+void pk_console_line_done(struct pk_con_line *line, long written);
+
+/* write(2) as the bare system call: no cancellation point (C4 in
+ * console.c), errno untouched. Returns the count or -errno. */
+static inline long pk_raw_write(int fd, const void *buf, size_t len)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"((long)1 /* __NR_write */), "D"((long)fd), "S"(buf), "d"(len)
+			 : "rcx", "r11", "memory");
+	return ret;
+#else
+	return pk_raw_write_fallback(fd, buf, len);
+#endif
+}
+
+/* 1 if no console prints messages of @level (console_loglevel, ignore_loglevel). */
+int pk_console_level_suppressed(int level);
+/* The filtered fast path: record @seq, of a level no console prints, was
+ * just stored; returns 1 if all consoles were idle at @seq, so nothing has
  * to be printed and no console lock is needed. */
-int pk_console_skip_suppressed(uint64_t seq, int level);
+int pk_console_skip_suppressed(uint64_t seq);
 /* True while this thread runs a console's write callback. */
 int pk_console_in_write(void);
 /* Stop every console at exit: end open lines, drain, unregister all. */

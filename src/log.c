@@ -31,7 +31,7 @@ struct prb *pk_log_ring(struct pk_log *log)
 
 _Static_assert(sizeof(struct pk_log_shared) <= 2048, "log state must fit the ring's user area");
 
-struct pk_log_shared *pk_log_shared(struct pk_log *log)
+PK_HOT struct pk_log_shared *pk_log_shared(struct pk_log *log)
 {
 	return (struct pk_log_shared *)log->rb.user;
 }

@@ -41,6 +41,8 @@
 
 #define PRINTK_MAX_NESTING 4	     /* outermost call + 3 nested, like PRINTK_MAX_RECURSION */
 #define PRINTK_FMT_BUF	   (PRB_TEXT_MAX + 1 + 64) /* room for level headers */
+_Static_assert(sizeof(((struct pk_con_line *)0)->buf) == PK_CON_PREFIX_ROOM + PRINTK_FMT_BUF,
+	       "a console line holds printk's format buffer after the prefix room");
 
 static _Atomic int initial_console_loglevel = 7; /* for logs made from now on */
 static _Atomic int default_message_loglevel = 4;
@@ -56,7 +58,7 @@ static pk_a64 nesting_dropped;
 
 static struct pk_log *ensure_log(void);
 
-int pk_cfg_console_loglevel(void)
+PK_HOT int pk_cfg_console_loglevel(void)
 {
 	struct pk_log *log = ensure_log();
 
@@ -65,17 +67,17 @@ int pk_cfg_console_loglevel(void)
 	return (int)pk_load_relaxed(&pk_log_shared(log)->console_loglevel);
 }
 
-int pk_cfg_ignore_loglevel(void)
+PK_HOT int pk_cfg_ignore_loglevel(void)
 {
 	return atomic_load_explicit(&ignore_loglevel, memory_order_relaxed);
 }
 
-int pk_cfg_printk_time(void)
+PK_HOT int pk_cfg_printk_time(void)
 {
 	return atomic_load_explicit(&printk_time, memory_order_relaxed);
 }
 
-int pk_cfg_printk_caller(void)
+PK_HOT int pk_cfg_printk_caller(void)
 {
 	return atomic_load_explicit(&printk_caller, memory_order_relaxed);
 }
@@ -92,7 +94,7 @@ struct pk_log *pk_printk_log_peek(void)
 
 /* ------------------------------------------------------------- the log -- */
 
-static struct pk_log *ensure_log(void)
+PK_HOT static struct pk_log *ensure_log(void)
 {
 	struct pk_log *log = atomic_load_explicit(&printk_log, memory_order_acquire);
 
@@ -218,7 +220,7 @@ static size_t parse_headers(const char *text, size_t len, int *level, int *cont)
 }
 
 static int store(int facility, int level, const char *dict, size_t dictlen, const char *fmt,
-		 va_list args, int print, int end_line);
+		 va_list args, int print, int end_line, struct pk_con_line *line);
 
 /* Messages dropped for nesting too deep (signal handlers inside printk inside
  * handlers...): the first printk at the outer level says so, as 3.5 did. */
@@ -232,13 +234,21 @@ static void report_nesting_drops(void)
 				       (unsigned long long)n);
 }
 
-static int store(int facility, int level, const char *dict, size_t dictlen, const char *fmt,
-		 va_list args, int print, int end_line)
+/*
+ * Format, store, print. With @line, a console line to be written by the
+ * caller may come back in it (see pk_console_flush_line()); the caller
+ * must then pass it to write_line().
+ */
+PK_HOT static int store(int facility, int level, const char *dict, size_t dictlen, const char *fmt,
+		 va_list args, int print, int end_line, struct pk_con_line *line)
 {
 	struct prb *rb = pk_printk_ring();
 	unsigned depth = pk_sigdepth_enter();
 	int ret = 0;
 	bool stored = false; /* a record was stored or extended: the log size is fixed now */
+
+	if (line)
+		line->len = 0;
 
 	if (!rb || !fmt)
 		goto out;
@@ -250,18 +260,20 @@ static int store(int facility, int level, const char *dict, size_t dictlen, cons
 		report_nesting_drops();
 
 	uint64_t ts = pk_clock_ns(); /* like the kernel: time of the call, before formatting */
-	char buf[PRINTK_FMT_BUF];
+	char own_buf[PRINTK_FMT_BUF];
+	/* With a console line to fill, format where its text goes. */
+	char *buf = line ? line->buf + PK_CON_PREFIX_ROOM : own_buf;
 	char last = 0;
 	va_list ap;
 
 	va_copy(ap, args);
-	int full = pk_vsnprintf_last(buf, sizeof(buf), &last, fmt, ap);
+	int full = pk_vsnprintf_last(buf, PRINTK_FMT_BUF, &last, fmt, ap);
 	va_end(ap);
 
 	size_t len = full < 0 ? 0 : (size_t)full;
 
-	if (len > sizeof(buf) - 1)
-		len = sizeof(buf) - 1;
+	if (len > PRINTK_FMT_BUF - 1)
+		len = PRINTK_FMT_BUF - 1;
 
 	/* One trailing newline ends the line; it is stripped before the headers,
 	 * as the kernel does. A message cut at the size limit keeps its newline
@@ -325,8 +337,10 @@ static int store(int facility, int level, const char *dict, size_t dictlen, cons
 		goto out;
 	ret = (int)len;
 	stored = true;
+	int suppressed = pk_console_level_suppressed(meta.level);
+
 	/* A complete line no console prints: done without the console lock. */
-	if (newline && !pk_console_in_write() && pk_console_skip_suppressed(seq, level))
+	if (suppressed && newline && !pk_console_in_write() && pk_console_skip_suppressed(seq))
 		goto out;
 	hint_rec = (struct pk_con_rec){
 		.seq = seq,
@@ -335,12 +349,15 @@ static int store(int facility, int level, const char *dict, size_t dictlen, cons
 		.level = meta.level,
 		.flags = meta.flags,
 		.open = !newline,
+		.suppressed = suppressed,
 		.text = text,
 		.text_len = len,
 	};
 	hint = &hint_rec;
 print:
-	if (print)
+	if (print && line && hint)
+		pk_console_flush_line(rb, hint, line);
+	else if (print)
 		pk_console_flush(rb, hint);
 out:
 	if (stored && !atomic_load_explicit(&stored_any, memory_order_relaxed))
@@ -349,17 +366,30 @@ out:
 	return ret;
 }
 
-int pk_vprintk_emit(int facility, int level, const char *dict, size_t dictlen, const char *fmt,
+/* The write pk_console_flush_line() left to us, made in our caller's frame. */
+static PK_ALWAYS_INLINE void write_line(struct pk_con_line *line)
+{
+	if (line->len)
+		pk_console_line_done(line, pk_raw_write(line->fd, line->p, line->len));
+}
+
+PK_HOT int pk_vprintk_emit(int facility, int level, const char *dict, size_t dictlen, const char *fmt,
 		    va_list args)
 {
+	struct pk_con_line line;
+
 	if (facility < 0 || facility > 255 || level < PK_LOGLEVEL_DEFAULT || level > 7)
 		return 0;
-	return store(facility, level, dict, dictlen, fmt, args, 1, 0);
+
+	int r = store(facility, level, dict, dictlen, fmt, args, 1, 0, &line);
+
+	write_line(&line);
+	return r;
 }
 
 int pk_vprintk_emit_line(int level, const char *dict, size_t dictlen, const char *fmt, va_list args)
 {
-	return store(0, level, dict, dictlen, fmt, args, 1, 1);
+	return store(0, level, dict, dictlen, fmt, args, 1, 1, NULL);
 }
 
 int pk_printk_emit(int facility, int level, const char *dict, size_t dictlen, const char *fmt, ...)
@@ -372,18 +402,24 @@ int pk_printk_emit(int facility, int level, const char *dict, size_t dictlen, co
 	return r;
 }
 
-int pk_vprintk(const char *fmt, va_list args)
+PK_HOT int pk_vprintk(const char *fmt, va_list args)
 {
-	return store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, args, 1, 0);
+	struct pk_con_line line;
+	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, args, 1, 0, &line);
+
+	write_line(&line);
+	return r;
 }
 
-int pk_printk(const char *fmt, ...)
+PK_HOT int pk_printk(const char *fmt, ...)
 {
+	struct pk_con_line line;
 	va_list ap;
 
 	va_start(ap, fmt);
-	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 1, 0);
+	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 1, 0, &line);
 	va_end(ap);
+	write_line(&line);
 	return r;
 }
 
@@ -392,7 +428,7 @@ void pk_printk_store_notice(int level, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	store(0, level, NULL, 0, fmt, ap, 0, 0);
+	store(0, level, NULL, 0, fmt, ap, 0, 0, NULL);
 	va_end(ap);
 }
 

@@ -121,6 +121,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hints.h"
 #include "ringbuffer.h"
 
 #define PRB_MAGIC	0x31474f4c4b545250ull /* "PRTKLOG1" */
@@ -408,7 +409,7 @@ static long futex(pk_a32 *addr, int op, uint32_t val, const struct timespec *ts)
 	return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
 }
 
-static void wake_waiters(struct prb *rb)
+PK_HOT static void wake_waiters(struct prb *rb)
 {
 	/* P5: our state CAS was seq_cst; these loads are too. */
 	if (pk_load_sc(&rb->hdr->waiters) != 0) {
@@ -659,7 +660,7 @@ static enum push_result push_tail(struct prb *rb, uint64_t t)
  * Returns 1 if they fit under the tail just read, 0 if the caller must re-read
  * head (tail moved or the snapshot was stale), -ENOBUFS if blocked.
  */
-static int make_room(struct prb *rb, uint64_t id, uint64_t end)
+PK_HOT static int make_room(struct prb *rb, uint64_t id, uint64_t end)
 {
 	uint64_t t = pk_load_acquire(&rb->hdr->tail); /* P1, P3 */
 	uint64_t ids = (id - w_id(t)) & ID_MASK;
@@ -713,7 +714,7 @@ static uint64_t pack_info(uint16_t text_len, uint16_t dict_len, uint8_t level, u
 	       (uint64_t)facility << 40 | (uint64_t)flags << 48 | (uint64_t)ctx << 56;
 }
 
-static void commit(struct prb *rb, uint64_t id, bool final)
+PK_HOT static void commit(struct prb *rb, uint64_t id, bool final)
 {
 	uint64_t v = ST_LOAD(rb, id, load_relaxed_fn);
 
@@ -728,7 +729,7 @@ static void commit(struct prb *rb, uint64_t id, bool final)
 		wake_waiters(rb);
 }
 
-int prb_store(struct prb *rb, const struct prb_meta *meta, const char *text, size_t text_len,
+PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *text, size_t text_len,
 	      const char *dict, size_t dict_len, bool final, uint64_t *seq_out)
 {
 	if (!rb || !meta || (text_len && !text) || (dict_len && !dict))
@@ -936,7 +937,7 @@ uint64_t prb_next_reserve_seq(struct prb *rb)
 	return prb_first_seq(rb);
 }
 
-bool prb_is_newest(struct prb *rb, uint64_t seq)
+PK_HOT bool prb_is_newest(struct prb *rb, uint64_t seq)
 {
 	return w_id(pk_load_acquire(&rb->hdr->head)) == seq_to_id(rb, seq);
 }

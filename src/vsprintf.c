@@ -571,7 +571,7 @@ static void put_number(struct sink *s, const struct spec *sp, const char *pre, s
 }
 
 /* conv is one of d i u o x X b B, or p for a non-NULL pointer. */
-static void fmt_integer(struct sink *s, const struct spec *sp, unsigned long long v, bool neg)
+PK_HOT static void fmt_integer(struct sink *s, const struct spec *sp, unsigned long long v, bool neg)
 {
 	char buf[72];
 	char *end = buf + sizeof(buf);
@@ -1734,7 +1734,7 @@ static void put_unknown(struct sink *s, const struct spec *sp)
  * RUN_POSITIONAL as soon as a conversion numbers its arguments, before
  * consuming anything for it, so the caller can start over.
  */
-static int run(struct sink *s, const char *fmt, struct fargs *a, int depth)
+PK_HOT static int run(struct sink *s, const char *fmt, struct fargs *a, int depth)
 {
 	const char *f = fmt;
 	/* Has glibc left its fast path for its positional code? (glibc_slow_spec) */
@@ -2017,7 +2017,7 @@ static PK_NOINLINE int run_positional(struct sink *s, const char *fmt, va_list a
 }
 
 /* Never consumes ap itself: the caller's (or a %pV's) list stays intact. */
-static int format_into(struct sink *s, const char *fmt, va_list ap, int depth)
+PK_HOT static int format_into(struct sink *s, const char *fmt, va_list ap, int depth)
 {
 	size_t start = s->len;
 	struct fargs a;
@@ -2064,7 +2064,7 @@ int pk_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 	return do_format(buf, size, fmt, ap, &stored, NULL);
 }
 
-int pk_vsnprintf_last(char *buf, size_t size, char *last, const char *fmt, va_list ap)
+PK_HOT int pk_vsnprintf_last(char *buf, size_t size, char *last, const char *fmt, va_list ap)
 {
 	size_t stored;
 

@@ -11,12 +11,18 @@
  *   - bad arguments; pk_console_destroy; /dev/null; the stderr console;
  *   - as the only console (printk's one-write path): exact bytes in a file;
  *     /dev/full disabled after 3 failed writes; a write cut short by a file
- *     size limit finished or reported by the console's own write.
+ *     size limit finished or reported by the console's own write; a signal
+ *     handler printing as that write returns is printed by the same printk;
+ *     two
+ *     threads and a signal handler printing at once: every line once, in
+ *     order, none torn.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -565,6 +571,206 @@ static void test_short_write(void **state)
 	unlink(path);
 }
 
+/*
+ * A signal handler that prints right after printk's own write(2) returns,
+ * before printk lets go of the console (C5 in console.c): its record must
+ * be on the console when that printk returns, not left for a later one.
+ * The write is made to fail with EFBIG by a file size limit, which makes the
+ * kernel send SIGXFSZ: the handler runs just as the system call returns. It
+ * lifts the limit and prints; the console's own write then finishes the line.
+ */
+static void on_xfsz(int sig)
+{
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+
+	(void)sig;
+	setrlimit(RLIMIT_FSIZE, &rl);
+	printk("H\n");
+}
+
+static int signal_in_write_child(void *arg)
+{
+	const char *path = arg;
+	struct console *con;
+	struct sigaction sa = { .sa_handler = on_xfsz };
+	struct rlimit rl = { 5, RLIM_INFINITY };
+
+	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
+	CHILD_CHECK(pk_console_file_create(&con, path) == 0);
+	CHILD_CHECK(pk_register_console(con) == 0);
+	pk_set_printk_time(0);
+	sigemptyset(&sa.sa_mask);
+	CHILD_CHECK(sigaction(SIGXFSZ, &sa, NULL) == 0);
+	pr_info("fill\n"); /* 5 bytes: the file is at its limit now */
+	CHILD_CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+	pr_info("line\n");
+	CHILD_CHECK(con->flags & PK_CON_ENABLED);
+	return 0;
+}
+
+static void test_signal_inside_one_write(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/pk_console_fd_xfsz_XXXXXX";
+	int fd = mkstemp(path);
+	struct child_result res;
+
+	assert_true(fd >= 0);
+	close(fd);
+	run_child(signal_in_write_child, path, 5000, &res);
+	assert_true(res.exited);
+	assert_string_equal(res.out, "");
+	assert_int_equal(res.status, 0);
+	/* No pr_flush() in the child: this is what printk itself printed. */
+	assert_string_equal(slurp(path), "fill\nline\nH\n");
+	child_result_free(&res);
+	unlink(path);
+}
+
+/*
+ * The one-write path under fire: the only console is a file, two threads
+ * print numbered lines and a third keeps interrupting the first with a
+ * signal whose handler prints too. printk hands its line to the caller's
+ * own write(2) while holding the console lock (C5 in console.c); records
+ * stored meanwhile (the other thread's, the handler's) must be printed by
+ * the holder or their storer: the file holds every line exactly once, each
+ * source's lines in order, none torn.
+ */
+#define STORM_LINES 20000
+
+static atomic_int storm_stop, storm_handled;
+static pthread_t storm_victim;
+
+static void on_storm_signal(int sig)
+{
+	(void)sig;
+	printk("H%d\n", atomic_fetch_add(&storm_handled, 1));
+}
+
+static void *storm_printer(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < STORM_LINES; i++)
+		pr_info("B%d\n", i);
+	return NULL;
+}
+
+/* One signal at a time, each after the last was handled, with a pause that
+ * varies where the next one lands. (A handler that prints faster than the
+ * interrupted holder can print keeps it printing for ever.) */
+static void *storm_signaller(void *arg)
+{
+	(void)arg;
+	unsigned spin = 1;
+
+	while (!atomic_load(&storm_stop)) {
+		int before = atomic_load(&storm_handled);
+
+		pthread_kill(storm_victim, SIGUSR1);
+		while (atomic_load(&storm_handled) == before && !atomic_load(&storm_stop))
+			;
+		spin = spin * 1103515245u + 12345u;
+		for (volatile unsigned i = 0; i < 2000 + (spin >> 16) % 20000; i++)
+			;
+	}
+	return NULL;
+}
+
+/* Lines "<letter><n>": each letter's numbers must run 0, 1, 2, ... */
+static int check_storm_lines(const char *buf, size_t len, int *next_a, int *next_b, int *next_h)
+{
+	size_t start = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (buf[i] != '\n')
+			continue;
+
+		char letter = buf[start], *end;
+		long n = strtol(buf + start + 1, &end, 10);
+		int *next = letter == 'A' ? next_a : letter == 'B' ? next_b : letter == 'H' ? next_h : NULL;
+
+		if (!next || end != buf + i || n != *next) {
+			dprintf(2, "unexpected line at byte %zu: \"%.*s\"\n", start, (int)(i - start), buf + start);
+			return 0;
+		}
+		++*next;
+		start = i + 1;
+	}
+	return start == len;
+}
+
+static int storm_child(void *arg)
+{
+	const char *path = arg;
+	struct console *con;
+	struct sigaction sa = { .sa_handler = on_storm_signal };
+	pthread_t printer_thread, signal_thread;
+
+	/* A fresh log big enough for every line: a holder that is preempted
+	 * while the others print must not see records overwritten (that would
+	 * be a "** N printk messages dropped **" line, rightly). */
+	pk_printk_exit();
+	CHILD_CHECK(pk_set_log_buf_len(16 << 20) == 0);
+	pk_unregister_console(pk_console_stderr());
+	CHILD_CHECK(pk_console_file_create(&con, path) == 0);
+	CHILD_CHECK(pk_register_console(con) == 0);
+	pk_set_printk_time(0);
+	sigemptyset(&sa.sa_mask);
+	CHILD_CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
+	storm_victim = pthread_self();
+	CHILD_CHECK(pthread_create(&signal_thread, NULL, storm_signaller, NULL) == 0);
+	CHILD_CHECK(pthread_create(&printer_thread, NULL, storm_printer, NULL) == 0);
+	for (int i = 0; i < STORM_LINES; i++)
+		pr_info("A%d\n", i);
+	atomic_store(&storm_stop, 1);
+	pthread_join(signal_thread, NULL);
+	pthread_join(printer_thread, NULL);
+	CHILD_CHECK(pr_flush(2000, 0) == 1);
+
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t size = (size_t)STORM_LINES * 2 * 8 + (size_t)atomic_load(&storm_handled) * 8 + 1;
+	char *buf = malloc(size);
+	int a = 0, b = 0, h = 0;
+
+	CHILD_CHECK(fd >= 0 && buf);
+
+	size_t len = read_all(fd, buf, size);
+
+	close(fd);
+	CHILD_CHECK(check_storm_lines(buf, len, &a, &b, &h));
+	free(buf);
+	dprintf(1, "%d %d %d %d\n", a, b, h, atomic_load(&storm_handled));
+	return 0;
+}
+
+static void test_one_write_storm(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/pk_console_fd_storm_XXXXXX";
+	int fd = mkstemp(path);
+	struct child_result res;
+	int a, b, h, handled;
+
+	assert_true(fd >= 0);
+	close(fd);
+	run_child(storm_child, path, 60000, &res);
+	if (!res.exited)
+		print_message("signaled %d (signal %d), timed out %d: %s\n", res.signaled, res.sig, res.timed_out,
+			      res.out);
+	assert_true(res.exited);
+	if (res.status)
+		print_message("%s", res.out);
+	assert_int_equal(res.status, 0);
+	assert_int_equal(sscanf(res.out, "%d %d %d %d", &a, &b, &h, &handled), 4);
+	print_message("%d signals handled\n", handled);
+	assert_int_equal(a, STORM_LINES);
+	assert_int_equal(b, STORM_LINES);
+	assert_int_equal(h, handled);
+	assert_true(handled > 0);
+	child_result_free(&res);
+	unlink(path);
+}
+
 static int stderr_child(void *arg)
 {
 	(void)arg;
@@ -606,6 +812,8 @@ int main(void)
 						teardown_capture),
 		cmocka_unit_test_setup_teardown(test_dev_full, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_short_write, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_signal_inside_one_write, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_one_write_storm, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_stderr_console, setup_capture, teardown_capture),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
