@@ -1003,13 +1003,20 @@ static bool copy_record(struct prb *rb, uint64_t id, struct prb_record *r)
  * state read @v1 before the copy, the copy is whole if the state has not
  * changed and the tail has not passed @id.
  */
-static bool copy_intact(struct prb *rb, uint64_t id, uint64_t v1)
+static inline bool copy_intact_raw(pk_a64 *state, uint64_t raw1, pk_a64 *tail, uint64_t id)
 {
 	pk_fence_acquire(); /* P3 */
-	uint64_t t2 = pk_load_relaxed(&rb->hdr->tail);
-	uint64_t v2 = ST_LOAD(rb, id, load_relaxed_fn);
+	uint64_t t2 = pk_load_relaxed(tail);
 
-	return v2 == v1 && ((id - w_id(t2)) & ID_MASK) < ID_HALF;
+	return pk_load_relaxed(state) == raw1 && ((id - w_id(t2)) & ID_MASK) < ID_HALF;
+}
+
+/* The same with the decoded state; the addresses are taken first, as the
+ * fence (and a copy through a char pointer) makes the compiler reload
+ * whatever it reads from @rb after them. */
+static inline bool copy_intact(struct prb *rb, uint64_t id, uint64_t v1)
+{
+	return copy_intact_raw(&slot(rb, id)[D_STATE], v1 ^ state_key(rb, id), &rb->hdr->tail, id);
 }
 
 /*
@@ -1037,14 +1044,17 @@ static bool read_fast(struct prb *rb, uint64_t seq, struct prb_record *r)
 /*
  * A bulk reader's record: only the text, copied word by word straight to
  * where the caller formats it, with the same post-check as read_fast(). The
- * words past the text belong to the same block (blocks are whole 16-byte
- * units), so copying whole words never reads outside it.
+ * bytes past the text up to the next 16-byte unit belong to the same block
+ * (blocks are whole units), so copying whole units never reads outside it.
  */
+_Static_assert((PRB_TEXT_MAX + 15) / 16 * 16 <= PRB_TEXT_MAX + 8, "prb_read_text() stays in its promised room");
+
 int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst)
 {
 	uint64_t id = seq_to_id(rb, seq);
-	pk_a64 *d = slot(rb, id);
-	uint64_t v1 = ST_LOAD(rb, id, load_acquire_fn); /* P2 */
+	pk_a64 *d = slot(rb, id), *tail = &rb->hdr->tail;
+	uint64_t raw1 = pk_load_acquire(&d[D_STATE]); /* P2 */
+	uint64_t v1 = raw1 ^ state_key(rb, id);
 
 	if (st_id(v1) != id || st_state(v1) != ST_FINAL)
 		return -EAGAIN;
@@ -1060,12 +1070,16 @@ int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst)
 
 	pk_a64 *words = block_words(rb, ext & 0xffffffffu);
 
-	for (size_t i = 0; i < (tl + 7) / 8; i++) {
-		uint64_t w = pk_load_relaxed(&words[i]);
+	/* Whole 16-byte units, two words at a time: at most 1024 bytes for
+	 * the longest text, inside the block and inside @dst. */
+	for (size_t i = 0; i < (tl + 15) / 16 * 2; i += 2) {
+		uint64_t w0 = pk_load_relaxed(&words[i]);
+		uint64_t w1 = pk_load_relaxed(&words[i + 1]);
 
-		memcpy(dst + 8 * i, &w, 8);
+		memcpy(dst + 8 * i, &w0, 8);
+		memcpy(dst + 8 * i + 8, &w1, 8);
 	}
-	if (!copy_intact(rb, id, v1) || s != seq)
+	if (!copy_intact_raw(&d[D_STATE], raw1, tail, id) || s != seq)
 		return -EAGAIN;
 	*ts_nsec = ts;
 	return (int)tl;

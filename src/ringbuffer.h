@@ -211,7 +211,8 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
  * The fast path of a reader that dumps many records and needs only their
  * text and time (udmesg): if the record @seq is finalized and in the ring,
  * copy its text to @dst, which must have room for PRB_TEXT_MAX + 8 bytes
- * (whole words are copied; nothing is NUL-terminated), set *@ts_nsec and
+ * (whole 16-byte units are copied, at most 1024 bytes; nothing is
+ * NUL-terminated), set *@ts_nsec and
  * return the text length. -EAGAIN in every other case (not written yet,
  * open, overwritten, a hole, a racing writer, bad geometry): prb_read() then
  * sorts it out.

@@ -31,6 +31,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "hints.h"
+#include "ringbuffer.h"
 #include "textfmt.h"
 #include "udmesg.h"
 
@@ -693,10 +695,8 @@ static size_t sec_part(uint64_t sec)
  * returns the end. Fixed-size copies only: the prefix is written straight
  * into the output, next to text already there.
  */
-static char *fmt_prefix(char *p, uint64_t sec, uint32_t usec)
+static inline char *fmt_prefix_n(char *p, size_t n, uint32_t usec)
 {
-	size_t n = sec_part(sec);
-
 	if (n <= 8) {
 		memcpy(p, sec_str, 4);
 		memcpy(p + n - 4, sec_str + n - 4, 4);
@@ -714,6 +714,11 @@ static char *fmt_prefix(char *p, uint64_t sec, uint32_t usec)
 	return p + 8;
 }
 
+static char *fmt_prefix(char *p, uint64_t sec, uint32_t usec)
+{
+	return fmt_prefix_n(p, sec_part(sec), usec);
+}
+
 bool ud_fast_path(const struct ud_ctl *ctl)
 {
 	return !ctl->raw && !ctl->decode && !ctl->color && !ctl->force_prefix && !ctl->json &&
@@ -724,7 +729,7 @@ bool ud_fast_path(const struct ud_ctl *ctl)
 /*
  * Offset of the first byte of @text[0, @len) dmesg would escape (a control
  * character or DEL; bytes >= 0x80 take the careful path too), or @len.
- * With SSE2 it reads whole 16-byte blocks: @text must have 16 readable
+ * With SSE2 it reads whole 32-byte blocks: @text must have 32 readable
  * bytes after @len.
  */
 static size_t plain_prefix_len(const char *text, size_t len)
@@ -732,15 +737,20 @@ static size_t plain_prefix_len(const char *text, size_t len)
 #ifdef __SSE2__
 	const __m128i space = _mm_set1_epi8(0x20), del = _mm_set1_epi8(0x7f);
 
-	for (size_t i = 0;; i += 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(text + i));
-		unsigned bad = (unsigned)_mm_movemask_epi8(
-			_mm_or_si128(_mm_cmplt_epi8(v, space), _mm_cmpeq_epi8(v, del)));
+	/* 32 bytes a round: records are mostly longer than 16. */
+	for (size_t i = 0;; i += 32) {
+		__m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)(text + i));
+		__m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(text + i + 16));
+		uint64_t bad = (uint32_t)_mm_movemask_epi8(
+				       _mm_or_si128(_mm_cmplt_epi8(v0, space), _mm_cmpeq_epi8(v0, del))) |
+			       (uint64_t)(uint32_t)_mm_movemask_epi8(
+				       _mm_or_si128(_mm_cmplt_epi8(v1, space), _mm_cmpeq_epi8(v1, del)))
+				       << 16;
 
-		if (len - i < 16)
-			bad |= 1u << (len - i); /* stop at the end */
+		if (len - i < 32)
+			bad |= UINT64_C(1) << (len - i); /* stop at the end */
 		if (bad) {
-			size_t n = i + (size_t)__builtin_ctz(bad);
+			size_t n = i + (size_t)__builtin_ctzll(bad);
 
 			return n < len ? n : len;
 		}
@@ -753,13 +763,36 @@ static size_t plain_prefix_len(const char *text, size_t len)
 /* Length of this thread's last time prefix: where the next text goes. */
 static _Thread_local size_t fast_prefix_len = 15; /* "[%5lu.%06lu] " */
 
-char *ud_fast_text_slot(void)
+/*
+ * Room for one line of the fast path: the prefix, a whole record's text
+ * copied in 16-byte units (at most 1024 bytes) and the 32 bytes
+ * plain_prefix_len() may read past it. The text goes fast_prefix_len bytes
+ * into it, where the line's prefix most likely ends; fast_finish() moves
+ * it when the prefix turns out longer or shorter.
+ */
+#define UD_FAST_ROOM 1152
+
+static char *fast_text_slot(void)
 {
 	out_room(UD_FAST_ROOM);
 	return ob->buf + ob->len + fast_prefix_len;
 }
 
-void ud_fast_finish(const struct ud_ctl *ctl, uint64_t ts_nsec, char *text, size_t len)
+/* The escaping tail of fast_finish(): the text from byte @i on. */
+static PK_NOINLINE void fast_finish_escaped(const struct ud_ctl *ctl, const char *text, size_t i, size_t len,
+					    size_t plen)
+{
+	/* It moves, so it must leave the buffer first. */
+	char rest[UD_FAST_ROOM];
+
+	memcpy(rest, text + i, len - i);
+	rest[len - i] = '\0'; /* safe_write looks one byte past the end */
+	ob->len += plen + i;
+	safe_write(ctl, rest, len - i, (int)plen);
+	out_putc('\n');
+}
+
+static PK_ALWAYS_INLINE void fast_finish(const struct ud_ctl *ctl, uint64_t ts_nsec, char *text, size_t len)
 {
 	char *start = ob->buf + ob->len;
 	size_t plen, i;
@@ -770,38 +803,47 @@ void ud_fast_finish(const struct ud_ctl *ctl, uint64_t ts_nsec, char *text, size
 		return;
 	}
 	uint64_t sec = ts_nsec / 1000000000u;
+	uint32_t usec = (uint32_t)(ts_nsec / 1000u - sec * 1000000u);
+	size_t n = sec_part(sec);
 
-	plen = sec_part(sec) + 8;
-	if (plen != fast_prefix_len) {
+	plen = n + 8;
+	if (PK_UNLIKELY(plen != fast_prefix_len)) {
 		/* The seconds grew a digit (or the first guess was wrong). */
 		memmove(start + plen, text, len);
 		text = start + plen;
 		fast_prefix_len = plen;
 	}
-	fmt_prefix(start, sec, (uint32_t)(ts_nsec % 1000000000u / 1000u));
+	fmt_prefix_n(start, n, usec);
 	i = plain_prefix_len(text, len);
-	if (i == len) {
+	if (PK_LIKELY(i == len)) {
 		text[len] = '\n';
 		ob->len += plen + len + 1;
 		return;
 	}
+	fast_finish_escaped(ctl, text, i, len, plen);
+}
 
-	/* Escape the rest: it moves, so it must leave the buffer first. */
-	char rest[UD_FAST_ROOM];
+uint64_t ud_fast_run(const struct ud_ctl *ctl, struct prb *rb, uint64_t seq, uint64_t end)
+{
+	for (; seq < end; seq++) {
+		uint64_t ts;
 
-	memcpy(rest, text + i, len - i);
-	rest[len - i] = '\0'; /* safe_write looks one byte past the end */
-	ob->len += plen + i;
-	safe_write(ctl, rest, len - i, (int)plen);
-	out_putc('\n');
+		char *text = fast_text_slot();
+		int len = prb_read_text(rb, seq, &ts, text);
+
+		if (len < 0)
+			break;
+		fast_finish(ctl, ts, text, (size_t)len);
+	}
+	return seq;
 }
 
 void ud_print_fast(const struct ud_ctl *ctl, uint64_t ts_nsec, const char *text, size_t len)
 {
-	char *dst = ud_fast_text_slot();
+	char *dst = fast_text_slot();
 
 	memcpy(dst, text, len);
-	ud_fast_finish(ctl, ts_nsec, dst, len);
+	fast_finish(ctl, ts_nsec, dst, len);
 }
 
 void ud_print_record(struct ud_ctl *ctl, const struct urec *rec)

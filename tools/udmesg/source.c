@@ -528,21 +528,6 @@ static void set_log_time_base(struct ud_ctl *ctl, struct pk_log *log)
  * ring into the output buffer; *@seq moves past them. Anything else (a gap,
  * an open or unfinished record, a racing writer) is left to prb_read().
  */
-static void print_fast_run(const struct ud_ctl *ctl, struct prb *rb, uint64_t *seq, uint64_t end)
-{
-	uint64_t s = *seq, ts;
-
-	for (; s < end; s++) {
-		char *text = ud_fast_text_slot();
-		int len = prb_read_text(rb, s, &ts, text);
-
-		if (len < 0)
-			break;
-		ud_fast_finish(ctl, ts, text, (size_t)len);
-	}
-	*seq = s;
-}
-
 /*
  * Dumping a large log in the default format: threads (one per CPU, at most
  * four) read and format chunks of records into private buffers; the main
@@ -583,7 +568,7 @@ static uint64_t dump_chunk(struct dump *d, size_t i, struct outbuf *b)
 
 	out_capture_begin(b);
 	for (;;) {
-		print_fast_run(d->ctl, d->rb, &seq, end);
+		seq = ud_fast_run(d->ctl, d->rb, seq, end);
 		if (seq >= end)
 			break;
 		if (prb_read(d->rb, seq, &rec, 0) != 0) {
@@ -672,6 +657,46 @@ static int dump_threads(void)
 	return n < 1 ? 1 : n;
 }
 
+/*
+ * Where the dump workers run: each on an allowed CPU other than the one the
+ * main thread is on, in turn. Left to the scheduler, a new thread may
+ * start on its creator's CPU and stay there for a few ms of a dump that
+ * takes 15 (a 64 MiB log on 2 CPUs, 14 runs each: median 16.4 ms unpinned,
+ * 14.1 pinned). Nothing is pinned when we cannot tell the CPUs or there is
+ * no other one.
+ */
+struct worker_cpus {
+	cpu_set_t allowed;
+	int main_cpu, next, count;
+};
+
+static void worker_cpus_init(struct worker_cpus *w)
+{
+	w->main_cpu = sched_getcpu();
+	w->next = 0;
+	w->count = 0;
+	if (w->main_cpu >= 0 && sched_getaffinity(0, sizeof(w->allowed), &w->allowed) == 0)
+		w->count = CPU_COUNT(&w->allowed) - (CPU_ISSET(w->main_cpu, &w->allowed) ? 1 : 0);
+}
+
+/* The next worker's CPU into @one; false: leave the worker unpinned. */
+static bool worker_cpus_next(struct worker_cpus *w, cpu_set_t *one)
+{
+	if (w->count < 1)
+		return false;
+	for (int tries = 0; tries < CPU_SETSIZE; tries++) {
+		int cpu = w->next;
+
+		w->next = (w->next + 1) % CPU_SETSIZE;
+		if (CPU_ISSET(cpu, &w->allowed) && cpu != w->main_cpu) {
+			CPU_ZERO(one);
+			CPU_SET(cpu, one);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Print the finalized records from *@seq on in parallel; *@seq moves past them. */
 static void dump_parallel(const struct ud_ctl *ctl, struct prb *rb, uint64_t *seq)
 {
@@ -701,9 +726,21 @@ static void dump_parallel(const struct ud_ctl *ctl, struct prb *rb, uint64_t *se
 
 	pthread_mutex_init(&d.lock, NULL);
 	pthread_cond_init(&d.cond, NULL);
-	for (int i = 1; i < nthreads; i++)
-		if (pthread_create(&tids[started], NULL, dump_worker, &d) == 0)
+
+	struct worker_cpus cpus;
+
+	worker_cpus_init(&cpus);
+	for (int i = 1; i < nthreads; i++) {
+		pthread_attr_t attr;
+		cpu_set_t one;
+
+		pthread_attr_init(&attr);
+		if (worker_cpus_next(&cpus, &one))
+			pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+		if (pthread_create(&tids[started], &attr, dump_worker, &d) == 0)
 			started++;
+		pthread_attr_destroy(&attr);
+	}
 	dump_loop(&d, true);
 	for (int i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
@@ -758,7 +795,7 @@ int ud_read_log(struct ud_ctl *ctl)
 	init_rec(&u);
 	while (!stop_signal) {
 		if (fast)
-			print_fast_run(ctl, rb, &seq, UINT64_MAX);
+			seq = ud_fast_run(ctl, rb, seq, UINT64_MAX);
 
 		int err = prb_read(rb, seq, &rec, partial ? PRB_READ_UNFINALIZED : 0);
 

@@ -145,18 +145,15 @@ void ud_print_record(struct ud_ctl *ctl, const struct urec *rec);
 bool ud_fast_path(const struct ud_ctl *ctl);
 void ud_print_fast(const struct ud_ctl *ctl, uint64_t ts_nsec, const char *text, size_t len);
 /*
- * The same without copying the text twice: ud_fast_text_slot() returns where
- * the next line's text goes in the output buffer (after room for the prefix
- * it expects), with UD_FAST_ROOM - 64 bytes free there: a whole record's
- * text copied in 8-byte words plus the 16 bytes the scan may read past it.
- * The caller puts the text there and calls ud_fast_finish(), which adds the
- * prefix, escapes what needs it and ends the line; until then nothing is
- * written, so a caller may also give up. Nothing else may write to the
- * output in between.
+ * The same straight from a libprintk ring, records @seq up to @end: each
+ * record's text is copied once, by prb_read_text(), into the output buffer
+ * where its line goes, and the prefix is written in front of it. Stops at
+ * the first record prb_read_text() does not return (not written yet, open,
+ * overwritten, ...: prb_read() sorts those out) and returns its seq, or
+ * @end.
  */
-#define UD_FAST_ROOM 1152
-char *ud_fast_text_slot(void);
-void ud_fast_finish(const struct ud_ctl *ctl, uint64_t ts_nsec, char *text, size_t len);
+struct prb;
+uint64_t ud_fast_run(const struct ud_ctl *ctl, struct prb *rb, uint64_t seq, uint64_t end);
 void ud_print_raw_buffer(struct ud_ctl *ctl, const char *buf, size_t size);
 void ud_print_kmsg(struct ud_ctl *ctl, const struct urec *rec);
 void ud_output_finish(struct ud_ctl *ctl);
