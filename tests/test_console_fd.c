@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -456,6 +457,35 @@ static void test_dev_null(void **state)
 	close(fd);
 }
 
+/* A child that prints to a file console: the file, and how the child ended. */
+struct file_child {
+	char path[64];
+	struct child_result res;
+};
+
+/* Run @fn(path of a fresh empty file) in a child; it must exit with 0. */
+static void run_file_child(struct file_child *fc, int (*fn)(void *), int timeout_ms)
+{
+	snprintf(fc->path, sizeof(fc->path), "/tmp/pk_console_fd_XXXXXX");
+
+	int fd = mkstemp(fc->path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	run_child(fn, fc->path, timeout_ms, &fc->res);
+	if (!fc->res.exited || fc->res.status)
+		print_message("child: exited %d, status %d, signal %d, timed out %d: %s\n", fc->res.exited,
+			      fc->res.status, fc->res.sig, fc->res.timed_out, fc->res.out);
+	assert_true(fc->res.exited);
+	assert_int_equal(fc->res.status, 0);
+}
+
+static void file_child_done(struct file_child *fc)
+{
+	child_result_free(&fc->res);
+	unlink(fc->path);
+}
+
 /*
  * The only console, an fd on a file or device: printk writes the line itself
  * with one write(2) (the fast path in console.c), and hands a short or failed
@@ -482,18 +512,11 @@ static int only_file_console_child(void *arg)
 static void test_only_console_one_write(void **state)
 {
 	(void)state;
-	char path[] = "/tmp/pk_console_fd_only_XXXXXX";
-	int fd = mkstemp(path);
-	struct child_result res;
+	struct file_child fc;
 
-	assert_true(fd >= 0);
-	close(fd);
-	run_child(only_file_console_child, path, 5000, &res);
-	assert_true(res.exited);
-	assert_int_equal(res.status, 0);
-	assert_string_equal(slurp(path), "first line\nsecond 2\nan open line goes on\nlast\n");
-	child_result_free(&res);
-	unlink(path);
+	run_file_child(&fc, only_file_console_child, 5000);
+	assert_string_equal(slurp(fc.path), "first line\nsecond 2\nan open line goes on\nlast\n");
+	file_child_done(&fc);
 }
 
 /* /dev/full: every write fails with ENOSPC; after 3 the console is disabled
@@ -557,18 +580,11 @@ static int short_write_child(void *arg)
 static void test_short_write(void **state)
 {
 	(void)state;
-	char path[] = "/tmp/pk_console_fd_short_XXXXXX";
-	int fd = mkstemp(path);
-	struct child_result res;
+	struct file_child fc;
 
-	assert_true(fd >= 0);
-	close(fd);
-	run_child(short_write_child, path, 5000, &res);
-	assert_true(res.exited);
-	assert_int_equal(res.status, 0);
-	assert_string_equal(slurp(path), "0123456789abcdefghij\nABCDEFGHIJKLMNOPQRS");
-	child_result_free(&res);
-	unlink(path);
+	run_file_child(&fc, short_write_child, 5000);
+	assert_string_equal(slurp(fc.path), "0123456789abcdefghij\nABCDEFGHIJKLMNOPQRS");
+	file_child_done(&fc);
 }
 
 /*
@@ -611,20 +627,13 @@ static int signal_in_write_child(void *arg)
 static void test_signal_inside_one_write(void **state)
 {
 	(void)state;
-	char path[] = "/tmp/pk_console_fd_xfsz_XXXXXX";
-	int fd = mkstemp(path);
-	struct child_result res;
+	struct file_child fc;
 
-	assert_true(fd >= 0);
-	close(fd);
-	run_child(signal_in_write_child, path, 5000, &res);
-	assert_true(res.exited);
-	assert_string_equal(res.out, "");
-	assert_int_equal(res.status, 0);
+	run_file_child(&fc, signal_in_write_child, 5000);
+	assert_string_equal(fc.res.out, "");
 	/* No pr_flush() in the child: this is what printk itself printed. */
-	assert_string_equal(slurp(path), "fill\nline\nH\n");
-	child_result_free(&res);
-	unlink(path);
+	assert_string_equal(slurp(fc.path), "fill\nline\nH\n");
+	file_child_done(&fc);
 }
 
 /*
@@ -728,6 +737,10 @@ static int storm_child(void *arg)
 	CHILD_CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
 	storm_victim = pthread_self();
 	CHILD_CHECK(pthread_create(&signal_thread, NULL, storm_signaller, NULL) == 0);
+	/* On a loaded machine the signaller may not run before the lines are
+	 * done: start once its first signal was handled. */
+	while (atomic_load(&storm_handled) == 0)
+		sched_yield();
 	CHILD_CHECK(pthread_create(&printer_thread, NULL, storm_printer, NULL) == 0);
 	for (int i = 0; i < STORM_LINES; i++)
 		pr_info("A%d\n", i);
@@ -755,29 +768,17 @@ static int storm_child(void *arg)
 static void test_one_write_storm(void **state)
 {
 	(void)state;
-	char path[] = "/tmp/pk_console_fd_storm_XXXXXX";
-	int fd = mkstemp(path);
-	struct child_result res;
+	struct file_child fc;
 	int a, b, h, handled;
 
-	assert_true(fd >= 0);
-	close(fd);
-	run_child(storm_child, path, 60000, &res);
-	if (!res.exited)
-		print_message("signaled %d (signal %d), timed out %d: %s\n", res.signaled, res.sig, res.timed_out,
-			      res.out);
-	assert_true(res.exited);
-	if (res.status)
-		print_message("%s", res.out);
-	assert_int_equal(res.status, 0);
-	assert_int_equal(sscanf(res.out, "%d %d %d %d", &a, &b, &h, &handled), 4);
+	run_file_child(&fc, storm_child, 60000);
+	assert_int_equal(sscanf(fc.res.out, "%d %d %d %d", &a, &b, &h, &handled), 4);
 	print_message("%d signals handled\n", handled);
 	assert_int_equal(a, STORM_LINES);
 	assert_int_equal(b, STORM_LINES);
 	assert_int_equal(h, handled);
 	assert_true(handled > 0);
-	child_result_free(&res);
-	unlink(path);
+	file_child_done(&fc);
 }
 
 static int stderr_child(void *arg)
