@@ -34,9 +34,9 @@
  *      two sees the other. None is skipped, none printed twice.
  *   C3 printk from inside a console write only stores: the record is printed
  *      after the write returns, followed by "BUG: recent printk recursion!".
- *   C4 Nothing the holder calls is a cancellation point: a console's write
- *      and reopen run with cancellation held off, the one-write path is the
- *      raw system call. A cancelled thread never keeps the lock.
+ *   C4 Nothing the holder calls is a cancellation point: a console's write,
+ *      reopen and release run with cancellation held off, the one-write path
+ *      is the raw system call. A cancelled thread never keeps the lock.
  *      A signal handler that prints while the write runs is not recursion and
  *      gets no notice (told apart by the signal mask, base_mask below).
  *   C5 The one-write path may hand its write to printk itself: between
@@ -938,6 +938,10 @@ void pk_console_shutdown(struct prb *rb, int release)
 		}
 	}
 	if (release) {
+		int state, ignored;
+
+		/* C4: a release may close(2), a cancellation point. */
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
 		while (console_list) {
 			struct console *con = console_list;
 
@@ -947,6 +951,7 @@ void pk_console_shutdown(struct prb *rb, int release)
 			if (con->release)
 				con->release(con);
 		}
+		pthread_setcancelstate(state, &ignored);
 	}
 	console_unlock_raw();
 }

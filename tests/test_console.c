@@ -15,6 +15,8 @@
  *   - pk_console_reopen without a reopen callback; a console disabled and
  *     reopened prints what it missed; pr_flush, also with a
  *     console stuck in a write (timeout, then caught up);
+ *   - a thread cancelled inside a console's write or release: the console
+ *     lock is let go, the cancel acts afterwards;
  *   - 4 threads and a slow console: every record exactly once, in order,
  *     and a printk that finds the console busy does not wait;
  *   - PK_CON_COLOR: dmesg --color's escape sequences.
@@ -708,6 +710,62 @@ static void test_cancel_inside_console_write(void **state)
 			    "printed by a thread about to be cancelled\nafter the cancel\n");
 }
 
+/* The same inside a console's release, which pk_printk_exit() calls
+ * holding the console lock: the release finishes, the lock is let go. In a
+ * child: without that, registering the next console waits for ever. */
+static atomic_int cancel_in_release;
+
+static void slow_cancellable_release(struct console *con)
+{
+	(void)con;
+	atomic_store(&cancel_in_release, 1);
+	usleep(50 * 1000); /* a cancellation point */
+}
+
+static void *cancelled_exiter(void *arg)
+{
+	(void)arg;
+	pk_printk_exit();
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int cancel_in_release_child(void *arg)
+{
+	(void)arg;
+	pthread_t th;
+	void *ret;
+
+	capture_init(&cap2, "released", 0);
+	cap2.con.release = slow_cancellable_release;
+	if (pk_register_console(&cap2.con) != 0 || pthread_create(&th, NULL, cancelled_exiter, NULL) != 0)
+		return 2;
+	while (!atomic_load(&cancel_in_release))
+		usleep(1000);
+	pthread_cancel(th);
+	pthread_join(th, &ret);
+	if (ret != PTHREAD_CANCELED)
+		return 3;
+	capture_init(&cap3, "next", 0);
+	if (pk_register_console(&cap3.con) != 0)
+		return 4;
+	pr_info("after the cancel\n");
+	return strcmp(capture_text(&cap3), "after the cancel\n") == 0 ? 0 : 5;
+}
+
+static void test_cancel_inside_console_release(void **state)
+{
+	(void)state;
+	struct child_result res;
+
+	run_child(cancel_in_release_child, NULL, 5000, &res);
+	assert_false(res.timed_out);
+	assert_true(res.exited);
+	assert_int_equal(res.status, 0);
+	child_result_free(&res);
+}
+
 /* ---- several threads, a slow console ---- */
 
 #define HO_THREADS 4
@@ -936,6 +994,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reopen_and_flush, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_pr_flush_timeout, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_inside_console_write, setup_capture,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_cancel_inside_console_release, setup_capture,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_handover_slow_console, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_color, setup_capture, teardown),
