@@ -30,6 +30,7 @@
 
 #include "capture.h"
 #include "internal.h"
+#include "kmsgutil.h"
 #include "testutil.h"
 
 static struct capture cap;
@@ -57,15 +58,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static struct kmsg_file *open_or_die(int flags)
-{
-	struct kmsg_file *f = NULL;
-
-	assert_int_equal(kmsg_open(&f, flags), 0);
-	assert_non_null(f);
-	return f;
-}
-
 static struct kmsg_file *open_log_or_die(struct pk_log *log, int flags)
 {
 	struct kmsg_file *f = NULL;
@@ -75,19 +67,9 @@ static struct kmsg_file *open_log_or_die(struct pk_log *log, int flags)
 	return f;
 }
 
-static void wr(struct kmsg_file *f, const char *s)
-{
-	size_t n = strlen(s);
-
-	assert_int_equal(kmsg_write(f, s, n), (ssize_t)n);
-}
-
 static ssize_t rd(struct kmsg_file *f)
 {
-	ssize_t n = kmsg_read(f, line, sizeof(line) - 1);
-
-	line[n > 0 ? n : 0] = '\0';
-	return n;
+	return kmsg_read_str(f, line, sizeof(line));
 }
 
 /* The seq field of a line. */
@@ -142,7 +124,7 @@ static void test_open_errors(void **state)
 	assert_int_equal(kmsg_open_log(&f, log, O_RDONLY), -EPERM);
 	assert_null(f);
 	assert_int_equal(pk_set_devkmsg("ratelimit"), 0);
-	f = open_or_die(O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	f = kmsg_open_or_die(O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	kmsg_close(f);
 
 	assert_int_equal(pk_set_devkmsg(NULL), -EINVAL);
@@ -158,13 +140,13 @@ static void test_open_errors(void **state)
 static void test_open_position_and_independence(void **state)
 {
 	(void)state;
-	struct kmsg_file *w = open_or_die(O_WRONLY);
+	struct kmsg_file *w = kmsg_open_or_die(O_WRONLY);
 
-	wr(w, "one\n");
-	wr(w, "two\n");
+	kmsg_write_str(w, "one\n");
+	kmsg_write_str(w, "two\n");
 
-	struct kmsg_file *a = open_or_die(O_RDONLY | O_NONBLOCK);
-	struct kmsg_file *b = open_or_die(O_RDONLY | O_NONBLOCK);
+	struct kmsg_file *a = kmsg_open_or_die(O_RDONLY | O_NONBLOCK);
+	struct kmsg_file *b = kmsg_open_or_die(O_RDONLY | O_NONBLOCK);
 
 	assert_true(rd(a) > 0);
 	assert_string_equal(line_body(line), "one\n");
@@ -183,8 +165,8 @@ static void test_open_position_and_independence(void **state)
 static void test_ebadf(void **state)
 {
 	(void)state;
-	struct kmsg_file *r = open_or_die(O_RDONLY | O_NONBLOCK);
-	struct kmsg_file *w = open_or_die(O_WRONLY | O_NONBLOCK);
+	struct kmsg_file *r = kmsg_open_or_die(O_RDONLY | O_NONBLOCK);
+	struct kmsg_file *w = kmsg_open_or_die(O_WRONLY | O_NONBLOCK);
 
 	assert_int_equal(kmsg_write(r, "x\n", 2), -EBADF);
 	assert_int_equal(kmsg_read(w, line, sizeof(line)), -EBADF);
@@ -204,7 +186,7 @@ static void test_ebadf(void **state)
 static void test_write_limits_and_efault(void **state)
 {
 	(void)state;
-	struct kmsg_file *f = open_or_die(O_RDWR | O_NONBLOCK);
+	struct kmsg_file *f = kmsg_open_or_die(O_RDWR | O_NONBLOCK);
 	struct pk_log *log = pk_printk_log();
 	char big[1100];
 
@@ -266,7 +248,7 @@ static void test_eagain_nonblock(void **state)
 	struct kmsg_file *f = open_log_or_die(log, O_RDWR | O_NONBLOCK);
 
 	assert_int_equal(rd(f), -EAGAIN); /* empty log */
-	wr(f, "a\n");
+	kmsg_write_str(f, "a\n");
 	assert_true(rd(f) > 0);
 	assert_int_equal(rd(f), -EAGAIN);
 	assert_int_equal(kmsg_llseek(f, 0, SEEK_SET), 0);
@@ -294,8 +276,8 @@ static void test_format_caller_flag_dict(void **state)
 
 	/* caller=T<tid> only while printk_caller is on (when reading: the
 	 * kernel's CONFIG_PRINTK_CALLER); the writer's id. */
-	wr(f, "<6>plain\n");
-	wr(f, "<6>with caller\n");
+	kmsg_write_str(f, "<6>plain\n");
+	kmsg_write_str(f, "<6>with caller\n");
 	assert_int_equal(rd(f), (ssize_t)strlen("14,0,5000,-;plain\n"));
 	assert_string_equal(line, "14,0,5000,-;plain\n");
 	pk_set_printk_caller(1);
@@ -373,14 +355,14 @@ static void test_prefix_table(void **state)
 		{ "\0016soh\n", 4, 1, "\0016soh" },
 		{ " <6>late\n", 4, 1, " <6>late" },
 	};
-	struct kmsg_file *f = open_or_die(O_WRONLY);
+	struct kmsg_file *f = kmsg_open_or_die(O_WRONLY);
 	struct pk_log *log = pk_printk_log();
 	struct pk_record rec;
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		uint64_t seq = pk_log_next_seq(log);
 
-		wr(f, t[i].in);
+		kmsg_write_str(f, t[i].in);
 		assert_int_equal(pk_log_read(log, seq, &rec, 0), 0);
 		assert_int_equal(rec.seq, seq);
 		assert_string_equal(rec.text, t[i].text);
@@ -393,7 +375,7 @@ static void test_prefix_table(void **state)
 	uint64_t seq = pk_log_next_seq(log);
 
 	assert_int_equal(kmsg_write(f, "<1\0>x\n", 6), 6);
-	wr(f, "next\n");
+	kmsg_write_str(f, "next\n");
 	assert_int_equal(pk_log_read(log, seq, &rec, 0), 0);
 	assert_string_equal(rec.text, "<1");
 	assert_int_equal(rec.level, 4);
@@ -401,7 +383,7 @@ static void test_prefix_table(void **state)
 	/* default_message_loglevel applies to writes without a prefix. */
 	pk_set_default_message_loglevel(6);
 	seq = pk_log_next_seq(log);
-	wr(f, "default six\n");
+	kmsg_write_str(f, "default six\n");
 	assert_int_equal(pk_log_read(log, seq, &rec, 0), 0);
 	assert_int_equal(rec.level, 6);
 	pk_set_default_message_loglevel(4);
@@ -418,7 +400,7 @@ static void *write_from_thread(void *p)
 	struct writer_arg *a = p;
 
 	a->tid = (unsigned)syscall(SYS_gettid);
-	wr(a->f, "from a thread\n");
+	kmsg_write_str(a->f, "from a thread\n");
 	return NULL;
 }
 
@@ -432,7 +414,7 @@ static void test_writer_caller_and_consoles(void **state)
 
 	assert_int_equal(pk_log_create(&own, 4096), 0);
 
-	struct kmsg_file *logs[2] = { open_or_die(O_WRONLY), open_log_or_die(own, O_WRONLY) };
+	struct kmsg_file *logs[2] = { kmsg_open_or_die(O_WRONLY), open_log_or_die(own, O_WRONLY) };
 	struct pk_log *handles[2] = { pk_printk_log(), own };
 
 	for (int i = 0; i < 2; i++) {
@@ -455,7 +437,7 @@ static void test_writer_caller_and_consoles(void **state)
 static void test_devkmsg_off_and_on(void **state)
 {
 	(void)state;
-	struct kmsg_file *f = open_or_die(O_RDWR | O_NONBLOCK);
+	struct kmsg_file *f = kmsg_open_or_die(O_RDWR | O_NONBLOCK);
 	struct pk_log *log = pk_printk_log();
 	uint64_t seq = pk_log_next_seq(log);
 
@@ -468,7 +450,7 @@ static void test_devkmsg_off_and_on(void **state)
 	/* on (our default): nothing is dropped, no notice at close. */
 	assert_int_equal(pk_set_devkmsg("on"), 0);
 	for (int i = 0; i < 100; i++)
-		wr(f, "kept\n");
+		kmsg_write_str(f, "kept\n");
 	kmsg_close(f);
 	assert_int_equal(pk_log_next_seq(log), seq + 100);
 }
@@ -490,20 +472,20 @@ static void test_ratelimit_windows(void **state)
 
 	for (int i = 0; i < 12; i++) {
 		snprintf(msg, sizeof(msg), "w%d\n", i);
-		wr(f, msg); /* 10 stored, 2 missed; all "succeed" */
+		kmsg_write_str(f, msg); /* 10 stored, 2 missed; all "succeed" */
 	}
 	assert_int_equal(pk_log_next_seq(log), 10);
-	wr(g, "other file\n"); /* its own burst */
+	kmsg_write_str(g, "other file\n"); /* its own burst */
 	assert_int_equal(pk_log_next_seq(log), 11);
 
 	clock_now += 5000000000ull; /* exactly the interval: still the same window */
-	wr(f, "missed\n");
+	kmsg_write_str(f, "missed\n");
 	assert_int_equal(pk_log_next_seq(log), 11);
 	clock_now += 1; /* past it: a new burst */
-	wr(f, "new window\n");
+	kmsg_write_str(f, "new window\n");
 	assert_int_equal(pk_log_next_seq(log), 12);
 	for (int i = 0; i < 12; i++)
-		wr(f, "burst\n"); /* 9 more stored, 3 missed */
+		kmsg_write_str(f, "burst\n"); /* 9 more stored, 3 missed */
 	assert_int_equal(pk_log_next_seq(log), 21);
 
 	/* The notice counts every miss, across windows: 2 + 1 + 3. */
@@ -529,7 +511,7 @@ static void test_ratelimit_windows(void **state)
 	program_invocation_short_name = longname;
 	f = open_log_or_die(log, O_WRONLY);
 	for (int i = 0; i < 11; i++)
-		wr(f, "x\n");
+		kmsg_write_str(f, "x\n");
 	kmsg_close(f);
 	program_invocation_short_name = saved;
 	assert_int_equal(pk_log_read(log, pk_log_next_seq(log) - 1, &rec, 0), 0);
@@ -553,7 +535,7 @@ static void test_seek_data_clear_seq(void **state)
 	struct kmsg_file *f = open_log_or_die(log, O_RDWR | O_NONBLOCK);
 
 	for (int i = 0; i < 5; i++)
-		wr(f, "<6>r\n");
+		kmsg_write_str(f, "<6>r\n");
 	atomic_store(&pk_log_shared(log)->clear_seq, 3); /* as SYSLOG_ACTION_CLEAR would */
 	assert_int_equal(kmsg_llseek(f, 0, SEEK_DATA), 0);
 	assert_true(rd(f) > 0);
@@ -583,14 +565,14 @@ static void test_overflow_epipe_once(void **state)
 	int pfd = kmsg_poll_fd(f);
 
 	assert_true(pfd >= 0);
-	wr(f, "<6>first\n");
+	kmsg_write_str(f, "<6>first\n");
 	assert_true(rd(f) > 0);
 	assert_int_equal(line_seq(line), 0);
 	uint64_t expected = 1;
 
 	for (int i = 1; i <= 300; i++) {
 		snprintf(msg, sizeof(msg), "<6>record %03d padding padding\n", i);
-		wr(f, msg);
+		kmsg_write_str(f, msg);
 	}
 	uint64_t first = pk_log_first_seq(log);
 	uint64_t next = pk_log_next_seq(log);
@@ -657,7 +639,7 @@ static void *delayed_writer(void *p)
 
 	usleep(d->delay_ms * 1000);
 	d->when_ms = now_ms();
-	wr(d->f, d->text);
+	kmsg_write_str(d->f, d->text);
 	return NULL;
 }
 
@@ -697,19 +679,19 @@ static void test_blocking_read_woken_by_writer(void **state)
 static void test_blocking_read_woken_by_finalize(void **state)
 {
 	(void)state;
-	struct reader_arg a = { .f = open_or_die(O_RDONLY) };
-	struct kmsg_file *w = open_or_die(O_WRONLY);
+	struct reader_arg a = { .f = kmsg_open_or_die(O_RDONLY) };
+	struct kmsg_file *w = kmsg_open_or_die(O_WRONLY);
 	pthread_t rt;
 
 	assert_int_equal(kmsg_llseek(a.f, 0, SEEK_END), 0);
 	assert_int_equal(pthread_create(&rt, NULL, reader_thread, &a), 0);
 	usleep(50 * 1000);
-	wr(w, "half a line");
+	kmsg_write_str(w, "half a line");
 	usleep(200 * 1000);
 	assert_int_equal(a.done_ms, 0); /* still asleep */
 	uint64_t t = now_ms();
 
-	wr(w, "next\n");
+	kmsg_write_str(w, "next\n");
 	pthread_join(rt, NULL);
 	assert_string_equal(line_body(a.buf), "half a line\n");
 	assert_true(a.done_ms - t < 1000);
@@ -726,7 +708,7 @@ static void test_blocking_read_eintr(void **state)
 {
 	(void)state;
 	struct sigaction sa, old;
-	struct reader_arg a = { .f = open_or_die(O_RDONLY) };
+	struct reader_arg a = { .f = kmsg_open_or_die(O_RDONLY) };
 	pthread_t rt;
 
 	memset(&sa, 0, sizeof(sa));
@@ -751,7 +733,7 @@ static void test_blocking_read_eintr(void **state)
 static void test_poll_fd_readiness(void **state)
 {
 	(void)state;
-	struct kmsg_file *f = open_or_die(O_RDWR | O_NONBLOCK);
+	struct kmsg_file *f = kmsg_open_or_die(O_RDWR | O_NONBLOCK);
 	int fd = kmsg_poll_fd(f);
 
 	assert_true(fd >= 0);
@@ -759,8 +741,8 @@ static void test_poll_fd_readiness(void **state)
 	assert_false(readable(fd, 0));	       /* empty log */
 	assert_int_equal(kmsg_poll_events(f), 0);
 
-	wr(f, "one\n");
-	wr(f, "two\n");
+	kmsg_write_str(f, "one\n");
+	kmsg_write_str(f, "two\n");
 	assert_true(readable(fd, 1000));
 	assert_int_equal(kmsg_poll_events(f), POLLIN | POLLRDNORM);
 	assert_true(rd(f) > 0);
@@ -769,9 +751,9 @@ static void test_poll_fd_readiness(void **state)
 	assert_false(readable(fd, 0)); /* drained once nothing is left */
 
 	/* An open record is not available: not readable. */
-	wr(f, "open");
+	kmsg_write_str(f, "open");
 	assert_false(readable(fd, 100));
-	wr(f, "closer\n");
+	kmsg_write_str(f, "closer\n");
 	assert_true(readable(fd, 1000));
 	assert_true(rd(f) > 0);
 	assert_string_equal(line_body(line), "open\n");
@@ -785,7 +767,7 @@ static void test_poll_fd_readiness(void **state)
 	assert_false(readable(fd, 0));
 
 	/* A file that asks for its descriptor late sees the waiting records. */
-	struct kmsg_file *g = open_or_die(O_RDONLY | O_NONBLOCK);
+	struct kmsg_file *g = kmsg_open_or_die(O_RDONLY | O_NONBLOCK);
 
 	assert_true(readable(kmsg_poll_fd(g), 0));
 	kmsg_close(g);
@@ -804,24 +786,24 @@ static void test_poll_two_files_and_close(void **state)
 	int fa = kmsg_poll_fd(a), fb = kmsg_poll_fd(b);
 
 	assert_true(fa >= 0 && fb >= 0 && fa != fb);
-	wr(a, "<6>to both\n");
+	kmsg_write_str(a, "<6>to both\n");
 	assert_true(readable(fa, 1000));
 	assert_true(readable(fb, 1000));
 	assert_true(rd(a) > 0);
 	assert_false(readable(fa, 0));
 	assert_true(readable(fb, 0)); /* b has not read it */
 	kmsg_close(b);
-	wr(a, "<6>to a\n");
+	kmsg_write_str(a, "<6>to a\n");
 	assert_true(readable(fa, 1000));
 	assert_true(rd(a) > 0);
 	assert_false(readable(fa, 0));
 
 	/* A file on another log is not rung by this log's writers. */
-	struct kmsg_file *c = open_or_die(O_RDONLY | O_NONBLOCK);
+	struct kmsg_file *c = kmsg_open_or_die(O_RDONLY | O_NONBLOCK);
 	int fc = kmsg_poll_fd(c);
 
 	assert_int_equal(kmsg_llseek(c, 0, SEEK_END), 0);
-	wr(a, "<6>only a\n");
+	kmsg_write_str(a, "<6>only a\n");
 	assert_true(readable(fa, 1000));
 	assert_false(readable(fc, 50));
 	kmsg_close(c);
@@ -835,7 +817,7 @@ static void test_poll_two_files_and_close(void **state)
 	kmsg_close(d);
 	assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
 	assert_true(p[0] == fd_d || p[1] == fd_d);
-	wr(a, "<6>after close\n");
+	kmsg_write_str(a, "<6>after close\n");
 	assert_true(readable(fa, 1000));
 	assert_int_equal(read(p[0], &byte, 1), -1);
 	assert_int_equal(errno, EAGAIN);
@@ -884,7 +866,7 @@ static void *paced_writer(void *p)
 		char msg[32];
 
 		snprintf(msg, sizeof(msg), "<6>ev %d\n", i);
-		wr(epoll_writer_file, msg);
+		kmsg_write_str(epoll_writer_file, msg);
 		if (i % 20 == 0)
 			usleep(5 * 1000); /* let the reader catch up and sleep */
 	}
@@ -946,7 +928,7 @@ static void test_poll_rung_from_signal_handler(void **state)
 {
 	(void)state;
 	struct sigaction sa, old;
-	struct kmsg_file *f = open_or_die(O_RDONLY | O_NONBLOCK);
+	struct kmsg_file *f = kmsg_open_or_die(O_RDONLY | O_NONBLOCK);
 	int fd = kmsg_poll_fd(f);
 
 	memset(&sa, 0, sizeof(sa));
@@ -974,7 +956,7 @@ static void *churn_writer(void *p)
 
 	(void)p;
 	while (!atomic_load(&churn_stop))
-		wr(w, "<6>churn\n");
+		kmsg_write_str(w, "<6>churn\n");
 	kmsg_close(w);
 	return NULL;
 }

@@ -26,6 +26,7 @@
 
 #include "capture.h"
 #include "internal.h"
+#include "kmsgutil.h"
 #include "testutil.h"
 
 static struct capture cap;
@@ -63,35 +64,10 @@ static int teardown(void **state)
 	return 0;
 }
 
-static struct kmsg_file *open_or_die(int flags)
-{
-	struct kmsg_file *f = NULL;
-
-	assert_int_equal(kmsg_open(&f, flags), 0);
-	assert_non_null(f);
-	return f;
-}
-
-static void wr(struct kmsg_file *f, const char *s)
-{
-	size_t n = strlen(s);
-
-	assert_int_equal(kmsg_write(f, s, n), (ssize_t)n);
-}
-
-/* Write @len bytes that may hold NULs. */
-static void wr_bytes(struct kmsg_file *f, const char *s, size_t len)
-{
-	assert_int_equal(kmsg_write(f, s, len), (ssize_t)len);
-}
-
 /* Read one record into line[] (NUL-terminated); returns the length. */
 static ssize_t rd(struct kmsg_file *f)
 {
-	ssize_t n = kmsg_read(f, line, sizeof(line) - 1);
-
-	line[n > 0 ? n : 0] = '\0';
-	return n;
+	return kmsg_read_str(f, line, sizeof(line));
 }
 
 static int digits(unsigned long long v)
@@ -142,34 +118,34 @@ static void test_a1_prefix_decoding(void **state)
 {
 	(void)state;
 	const uint64_t d = 2241; /* the kernel's first seq; ours is 0 */
-	struct kmsg_file *r = open_or_die(O_RDONLY | O_NONBLOCK);
+	struct kmsg_file *r = kmsg_open_or_die(O_RDONLY | O_NONBLOCK);
 
 	/* First run: one file for 14 writes in ratelimit mode. */
 	assert_int_equal(pk_set_devkmsg("ratelimit"), 0);
 	program_invocation_short_name = "kx";
-	struct kmsg_file *w = open_or_die(O_WRONLY);
+	struct kmsg_file *w = kmsg_open_or_die(O_WRONLY);
 
 	at_usec(1685002351);
-	wr(w, "pkspec: A no prefix\n");
+	kmsg_write_str(w, "pkspec: A no prefix\n");
 	at_usec(1685002384);
-	wr(w, "<6>pkspec: B prefix <6>\n");
+	kmsg_write_str(w, "<6>pkspec: B prefix <6>\n");
 	at_usec(1685002387);
-	wr(w, "<0>pkspec: C prefix <0> (fac 0 -> LOG_USER)\n");
+	kmsg_write_str(w, "<0>pkspec: C prefix <0> (fac 0 -> LOG_USER)\n");
 	at_usec(1685002388);
-	wr(w, "<30>pkspec: D prefix <30> daemon.info\n");
+	kmsg_write_str(w, "<30>pkspec: D prefix <30> daemon.info\n");
 	at_usec(1685003699);
-	wr(w, "<191>pkspec: E prefix <191> local7.debug\n");
+	kmsg_write_str(w, "<191>pkspec: E prefix <191> local7.debug\n");
 	at_usec(1685003703);
-	wr(w, "<1238>pkspec: F prefix <1238>\n");
+	kmsg_write_str(w, "<1238>pkspec: F prefix <1238>\n");
 	at_usec(1685003704);
-	wr(w, "<2054>pkspec: G prefix <2054> (fac masked to 8 bits)\n");
-	wr(w, "<abc>pkspec: H bogus prefix\n");
+	kmsg_write_str(w, "<2054>pkspec: G prefix <2054> (fac masked to 8 bits)\n");
+	kmsg_write_str(w, "<abc>pkspec: H bogus prefix\n");
 	at_usec(1685003705);
-	wr(w, "<>pkspec: I empty prefix\n");
+	kmsg_write_str(w, "<>pkspec: I empty prefix\n");
 	at_usec(1685003706);
-	wr(w, "< 6>pkspec: J space in prefix"); /* no newline: stays open */
+	kmsg_write_str(w, "< 6>pkspec: J space in prefix"); /* no newline: stays open */
 	for (int i = 11; i <= 14; i++)
-		wr(w, "pkspec: suppressed by the ratelimit\n"); /* "success", nothing stored */
+		kmsg_write_str(w, "pkspec: suppressed by the ratelimit\n"); /* "success", nothing stored */
 
 	expect(r, "12,2241,1685002351,-;pkspec: A no prefix\n", d);
 	expect(r, "14,2242,1685002384,-;pkspec: B prefix <6>\n", d);
@@ -200,9 +176,9 @@ static void test_a1_prefix_decoding(void **state)
 		{ 1700638819, "\0016pkspec: N KERN_SOH+6 from userspace\n" },
 	};
 	for (size_t i = 0; i < sizeof(run2) / sizeof(run2[0]); i++) {
-		w = open_or_die(O_WRONLY);
+		w = kmsg_open_or_die(O_WRONLY);
 		at_usec(run2[i].usec);
-		wr(w, run2[i].in);
+		kmsg_write_str(w, run2[i].in);
 		kmsg_close(w);
 	}
 	expect(r, "14,2252,1700638782,-;<3>pkspec: K double prefix\n", d);
@@ -218,16 +194,16 @@ static void test_a1_prefix_decoding(void **state)
 static void test_a3_escaping(void **state)
 {
 	(void)state;
-	struct kmsg_file *f = open_or_die(O_RDWR | O_NONBLOCK);
+	struct kmsg_file *f = kmsg_open_or_die(O_RDWR | O_NONBLOCK);
 
 	at_usec(1703202055);
-	wr(f, "pkspec: esc tab\there bs\\ bell\a del\x7f utf8 \xc3\xa9 semi; comma,\n");
+	kmsg_write_str(f, "pkspec: esc tab\there bs\\ bell\a del\x7f utf8 \xc3\xa9 semi; comma,\n");
 	at_usec(1703202082);
-	wr(f, "pkspec: multi line1\nline2\nline3\n");
+	kmsg_write_str(f, "pkspec: multi line1\nline2\nline3\n");
 	at_usec(1703202088);
-	wr(f, "pkspec: two trailing newlines\n\n");
+	kmsg_write_str(f, "pkspec: two trailing newlines\n\n");
 	at_usec(1703202094);
-	wr(f, "pkspec: with trailing newline\n");
+	kmsg_write_str(f, "pkspec: with trailing newline\n");
 
 	/* The full line, seq included: the first record of a fresh log is 0. */
 	static const char full[] = "12,0,1703202055,-;pkspec: esc tab\\x09here bs\\x5c bell\\x07 "
@@ -247,7 +223,7 @@ static void test_a3_escaping(void **state)
 static void test_a4_no_newline_invisible(void **state)
 {
 	(void)state;
-	struct kmsg_file *f = open_or_die(O_RDWR | O_NONBLOCK);
+	struct kmsg_file *f = kmsg_open_or_die(O_RDWR | O_NONBLOCK);
 	int fd = kmsg_poll_fd(f);
 	struct pollfd p = { .fd = fd, .events = POLLIN | POLLPRI };
 
@@ -259,7 +235,7 @@ static void test_a4_no_newline_invisible(void **state)
 	assert_int_equal(kmsg_poll_events(f), 0);
 
 	at_usec(1703406247);
-	wr(f, "\001cpkspec: nonl-2 KERN_CONT bytes from userspace\n");
+	kmsg_write_str(f, "\001cpkspec: nonl-2 KERN_CONT bytes from userspace\n");
 	assert_int_equal(poll(&p, 1, 1000), 1);
 	expect_n(f, "12,2260,1703205961,-;pkspec: nonl-1 (no trailing newline)\n", 2260, 58);
 	expect_n(f, "12,2261,1703406247,-;\\x01cpkspec: nonl-2 KERN_CONT bytes from userspace\n",
@@ -273,14 +249,14 @@ static void test_a4_no_newline_invisible(void **state)
 static void test_a5_einval_consumes(void **state)
 {
 	(void)state;
-	struct kmsg_file *f = open_or_die(O_RDWR | O_NONBLOCK);
+	struct kmsg_file *f = kmsg_open_or_die(O_RDWR | O_NONBLOCK);
 
 	at_usec(1713978694);
-	wr(f, "pkspec: rs-1 first\n");
+	kmsg_write_str(f, "pkspec: rs-1 first\n");
 	at_usec(1713978722);
-	wr(f, "pkspec: rs-2 second\n");
+	kmsg_write_str(f, "pkspec: rs-2 second\n");
 	at_usec(1713978728);
-	wr(f, "pkspec: rs-3 third\n");
+	kmsg_write_str(f, "pkspec: rs-3 third\n");
 
 	assert_int_equal(kmsg_read(f, line, 10), -EINVAL); /* rs-1 is lost for this reader */
 	expect_n(f, "12,2269,1713978722,-;pkspec: rs-2 second\n", 2268, 41);
@@ -301,7 +277,7 @@ static void test_a5_einval_consumes(void **state)
 static void test_a6_length_limits(void **state)
 {
 	(void)state;
-	struct kmsg_file *f = open_or_die(O_RDWR | O_NONBLOCK);
+	struct kmsg_file *f = kmsg_open_or_die(O_RDWR | O_NONBLOCK);
 	char buf[1025];
 
 	memset(buf, 'x', sizeof(buf));
@@ -342,9 +318,9 @@ static void test_a6_length_limits(void **state)
 static void test_a8_lseek_table(void **state)
 {
 	(void)state;
-	struct kmsg_file *f = open_or_die(O_RDWR | O_NONBLOCK);
+	struct kmsg_file *f = kmsg_open_or_die(O_RDWR | O_NONBLOCK);
 
-	wr(f, "pkspec: seek target\n");
+	kmsg_write_str(f, "pkspec: seek target\n");
 	assert_int_equal(kmsg_llseek(f, 0, SEEK_SET), 0);
 	assert_int_equal(kmsg_llseek(f, 0, SEEK_END), 0);
 	assert_int_equal(kmsg_llseek(f, 0, SEEK_DATA), 0);
@@ -391,7 +367,7 @@ static void test_a9_epipe_resync(void **state)
 		snprintf(msg, sizeof(msg),
 			 "<15>pkbench: t0 worker %d processed request in 1000 us........\n",
 			 worker);
-		wr(w, msg);
+		kmsg_write_str(w, msg);
 	}
 	/* Equal records: each new one pushed out exactly one old one. */
 	assert_int_equal(pk_log_first_seq(log), 25);
@@ -420,16 +396,16 @@ static void test_a9_epipe_resync(void **state)
 static void test_a10_empty_write(void **state)
 {
 	(void)state;
-	struct kmsg_file *f = open_or_die(O_RDWR | O_NONBLOCK);
+	struct kmsg_file *f = kmsg_open_or_die(O_RDWR | O_NONBLOCK);
 
 	at_usec(1706278056);
 	assert_int_equal(kmsg_write(f, "", 0), 0); /* "write(len=0) -> 0" */
 	assert_int_equal(rd(f), -EAGAIN);	    /* an open, empty record */
 	at_usec(1706278084);
-	wr(f, "pkspec: after-empty\n");
+	kmsg_write_str(f, "pkspec: after-empty\n");
 	/* writev's iovecs joined into one write. */
 	at_usec(1706282019);
-	wr(f, "<5>pkspec: writev part2 part3\n");
+	kmsg_write_str(f, "<5>pkspec: writev part2 part3\n");
 
 	expect(f, "12,2262,1706278056,-;\n", 2262);
 	expect(f, "12,2263,1706278084,-;pkspec: after-empty\n", 2262);
@@ -456,15 +432,15 @@ static void *blocking_reader(void *p)
 static void test_a10_blocking_read(void **state)
 {
 	(void)state;
-	struct wake_arg a = { .f = open_or_die(O_RDWR) };
-	struct kmsg_file *w = open_or_die(O_WRONLY);
+	struct wake_arg a = { .f = kmsg_open_or_die(O_RDWR) };
+	struct kmsg_file *w = kmsg_open_or_die(O_WRONLY);
 	pthread_t th;
 
 	assert_int_equal(kmsg_llseek(a.f, 0, SEEK_END), 0);
 	assert_int_equal(pthread_create(&th, NULL, blocking_reader, &a), 0);
 	usleep(300 * 1000); /* "writer child after 300 ms" */
 	at_usec(1737438488);
-	wr(w, "pkspec: wakeup\n");
+	kmsg_write_str(w, "pkspec: wakeup\n");
 	pthread_join(th, NULL);
 	assert_int_equal(a.n, 36 - 3); /* the kernel's seq 2271 had 3 digits more */
 	assert_string_equal(a.buf, "12,0,1737438488,-;pkspec: wakeup\n");
@@ -477,7 +453,7 @@ static void test_a10_blocking_read(void **state)
 static void test_a11_truncation_2048(void **state)
 {
 	(void)state;
-	struct kmsg_file *f = open_or_die(O_RDWR | O_NONBLOCK);
+	struct kmsg_file *f = kmsg_open_or_die(O_RDWR | O_NONBLOCK);
 	char in[614];
 
 	memcpy(in, "pkspec: ctl ", 12);
@@ -511,7 +487,7 @@ static void test_a11_truncation_2048(void **state)
 	assert_int_equal(kmsg_open_log(&g, log, O_RDWR | O_NONBLOCK), 0);
 	assert_int_equal(kmsg_llseek(g, 0, SEEK_END), 0);
 	for (int i = 0; i < 2283; i++)
-		wr(g, "x\n");
+		kmsg_write_str(g, "x\n");
 	assert_int_equal(kmsg_llseek(g, 0, SEEK_END), 0);
 	assert_int_equal(kmsg_write(g, in, sizeof(in)), 614);
 	assert_int_equal(rd(g), 2048);
@@ -532,11 +508,11 @@ static void test_a11_truncation_2048(void **state)
 static void test_a12_nul(void **state)
 {
 	(void)state;
-	struct kmsg_file *f = open_or_die(O_RDWR | O_NONBLOCK);
+	struct kmsg_file *f = kmsg_open_or_die(O_RDWR | O_NONBLOCK);
 	static const char in[] = "<5>pkspec: nul-before\0hidden-after\n";
 
 	at_usec(2126705421);
-	wr_bytes(f, in, sizeof(in) - 1); /* 35 */
+	kmsg_write_all(f, in, sizeof(in) - 1); /* 35 */
 	assert_int_equal(sizeof(in) - 1, 35);
 	assert_int_equal(rd(f), -EAGAIN); /* "immediate read -> -1" */
 	at_usec(2126705446);
@@ -551,18 +527,18 @@ static void test_a12_nul(void **state)
 static void test_a13_ratelimit(void **state)
 {
 	(void)state;
-	struct kmsg_file *r = open_or_die(O_RDONLY | O_NONBLOCK);
+	struct kmsg_file *r = kmsg_open_or_die(O_RDONLY | O_NONBLOCK);
 	char msg[64];
 
 	assert_int_equal(pk_set_devkmsg("ratelimit"), 0);
 	program_invocation_short_name = "kx";
 
-	struct kmsg_file *w = open_or_die(O_WRONLY);
+	struct kmsg_file *w = kmsg_open_or_die(O_WRONLY);
 
 	for (int i = 0; i <= 14; i++) {
 		at_usec(1739500000 + (uint64_t)i);
 		snprintf(msg, sizeof(msg), "pkspec: rl %d\n", i);
-		wr(w, msg); /* "all return full length" */
+		kmsg_write_str(w, msg); /* "all return full length" */
 	}
 	at_usec(1739570812);
 	kmsg_close(w);
@@ -580,14 +556,14 @@ static void test_a13_ratelimit(void **state)
 	/* 12 writes, 6 s later one more, close: the two misses of the first
 	 * interval are still reported. (The kernel's 2283 was A.11's record.) */
 	program_invocation_short_name = "rl2";
-	w = open_or_die(O_WRONLY);
+	w = kmsg_open_or_die(O_WRONLY);
 	for (int i = 0; i < 12; i++) {
 		at_usec(2055000000 + (uint64_t)i);
 		snprintf(msg, sizeof(msg), "pkspec: rl2 %d\n", i);
-		wr(w, msg);
+		kmsg_write_str(w, msg);
 	}
 	at_usec(2061000012);
-	wr(w, "pkspec: rl2 after-interval\n");
+	kmsg_write_str(w, "pkspec: rl2 after-interval\n");
 	at_usec(2061574662);
 	kmsg_close(w);
 	for (int i = 0; i <= 9; i++) {
