@@ -714,6 +714,22 @@ void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint)
 	}
 }
 
+/* pk_console_flush_line() holding the lock, when printk cannot write the
+ * line itself: @con, if not NULL, may print @hint with one write of its
+ * own. Not inlined: its buffers stay off printk's stack on the fast path. */
+static PK_NOINLINE void flush_locked(struct prb *rb, const struct pk_con_rec *hint, struct console *con,
+				     uint64_t gen)
+{
+	uint64_t next = 0;
+
+	if (con && print_hint_fast(hint) && prb_is_newest(rb, hint->seq))
+		next = hint->seq + 1;
+	else
+		print_all_from(rb, hint);
+	if (!unlock_after_flush(rb, next, gen))
+		pk_console_flush(rb, NULL);
+}
+
 PK_HOT void pk_console_flush_line(struct prb *rb, const struct pk_con_rec *hint, struct pk_con_line *line)
 {
 	struct console *con;
@@ -730,14 +746,7 @@ PK_HOT void pk_console_flush_line(struct prb *rb, const struct pk_con_rec *hint,
 	uint64_t gen = pk_load_sc(&store_gen);
 
 	if (!(con = hint_fast_console(hint)) || (fd = pk_console_fd_direct(con)) < 0) {
-		uint64_t next = 0;
-
-		if (con && print_hint_fast(hint) && prb_is_newest(rb, hint->seq))
-			next = hint->seq + 1;
-		else
-			print_all_from(rb, hint);
-		if (!unlock_after_flush(rb, next, gen))
-			pk_console_flush(rb, NULL);
+		flush_locked(rb, hint, con, gen);
 		return;
 	}
 	line->p = build_hint_line(con, hint, line->buf, 1, &line->len);

@@ -235,9 +235,9 @@ static void report_nesting_drops(void)
 }
 
 /*
- * Format, store, print. With @line, a console line to be written by the
- * caller may come back in it (see pk_console_flush_line()); the caller
- * must then pass it to write_line().
+ * Format (into @line's buffer, where a console line needs the text), store,
+ * print if @print. A console line for the caller to write may come back in
+ * @line (see pk_console_flush_line()): the caller passes it to write_line().
  */
 PK_HOT static int store(int facility, int level, const char *dict, size_t dictlen, const char *fmt,
 		 va_list args, int print, int end_line, struct pk_con_line *line)
@@ -247,8 +247,7 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 	int ret = 0;
 	bool stored = false; /* a record was stored or extended: the log size is fixed now */
 
-	if (line)
-		line->len = 0;
+	line->len = 0;
 
 	if (!rb || !fmt)
 		goto out;
@@ -260,9 +259,7 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 		report_nesting_drops();
 
 	uint64_t ts = pk_clock_ns(); /* like the kernel: time of the call, before formatting */
-	char own_buf[PRINTK_FMT_BUF];
-	/* With a console line to fill, format where its text goes. */
-	char *buf = line ? line->buf + PK_CON_PREFIX_ROOM : own_buf;
+	char *buf = line->buf + PK_CON_PREFIX_ROOM;
 	char last = 0;
 	va_list ap;
 
@@ -355,10 +352,10 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 	};
 	hint = &hint_rec;
 print:
-	if (print && line && hint)
+	if (print && hint)
 		pk_console_flush_line(rb, hint, line);
 	else if (print)
-		pk_console_flush(rb, hint);
+		pk_console_flush(rb, NULL);
 out:
 	if (stored && !atomic_load_explicit(&stored_any, memory_order_relaxed))
 		atomic_store_explicit(&stored_any, 1, memory_order_relaxed);
@@ -389,7 +386,11 @@ PK_HOT int pk_vprintk_emit(int facility, int level, const char *dict, size_t dic
 
 int pk_vprintk_emit_line(int level, const char *dict, size_t dictlen, const char *fmt, va_list args)
 {
-	return store(0, level, dict, dictlen, fmt, args, 1, 1, NULL);
+	struct pk_con_line line;
+	int r = store(0, level, dict, dictlen, fmt, args, 1, 1, &line);
+
+	write_line(&line);
+	return r;
 }
 
 int pk_printk_emit(int facility, int level, const char *dict, size_t dictlen, const char *fmt, ...)
@@ -425,10 +426,11 @@ PK_HOT int pk_printk(const char *fmt, ...)
 
 void pk_printk_store_notice(int level, const char *fmt, ...)
 {
+	struct pk_con_line line; /* only its buffer: nothing is printed */
 	va_list ap;
 
 	va_start(ap, fmt);
-	store(0, level, NULL, 0, fmt, ap, 0, 0, NULL);
+	store(0, level, NULL, 0, fmt, ap, 0, 0, &line);
 	va_end(ap);
 }
 
