@@ -202,12 +202,23 @@ struct out {
 	char buf[1024];
 };
 
-/* Where records come from: the ring, and the hint for the newest one. */
+/* Where records come from (the ring, and the hint for the newest one), and
+ * where the loop stages its output. */
 struct con_src {
 	struct prb *rb;
 	const struct pk_con_rec *hint;
 	struct prb_record buf;
+	struct out out;
 };
+
+/*
+ * The print loop's 3 KiB of buffers. Static, not on the stack: printk runs
+ * on signal handlers' stacks, which may be small (SIGSTKSZ). Only the
+ * console lock's holder uses them (C1); a crash handler that took the
+ * consoles over from a stuck holder uses the second set, as the stuck one
+ * may still be inside the first.
+ */
+static struct con_src loop_src[2];
 
 /* Not "= { 0 }": clearing the whole buffer on every record is measurable. */
 #define OUT_INIT(o, console)          \
@@ -485,12 +496,12 @@ static int fetch(struct con_src *src, uint64_t seq, struct pk_con_rec *v)
 static int print_one(struct con_src *src, struct console *con)
 {
 	struct pk_console_state *st = con->state;
-	struct out o;
+	struct out *o = &src->out;
 	struct pk_con_rec view, *r = &view;
 
 	if (fetch(src, st->seq, r))
 		return 0;
-	OUT_INIT(o, con);
+	OUT_INIT(*o, con);
 	if (r->seq != st->seq) {
 		st->dropped += r->seq - st->seq;
 		st->seq = r->seq;
@@ -502,26 +513,26 @@ static int print_one(struct con_src *src, struct console *con)
 	if (!st->started) {
 		if (st->dropped) {
 			if (st->line_open)
-				out_str(&o, "\n");
-			out_str(&o, "** ");
-			out_uint(&o, st->dropped);
-			out_str(&o, " printk messages dropped **\n");
+				out_str(o, "\n");
+			out_str(o, "** ");
+			out_uint(o, st->dropped);
+			out_str(o, " printk messages dropped **\n");
 			st->line_open = 0;
 			st->dropped = 0;
 		}
 		if (r->suppressed) {
-			out_flush(&o);
+			out_flush(o);
 			st->seq++;
 			return 1;
 		}
 		int cont = r->flags & PRB_FLAG_CONT;
 
 		if (st->line_open && !(cont && same_caller(&st->line_caller, &r->caller))) {
-			out_str(&o, "\n");
+			out_str(o, "\n");
 			st->line_open = 0;
 		}
 		if (!cont)
-			out_prefix(&o, r);
+			out_prefix(o, r);
 	} else if (r->suppressed) {
 		st->seq++;
 		st->off = 0;
@@ -533,7 +544,7 @@ static int print_one(struct con_src *src, struct console *con)
 
 	if (open && st->started && from == r->text_len)
 		return 0; /* an open line with nothing new */
-	out_text(&o, r, from, r->text_len);
+	out_text(o, r, from, r->text_len);
 	if (open) {
 		st->off = r->text_len;
 		st->started = 1;
@@ -541,7 +552,7 @@ static int print_one(struct con_src *src, struct console *con)
 		st->line_caller = r->caller;
 	} else {
 		if (r->flags & PRB_FLAG_NEWLINE) {
-			out_str(&o, "\n");
+			out_str(o, "\n");
 			st->line_open = 0;
 		} else {
 			st->line_open = 1;
@@ -551,7 +562,7 @@ static int print_one(struct con_src *src, struct console *con)
 		st->off = 0;
 		st->started = 0;
 	}
-	out_flush(&o);
+	out_flush(o);
 	return 1;
 }
 
@@ -602,7 +613,8 @@ static PK_ALWAYS_INLINE char *build_hint_line(struct console *con, const struct 
 	return p;
 }
 
-static PK_ALWAYS_INLINE int print_hint_fast(const struct pk_con_rec *r)
+/* Not inlined: its line buffer is on the stack only while it runs. */
+static PK_NOINLINE int print_hint_fast(const struct pk_con_rec *r)
 {
 	struct console *con = hint_fast_console(r);
 
@@ -620,18 +632,18 @@ static PK_ALWAYS_INLINE int print_hint_fast(const struct pk_con_rec *r)
 /* Round-robin, one piece per console per pass, until nobody has work. */
 static void print_all_from(struct prb *rb, const struct pk_con_rec *hint)
 {
-	struct con_src src;
+	struct con_src *src = &loop_src[atomic_load_explicit(&emergency, memory_order_relaxed) ? 1 : 0];
 	int progress;
 
-	src.rb = rb;
-	src.hint = hint;
+	src->rb = rb;
+	src->hint = hint;
 	do {
 		int crash = atomic_load_explicit(&emergency, memory_order_relaxed);
 
 		progress = 0;
 		for (struct console *con = console_list; con; con = con->state->next)
 			if ((con->flags & PK_CON_ENABLED) && (!crash || (con->flags & PK_CON_CRASH_SAFE)) &&
-			    print_one(&src, con))
+			    print_one(src, con))
 				progress = 1;
 		/* The common case ends here: everyone printed the newest record. */
 		if (progress && hint && all_at(hint->seq + 1) && prb_is_newest(rb, hint->seq))

@@ -960,6 +960,37 @@ static bool extent_ok(const struct prb *rb, uint64_t info, uint64_t ext)
 }
 
 /*
+ * Bytes [@from, @from + @n) of the block at @words into @dst, each word
+ * loaded once (relaxed, as a writer may be reusing the block: the caller's
+ * post-check tells). Straight into the record: printk may run on a small
+ * signal stack, and a bounce buffer here was 2 KiB of it.
+ */
+static void copy_block_bytes(char *dst, pk_a64 *words, size_t from, size_t n)
+{
+	pk_a64 *w = words + from / 8;
+	size_t skip = from % 8;
+
+	if (skip && n) {
+		uint64_t v = pk_load_relaxed(w++);
+		size_t take = 8 - skip < n ? 8 - skip : n;
+
+		memcpy(dst, (char *)&v + skip, take);
+		dst += take;
+		n -= take;
+	}
+	for (; n >= 8; n -= 8, dst += 8) {
+		uint64_t v = pk_load_relaxed(w++);
+
+		memcpy(dst, &v, 8);
+	}
+	if (n) {
+		uint64_t v = pk_load_relaxed(w);
+
+		memcpy(dst, &v, n);
+	}
+}
+
+/*
  * Copy the geometry-checked record at @id into @r. Returns false when the
  * descriptor's lengths or extent are impossible; the caller's post-check
  * decides whether it raced an overwrite or the file is corrupt.
@@ -985,15 +1016,11 @@ static bool copy_record(struct prb *rb, uint64_t id, struct prb_record *r)
 	r->text_len = (uint16_t)tl;
 	r->dict_len = (uint16_t)dl;
 
-	uint64_t buf[(PRB_TEXT_MAX + PRB_DICT_MAX + 15) / 8 + 1];
 	pk_a64 *words = block_words(rb, ext & 0xffffffffu);
-	size_t nwords = (tl + dl + 7) / 8;
 
-	for (size_t i = 0; i < nwords; i++)
-		buf[i] = pk_load_relaxed(&words[i]);
-	memcpy(r->text, buf, tl);
+	copy_block_bytes(r->text, words, 0, tl);
 	r->text[tl] = '\0';
-	memcpy(r->dict, (char *)buf + tl, dl);
+	copy_block_bytes(r->dict, words, tl, dl);
 	r->dict[dl] = '\0';
 	return true;
 }

@@ -9,6 +9,8 @@
  *     partial lines: no record and no console line mixes the two (one exact
  *     case with raise(), then a thread hammered with SIGUSR1); a handler that
  *     prints while the thread is inside a console write is not "recursion";
+ *   - printk's stack use on a signal handler's alternate stack (one write,
+ *     the general loop, an open line) stays under 6 KiB;
  *   - fork() while another thread prints: the child can print (a loop, and
  *     the exact case: the other thread stopped inside a reservation);
  *   - pk_printk_exit, then printk starts a fresh log;
@@ -535,6 +537,103 @@ static void test_signal_handler_never_mixes(void **state)
 	assert_int_equal(bug_recs, 0);
 }
 
+/* ---- printk on a signal handler's small stack ---- */
+
+/*
+ * How much stack printk takes from a signal handler on an alternate stack:
+ * the stack is filled with a pattern, the handler prints, and the bytes no
+ * longer holding the pattern are counted, minus what an empty handler
+ * takes (the kernel's signal frame). Three paths: the one-write path (one
+ * file console), the general loop (two consoles) and an open line joined
+ * by a continuation. Sanitizers grow every frame: not measured there.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define STACK_MEASURED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define STACK_MEASURED 0
+#endif
+#endif
+#ifndef STACK_MEASURED
+#define STACK_MEASURED 1
+#endif
+
+#define ALT_STACK_SIZE (64 * 1024)
+#define PRINTK_STACK_MAX (6 * 1024) /* README: "about 4 KiB" */
+
+static int stack_mode;
+
+static void on_usr2_print(int sig)
+{
+	(void)sig;
+	if (stack_mode == 1) {
+		pr_info("from a handler: %d %s %lu\n", 42, "on a small stack", 123456789UL);
+	} else if (stack_mode == 2) {
+		pr_warn("an open line ");
+		pr_cont("joined %d\n", 7);
+	}
+}
+
+static size_t stack_used_by(int mode, char *alt)
+{
+	memset(alt, 0xa5, ALT_STACK_SIZE);
+	stack_mode = mode;
+	raise(SIGUSR2);
+
+	size_t untouched = 0;
+
+	while (untouched < ALT_STACK_SIZE && (unsigned char)alt[untouched] == 0xa5)
+		untouched++;
+	return ALT_STACK_SIZE - untouched;
+}
+
+static void test_printk_stack_use(void **state)
+{
+	(void)state;
+	if (!STACK_MEASURED)
+		skip();
+
+	char path[] = "/tmp/pk_printk_misc_stack_XXXXXX";
+	int fd = mkstemp(path);
+	char *alt = malloc(ALT_STACK_SIZE);
+	stack_t ss = { .ss_sp = alt, .ss_size = ALT_STACK_SIZE }, old_ss;
+	struct sigaction sa = { .sa_handler = on_usr2_print, .sa_flags = SA_ONSTACK }, old_sa;
+	struct console *file;
+
+	assert_true(fd >= 0 && alt);
+	close(fd);
+	assert_int_equal(pk_console_file_create(&file, path), 0);
+	assert_int_equal(sigaltstack(&ss, &old_ss), 0);
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR2, &sa, &old_sa), 0);
+
+	size_t frame = stack_used_by(0, alt);
+
+	assert_int_equal(pk_unregister_console(&cap.con), 0);
+	assert_int_equal(pk_register_console(file), 0);
+
+	size_t one_write = stack_used_by(1, alt) - frame;
+
+	assert_int_equal(pk_register_console(&cap.con), 0);
+
+	size_t loop = stack_used_by(1, alt) - frame;
+	size_t open_line = stack_used_by(2, alt) - frame;
+
+	sigaction(SIGUSR2, &old_sa, NULL);
+	sigaltstack(&old_ss, NULL);
+	free(alt);
+	assert_int_equal(pk_unregister_console(file), 0);
+	pk_console_destroy(file);
+	unlink(path);
+	print_message("stack: signal frame %zu, printk: one write %zu, loop %zu, open line %zu bytes\n", frame,
+		      one_write, loop, open_line);
+	assert_true(one_write <= PRINTK_STACK_MAX);
+	assert_true(loop <= PRINTK_STACK_MAX);
+	assert_true(open_line <= PRINTK_STACK_MAX);
+	assert_string_equal(capture_text(&cap),
+			    "from a handler: 42 on a small stack 123456789\nan open line joined 7\n");
+}
+
 /* ---- fork while another thread prints ---- */
 
 static atomic_int printer_stop;
@@ -726,6 +825,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_signal_between_fragments_mask_alias, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_signal_during_console_write_not_recursion, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_signal_handler_never_mixes, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_printk_stack_use, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_fork_while_printing, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_fork_during_reservation, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_exit_then_printk, setup_capture, teardown_capture),
