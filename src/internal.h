@@ -144,9 +144,9 @@ void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint);
  * holding the console lock. The caller then writes it with pk_raw_write()
  * and hands the result to pk_console_line_done(), which finishes the write
  * if it came short, lets go of the lock and prints what came meanwhile.
- * Why: each function return after a system call is a mispredicted branch
- * on CPUs whose kernel entry clears the return predictor (~7 ns a frame);
- * writing from the outermost frame leaves one.
+ * Why: on the development VM every function return after a system call
+ * measured as a mispredicted branch (~7 ns a frame: the kernel leaves the
+ * return predictor empty); writing from the outermost frame leaves one.
  */
 struct pk_con_line {
 	size_t len; /* 0: nothing for the caller to write */

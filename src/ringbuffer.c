@@ -1027,8 +1027,9 @@ static bool copy_record(struct prb *rb, uint64_t id, struct prb_record *r)
 
 /*
  * The reader's post-check (P3, I1): after copying the record at @id, whose
- * state read @v1 before the copy, the copy is whole if the state has not
- * changed and the tail has not passed @id.
+ * state word @state held @raw1 (as stored, not decoded) before the copy,
+ * the copy is whole if that word has not changed and the tail has not
+ * passed @id.
  */
 static inline bool copy_intact_raw(pk_a64 *state, uint64_t raw1, pk_a64 *tail, uint64_t id)
 {
@@ -1038,9 +1039,9 @@ static inline bool copy_intact_raw(pk_a64 *state, uint64_t raw1, pk_a64 *tail, u
 	return pk_load_relaxed(state) == raw1 && ((id - w_id(t2)) & ID_MASK) < ID_HALF;
 }
 
-/* The same with the decoded state; the addresses are taken first, as the
- * fence (and a copy through a char pointer) makes the compiler reload
- * whatever it reads from @rb after them. */
+/* The same for a decoded state @v1. Callers that copied through a char
+ * pointer take the addresses before the copy (prb_read_text()): the copy and
+ * the fence make the compiler reload whatever it reads from @rb after them. */
 static inline bool copy_intact(struct prb *rb, uint64_t id, uint64_t v1)
 {
 	return copy_intact_raw(&slot(rb, id)[D_STATE], v1 ^ state_key(rb, id), &rb->hdr->tail, id);
