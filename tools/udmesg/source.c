@@ -737,7 +737,9 @@ static void dump_parallel(const struct ud_ctl *ctl, struct prb *rb, uint64_t *se
 		pthread_attr_init(&attr);
 		if (worker_cpus_next(&cpus, &one))
 			pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
-		if (pthread_create(&tids[started], &attr, dump_worker, &d) == 0)
+		/* A CPU we may not use after all (the cpuset changed): unpinned. */
+		if (pthread_create(&tids[started], &attr, dump_worker, &d) == 0 ||
+		    pthread_create(&tids[started], NULL, dump_worker, &d) == 0)
 			started++;
 		pthread_attr_destroy(&attr);
 	}
