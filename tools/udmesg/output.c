@@ -691,9 +691,10 @@ static size_t sec_part(uint64_t sec)
 }
 
 /*
- * "[%5lu.%06lu] " at @p, exactly its 15 to 30 bytes and nothing past them;
- * returns the end. Fixed-size copies only: the prefix is written straight
- * into the output, next to text already there.
+ * "[%5lu.%06lu] " at @p, exactly its 15 to 30 bytes and nothing past them,
+ * the seconds part being the @n bytes sec_part() left in sec_str; returns
+ * the end. Fixed-size copies only: the prefix is written straight into the
+ * output, next to text already there.
  */
 static inline char *fmt_prefix_n(char *p, size_t n, uint32_t usec)
 {

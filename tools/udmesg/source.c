@@ -523,12 +523,6 @@ static void set_log_time_base(struct ud_ctl *ctl, struct pk_log *log)
 }
 
 /*
- * Print the records from *@seq on, below @end, in the default format while
- * they are finalized and in the ring, each copied once, straight from the
- * ring into the output buffer; *@seq moves past them. Anything else (a gap,
- * an open or unfinished record, a racing writer) is left to prb_read().
- */
-/*
  * Dumping a large log in the default format: threads (one per CPU, at most
  * four) read and format chunks of records into private buffers; the main
  * thread formats too and writes the chunks out in order. A chunk is a range
