@@ -212,12 +212,9 @@ static void test_closed_pipe_no_sigpipe(void **state)
 	struct child_result res;
 
 	for (int with_handler = 0; with_handler < 2; with_handler++) {
-		run_child(closed_pipe_child, &with_handler, 5000, &res);
-		assert_false(res.timed_out);
+		run_child_ok(closed_pipe_child, &with_handler, 5000, &res);
 		assert_false(res.signaled);
-		assert_true(res.exited);
 		assert_string_equal(res.out, "marker\n");
-		assert_int_equal(res.status, 0);
 		child_result_free(&res);
 	}
 }
@@ -321,11 +318,8 @@ static void test_blocking_full_pipe(void **state)
 	(void)state;
 	struct child_result res;
 
-	run_child(blocking_full_pipe_child, NULL, 10000, &res);
-	assert_false(res.timed_out);
-	assert_true(res.exited);
+	run_child_ok(blocking_full_pipe_child, NULL, 10000, &res);
 	assert_string_equal(res.out, "marker\n");
-	assert_int_equal(res.status, 0);
 	child_result_free(&res);
 }
 
@@ -472,12 +466,7 @@ static void run_file_child(struct file_child *fc, int (*fn)(void *), int timeout
 
 	assert_true(fd >= 0);
 	close(fd);
-	run_child(fn, fc->path, timeout_ms, &fc->res);
-	if (!fc->res.exited || fc->res.status)
-		print_message("child: exited %d, status %d, signal %d, timed out %d: %s\n", fc->res.exited,
-			      fc->res.status, fc->res.sig, fc->res.timed_out, fc->res.out);
-	assert_true(fc->res.exited);
-	assert_int_equal(fc->res.status, 0);
+	run_child_ok(fn, fc->path, timeout_ms, &fc->res);
 }
 
 static void file_child_done(struct file_child *fc)
@@ -546,10 +535,8 @@ static void test_dev_full(void **state)
 	(void)state;
 	struct child_result res;
 
-	run_child(dev_full_child, NULL, 5000, &res);
-	assert_true(res.exited);
+	run_child_ok(dev_full_child, NULL, 5000, &res);
 	assert_string_equal(res.out, "");
-	assert_int_equal(res.status, 0);
 	child_result_free(&res);
 }
 
@@ -800,10 +787,8 @@ static void test_stderr_console(void **state)
 	(void)state;
 	struct child_result res;
 
-	run_child(stderr_child, NULL, 5000, &res);
-	assert_true(res.exited);
+	run_child_ok(stderr_child, NULL, 5000, &res);
 	assert_string_equal(res.out, "on stderr 42\n");
-	assert_int_equal(res.status, 0);
 	child_result_free(&res);
 }
 

@@ -97,6 +97,17 @@ void child_result_free(struct child_result *res)
 	res->out = NULL;
 }
 
+void run_child_ok(int (*fn)(void *), void *arg, int timeout_ms, struct child_result *res)
+{
+	run_child(fn, arg, timeout_ms, res);
+	if (res->timed_out || !res->exited || res->status)
+		print_message("child: exited %d, status %d, signal %d, timed out %d: %s\n", res->exited,
+			      res->status, res->sig, res->timed_out, res->out);
+	assert_false(res->timed_out);
+	assert_true(res->exited);
+	assert_int_equal(res->status, 0);
+}
+
 static atomic_uint thread_fails;
 static char thread_first_fail[512];
 

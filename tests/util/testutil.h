@@ -30,6 +30,9 @@ struct child_result {
  */
 void run_child(int (*fn)(void *), void *arg, int timeout_ms, struct child_result *res);
 void child_result_free(struct child_result *res);
+/* run_child(), and the child must have exited with 0 (not timed out, not
+ * killed); on failure its state and output are printed first. */
+void run_child_ok(int (*fn)(void *), void *arg, int timeout_ms, struct child_result *res);
 
 /* Monotonic milliseconds. */
 uint64_t now_ms(void);
