@@ -572,8 +572,8 @@ static int print_one(struct con_src *src, struct console *con)
  * console stands right at it, with nothing dropped, and prints it without
  * colour. The bytes print_one would emit for it (a line break if the
  * console's line is open, the prefix, the text, the newline) are built in
- * one buffer. Returns 1 if it printed @r (or tried: a failed write counts as
- * print_one's does), 0 if the general loop has to.
+ * one buffer (build_hint_line()). Returns that console if @r is such a case,
+ * NULL if the general loop has to print it.
  */
 static PK_ALWAYS_INLINE struct console *hint_fast_console(const struct pk_con_rec *r)
 {
@@ -613,20 +613,16 @@ static PK_ALWAYS_INLINE char *build_hint_line(struct console *con, const struct 
 	return p;
 }
 
-/* Not inlined: its line buffer is on the stack only while it runs. */
-static PK_NOINLINE int print_hint_fast(const struct pk_con_rec *r)
+/* @r on @con, the console hint_fast_console() chose, with one write of
+ * @con's own (a failed write counts as print_one's does). Not inlined: its
+ * line buffer is on the stack only while it runs. */
+static PK_NOINLINE void print_hint_fast(struct console *con, const struct pk_con_rec *r)
 {
-	struct console *con = hint_fast_console(r);
-
-	if (!con)
-		return 0;
-
 	char line[PK_CON_LINE_MAX];
 	size_t len;
 	char *p = build_hint_line(con, r, line, 0, &len);
 
 	con_write(con, p, len);
-	return 1;
 }
 
 /* Round-robin, one piece per console per pass, until nobody has work. */
@@ -716,7 +712,11 @@ void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint)
 		 * generation read above may already count a record stored
 		 * after ours: C2 needs this look at the ring, not only the
 		 * generation.) */
-		if (hint && print_hint_fast(hint) && prb_is_newest(rb, hint->seq))
+		struct console *con = hint ? hint_fast_console(hint) : NULL;
+
+		if (con)
+			print_hint_fast(con, hint);
+		if (con && prb_is_newest(rb, hint->seq))
 			next = hint->seq + 1;
 		else
 			print_all_from(rb, hint);
@@ -727,14 +727,16 @@ void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint)
 }
 
 /* pk_console_flush_line() holding the lock, when printk cannot write the
- * line itself: @con, if not NULL, may print @hint with one write of its
- * own. Not inlined: its buffers stay off printk's stack on the fast path. */
+ * line itself: @con, if not NULL, is hint_fast_console(@hint), which prints
+ * it with one write of its own. Not inlined: its buffers stay off printk's stack on the fast path. */
 static PK_NOINLINE void flush_locked(struct prb *rb, const struct pk_con_rec *hint, struct console *con,
 				     uint64_t gen)
 {
 	uint64_t next = 0;
 
-	if (con && print_hint_fast(hint) && prb_is_newest(rb, hint->seq))
+	if (con)
+		print_hint_fast(con, hint);
+	if (con && prb_is_newest(rb, hint->seq))
 		next = hint->seq + 1;
 	else
 		print_all_from(rb, hint);
