@@ -680,6 +680,27 @@ static int flush_allowed(void)
 	return 0;
 }
 
+/*
+ * Holding the lock: print what is due, @hint (may be NULL) first, with one
+ * write on @con when it is hint_fast_console(@hint). Returns the seq after
+ * @hint when that left nothing more to print, else 0. The one write leaves
+ * the only console at hint->seq + 1; if that record is still the newest,
+ * there is no more work, and hint->seq + 1 is what prb_next_reserve_seq()
+ * would say. (The generation the caller read may already count a record
+ * stored after ours: C2 needs this look at the ring, not only the
+ * generation.) Not inlined: the general path stays out of printk's hot code.
+ */
+static PK_NOINLINE uint64_t print_locked(struct prb *rb, const struct pk_con_rec *hint, struct console *con)
+{
+	if (con) {
+		print_hint_fast(con, hint);
+		if (prb_is_newest(rb, hint->seq))
+			return hint->seq + 1;
+	}
+	print_all_from(rb, hint);
+	return 0;
+}
+
 void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint)
 {
 	if (!rb || !flush_allowed())
@@ -704,44 +725,12 @@ void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint)
 			base_mask = pk_signal_mask();
 			base_mask_known = 1;
 		}
-		uint64_t next = 0;
+		uint64_t next = print_locked(rb, hint, hint ? hint_fast_console(hint) : NULL);
 
-		/* The fast path leaves the only console at hint->seq + 1; if
-		 * that record is still the newest, there is no more work, and
-		 * hint->seq + 1 is what prb_next_reserve_seq() would say. (The
-		 * generation read above may already count a record stored
-		 * after ours: C2 needs this look at the ring, not only the
-		 * generation.) */
-		struct console *con = hint ? hint_fast_console(hint) : NULL;
-
-		if (con)
-			print_hint_fast(con, hint);
-		if (con && prb_is_newest(rb, hint->seq))
-			next = hint->seq + 1;
-		else
-			print_all_from(rb, hint);
 		hint = NULL; /* only valid for the first pass: the record may move on */
 		if (unlock_after_flush(rb, next, gen))
 			return;
 	}
-}
-
-/* pk_console_flush_line() holding the lock, when printk cannot write the
- * line itself: @con, if not NULL, is hint_fast_console(@hint), which prints
- * it with one write of its own. Not inlined: its buffers stay off printk's stack on the fast path. */
-static PK_NOINLINE void flush_locked(struct prb *rb, const struct pk_con_rec *hint, struct console *con,
-				     uint64_t gen)
-{
-	uint64_t next = 0;
-
-	if (con)
-		print_hint_fast(con, hint);
-	if (con && prb_is_newest(rb, hint->seq))
-		next = hint->seq + 1;
-	else
-		print_all_from(rb, hint);
-	if (!unlock_after_flush(rb, next, gen))
-		pk_console_flush(rb, NULL);
 }
 
 PK_HOT void pk_console_flush_line(struct prb *rb, const struct pk_con_rec *hint, struct pk_con_line *line)
@@ -760,7 +749,8 @@ PK_HOT void pk_console_flush_line(struct prb *rb, const struct pk_con_rec *hint,
 	uint64_t gen = pk_load_sc(&store_gen);
 
 	if (!(con = hint_fast_console(hint)) || (fd = pk_console_fd_direct(con)) < 0) {
-		flush_locked(rb, hint, con, gen);
+		if (!unlock_after_flush(rb, print_locked(rb, hint, con), gen))
+			pk_console_flush(rb, NULL);
 		return;
 	}
 	line->p = build_hint_line(con, hint, line->buf, 1, &line->len);
