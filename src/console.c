@@ -50,6 +50,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include <printk/console.h>
 #include <printk/printk.h>
@@ -67,6 +70,7 @@ struct pk_console_state {
 	struct prb_caller line_caller;
 	int line_open;	    /* the last byte written was not a newline */
 	int failures;
+	int direct_fd;	    /* pk_console_fd_direct() at registration or the last reopen */
 	struct console *next;
 };
 
@@ -100,7 +104,7 @@ static _Thread_local PK_TLS_IE int recursion_seen;
 static _Thread_local PK_TLS_IE uint64_t base_mask;
 static _Thread_local PK_TLS_IE int base_mask_known;
 
-int pk_console_in_write(void)
+PK_HOT int pk_console_in_write(void)
 {
 	return in_console_write;
 }
@@ -267,18 +271,14 @@ static PK_ALWAYS_INLINE int con_write(struct console *con, const char *buf, size
 	int err = 0;
 
 	in_console_write++;
-	if (con->write_checked) {
-		int fd = pk_console_fd_direct(con);
+	if (con->state->direct_fd >= 0) {
+		long n = pk_raw_write(con->state->direct_fd, buf, len);
 
-		if (fd >= 0) {
-			long n = pk_raw_write(fd, buf, len);
-
-			if (PK_LIKELY(n == (long)len)) {
-				len = 0;
-			} else if (n > 0) {
-				buf += n;
-				len -= (size_t)n;
-			}
+		if (PK_LIKELY(n == (long)len)) {
+			len = 0;
+		} else if (n > 0) {
+			buf += n;
+			len -= (size_t)n;
 		}
 	}
 	if (len)
@@ -567,10 +567,35 @@ static int print_one(struct con_src *src, struct console *con)
 }
 
 /*
+ * Whether @n bytes at @s hold a newline. Not memchr(): that is a call into
+ * libc (through the PLT, to code elsewhere in memory), which right after a
+ * write(2) measured ~10 ns on the development VM; printk's lines are short.
+ */
+static PK_ALWAYS_INLINE int has_newline(const char *s, size_t n)
+{
+#ifdef __SSE2__
+	const __m128i nl = _mm_set1_epi8('\n');
+	size_t i = 0;
+
+	for (; i + 16 <= n; i += 16)
+		if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i)), nl)))
+			return 1;
+	if (i < n && n >= 16)
+		return _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + n - 16)), nl)) != 0;
+	for (; i < n; i++)
+		if (s[i] == '\n')
+			return 1;
+	return 0;
+#else
+	return memchr(s, '\n', n) != NULL;
+#endif
+}
+
+/*
  * The common case in one write: @r is the record this thread just stored, a
  * complete line without an embedded newline, not a continuation; the only
- * console stands right at it, with nothing dropped, and prints it without
- * colour. The bytes print_one would emit for it (a line break if the
+ * console stands right at it, with nothing dropped and no failed write to
+ * count down, and prints it without colour. The bytes print_one would emit for it (a line break if the
  * console's line is open, the prefix, the text, the newline) are built in
  * one buffer (build_hint_line()). Returns that console if @r is such a case,
  * NULL if the general loop has to print it.
@@ -584,9 +609,10 @@ static PK_ALWAYS_INLINE struct console *hint_fast_console(const struct pk_con_re
 
 	struct pk_console_state *st = con->state;
 
-	if (st->seq != r->seq || st->started || st->dropped || r->open || r->flags != PRB_FLAG_NEWLINE ||
+	if (st->seq != r->seq || st->started || st->dropped || st->failures || r->open ||
+	    r->flags != PRB_FLAG_NEWLINE ||
 	    atomic_load_explicit(&emergency, memory_order_relaxed) || r->suppressed ||
-	    memchr(r->text, '\n', r->text_len))
+	    has_newline(r->text, r->text_len))
 		return NULL;
 	return con;
 }
@@ -748,7 +774,7 @@ PK_HOT void pk_console_flush_line(struct prb *rb, const struct pk_con_rec *hint,
 
 	uint64_t gen = pk_load_sc(&store_gen);
 
-	if (!(con = hint_fast_console(hint)) || (fd = pk_console_fd_direct(con)) < 0) {
+	if (!(con = hint_fast_console(hint)) || (fd = con->state->direct_fd) < 0) {
 		if (!unlock_after_flush(rb, print_locked(rb, hint, con), gen))
 			pk_console_flush(rb, NULL);
 		return;
@@ -780,9 +806,7 @@ PK_HOT void pk_console_line_done(struct pk_con_line *line, long written)
 	}
 	in_console_write--;
 	if (PK_UNLIKELY(err))
-		con_write_failed(con, err);
-	else if (PK_UNLIKELY(con->state->failures))
-		con->state->failures = 0;
+		con_write_failed(con, err); /* (no failures to reset: hint_fast_console()) */
 
 	uint64_t seq = line->seq;
 
@@ -825,6 +849,7 @@ int pk_register_console(struct console *con)
 	}
 	if (rb)
 		st->seq = (con->flags & PK_CON_PRINTBUFFER) ? prb_first_seq(rb) : prb_next_seq(rb);
+	st->direct_fd = pk_console_fd_direct(con);
 	con->state = st;
 	con->flags |= PK_CON_ENABLED;
 	/* Append: consoles print in registration order. */
@@ -877,6 +902,8 @@ int pk_console_reopen(struct console *con)
 
 	pthread_setcancelstate(state, &ignored);
 
+	if (con->state) /* the fd may have changed, even if a step failed */
+		con->state->direct_fd = pk_console_fd_direct(con);
 	if (!err && con->state) {
 		con->state->failures = 0;
 		con->flags |= PK_CON_ENABLED;

@@ -147,7 +147,7 @@ static int fd_write(struct console *con, const char *text, size_t len)
 	return err;
 }
 
-PK_HOT int pk_console_fd_direct(struct console *con)
+int pk_console_fd_direct(struct console *con)
 {
 	struct fd_console *fc = (struct fd_console *)con;
 

@@ -24,7 +24,7 @@ struct pk_log *pk_log_alloc(void)
 	return log;
 }
 
-struct prb *pk_log_ring(struct pk_log *log)
+PK_HOT struct prb *pk_log_ring(struct pk_log *log)
 {
 	return &log->rb;
 }

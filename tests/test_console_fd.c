@@ -10,7 +10,9 @@
  *     the path (log rotation); a failed reopen keeps the old file;
  *   - bad arguments; pk_console_destroy; /dev/null; the stderr console;
  *   - as the only console (printk's one-write path): exact bytes in a file;
- *     /dev/full disabled after 3 failed writes; a write cut short by a file
+ *     a record with a newline inside (each length to 48, the newline at
+ *     every place) printed as two prefixed lines; the file console's new
+ *     descriptor after a reopen; /dev/full disabled after 3 failed writes; a write cut short by a file
  *     size limit finished or reported by the console's own write; a signal
  *     handler printing as that write returns is printed by the same printk;
  *     two
@@ -36,6 +38,7 @@
 #include <printk/printk.h>
 
 #include "fixture.h"
+#include "internal.h"
 #include "testutil.h"
 
 
@@ -352,7 +355,18 @@ static void test_file_append_and_reopen(void **state)
 	assert_int_equal(rename(path, rotated), 0);
 	pr_info("two\n"); /* still the old file */
 	assert_int_equal(pk_console_reopen(con), 0);
+	/* The old descriptor is closed: a file opened now may get its number.
+	 * printk's one write must go to the new file, not to that one. */
+	char decoy[300];
+
+	snprintf(decoy, sizeof(decoy), "%s/decoy", dir);
+	int decoy_fd = open(decoy, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+	assert_true(decoy_fd >= 0);
 	pr_info("three\n");
+	close(decoy_fd);
+	assert_string_equal(slurp(decoy), "");
+	unlink(decoy);
 	assert_string_equal(slurp(rotated), "old\none\ntwo\n");
 	assert_string_equal(slurp(path), "three\n");
 
@@ -505,6 +519,84 @@ static void test_only_console_one_write(void **state)
 
 	run_file_child(&fc, only_file_console_child, 5000);
 	assert_string_equal(slurp(fc.path), "first line\nsecond 2\nan open line goes on\nlast\n");
+	file_child_done(&fc);
+}
+
+/*
+ * Embedded newlines on the one-write path: a record whose text holds a
+ * newline is not one console line but two, each with its prefix, so the
+ * one write must not take it. Every length up to 48 (the newline scan reads
+ * 16 bytes at a time) with the newline at every place, and each length
+ * without one.
+ */
+#define NL_MAX_LEN 48
+#define NL_PREFIX  "[    1.291025] "
+
+static uint64_t fixed_clock(void)
+{
+	return UINT64_C(1291025999); /* 1.291025999 s */
+}
+
+static void nl_text(char *t, int len, int pos)
+{
+	memset(t, 'a' + len % 26, (size_t)len);
+	if (pos >= 0)
+		t[pos] = '\n';
+	t[len] = 0;
+}
+
+static int embedded_newline_child(void *arg)
+{
+	const char *path = arg;
+	struct console *con;
+	char t[NL_MAX_LEN + 1];
+
+	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
+	CHILD_CHECK(pk_console_file_create(&con, path) == 0);
+	CHILD_CHECK(pk_register_console(con) == 0);
+	pk_set_test_clock(fixed_clock);
+	pk_set_printk_time(1); /* the fixture turns it off */
+	for (int len = 1; len <= NL_MAX_LEN; len++) {
+		for (int pos = -1; pos < len; pos++) {
+			nl_text(t, len, pos);
+			pr_info("%s\n", t);
+		}
+	}
+	return 0;
+}
+
+static void test_one_write_embedded_newlines(void **state)
+{
+	(void)state;
+	struct file_child fc;
+	size_t size = 128 * 1024, got = 0;
+	char *want = malloc(size), *file = malloc(size), *w = want;
+	char t[NL_MAX_LEN + 1];
+
+	assert_non_null(want);
+	assert_non_null(file);
+	for (int len = 1; len <= NL_MAX_LEN; len++) {
+		for (int pos = -1; pos < len; pos++) {
+			nl_text(t, len, pos);
+			if (pos < 0) {
+				w += sprintf(w, NL_PREFIX "%s\n", t);
+			} else {
+				t[pos] = 0;
+				w += sprintf(w, NL_PREFIX "%s\n" NL_PREFIX "%s\n", t, t + pos + 1);
+			}
+		}
+	}
+	run_file_child(&fc, embedded_newline_child, 10000);
+
+	int fd = open(fc.path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	got = read_all(fd, file, size);
+	close(fd);
+	assert_int_equal(got, (size_t)(w - want));
+	assert_string_equal(file, want);
+	free(want);
+	free(file);
 	file_child_done(&fc);
 }
 
@@ -804,6 +896,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_destroy_frees, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_dev_null, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_only_console_one_write, setup_capture,
+						teardown_capture),
+		cmocka_unit_test_setup_teardown(test_one_write_embedded_newlines, setup_capture,
 						teardown_capture),
 		cmocka_unit_test_setup_teardown(test_dev_full, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_short_write, setup_capture, teardown_capture),
