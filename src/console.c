@@ -354,30 +354,30 @@ static const char *level_color(unsigned level)
  * from a stuck holder never shares it (one that interrupts this very
  * function on its own thread may garble prefixes; the process is dying).
  */
+#define SEC_TEXT_ROOM 16 /* "[%5lu." is 7 to 13 bytes: a 64-bit ns clock has 11 digits of seconds */
 static _Thread_local PK_TLS_IE uint64_t cached_sec = UINT64_MAX;
-static _Thread_local PK_TLS_IE char cached_sec_text[24];
+static _Thread_local PK_TLS_IE char cached_sec_text[SEC_TEXT_ROOM]; /* right-aligned */
 static _Thread_local PK_TLS_IE size_t cached_sec_len;
 
-PK_HOT static char *put_seconds(char *end, uint64_t sec)
+static PK_NOINLINE void cache_seconds(uint64_t sec)
 {
-	char *cached = cached_sec_text;
-	size_t len;
+	char field[24];
+	size_t len = pk_seconds_field(field, sec);
 
-	if (sec != cached_sec) {
-		cached_sec_len = pk_seconds_field(cached, sec);
-		cached_sec = sec;
-	}
-	len = cached_sec_len;
-	/* 7 to 13 bytes (a 64-bit ns clock has at most 11 digits of seconds):
-	 * two overlapping fixed-size copies, no memcpy call. */
-	if (len <= 8) {
-		memcpy(end - 4, cached + len - 4, 4);
-		memcpy(end - len, cached, 4);
-	} else {
-		memcpy(end - 8, cached + len - 8, 8);
-		memcpy(end - len, cached, 8);
-	}
-	return end - len;
+	memcpy(cached_sec_text + SEC_TEXT_ROOM - len, field, len);
+	cached_sec_len = len;
+	cached_sec = sec;
+}
+
+/* One fixed-size copy puts the field in place; it also writes the bytes
+ * before it, up to SEC_TEXT_ROOM back from @end: put_prefix()'s callers
+ * leave that room (PREFIX_MAX, PK_CON_PREFIX_ROOM). */
+static PK_ALWAYS_INLINE char *put_seconds(char *end, uint64_t sec)
+{
+	if (PK_UNLIKELY(sec != cached_sec))
+		cache_seconds(sec);
+	memcpy(end - SEC_TEXT_ROOM, cached_sec_text, SEC_TEXT_ROOM);
+	return end - cached_sec_len;
 }
 
 /* Room a prefix needs: "[" 20 digits "." 6 digits "]" "[T" 10 digits "]" " ". */

@@ -9,6 +9,7 @@
 #define PRINTK_INTERNAL_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <printk/log.h>
@@ -85,9 +86,17 @@ void pk_set_test_clock(uint64_t (*clock_fn)(void));
 /* printk.c: settings the consoles read (lock-free getters). */
 int pk_cfg_console_loglevel(void);
 int pk_cfg_ignore_loglevel(void);
-int pk_cfg_printk_time(void);
-int pk_cfg_printk_caller(void);
 int pk_cfg_default_message_loglevel(void);
+/* printk.time and printk.caller: read for every console line, so inline. */
+extern _Atomic int pk_printk_time_flag, pk_printk_caller_flag;
+static inline int pk_cfg_printk_time(void)
+{
+	return atomic_load_explicit(&pk_printk_time_flag, memory_order_relaxed);
+}
+static inline int pk_cfg_printk_caller(void)
+{
+	return atomic_load_explicit(&pk_printk_caller_flag, memory_order_relaxed);
+}
 /* The default log if it exists (never creates it). */
 struct pk_log *pk_printk_log_peek(void);
 /* printk at facility 0 whose message always ends its line (dev_printk). */

@@ -47,8 +47,8 @@ _Static_assert(sizeof(((struct pk_con_line *)0)->buf) == PK_CON_PREFIX_ROOM + PR
 static _Atomic int initial_console_loglevel = 7; /* for logs made from now on */
 static _Atomic int default_message_loglevel = 4;
 static _Atomic int ignore_loglevel;
-static _Atomic int printk_time = 1;
-static _Atomic int printk_caller;
+_Atomic int pk_printk_time_flag = 1; /* read inline: internal.h */
+_Atomic int pk_printk_caller_flag;
 static _Atomic int stored_any;
 static _Atomic size_t configured_log_len; /* 0: default */
 static char *configured_log_file;	  /* log_buf_file=, or NULL: memory */
@@ -70,16 +70,6 @@ PK_HOT int pk_cfg_console_loglevel(void)
 PK_HOT int pk_cfg_ignore_loglevel(void)
 {
 	return atomic_load_explicit(&ignore_loglevel, memory_order_relaxed);
-}
-
-PK_HOT int pk_cfg_printk_time(void)
-{
-	return atomic_load_explicit(&printk_time, memory_order_relaxed);
-}
-
-PK_HOT int pk_cfg_printk_caller(void)
-{
-	return atomic_load_explicit(&printk_caller, memory_order_relaxed);
 }
 
 int pk_cfg_default_message_loglevel(void)
@@ -478,12 +468,12 @@ void pk_set_ignore_loglevel(int on)
 
 void pk_set_printk_time(int on)
 {
-	atomic_store(&printk_time, !!on);
+	atomic_store(&pk_printk_time_flag, !!on);
 }
 
 void pk_set_printk_caller(int on)
 {
-	atomic_store(&printk_caller, !!on);
+	atomic_store(&pk_printk_caller_flag, !!on);
 }
 
 /* ---------------------------------------------------------- PRINTK_OPTS -- */
