@@ -595,10 +595,10 @@ static PK_ALWAYS_INLINE int has_newline(const char *s, size_t n)
  * The common case in one write: @r is the record this thread just stored, a
  * complete line without an embedded newline, not a continuation; the only
  * console stands right at it, with nothing dropped and no failed write to
- * count down, and prints it without colour. The bytes print_one would emit for it (a line break if the
- * console's line is open, the prefix, the text, the newline) are built in
- * one buffer (build_hint_line()). Returns that console if @r is such a case,
- * NULL if the general loop has to print it.
+ * count down, and prints it without colour. The bytes print_one would emit
+ * for it (a line break if the console's line is open, the prefix, the text,
+ * the newline) are built in one buffer (build_hint_line()). Returns that
+ * console if @r is such a case, NULL if the general loop has to print it.
  */
 static PK_ALWAYS_INLINE struct console *hint_fast_console(const struct pk_con_rec *r)
 {

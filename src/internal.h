@@ -3,7 +3,8 @@
  * internal.h - declarations shared by the library's modules, never installed.
  *
  * Each module owns its state; this header only names the entry points one
- * module offers another.
+ * module offers another (and two settings printk.c lets the consoles read
+ * inline: pk_cfg_printk_time(), pk_cfg_printk_caller()).
  */
 #ifndef PRINTK_INTERNAL_H
 #define PRINTK_INTERNAL_H
