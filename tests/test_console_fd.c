@@ -12,12 +12,11 @@
  *   - as the only console (printk's one-write path): exact bytes in a file;
  *     a record with a newline inside (each length to 48, the newline at
  *     every place) printed as two prefixed lines; the file console's new
- *     descriptor after a reopen; /dev/full disabled after 3 failed writes; a write cut short by a file
- *     size limit finished or reported by the console's own write; a signal
- *     handler printing as that write returns is printed by the same printk;
- *     two
- *     threads and a signal handler printing at once: every line once, in
- *     order, none torn.
+ *     descriptor after a reopen; /dev/full disabled after 3 failed writes;
+ *     a write cut short by a file size limit finished or reported by the
+ *     console's own write; a signal handler printing as that write returns
+ *     is printed by the same printk; two threads and a signal handler
+ *     printing at once: every line once, in order, none torn.
  */
 #include <errno.h>
 #include <fcntl.h>
