@@ -33,7 +33,8 @@
 
 #include <printk/printk.h>
 
-#include "internal.h"
+#include "caller.h"
+#include "hints.h"
 
 static _Atomic uint32_t cached_pid;
 static _Thread_local PK_TLS_IE uint32_t cached_tid;

@@ -57,7 +57,11 @@
 #include <printk/console.h>
 #include <printk/printk.h>
 
-#include "internal.h"
+#include "caller.h"
+#include "console_line.h"
+#include "hints.h"
+#include "settings.h"
+#include "store.h"
 #include "textfmt.h"
 
 #define CONSOLE_MAX_FAILURES 3 /* consecutive failed writes before a console is disabled */
@@ -237,7 +241,7 @@ static PK_NOINLINE void con_write_failed(struct console *con, int err)
 {
 	if (++con->state->failures >= CONSOLE_MAX_FAILURES) {
 		con->flags &= ~PK_CON_ENABLED;
-		pk_printk_store_notice(3, "printk: console [%s] disabled after %d failed writes (error %d)\n",
+		pk_store_notice(3, "printk: console [%s] disabled after %d failed writes (error %d)\n",
 				       con->name, con->state->failures, -err);
 	}
 }
@@ -687,7 +691,7 @@ static int unlock_after_flush(struct prb *rb, uint64_t next, uint64_t gen)
 {
 	if (PK_UNLIKELY(recursion_seen)) {
 		recursion_seen = 0;
-		pk_printk_store_notice(PK_LOGLEVEL_CRIT, "BUG: recent printk recursion!\n");
+		pk_store_notice(PK_LOGLEVEL_CRIT, "BUG: recent printk recursion!\n");
 		print_all(rb);
 		next = 0;
 	}

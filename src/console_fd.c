@@ -24,7 +24,9 @@
 
 #include <printk/console.h>
 
-#include "internal.h"
+#include "caller.h"
+#include "console_line.h"
+#include "hints.h"
 
 #define CONSOLE_WRITE_BUDGET_MS 500
 

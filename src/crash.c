@@ -72,7 +72,11 @@
 #include <printk/kmsg_dump.h>
 #include <printk/printk.h>
 
-#include "internal.h"
+#include "caller.h"
+#include "console_internal.h"
+#include "hints.h"
+#include "settings.h"
+#include "store.h"
 #include "vsprintf.h"
 
 #define CRASH_ALTSTACK_SIZE ((size_t)256 * 1024) /* at least 64 KiB; room for dumpers */
@@ -128,18 +132,18 @@ void pk_panic(const char *fmt, ...)
 				pause(); /* the panicking thread ends the process */
 		}
 		/* A panic inside the panic (a dumper, a console): say so, stop. */
-		pk_printk_store_notice(0, "Kernel panic - not syncing: %s\n", buf);
+		pk_store_notice(0, "Kernel panic - not syncing: %s\n", buf);
 		pk_console_emergency_flush(rb, 0);
 		abort();
 	}
 
 	pk_console_verbose();
-	pk_printk_store_notice(0, "Kernel panic - not syncing: %s\n", buf);
+	pk_store_notice(0, "Kernel panic - not syncing: %s\n", buf);
 	if (!pk_console_in_write())
 		pk_pr_flush(PANIC_FLUSH_MS, 0);
 	pk_console_emergency_flush(rb, PANIC_FLUSH_MS);
 	pk_kmsg_dump(PK_KMSG_DUMP_PANIC);
-	pk_printk_store_notice(0, "---[ end Kernel panic - not syncing: %s ]---\n", buf);
+	pk_store_notice(0, "---[ end Kernel panic - not syncing: %s ]---\n", buf);
 	pk_console_emergency_flush(rb, PANIC_FLUSH_MS);
 	abort();
 }
@@ -180,11 +184,11 @@ static void crash_report(int sig, const siginfo_t *si)
 	/* si_code > 0: the kernel sent it for a fault, si_addr is meaningful;
 	 * otherwise kill(), raise() or abort() sent it and si_pid says who. */
 	if (si && si->si_code > 0)
-		pk_printk_store_notice(0, "BUG: %s (signal %d) at address 0x%lx in pid %u tid %u\n",
+		pk_store_notice(0, "BUG: %s (signal %d) at address 0x%lx in pid %u tid %u\n",
 				       signal_name(sig), sig, (unsigned long)(uintptr_t)si->si_addr,
 				       pid, tid);
 	else
-		pk_printk_store_notice(0, "BUG: %s (signal %d) sent by pid %d in pid %u tid %u\n",
+		pk_store_notice(0, "BUG: %s (signal %d) sent by pid %d in pid %u tid %u\n",
 				       signal_name(sig), sig, si ? (int)si->si_pid : 0, pid, tid);
 	pk_console_emergency_flush(rb, CRASH_FLUSH_MS);
 	pk_kmsg_dump(PK_KMSG_DUMP_OOPS);

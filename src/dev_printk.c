@@ -7,7 +7,7 @@
 
 #include <printk/dev_printk.h>
 
-#include "internal.h"
+#include "printk_internal.h"
 #include "vsprintf.h"
 
 static int emit_line(int level, const char *dict, size_t dictlen, const char *fmt, ...)

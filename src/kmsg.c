@@ -50,11 +50,16 @@
 #include <printk/kmsg.h>
 #include <printk/printk.h>
 
-#include "internal.h"
+#include "caller.h"
+#include "hints.h"
+#include "kmsg_format.h"
+#include "printk_limits.h"
+#include "log_shared.h"
+#include "settings.h"
+#include "store.h"
 #include "vsprintf.h"
 
-#define KMSG_OUT_MAX	    PK_KMSG_LINE_MAX
-#define KMSG_WRITE_MAX	    1024 /* PRINTKRB_RECORD_MAX: the longest write accepted */
+#define KMSG_OUT_MAX	    PK_MESSAGE_MAX
 #define KMSG_RL_INTERVAL_NS (5 * 1000000000ull) /* DEFAULT_RATELIMIT_INTERVAL */
 #define KMSG_RL_BURST	    10			/* DEFAULT_RATELIMIT_BURST */
 #define KMSG_COMM_LEN	    16			/* TASK_COMM_LEN, NUL included */
@@ -578,7 +583,7 @@ ssize_t pk_kmsg_write(struct kmsg_file *f, const char *buf, size_t len)
 		return -EBADF;
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return -EBADF; /* the VFS refuses write on a read-only file */
-	if (len > KMSG_WRITE_MAX)
+	if (len > PK_KMSG_WRITE_MAX)
 		return -EINVAL;
 	if (!f->rb->writable)
 		return -EPERM; /* an attached read-only handle */

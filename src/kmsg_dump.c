@@ -53,7 +53,12 @@
 #include <printk/kmsg_dump.h>
 #include <printk/printk.h>
 
-#include "internal.h"
+#include "caller.h"
+#include "hints.h"
+#include "kmsg_format.h"
+#include "printk_limits.h"
+#include "log_shared.h"
+#include "settings.h"
 #include "textfmt.h"
 
 #define ITER_READ_FLAGS (PRB_READ_UNFINALIZED | PRB_READ_SKIP_UNFINISHED)
@@ -346,7 +351,7 @@ static void file_dump(struct kmsg_dumper *dumper, enum kmsg_dump_reason reason)
 	int saved_errno = errno;
 	struct file_out o = { .fd = fdump->fd };
 	struct prb_record r;
-	char text[PK_KMSG_LINE_MAX];
+	char text[PK_MESSAGE_MAX];
 
 	if (ftruncate(fdump->fd, 0) == 0) {
 		uint64_t end = prb_next_reserve_seq(rb);

@@ -6,7 +6,9 @@
 #ifndef PRINTK_LOG_INTERNAL_H
 #define PRINTK_LOG_INTERNAL_H
 
-#include "internal.h"
+#include "caller.h"
+#include "hints.h"
+#include "log_shared.h"
 #include "registry.h"
 
 struct pk_log {

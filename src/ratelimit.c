@@ -37,7 +37,8 @@
 #include <printk/printk.h>
 #include <printk/ratelimit.h>
 
-#include "internal.h"
+#include "caller.h"
+#include "hints.h"
 
 #define NS_PER_MS 1000000ull
 

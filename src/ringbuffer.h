@@ -20,10 +20,11 @@
 #include <stdint.h>
 
 #include "atomics.h"
+#include "printk_limits.h"
 
-/* Limits of one record. The text limit is the kernel's (PRINTKRB_RECORD_MAX - 1). */
-#define PRB_TEXT_MAX 1023u
-#define PRB_DICT_MAX 1024u
+/* Limits of one record, as the public API states them (printk_limits.h). */
+#define PRB_TEXT_MAX ((unsigned)PK_TEXT_MAX)
+#define PRB_DICT_MAX ((unsigned)PK_DICT_MAX)
 
 /* Data-area size limits (bytes, powers of two). */
 #define PRB_DATA_MIN_BITS     12 /* 4 KiB */
@@ -36,9 +37,9 @@
 /* One descriptor per this many data bytes by default (the kernel's PRB_AVGBITS). */
 #define PRB_AVG_TEXT_BITS 5
 
-/* Record flags, as the kernel's enum printk_info_flags. */
-#define PRB_FLAG_NEWLINE 0x02 /* the text ended with a newline (stripped) */
-#define PRB_FLAG_CONT	 0x08 /* a continuation fragment that could not join its line */
+/* Record flags, as the kernel's enum printk_info_flags: the public values. */
+#define PRB_FLAG_NEWLINE PK_REC_NEWLINE /* the text ended with a newline (stripped) */
+#define PRB_FLAG_CONT	 PK_REC_CONT	/* a continuation fragment that could not join its line */
 
 /* prb_read() flags. */
 #define PRB_READ_UNFINALIZED 0x1 /* also return the committed, not finalized newest record */

@@ -50,7 +50,11 @@
 #include <printk/printk.h>
 #include <printk/syslog.h>
 
-#include "internal.h"
+#include "caller.h"
+#include "hints.h"
+#include "printk_limits.h"
+#include "log_shared.h"
+#include "settings.h"
 #include "textfmt.h"
 
 /* Serialises READ and SIZE_UNREAD (S1), and orders CLEAR/READ_CLEAR. */

@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "settings.h"
 #include "textfmt.h"
 
 void pk_textfmt_current(struct pk_textfmt *f, bool syslog)

@@ -22,13 +22,6 @@
 
 #include "ringbuffer.h"
 
-/* Longest prefix: "<2047>[99999999999.999999][T4294967295] " and its NUL. */
-#define PK_PREFIX_MAX 64
-
-/* The kernel's PRINTK_MESSAGE_MAX: syslog formats each record into a buffer
- * this big, so one record gives at most this minus 1 bytes of text. */
-#define PK_MESSAGE_MAX 2048
-
 /* No limit for pk_format_record_text(): the size a record needs. */
 #define PK_FMT_UNLIMITED SIZE_MAX
 

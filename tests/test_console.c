@@ -36,7 +36,6 @@
 #include <printk/printk.h>
 
 #include "fixture.h"
-#include "internal.h"
 #include "testutil.h"
 
 static struct capture cap2, cap3;

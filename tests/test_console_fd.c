@@ -37,7 +37,7 @@
 #include <printk/printk.h>
 
 #include "fixture.h"
-#include "internal.h"
+#include "caller.h"
 #include "testutil.h"
 
 

@@ -38,7 +38,6 @@
 #include <printk/printk.h>
 
 #include "capture.h"
-#include "internal.h"
 #include "testutil.h"
 
 #define CHILD_TIMEOUT_MS 15000

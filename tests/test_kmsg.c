@@ -29,7 +29,8 @@
 #include <printk/printk.h>
 
 #include "capture.h"
-#include "internal.h"
+#include "caller.h"
+#include "log_shared.h"
 #include "kmsgutil.h"
 #include "testutil.h"
 

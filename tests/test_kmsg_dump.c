@@ -26,7 +26,6 @@
 #include <printk/syslog.h>
 
 #include "capture.h"
-#include "internal.h"
 #include "testutil.h"
 
 static struct capture cap;

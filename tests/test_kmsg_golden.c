@@ -25,7 +25,7 @@
 #include <printk/printk.h>
 
 #include "capture.h"
-#include "internal.h"
+#include "caller.h"
 #include "kmsgutil.h"
 #include "testutil.h"
 

@@ -25,7 +25,7 @@
 #include <printk/printk.h>
 
 #include "fixture.h"
-#include "internal.h"
+#include "vsprintf.h"
 #include "testutil.h"
 
 

@@ -20,7 +20,6 @@
 #include <printk/printk.h>
 
 #include "fixture.h"
-#include "internal.h"
 #include "testutil.h"
 
 

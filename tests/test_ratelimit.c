@@ -20,7 +20,7 @@
 #include <printk/ratelimit.h>
 
 #include "capture.h"
-#include "internal.h"
+#include "caller.h"
 #include "testutil.h"
 
 static struct capture cap;

@@ -23,7 +23,7 @@
 #include <printk/syslog.h>
 
 #include "capture.h"
-#include "internal.h"
+#include "log_shared.h"
 #include "testutil.h"
 
 static struct capture cap;

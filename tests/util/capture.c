@@ -4,7 +4,7 @@
 #include <printk/printk.h>
 
 #include "fixture.h"
-#include "internal.h"
+#include "caller.h"
 #include "testutil.h"
 
 static int capture_write(struct console *con, const char *text, size_t len)

@@ -33,7 +33,7 @@
 #include <printk/syslog.h>
 #endif
 
-#include "internal.h"
+#include "log_shared.h"
 #include "udmesg.h"
 
 /* ----------------------------------------------------------- helpers -- */

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+/*
+ * caller.h - who is calling and when (caller.c): the caller identity a
+ * record carries, signal-handler nesting, and the clocks.
+ *
+ * Bottom layer: depends on nothing but the ring's record types. Every
+ * function here is async-signal-safe and thread-safe.
+ */
+#ifndef PRINTK_CALLER_H
+#define PRINTK_CALLER_H
+
+#include <stdint.h>
+
+#include "ringbuffer.h"
+
+/* Who is calling, cached so the fast path makes no system call. */
+void pk_caller_get(struct prb_caller *c);
+/* The caller context for continuation matching: signal nesting and the
+ * signal mask (a handler between two fragments differs). One system call. */
+uint64_t pk_caller_context(void);
+/* This thread's blocked signals (the first 64). One system call. */
+uint64_t pk_signal_mask(void);
+/* Signal-handler nesting: printk's entry points bracket themselves with these. */
+unsigned pk_sigdepth_enter(void);
+void pk_sigdepth_leave(void);
+
+/* CLOCK_MONOTONIC in nanoseconds (vDSO). */
+uint64_t pk_clock_ns(void);
+/* CLOCK_REALTIME - CLOCK_MONOTONIC now, in nanoseconds. */
+int64_t pk_realtime_offset_ns(void);
+/* Tests: replace the clock (NULL restores CLOCK_MONOTONIC). */
+void pk_set_test_clock(uint64_t (*clock_fn)(void));
+
+#endif

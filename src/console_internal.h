@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+/*
+ * console_internal.h - what the console layer (console.c) offers the layers
+ * above it: printk, the crash path, the readers and start-up.
+ *
+ * The consoles sit above the default log and its settings and below printk:
+ * they read records from the ring and settings.h, store their notices with
+ * store.h, and call nothing above them. printk's one-write path has its own
+ * narrow header, console_line.h.
+ */
+#ifndef PRINTK_CONSOLE_INTERNAL_H
+#define PRINTK_CONSOLE_INTERNAL_H
+
+#include <stdint.h>
+
+#include "ringbuffer.h"
+
+/* What the print loop needs of a record: read from the ring, or handed over
+ * by the printk that just stored it (which saves reading it back). */
+struct pk_con_rec {
+	uint64_t seq;
+	uint64_t ts_nsec;
+	struct prb_caller caller;
+	int level;
+	int flags;
+	int open;	/* not finalized: may still grow */
+	int suppressed; /* its level is one no console prints */
+	const char *text;
+	size_t text_len;
+};
+
+/* Print what the consoles have not printed yet, unless another thread is
+ * printing (it will print ours before it lets go). @hint (may be NULL) is
+ * the record this thread just stored. Async-signal-safe. */
+void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint);
+
+/* 1 if no console prints messages of @level (console_loglevel, ignore_loglevel). */
+int pk_console_level_suppressed(int level);
+/* The filtered fast path: record @seq, of a level no console prints, was
+ * just stored; returns 1 if all consoles were idle at @seq, so nothing has
+ * to be printed and no console lock is needed. */
+int pk_console_skip_suppressed(uint64_t seq);
+/* True while this thread runs a console's write callback. */
+int pk_console_in_write(void);
+/* Stop every console at exit: end open lines, drain, unregister all. */
+void pk_console_shutdown(struct prb *rb, int release);
+/* Panic and crash path: print everything now on the crash-safe consoles,
+ * skipping records whose writer will never finish them; waits at most
+ * @wait_ms for the console holder, then takes over. Async-signal-safe. */
+void pk_console_emergency_flush(struct prb *rb, int wait_ms);
+/* After fork(), in the child. */
+void pk_console_after_fork(void);
+/* The log changed (pk_set_log_buf_len/file, pk_printk_exit): consoles
+ * restart at @seq. */
+void pk_console_reset_positions(uint64_t seq);
+
+#endif

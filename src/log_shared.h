@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+/*
+ * log_shared.h - what other modules may know of a log handle (log.c,
+ * logfile.c): its ring, and the state a log keeps next to its ring, in the
+ * ring header's user area, so that every process using the log sees it.
+ *
+ * struct pk_log_shared is part of the log's on-file ABI (PRB_ABI_VERSION):
+ * fields are only ever appended. Every field a process did not write itself
+ * may have been written by any other process: read it as untrusted.
+ */
+#ifndef PRINTK_LOG_SHARED_H
+#define PRINTK_LOG_SHARED_H
+
+#include <stdint.h>
+
+#include <printk/log.h>
+
+#include "atomics.h"
+#include "ringbuffer.h"
+
+#define PK_LOG_STATE_MAGIC   0x4554415453544c50ull /* "PLTSTATE" */
+#define PK_LOG_LEVEL_UNSAVED 0xffffffffu
+
+struct pk_log_shared {
+	uint64_t magic;		/* PK_LOG_STATE_MAGIC once initialised */
+	pk_a32 console_loglevel; /* records below it print on consoles (7) */
+	pk_a32 saved_console_loglevel; /* SYSLOG_ACTION_CONSOLE_OFF's, or UNSAVED */
+	pk_a32 minimum_console_loglevel; /* floor for CONSOLE_OFF/LEVEL (1) */
+	pk_a32 default_console_loglevel; /* 7 */
+	pk_a64 clear_seq;	/* first record after the last SYSLOG_ACTION_CLEAR */
+	pk_a64 syslog_seq;	/* SYSLOG_ACTION_READ's position (shared, like /proc/kmsg) */
+	pk_a64 syslog_partial;	/* bytes of the record at syslog_seq already read */
+	pk_a64 realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC (two's complement) */
+	pk_a32 pollers;		/* readers waiting through a poll doorbell */
+	pk_a32 reserved0;
+	/* File logs (written once at creation, before the file is published): */
+	uint64_t file_size;	  /* the whole file; 0 for a memory log */
+	uint64_t registry_off;	  /* writer registry entries */
+	uint64_t lock_off;	  /* one lock byte per registry entry */
+	uint32_t registry_entries;
+	uint32_t file_flags;
+};
+
+/* The public record mirrors the ring's: pk_log_read() copies one into the other. */
+_Static_assert(sizeof(((struct pk_record *)0)->text) == sizeof(((struct prb_record *)0)->text),
+	       "struct pk_record holds a ring record's text");
+_Static_assert(sizeof(((struct pk_record *)0)->dict) == sizeof(((struct prb_record *)0)->dict),
+	       "struct pk_record holds a ring record's dictionary");
+
+/* The ring behind @log (never NULL for a valid handle). Async-signal-safe. */
+struct prb *pk_log_ring(struct pk_log *log);
+
+/* The shared state of @log (never NULL for a valid handle). Async-signal-safe. */
+struct pk_log_shared *pk_log_shared(struct pk_log *log);
+
+/* 1 if a process (this one included) still writes @log, 0 if every writer
+ * is gone (post-mortem). Memory logs: 1. Async-signal-safe (fcntl only). */
+int pk_log_writers_alive(struct pk_log *log);
+
+#endif

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+/*
+ * printk_limits.h - every size limit of the library, each defined once.
+ *
+ * The limits a user can see (text and dictionary bytes per record, record
+ * flags) are defined in the public headers, as literals a C or C++ user can
+ * read; everything private is derived from them here. Changing the text
+ * limit is: PK_TEXT_MAX in <printk/log.h>, PRB_ABI_VERSION (the on-file
+ * record layout changes with it), and the tests that pin the kernel's
+ * numbers (docs/kernel-compat.md).
+ */
+#ifndef PRINTK_PRINTK_LIMITS_H
+#define PRINTK_PRINTK_LIMITS_H
+
+#include <printk/log.h>
+
+/* The kernel's PRINTK_MESSAGE_MAX: one record formatted for a reader (a
+ * /dev/kmsg read, a syslog(2) line, a kmsg_dump line) takes at most this
+ * many bytes, its terminating NUL included; the rest is cut. */
+#define PK_MESSAGE_MAX 2048
+
+/* The longest /dev/kmsg write accepted: the kernel's PRINTKRB_RECORD_MAX,
+ * a record's text and its NUL. */
+#define PK_KMSG_WRITE_MAX (PK_TEXT_MAX + 1)
+
+/* Longest record prefix a reader builds: "<2047>[99999999999.999999][T4294967295] "
+ * and its NUL. */
+#define PK_PREFIX_MAX 64
+
+_Static_assert(PK_MESSAGE_MAX > PK_TEXT_MAX + PK_PREFIX_MAX,
+	       "a formatted record holds a whole text and its prefix");
+
+#endif

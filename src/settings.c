@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: MIT
+/*
+ * settings.c - the default log and the printk settings.
+ *
+ * Owns: the default log (the one printk() writes), what the next default log
+ * is made of (size, file, file flags), and the settings every layer above
+ * reads: console_loglevel (kept in the log's shared state, so every process
+ * writing a log file shares it), default_message_loglevel, ignore_loglevel,
+ * printk.time and printk.caller.
+ *
+ * It sits right above the log (log.c, logfile.c) and below everything that
+ * prints: consoles, printk, the readers and start-up all read it; it calls
+ * none of them. Replacing the log is start-up's job (setup.c), which tells
+ * the consoles; this file only swaps the pointer.
+ *
+ * Invariant: the default log pointer only changes through
+ * pk_default_log_replace() (configuration, never concurrent with printk by
+ * contract) or from NULL to a fresh log on first use, which a racing loser
+ * undoes. Readers load it with acquire, so the log they see is complete.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <printk/printk.h>
+
+#include "hints.h"
+#include "log_shared.h"
+#include "settings.h"
+
+static _Atomic int initial_console_loglevel = 7; /* for logs made from now on */
+static _Atomic int default_message_loglevel = 4;
+static _Atomic int ignore_loglevel;
+_Atomic int pk_printk_time_flag = 1; /* read inline: settings.h */
+_Atomic int pk_printk_caller_flag;
+_Atomic int pk_default_log_used_flag;
+
+static _Atomic(struct pk_log *) printk_log;
+static _Atomic size_t configured_log_len; /* 0: default */
+static char *configured_log_file;	  /* log_buf_file=, or NULL: memory */
+static unsigned configured_log_file_flags;
+
+/* ------------------------------------------------------ the default log -- */
+
+PK_HOT static struct pk_log *ensure_log(void)
+{
+	struct pk_log *log = atomic_load_explicit(&printk_log, memory_order_acquire);
+
+	if (PK_LIKELY(log))
+		return log;
+
+	/* First use (or after pk_printk_exit): mmap is a plain system call, so
+	 * this is safe even in a signal handler; a racing loser unmaps its copy. */
+	struct pk_log *mine;
+
+	if (pk_log_create(&mine, atomic_load(&configured_log_len)))
+		return NULL;
+	pk_default_log_take_level(mine);
+	if (!atomic_compare_exchange_strong(&printk_log, &log, mine)) {
+		pk_log_destroy(mine);
+		return log;
+	}
+	return mine;
+}
+
+struct pk_log *pk_printk_log(void)
+{
+	return ensure_log();
+}
+
+struct pk_log *pk_printk_log_peek(void)
+{
+	return atomic_load_explicit(&printk_log, memory_order_acquire);
+}
+
+PK_HOT struct prb *pk_printk_ring(void)
+{
+	struct pk_log *log = ensure_log();
+
+	return log ? pk_log_ring(log) : NULL;
+}
+
+size_t pk_default_log_len(void)
+{
+	return atomic_load(&configured_log_len);
+}
+
+void pk_default_log_set_len(size_t len)
+{
+	atomic_store(&configured_log_len, len);
+}
+
+const char *pk_default_log_file(void)
+{
+	return configured_log_file;
+}
+
+unsigned pk_default_log_file_flags(void)
+{
+	return configured_log_file_flags;
+}
+
+int pk_default_log_replace(struct pk_log *fresh, const char *path, unsigned flags, struct pk_log **old)
+{
+	char *copy = NULL;
+
+	if (path && !(copy = strdup(path)))
+		return -ENOMEM;
+	free(configured_log_file);
+	configured_log_file = copy;
+	configured_log_file_flags = fresh ? flags : 0;
+	if (!fresh) {
+		atomic_store(&configured_log_len, 0);
+		atomic_store(&pk_default_log_used_flag, 0);
+	}
+	*old = atomic_exchange(&printk_log, fresh);
+	return 0;
+}
+
+void pk_default_log_take_level(struct pk_log *log)
+{
+	pk_store_relaxed(&pk_log_shared(log)->console_loglevel,
+			 (uint32_t)atomic_load(&initial_console_loglevel));
+}
+
+void pk_printk_sync(void)
+{
+	struct pk_log *log = atomic_load(&printk_log);
+
+	if (log && (configured_log_file_flags & PK_LOG_SYNC))
+		pk_log_sync(log);
+}
+
+/* ------------------------------------------------------------ settings -- */
+
+PK_HOT int pk_cfg_console_loglevel(void)
+{
+	struct pk_log *log = ensure_log();
+
+	if (!log)
+		return atomic_load_explicit(&initial_console_loglevel, memory_order_relaxed);
+	return (int)pk_load_relaxed(&pk_log_shared(log)->console_loglevel);
+}
+
+PK_HOT int pk_cfg_ignore_loglevel(void)
+{
+	return atomic_load_explicit(&ignore_loglevel, memory_order_relaxed);
+}
+
+int pk_cfg_default_message_loglevel(void)
+{
+	return atomic_load_explicit(&default_message_loglevel, memory_order_relaxed);
+}
+
+int pk_set_console_loglevel(int level)
+{
+	struct pk_log *log = ensure_log();
+
+	if (level < 0 || level > 15)
+		return -EINVAL;
+	atomic_store(&initial_console_loglevel, level);
+	if (!log)
+		return level;
+	return (int)atomic_exchange(&pk_log_shared(log)->console_loglevel, (uint32_t)level);
+}
+
+int pk_get_console_loglevel(void)
+{
+	return pk_cfg_console_loglevel();
+}
+
+int pk_set_default_message_loglevel(int level)
+{
+	if (level < 0 || level > 7)
+		return -EINVAL;
+	return atomic_exchange(&default_message_loglevel, level);
+}
+
+void pk_console_silent(void)
+{
+	pk_set_console_loglevel(0);
+}
+
+void pk_console_verbose(void)
+{
+	if (pk_get_console_loglevel())
+		pk_set_console_loglevel(15);
+}
+
+void pk_set_ignore_loglevel(int on)
+{
+	atomic_store(&ignore_loglevel, !!on);
+}
+
+void pk_set_printk_time(int on)
+{
+	atomic_store(&pk_printk_time_flag, !!on);
+}
+
+void pk_set_printk_caller(int on)
+{
+	atomic_store(&pk_printk_caller_flag, !!on);
+}

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: MIT
+/*
+ * setup.c - start-up and the process hooks: PRINTK_OPTS, the log's size
+ * and file, exit and fork.
+ *
+ * Owns: whether start-up ran. The top layer: it configures every layer
+ * below (the default log through settings.c, the consoles, /dev/kmsg's
+ * mode, the crash handler) and nothing below calls it.
+ *
+ * At load time (a constructor, where the compiler has them) it reads
+ * PRINTK_OPTS and applies it, so the first printk, which may come from a
+ * signal handler, finds the log and the consoles ready; at exit it ends the
+ * consoles' open lines and drains them; in a forked child it abandons the
+ * records the parent's other threads were writing in a memory log.
+ *
+ * Replacing the default log is only allowed before the first record is
+ * stored (-EBUSY after): the consoles then restart at the new log's start.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include <printk/console.h>
+#include <printk/kern_levels.h>
+#include <printk/kmsg.h>
+#include <printk/kmsg_dump.h>
+#include <printk/printk.h>
+
+#include "console_internal.h"
+#include "log_shared.h"
+#include "options.h"
+#include "settings.h"
+#include "vsprintf.h"
+
+/* ---------------------------------------------------- the log's making -- */
+
+/* Make @fresh the default log; the consoles restart at @start. */
+static int install_log(struct pk_log *fresh, const char *path, unsigned flags, uint64_t start)
+{
+	struct pk_log *old;
+	int err = pk_default_log_replace(fresh, path, flags, &old);
+
+	if (err) {
+		pk_log_destroy(fresh);
+		return err;
+	}
+	pk_console_reset_positions(start);
+	pk_log_destroy(old);
+	return 0;
+}
+
+int pk_set_log_buf_file(const char *path, unsigned flags)
+{
+	if (flags & ~(PK_LOG_GROUP_READ | PK_LOG_SYNC))
+		return -EINVAL;
+	if (pk_default_log_used())
+		return -EBUSY;
+
+	struct pk_log *fresh;
+	int err = path ? pk_log_open_file(&fresh, path, pk_default_log_len(), flags)
+		       : pk_log_create(&fresh, pk_default_log_len());
+
+	if (err)
+		return err;
+	/* An attached file keeps its own console level and its records. */
+	return install_log(fresh, path, flags, pk_log_first_seq(fresh));
+}
+
+int pk_set_log_buf_len(size_t len)
+{
+	if (len && !pk_log_region_size(len))
+		return -EINVAL;
+	if (pk_default_log_used())
+		return -EBUSY;
+
+	const char *path = pk_default_log_file();
+	unsigned flags = pk_default_log_file_flags();
+	struct pk_log *fresh;
+	int err = path ? pk_log_open_file(&fresh, path, len, flags) : pk_log_create(&fresh, len);
+
+	if (err)
+		return err;
+	pk_default_log_set_len(len);
+	if (!path) /* a file keeps the level it has */
+		pk_default_log_take_level(fresh);
+	return install_log(fresh, path, flags, 0);
+}
+
+/* ---------------------------------------------------------- PRINTK_OPTS -- */
+
+static int register_opt_console(const struct pk_opts_console *c, struct pk_opts *o)
+{
+	struct console *con = NULL;
+	int err = 0;
+
+	switch (c->kind) {
+	case PK_OPTCON_NONE:
+		return 0;
+	case PK_OPTCON_STDERR:
+		con = pk_console_stderr();
+		break;
+	case PK_OPTCON_FD: {
+		char name[16];
+
+		pk_snprintf(name, sizeof(name), "fd%d", c->fd);
+		err = pk_console_fd_create(&con, c->fd, name);
+		break;
+	}
+	case PK_OPTCON_FILE:
+		err = pk_console_file_create(&con, c->path);
+		break;
+	}
+	if (!err) {
+		err = pk_register_console(con);
+		if (err && con != pk_console_stderr())
+			pk_console_destroy(con);
+	}
+	if (err && err != -EBUSY && o->nwarnings < PK_OPTS_MAX_WARNINGS) {
+		if (c->kind == PK_OPTCON_FILE)
+			pk_snprintf(o->warnings[o->nwarnings++], sizeof(o->warnings[0]),
+				    "printk: PRINTK_OPTS: console=file:%s unusable (error %d), ignored",
+				    c->path, -err);
+		else
+			pk_snprintf(o->warnings[o->nwarnings++], sizeof(o->warnings[0]),
+				    "printk: PRINTK_OPTS: console=fd:%d unusable (error %d), ignored",
+				    c->fd, -err);
+	}
+	return err;
+}
+
+/* Apply parsed options; @startup: the log may still be resized and, with no
+ * console= given, stderr is registered. */
+static int apply_options(struct pk_opts *o, int startup)
+{
+	int err = 0;
+
+	if (o->log_buf_file[0]) {
+		unsigned fl = (o->log_buf_file_group > 0 ? PK_LOG_GROUP_READ : 0) |
+			      (o->log_buf_file_sync > 0 ? PK_LOG_SYNC : 0);
+
+		if (o->log_buf_len >= 0)
+			pk_default_log_set_len((size_t)o->log_buf_len);
+
+		int e = pk_set_log_buf_file(o->log_buf_file, fl);
+
+		if (e && o->nwarnings < PK_OPTS_MAX_WARNINGS)
+			pk_snprintf(o->warnings[o->nwarnings++], sizeof(o->warnings[0]),
+				    "printk: PRINTK_OPTS: log_buf_file=%s unusable: %s, using memory",
+				    o->log_buf_file, pk_log_strerror(e));
+		if (e)
+			err = e;
+		o->log_buf_len = -1; /* applied with the file (an existing file keeps its size) */
+	}
+	if (o->log_buf_len >= 0) {
+		int e = pk_set_log_buf_len((size_t)o->log_buf_len);
+
+		if (e && o->nwarnings < PK_OPTS_MAX_WARNINGS)
+			pk_snprintf(o->warnings[o->nwarnings++], sizeof(o->warnings[0]),
+				    "printk: PRINTK_OPTS: log_buf_len=%lld %s, ignored", o->log_buf_len,
+				    e == -EBUSY ? "after the first message" : "out of range (4K..2G)");
+		if (e)
+			err = e;
+	}
+	if (o->console_loglevel >= 0)
+		pk_set_console_loglevel(o->console_loglevel);
+	if (o->ignore_loglevel >= 0)
+		pk_set_ignore_loglevel(o->ignore_loglevel);
+	if (o->printk_time >= 0)
+		pk_set_printk_time(o->printk_time);
+	if (o->printk_caller >= 0)
+		pk_set_printk_caller(o->printk_caller);
+	if (o->devkmsg[0])
+		pk_set_devkmsg(o->devkmsg);
+	pk_printk_log();
+	if (startup && o->nconsoles == 0)
+		pk_register_console(pk_console_stderr());
+	int usable = 0, wanted = 0;
+
+	for (int i = 0; i < o->nconsoles; i++) {
+		int e = register_opt_console(&o->consoles[i], o);
+
+		wanted += o->consoles[i].kind != PK_OPTCON_NONE;
+		usable += !e || e == -EBUSY;
+		if (e && e != -EBUSY && !err)
+			err = e;
+	}
+	/* Consoles were asked for and none works: the warnings must still be seen. */
+	if (startup && wanted && !usable)
+		pk_register_console(pk_console_stderr());
+	/* After the log and the consoles exist: the handler finds them ready. */
+	if (o->crash_dump == 1) {
+		int e = pk_crash_handler_install();
+
+		if (e && o->nwarnings < PK_OPTS_MAX_WARNINGS)
+			pk_snprintf(o->warnings[o->nwarnings++], sizeof(o->warnings[0]),
+				    "printk: PRINTK_OPTS: crash_dump=1 failed (error %d), ignored", -e);
+		if (e && !err)
+			err = e;
+	} else if (o->crash_dump == 0) {
+		pk_crash_handler_uninstall();
+	}
+	for (int i = 0; i < o->nwarnings; i++)
+		pk_printk(PK_KERN_WARNING "%s\n", o->warnings[i]);
+	return err ? err : (o->nwarnings ? -EINVAL : 0);
+}
+
+int pk_printk_configure(const char *options)
+{
+	static struct pk_opts o; /* large; configuration is not reentrant anyway */
+
+	pk_opts_parse(options, &o);
+	return apply_options(&o, 0);
+}
+
+/* --------------------------------------------------- start, exit, fork -- */
+
+static _Atomic int started;
+
+static void printk_atexit(void)
+{
+	struct pk_log *log = pk_printk_log_peek();
+
+	if (log)
+		pk_console_shutdown(pk_log_ring(log), 0);
+	pk_printk_sync();
+}
+
+static void printk_after_fork_child(void)
+{
+	struct pk_log *log = pk_printk_log_peek();
+
+	/* A memory log was copied: what other threads were writing when we
+	 * forked will never be finished in this copy (a file log is shared: the
+	 * parent's threads finish their records there). */
+	if (log && !pk_default_log_file())
+		prb_abandon_unfinished(pk_log_ring(log));
+	pk_console_after_fork();
+}
+
+static void printk_start(void)
+{
+	static struct pk_opts o;
+
+	if (atomic_exchange(&started, 1))
+		return;
+	pthread_atfork(NULL, NULL, printk_after_fork_child);
+	atexit(printk_atexit);
+	pk_opts_parse(getenv("PRINTK_OPTS"), &o);
+	apply_options(&o, 1);
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+/* At load time, so the first printk (which may come from a signal handler)
+ * finds the log and the consoles ready. */
+__attribute__((constructor)) static void printk_init(void)
+{
+	printk_start();
+}
+#endif
+
+void pk_printk_exit(void)
+{
+	struct pk_log *log;
+
+	pk_default_log_replace(NULL, NULL, 0, &log); /* cannot fail without a path */
+	pk_console_shutdown(log ? pk_log_ring(log) : NULL, 1);
+	pk_log_destroy(log);
+}
