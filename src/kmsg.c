@@ -554,26 +554,24 @@ static int ratelimit_ok(struct kmsg_ratelimit *rs)
 
 /* Store @text straight into a log that is not printk's (no consoles there):
  * the same cuts and flags as printk's store path. */
+/* The kernel stores a /dev/kmsg write through printk_emit(facility, level,
+ * "%s", line): cut to a record's text, then one trailing newline stripped. */
 static void store_direct(struct kmsg_file *f, int facility, int level, const char *text,
 			 size_t len)
 {
-	struct prb_meta meta;
-	bool newline = false;
+	struct pk_line l = { .facility = facility, .level = level, .text = text, .len = len };
+	struct prb_caller me;
+	uint64_t seq;
 
 	pk_sigdepth_enter(); /* the caller context printk would record */
-	memset(&meta, 0, sizeof(meta));
-	meta.ts_nsec = pk_clock_ns();
-	pk_caller_get(&meta.caller);
-	if (len > PRB_TEXT_MAX)
-		len = PRB_TEXT_MAX;
-	if (len && text[len - 1] == '\n') {
-		len--;
-		newline = true;
+	l.ts_nsec = pk_clock_ns();
+	if (l.len > PRB_TEXT_MAX)
+		l.len = PRB_TEXT_MAX;
+	if (l.len && text[l.len - 1] == '\n') {
+		l.len--;
+		l.newline = true;
 	}
-	meta.level = (uint8_t)level;
-	meta.facility = (uint8_t)facility;
-	meta.flags = newline ? PRB_FLAG_NEWLINE : 0;
-	prb_store(f->rb, &meta, text, len, NULL, 0, newline, NULL);
+	pk_store_line(f->rb, &l, &me, &seq);
 	pk_sigdepth_leave();
 }
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "log_internal.h"
+#include "store.h"
 
 struct pk_log *pk_log_alloc(void)
 {
@@ -170,18 +171,28 @@ size_t pk_log_buf_len(const struct pk_log *log)
 int pk_log_store(struct pk_log *log, int facility, int level, const char *text, size_t text_len,
 		 const char *dict, size_t dict_len)
 {
-	if (!log || level < 0 || level > 7 || facility < 0 || facility > 255)
+	if (!log || level < 0 || level > 7 || facility < 0 || facility > 255 || (text_len && !text) ||
+	    (dict_len && !dict))
 		return -EINVAL;
+	if (text_len > PRB_TEXT_MAX || dict_len > PRB_DICT_MAX)
+		return -E2BIG; /* refused whole, as documented: store.c would cut it */
 
-	struct prb_meta meta = {
+	struct pk_line l = {
 		.ts_nsec = pk_clock_ns(),
-		.level = (uint8_t)level,
-		.facility = (uint8_t)facility,
-		.flags = PRB_FLAG_NEWLINE,
+		.facility = facility,
+		.level = level,
+		.text = text,
+		.len = text_len,
+		.dict = dict,
+		.dict_len = dict_len,
+		.newline = true,
 	};
+	struct prb_caller me;
+	uint64_t seq;
 
-	pk_caller_get(&meta.caller);
-	return prb_store(&log->rb, &meta, text, text_len, dict, dict_len, true, NULL);
+	int r = pk_store_line(&log->rb, &l, &me, &seq);
+
+	return r < 0 ? r : 0;
 }
 
 int pk_log_read(struct pk_log *log, uint64_t seq, struct pk_record *rec, unsigned flags)

@@ -58,10 +58,10 @@ PK_HOT int pk_store_line(struct prb *rb, struct pk_line *l, struct prb_caller *c
 		.flags = pk_line_flags(l),
 	};
 
-	if (prb_store(rb, &meta, l->text, l->len, l->dict_len ? l->dict : NULL, l->dict_len, l->newline,
-		      seq))
-		return -ENOBUFS;
-	return PK_STORED_NEW;
+	int err = prb_store(rb, &meta, l->text, l->len, l->dict_len ? l->dict : NULL, l->dict_len,
+			    l->newline, seq);
+
+	return err ? err : PK_STORED_NEW;
 }
 
 void pk_store_notice(int level, const char *fmt, ...)

@@ -41,8 +41,9 @@ struct pk_line {
  * caller's open line when it can (same pid, tid and caller context, room
  * left), else it becomes a record of its own flagged PRB_FLAG_CONT. *@caller
  * is who it was stored as. Returns PK_STORED_NEW, PK_STORED_JOINED,
- * -ENODATA (an empty continuation that ends nothing: nothing to store) or
- * -ENOBUFS (the ring refused: its oldest record is still being written).
+ * -ENODATA (an empty continuation that ends nothing: nothing to store), or
+ * prb_store()'s error: -ENOBUFS (the ring refused: its oldest record is
+ * still being written), -EPERM (a read-only ring), -EINVAL (no text).
  * Async-signal-safe, lock-free.
  */
 int pk_store_line(struct prb *rb, struct pk_line *l, struct prb_caller *caller, uint64_t *seq);
