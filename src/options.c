@@ -41,7 +41,7 @@
 #include "options.h"
 
 /* Largest log_buf_len= accepted here; setup.c narrows it to what it can use. */
-#define SIZE_MAX_BYTES (1ll << 40)
+#define LOG_BUF_LEN_MAX (1ll << 40)
 /* Largest console=fd:N. */
 #define CONSOLE_FD_MAX (1ll << 30)
 
@@ -50,7 +50,7 @@ static const char *const devkmsg_choices[] = { "on", "off", "ratelimit", NULL };
 #define FIELD(f) .off = offsetof(struct pk_opts, f), .size = sizeof(((struct pk_opts *)0)->f)
 
 const struct pk_opt_def pk_opts_table[] = {
-	{ "log_buf_len", PK_OPT_SIZE, .min = 0, .max = SIZE_MAX_BYTES, FIELD(log_buf_len) },
+	{ "log_buf_len", PK_OPT_SIZE, .min = 0, .max = LOG_BUF_LEN_MAX, FIELD(log_buf_len) },
 	{ "loglevel", PK_OPT_UINT, .min = 0, .max = 15, FIELD(console_loglevel) },
 	{ "quiet", PK_OPT_FLAG, .min = 4, .max = 4, FIELD(console_loglevel) },
 	{ "debug", PK_OPT_FLAG, .min = 10, .max = 10, FIELD(console_loglevel) },
@@ -130,13 +130,16 @@ static int is_word(const char *s, size_t n, const char *lit)
 
 static int parse_bool(const char *v, size_t n, int *out)
 {
-	if (is_word(v, n, "1") || is_word(v, n, "y") || is_word(v, n, "Y") || is_word(v, n, "on"))
-		*out = 1;
-	else if (is_word(v, n, "0") || is_word(v, n, "n") || is_word(v, n, "N") || is_word(v, n, "off"))
-		*out = 0;
-	else
-		return -EINVAL;
-	return 0;
+	static const char *const yes[] = { "1", "y", "Y", "on" };
+	static const char *const no[] = { "0", "n", "N", "off" };
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (is_word(v, n, yes[i]) || is_word(v, n, no[i])) {
+			*out = is_word(v, n, yes[i]);
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 /* Decimal digits only (no sign, no white space), at most @max. */
@@ -157,7 +160,7 @@ static int parse_uint(const char *v, size_t n, unsigned long long max, unsigned 
 	return 0;
 }
 
-/* As memparse() in the kernel's lib/cmdline.c, but only k, m, g and whole numbers. */
+/* Like memparse() in the kernel's lib/cmdline.c, but decimal only and no suffix past g. */
 static int parse_size(const char *v, size_t n, unsigned long long min, unsigned long long max,
 		      long long *out)
 {
@@ -240,7 +243,8 @@ static int apply_row(struct pk_opts *o, const struct pk_opt_def *d, const char *
 		*int_field(o, d) = b;
 		return 0;
 	case PK_OPT_UINT:
-		if (parse_uint(v, vlen, (unsigned long long)d->max, &x) || x < (unsigned long long)d->min)
+		if (parse_uint(v, vlen, (unsigned long long)d->max, &x) ||
+		    x < (unsigned long long)d->min)
 			return -EINVAL;
 		*int_field(o, d) = (int)x;
 		return 0;
@@ -293,13 +297,16 @@ int pk_opts_parse(const char *s, struct pk_opts *o)
 		const char *eq = memchr(word, '=', wlen);
 		size_t nlen = eq ? (size_t)(eq - word) : wlen;
 		const struct pk_opt_def *d = find_row(word, nlen);
-		/* A quote, not the whole word: a warning stays one readable line. */
-		int quoted = (int)(wlen > 100 ? 100 : wlen);
+		const char *why = NULL;
 
 		if (!d)
-			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "unknown option '%.*s', ignored", quoted, word);
+			why = "unknown option";
 		else if (apply_row(o, d, eq ? eq + 1 : NULL, eq ? wlen - nlen - 1 : 0))
-			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "bad value in '%.*s', ignored", quoted, word);
+			why = "bad value in";
+		/* Up to 100 bytes of the word: a warning stays one readable line. */
+		if (why)
+			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "%s '%.*s', ignored", why,
+				     (int)(wlen > 100 ? 100 : wlen), word);
 	}
 	return o->nwarnings ? -EINVAL : 0;
 }

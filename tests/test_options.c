@@ -352,15 +352,24 @@ static void test_table_shape(void **state)
 		if (d->kind == PK_OPT_CONSOLE)
 			assert_int_equal(d->off, offsetof(struct pk_opts, consoles));
 		assert_true(d->bare_ok == 0 || d->kind == PK_OPT_BOOL);
+		if (d->kind == PK_OPT_FLAG)
+			assert_int_equal(d->min, d->max);
+		if (d->kind == PK_OPT_BOOL)
+			assert_true(d->min == 0 && d->max == 1);
 	}
 
 	/* Every option field of struct pk_opts is some row's. */
 	static const size_t fields[] = {
-		offsetof(struct pk_opts, log_buf_len),	      offsetof(struct pk_opts, log_buf_file),
-		offsetof(struct pk_opts, log_buf_file_group), offsetof(struct pk_opts, log_buf_file_sync),
-		offsetof(struct pk_opts, devkmsg),	      offsetof(struct pk_opts, crash_dump),
-		offsetof(struct pk_opts, console_loglevel),   offsetof(struct pk_opts, ignore_loglevel),
-		offsetof(struct pk_opts, printk_time),	      offsetof(struct pk_opts, printk_caller),
+		offsetof(struct pk_opts, log_buf_len),
+		offsetof(struct pk_opts, log_buf_file),
+		offsetof(struct pk_opts, log_buf_file_group),
+		offsetof(struct pk_opts, log_buf_file_sync),
+		offsetof(struct pk_opts, devkmsg),
+		offsetof(struct pk_opts, crash_dump),
+		offsetof(struct pk_opts, console_loglevel),
+		offsetof(struct pk_opts, ignore_loglevel),
+		offsetof(struct pk_opts, printk_time),
+		offsetof(struct pk_opts, printk_caller),
 		offsetof(struct pk_opts, consoles),
 	};
 
@@ -443,7 +452,8 @@ static void test_table_accepts_range(void **state)
 			assert_int_equal(*row_int(o, d), d->min);
 			break;
 		case PK_OPT_BOOL: {
-			static const char *const yes[] = { "1", "y", "Y", "on" }, *const no[] = { "0", "n", "N", "off" };
+			static const char *const yes[] = { "1", "y", "Y", "on" };
+			static const char *const no[] = { "0", "n", "N", "off" };
 
 			for (int k = 0; k < 4; k++) {
 				snprintf(in, sizeof(in), "%s=%s", d->name, yes[k]);
@@ -473,8 +483,10 @@ static void test_table_accepts_range(void **state)
 			for (int k = 0; suffix[k]; k++) {
 				long long mult = 1ll << (10 * (k / 2 + 1));
 
-				snprintf(in, sizeof(in), "%s=%lld%c", d->name, d->max / mult, suffix[k]);
-				assert_int_equal(*row_ll(parse_good(d, in), d), d->max / mult * mult);
+				long long top = d->max / mult;
+
+				snprintf(in, sizeof(in), "%s=%lld%c", d->name, top, suffix[k]);
+				assert_int_equal(*row_ll(parse_good(d, in), d), top * mult);
 				snprintf(in, sizeof(in), "%s=3%c", d->name, suffix[k]);
 				assert_int_equal(*row_ll(parse_good(d, in), d), 3 * mult);
 			}
@@ -499,7 +511,8 @@ static void test_table_accepts_range(void **state)
 			}
 			break;
 		case PK_OPT_CONSOLE:
-			snprintf(in, sizeof(in), "%s=fd:%lld %s=fd:%lld", d->name, d->min, d->name, d->max);
+			snprintf(in, sizeof(in), "%s=fd:%lld %s=fd:%lld", d->name, d->min, d->name,
+				 d->max);
 			o = parse_good(d, in);
 			assert_int_equal(o->nconsoles, 2);
 			assert_int_equal(o->consoles[0].kind, PK_OPTCON_FD);
@@ -525,7 +538,8 @@ static void expect_rejected(const char *good, const char *bad)
 	snprintf(in, sizeof(in), "%s %s", good, bad);
 	assert_int_equal(pk_opts_parse(in, &got), -EINVAL);
 	assert_int_equal(got.nwarnings, 1);
-	snprintf(warning, sizeof(warning), "printk: PRINTK_OPTS: bad value in '%.100s', ignored", bad);
+	snprintf(warning, sizeof(warning), "printk: PRINTK_OPTS: bad value in '%.100s', ignored",
+		 bad);
 	assert_string_equal(got.warnings[0], warning);
 	assert_memory_equal(&got, &want, OPT_REGION);
 
@@ -651,8 +665,10 @@ static void test_warn_bound(void **state)
 		errno = 1234;
 		pk_opts_warn(&o, PK_OPTS_WARN_PREFIX "warning %d of %s", i, "many");
 		assert_int_equal(errno, 1234);
-		assert_int_equal(o.nwarnings, i < PK_OPTS_MAX_WARNINGS ? i + 1 : PK_OPTS_MAX_WARNINGS);
-		assert_int_equal(o.warnings_dropped, i < PK_OPTS_MAX_WARNINGS ? 0 : i + 1 - PK_OPTS_MAX_WARNINGS);
+		int kept = i < PK_OPTS_MAX_WARNINGS ? i + 1 : PK_OPTS_MAX_WARNINGS;
+
+		assert_int_equal(o.nwarnings, kept);
+		assert_int_equal(o.warnings_dropped, i + 1 - kept);
 	}
 	/* The first ones are kept, whole. */
 	for (int i = 0; i < PK_OPTS_MAX_WARNINGS; i++) {
