@@ -2,10 +2,14 @@
 /*
  * options.c - parse PRINTK_OPTS.
  *
+ * Owns: the table of known options (pk_opts_table), their "not given"
+ * defaults (pk_opts_init), the syntax and range of every value, and the one
+ * way a warning is recorded (pk_opts_warn). It describes what was asked for
+ * and never acts, so it can run before the log exists and be tested alone;
+ * src/setup.c applies the result.
+ *
  * Syntax as the kernel command line: words separated by white space, each
- * "name" or "name=value". Known names are a table, like the kernel's
- * sysctl.c; the parser only describes what was asked for and never acts, so
- * it can run before the log exists and be tested on its own.
+ * "name" or "name=value".
  *
  *   log_buf_len=N[KMG]   size of the log (power of two, rounded up)
  *   loglevel=N           console_loglevel (0..15)
@@ -19,33 +23,126 @@
  *   log_buf_file_sync=B  msync the log file at exit and on panic
  *   printk.devkmsg=M     on, off or ratelimit: what kmsg writers may do
  *   crash_dump=B         install the fatal-signal handler
+ *
+ * Invariants:
+ *  - a new option is one row in pk_opts_table and one field in struct
+ *    pk_opts; its "not given" value follows from the row's kind, so no
+ *    field can be left at 0 by mistake;
+ *  - a word is applied whole or not at all: a rejected value leaves the
+ *    field as it was and adds one warning, "unknown option" for a name not
+ *    in the table, "bad value in" for anything else;
+ *  - nothing here allocates, locks or formats with the C library (see
+ *    options.h for the calling context).
  */
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "options.h"
 
-static void warn(struct pk_opts *o, const char *word, size_t wlen, const char *why)
+/* Largest log_buf_len= accepted here; setup.c narrows it to what it can use. */
+#define LOG_BUF_LEN_MAX (1ll << 40)
+/* Largest console=fd:N. */
+#define CONSOLE_FD_MAX (1ll << 30)
+
+static const char *const devkmsg_choices[] = { "on", "off", "ratelimit", NULL };
+
+#define FIELD(f) .off = offsetof(struct pk_opts, f), .size = sizeof(((struct pk_opts *)0)->f)
+
+const struct pk_opt_def pk_opts_table[] = {
+	{ "log_buf_len", PK_OPT_SIZE, .min = 0, .max = LOG_BUF_LEN_MAX, FIELD(log_buf_len) },
+	{ "loglevel", PK_OPT_UINT, .min = 0, .max = 15, FIELD(console_loglevel) },
+	{ "quiet", PK_OPT_FLAG, .min = 4, .max = 4, FIELD(console_loglevel) },
+	{ "debug", PK_OPT_FLAG, .min = 10, .max = 10, FIELD(console_loglevel) },
+	{ "ignore_loglevel", PK_OPT_BOOL, .bare_ok = 1, .max = 1, FIELD(ignore_loglevel) },
+	{ "printk.ignore_loglevel", PK_OPT_BOOL, .bare_ok = 1, .max = 1, FIELD(ignore_loglevel) },
+	{ "printk.time", PK_OPT_BOOL, .max = 1, FIELD(printk_time) },
+	{ "printk.caller", PK_OPT_BOOL, .max = 1, FIELD(printk_caller) },
+	{ "console", PK_OPT_CONSOLE, .min = 0, .max = CONSOLE_FD_MAX, FIELD(consoles) },
+	{ "log_buf_file", PK_OPT_STRING, FIELD(log_buf_file) },
+	{ "log_buf_file_group", PK_OPT_BOOL, .max = 1, FIELD(log_buf_file_group) },
+	{ "log_buf_file_sync", PK_OPT_BOOL, .max = 1, FIELD(log_buf_file_sync) },
+	{ "printk.devkmsg", PK_OPT_CHOICE, .choices = devkmsg_choices, FIELD(devkmsg) },
+	{ "crash_dump", PK_OPT_BOOL, .max = 1, FIELD(crash_dump) },
+};
+const size_t pk_opts_table_len = sizeof(pk_opts_table) / sizeof(pk_opts_table[0]);
+
+#undef FIELD
+
+static int *int_field(struct pk_opts *o, const struct pk_opt_def *d)
 {
-	if (o->nwarnings >= PK_OPTS_MAX_WARNINGS)
+	return (int *)(void *)((char *)o + d->off);
+}
+
+static long long *ll_field(struct pk_opts *o, const struct pk_opt_def *d)
+{
+	return (long long *)(void *)((char *)o + d->off);
+}
+
+static char *str_field(struct pk_opts *o, const struct pk_opt_def *d)
+{
+	return (char *)o + d->off;
+}
+
+void pk_opts_init(struct pk_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	for (size_t i = 0; i < pk_opts_table_len; i++) {
+		const struct pk_opt_def *d = &pk_opts_table[i];
+
+		switch (d->kind) {
+		case PK_OPT_FLAG:
+		case PK_OPT_BOOL:
+		case PK_OPT_UINT:
+			*int_field(o, d) = -1;
+			break;
+		case PK_OPT_SIZE:
+			*ll_field(o, d) = -1;
+			break;
+		case PK_OPT_STRING:
+		case PK_OPT_CHOICE:
+			str_field(o, d)[0] = '\0';
+			break;
+		case PK_OPT_CONSOLE:
+			o->nconsoles = 0;
+			break;
+		}
+	}
+}
+
+void pk_opts_warn(struct pk_opts *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (o->nwarnings >= PK_OPTS_MAX_WARNINGS) {
+		o->warnings_dropped++;
 		return;
-	snprintf(o->warnings[o->nwarnings++], sizeof(o->warnings[0]),
-		 "printk: PRINTK_OPTS: %s '%.*s', ignored", why, (int)(wlen > 100 ? 100 : wlen), word);
+	}
+	va_start(ap, fmt);
+	pk_vsnprintf(o->warnings[o->nwarnings++], sizeof(o->warnings[0]), fmt, ap);
+	va_end(ap);
+}
+
+static int is_word(const char *s, size_t n, const char *lit)
+{
+	return strlen(lit) == n && !strncmp(s, lit, n);
 }
 
 static int parse_bool(const char *v, size_t n, int *out)
 {
-	if ((n == 1 && (*v == '1' || *v == 'y' || *v == 'Y')) || (n == 2 && !strncmp(v, "on", 2)))
-		*out = 1;
-	else if ((n == 1 && (*v == '0' || *v == 'n' || *v == 'N')) || (n == 3 && !strncmp(v, "off", 3)))
-		*out = 0;
-	else
-		return -EINVAL;
-	return 0;
+	static const char *const yes[] = { "1", "y", "Y", "on" };
+	static const char *const no[] = { "0", "n", "N", "off" };
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (is_word(v, n, yes[i]) || is_word(v, n, no[i])) {
+			*out = is_word(v, n, yes[i]);
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
+/* Decimal digits only (no sign, no white space), at most @max. */
 static int parse_uint(const char *v, size_t n, unsigned long long max, unsigned long long *out)
 {
 	unsigned long long x = 0;
@@ -63,7 +160,9 @@ static int parse_uint(const char *v, size_t n, unsigned long long max, unsigned 
 	return 0;
 }
 
-static int parse_size(const char *v, size_t n, long long *out)
+/* Like memparse() in the kernel's lib/cmdline.c, but decimal only and no suffix past g. */
+static int parse_size(const char *v, size_t n, unsigned long long min, unsigned long long max,
+		      long long *out)
 {
 	unsigned long long x, mult = 1;
 
@@ -74,23 +173,24 @@ static int parse_size(const char *v, size_t n, long long *out)
 		case 'g': case 'G': mult = 1ull << 30; n--; break;
 		}
 	}
-	if (parse_uint(v, n, 1ull << 40, &x) || x > (1ull << 40) / mult)
+	/* Compared before multiplying: the product cannot wrap. */
+	if (parse_uint(v, n, max, &x) || x > max / mult || x * mult < min)
 		return -EINVAL;
 	*out = (long long)(x * mult);
 	return 0;
 }
 
-static int parse_console(const char *v, size_t n, struct pk_opts *o)
+static int parse_console(const char *v, size_t n, unsigned long long fd_max, struct pk_opts *o)
 {
 	struct pk_opts_console c = { 0 };
 	unsigned long long fd;
 
-	if (n == 6 && !strncmp(v, "stderr", 6)) {
+	if (is_word(v, n, "stderr")) {
 		c.kind = PK_OPTCON_STDERR;
-	} else if (n == 4 && !strncmp(v, "none", 4)) {
+	} else if (is_word(v, n, "none")) {
 		c.kind = PK_OPTCON_NONE;
 	} else if (n > 3 && !strncmp(v, "fd:", 3)) {
-		if (parse_uint(v + 3, n - 3, 1u << 30, &fd))
+		if (parse_uint(v + 3, n - 3, fd_max, &fd))
 			return -EINVAL;
 		c.kind = PK_OPTCON_FD;
 		c.fd = (int)fd;
@@ -108,106 +208,105 @@ static int parse_console(const char *v, size_t n, struct pk_opts *o)
 	return 0;
 }
 
-/* One option; @v is NULL for a bare word. -ENOENT: no such option. */
-static int apply_word(struct pk_opts *o, const char *name, size_t nlen, const char *v, size_t vlen)
+static int store_string(const char *v, size_t n, char *field, size_t size)
+{
+	if (n == 0 || n >= size)
+		return -EINVAL;
+	memcpy(field, v, n);
+	field[n] = '\0';
+	return 0;
+}
+
+/* Apply one word to the field of row @d; @v is NULL for a bare word. */
+static int apply_row(struct pk_opts *o, const struct pk_opt_def *d, const char *v, size_t vlen)
 {
 	unsigned long long x;
 	int b;
 
-#define IS(lit) (nlen == sizeof(lit) - 1 && !strncmp(name, lit, nlen))
-#define BOOL_OPT(field)                                        \
-	do {                                                   \
-		if (!v || parse_bool(v, vlen, &b))             \
-			return -EINVAL;                        \
-		o->field = b;                                  \
-		return 0;                                      \
-	} while (0)
-	if (IS("log_buf_len"))
-		return v ? parse_size(v, vlen, &o->log_buf_len) : -EINVAL;
-	if (IS("loglevel")) {
-		if (!v || parse_uint(v, vlen, 15, &x))
-			return -EINVAL;
-		o->console_loglevel = (int)x;
-		return 0;
-	}
-	if (IS("quiet") || IS("debug")) {
-		if (v)
-			return -EINVAL;
-		o->console_loglevel = IS("quiet") ? 4 : 10;
-		return 0;
-	}
-	if (IS("ignore_loglevel") || IS("printk.ignore_loglevel")) {
-		if (!v) {
-			o->ignore_loglevel = 1;
+	if (!v) {
+		if (d->kind == PK_OPT_FLAG) {
+			*int_field(o, d) = (int)d->min;
 			return 0;
 		}
-		BOOL_OPT(ignore_loglevel);
+		if (d->kind == PK_OPT_BOOL && d->bare_ok) {
+			*int_field(o, d) = 1;
+			return 0;
+		}
+		return -EINVAL;
 	}
-	if (IS("printk.time"))
-		BOOL_OPT(printk_time);
-	if (IS("printk.caller"))
-		BOOL_OPT(printk_caller);
-	if (IS("console"))
-		return v ? parse_console(v, vlen, o) : -EINVAL;
-	if (IS("log_buf_file")) {
-		if (!v || vlen == 0 || vlen >= sizeof(o->log_buf_file))
+	switch (d->kind) {
+	case PK_OPT_FLAG:
+		return -EINVAL;
+	case PK_OPT_BOOL:
+		if (parse_bool(v, vlen, &b))
 			return -EINVAL;
-		memcpy(o->log_buf_file, v, vlen);
-		o->log_buf_file[vlen] = '\0';
+		*int_field(o, d) = b;
 		return 0;
-	}
-	if (IS("log_buf_file_group"))
-		BOOL_OPT(log_buf_file_group);
-	if (IS("crash_dump"))
-		BOOL_OPT(crash_dump);
-	if (IS("printk.devkmsg")) {
-		if (!v || !((vlen == 2 && !strncmp(v, "on", 2)) || (vlen == 3 && !strncmp(v, "off", 3)) ||
-			    (vlen == 9 && !strncmp(v, "ratelimit", 9))))
+	case PK_OPT_UINT:
+		if (parse_uint(v, vlen, (unsigned long long)d->max, &x) ||
+		    x < (unsigned long long)d->min)
 			return -EINVAL;
-		memcpy(o->devkmsg, v, vlen);
-		o->devkmsg[vlen] = '\0';
+		*int_field(o, d) = (int)x;
 		return 0;
+	case PK_OPT_SIZE:
+		return parse_size(v, vlen, (unsigned long long)d->min, (unsigned long long)d->max,
+				  ll_field(o, d));
+	case PK_OPT_STRING:
+		return store_string(v, vlen, str_field(o, d), d->size);
+	case PK_OPT_CHOICE:
+		for (const char *const *c = d->choices; *c; c++)
+			if (is_word(v, vlen, *c))
+				return store_string(v, vlen, str_field(o, d), d->size);
+		return -EINVAL;
+	case PK_OPT_CONSOLE:
+		return parse_console(v, vlen, (unsigned long long)d->max, o);
 	}
-	if (IS("log_buf_file_sync"))
-		BOOL_OPT(log_buf_file_sync);
-#undef BOOL_OPT
-#undef IS
-	return -ENOENT;
+	return -EINVAL;
+}
+
+static const struct pk_opt_def *find_row(const char *name, size_t nlen)
+{
+	for (size_t i = 0; i < pk_opts_table_len; i++)
+		if (is_word(name, nlen, pk_opts_table[i].name))
+			return &pk_opts_table[i];
+	return NULL;
+}
+
+static int is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n';
 }
 
 int pk_opts_parse(const char *s, struct pk_opts *o)
 {
-	memset(o, 0, sizeof(*o));
-	o->log_buf_len = -1;
-	o->console_loglevel = -1;
-	o->ignore_loglevel = -1;
-	o->printk_time = -1;
-	o->printk_caller = -1;
-	o->log_buf_file_group = -1;
-	o->log_buf_file_sync = -1;
-	o->crash_dump = -1;
+	pk_opts_init(o);
 	if (!s)
 		return 0;
 	while (*s) {
-		while (*s == ' ' || *s == '\t' || *s == '\n')
+		while (is_space(*s))
 			s++;
 		if (!*s)
 			break;
 
 		const char *word = s;
 
-		while (*s && *s != ' ' && *s != '\t' && *s != '\n')
+		while (*s && !is_space(*s))
 			s++;
 
 		size_t wlen = (size_t)(s - word);
 		const char *eq = memchr(word, '=', wlen);
 		size_t nlen = eq ? (size_t)(eq - word) : wlen;
-		int err = apply_word(o, word, nlen, eq ? eq + 1 : NULL, eq ? wlen - nlen - 1 : 0);
+		const struct pk_opt_def *d = find_row(word, nlen);
+		const char *why = NULL;
 
-		if (err == -ENOENT)
-			warn(o, word, wlen, "unknown option");
-		else if (err)
-			warn(o, word, wlen, "bad value in");
+		if (!d)
+			why = "unknown option";
+		else if (apply_row(o, d, eq ? eq + 1 : NULL, eq ? wlen - nlen - 1 : 0))
+			why = "bad value in";
+		/* Up to 100 bytes of the word: a warning stays one readable line. */
+		if (why)
+			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "%s '%.*s', ignored", why,
+				     (int)(wlen > 100 ? 100 : wlen), word);
 	}
 	return o->nwarnings ? -EINVAL : 0;
 }

@@ -5,6 +5,11 @@
  *     form, repeated console=, unknown options and malformed values (a
  *     warning text, -EINVAL, the valid options still applied), white space,
  *     "", NULL, the warning limit;
+ *   - the option table, row by row: each row's "not given" default, the
+ *     values at the ends of its range, and per kind the values just outside
+ *     it and the malformed ones (rejected whole, one warning, the fields
+ *     untouched);
+ *   - pk_opts_warn: its bound, the dropped count, the cut of a long text;
  *   - pk_printk_configure at run time;
  *   - end to end with the real environment variable, read by the library's
  *     constructor before main(): the test binary re-executes itself
@@ -262,6 +267,442 @@ static void test_parse_size_overflow(void **state)
 	assert_int_equal(o.log_buf_len, -1);
 	assert_int_equal(o.nwarnings, 1);
 	assert_string_equal(o.warnings[0], "printk: PRINTK_OPTS: bad value in 'log_buf_len=17179869184G', ignored");
+}
+
+/* ---- the table ---- */
+
+#define OPT_REGION offsetof(struct pk_opts, nwarnings) /* the option fields, before the warnings */
+#define WORD_MAX   (2 * PK_OPTS_PATH_MAX + 64)
+
+static int row_is_int(const struct pk_opt_def *d)
+{
+	return d->kind == PK_OPT_FLAG || d->kind == PK_OPT_BOOL || d->kind == PK_OPT_UINT;
+}
+
+static int *row_int(struct pk_opts *o, const struct pk_opt_def *d)
+{
+	return (int *)(void *)((char *)o + d->off);
+}
+
+static long long *row_ll(struct pk_opts *o, const struct pk_opt_def *d)
+{
+	return (long long *)(void *)((char *)o + d->off);
+}
+
+static char *row_str(struct pk_opts *o, const struct pk_opt_def *d)
+{
+	return (char *)o + d->off;
+}
+
+/* The row's field reads "not given". */
+static int row_not_given(struct pk_opts *o, const struct pk_opt_def *d)
+{
+	switch (d->kind) {
+	case PK_OPT_FLAG:
+	case PK_OPT_BOOL:
+	case PK_OPT_UINT:
+		return *row_int(o, d) == -1;
+	case PK_OPT_SIZE:
+		return *row_ll(o, d) == -1;
+	case PK_OPT_STRING:
+	case PK_OPT_CHOICE:
+		return row_str(o, d)[0] == '\0';
+	case PK_OPT_CONSOLE:
+		return o->nconsoles == 0;
+	}
+	return 0;
+}
+
+/* A struct whose option fields hold what parsing nothing gives. */
+static const struct pk_opts *nothing_given(void)
+{
+	static struct pk_opts o;
+
+	pk_opts_init(&o);
+	return &o;
+}
+
+static void test_table_shape(void **state)
+{
+	(void)state;
+
+	assert_true(pk_opts_table_len > 0);
+	for (size_t i = 0; i < pk_opts_table_len; i++) {
+		const struct pk_opt_def *d = &pk_opts_table[i];
+
+		print_message("row %s\n", d->name);
+		assert_non_null(d->name);
+		assert_true(d->name[0] != '\0' && strchr(d->name, '=') == NULL);
+		for (size_t j = 0; j < i; j++)
+			assert_string_not_equal(pk_opts_table[j].name, d->name);
+		assert_true(d->off + d->size <= OPT_REGION);
+		assert_true(d->min <= d->max);
+		if (row_is_int(d))
+			assert_int_equal(d->size, sizeof(int));
+		if (d->kind == PK_OPT_SIZE)
+			assert_int_equal(d->size, sizeof(long long));
+		if (d->kind == PK_OPT_STRING || d->kind == PK_OPT_CHOICE)
+			assert_true(d->size > 1);
+		if (d->kind == PK_OPT_CHOICE) {
+			assert_non_null(d->choices);
+			assert_non_null(d->choices[0]);
+			for (const char *const *c = d->choices; *c; c++)
+				assert_true(strlen(*c) > 0 && strlen(*c) < d->size);
+		}
+		if (d->kind == PK_OPT_CONSOLE)
+			assert_int_equal(d->off, offsetof(struct pk_opts, consoles));
+		assert_true(d->bare_ok == 0 || d->kind == PK_OPT_BOOL);
+		if (d->kind == PK_OPT_FLAG)
+			assert_int_equal(d->min, d->max);
+		if (d->kind == PK_OPT_BOOL)
+			assert_true(d->min == 0 && d->max == 1);
+	}
+
+	/* Every option field of struct pk_opts is some row's. */
+	static const size_t fields[] = {
+		offsetof(struct pk_opts, log_buf_len),
+		offsetof(struct pk_opts, log_buf_file),
+		offsetof(struct pk_opts, log_buf_file_group),
+		offsetof(struct pk_opts, log_buf_file_sync),
+		offsetof(struct pk_opts, devkmsg),
+		offsetof(struct pk_opts, crash_dump),
+		offsetof(struct pk_opts, console_loglevel),
+		offsetof(struct pk_opts, ignore_loglevel),
+		offsetof(struct pk_opts, printk_time),
+		offsetof(struct pk_opts, printk_caller),
+		offsetof(struct pk_opts, consoles),
+	};
+
+	for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
+		size_t rows = 0;
+
+		for (size_t i = 0; i < pk_opts_table_len; i++)
+			rows += pk_opts_table[i].off == fields[f];
+		assert_true(rows > 0);
+	}
+}
+
+/* "Not given" for every row, whatever the struct held before. */
+static void test_table_defaults(void **state)
+{
+	(void)state;
+	static struct pk_opts o;
+	static const char *const inputs[] = { NULL, "", " \t\n" };
+
+	for (int fill = 0; fill < 2; fill++) {
+		for (size_t k = 0; k < sizeof(inputs) / sizeof(inputs[0]); k++) {
+			memset(&o, fill ? 0x5a : 0x00, sizeof(o));
+			assert_int_equal(pk_opts_parse(inputs[k], &o), 0);
+			for (size_t i = 0; i < pk_opts_table_len; i++) {
+				print_message("row %s\n", pk_opts_table[i].name);
+				assert_true(row_not_given(&o, &pk_opts_table[i]));
+			}
+			assert_int_equal(o.nconsoles, 0);
+			assert_int_equal(o.nwarnings, 0);
+			assert_int_equal(o.warnings_dropped, 0);
+		}
+		memset(&o, fill ? 0xa5 : 0x00, sizeof(o));
+		pk_opts_init(&o);
+		for (size_t i = 0; i < pk_opts_table_len; i++)
+			assert_true(row_not_given(&o, &pk_opts_table[i]));
+		assert_int_equal(o.nwarnings, 0);
+		assert_int_equal(o.warnings_dropped, 0);
+	}
+	/* The fields the applying code tests against -1 or "". */
+	pk_opts_init(&o);
+	assert_int_equal(o.log_buf_len, -1);
+	assert_string_equal(o.log_buf_file, "");
+	assert_int_equal(o.log_buf_file_group, -1);
+	assert_int_equal(o.log_buf_file_sync, -1);
+	assert_string_equal(o.devkmsg, "");
+	assert_int_equal(o.crash_dump, -1);
+	assert_int_equal(o.console_loglevel, -1);
+	assert_int_equal(o.ignore_loglevel, -1);
+	assert_int_equal(o.printk_time, -1);
+	assert_int_equal(o.printk_caller, -1);
+}
+
+/* Parse @in alone: no warning, and every row on another field still not given. */
+static struct pk_opts *parse_good(const struct pk_opt_def *d, const char *in)
+{
+	static struct pk_opts o;
+
+	print_message("accept \"%.120s\"\n", in);
+	assert_int_equal(pk_opts_parse(in, &o), 0);
+	assert_int_equal(o.nwarnings, 0);
+	for (size_t i = 0; i < pk_opts_table_len; i++)
+		if (pk_opts_table[i].off != d->off)
+			assert_true(row_not_given(&o, &pk_opts_table[i]));
+	return &o;
+}
+
+/* Each row reaches its own field with the values at the ends of its range. */
+static void test_table_accepts_range(void **state)
+{
+	(void)state;
+	static char in[WORD_MAX];
+	struct pk_opts *o;
+
+	for (size_t i = 0; i < pk_opts_table_len; i++) {
+		const struct pk_opt_def *d = &pk_opts_table[i];
+
+		switch (d->kind) {
+		case PK_OPT_FLAG:
+			o = parse_good(d, d->name);
+			assert_int_equal(*row_int(o, d), d->min);
+			break;
+		case PK_OPT_BOOL: {
+			static const char *const yes[] = { "1", "y", "Y", "on" };
+			static const char *const no[] = { "0", "n", "N", "off" };
+
+			for (int k = 0; k < 4; k++) {
+				snprintf(in, sizeof(in), "%s=%s", d->name, yes[k]);
+				assert_int_equal(*row_int(parse_good(d, in), d), 1);
+				snprintf(in, sizeof(in), "%s=%s", d->name, no[k]);
+				assert_int_equal(*row_int(parse_good(d, in), d), 0);
+			}
+			if (d->bare_ok)
+				assert_int_equal(*row_int(parse_good(d, d->name), d), 1);
+			break;
+		}
+		case PK_OPT_UINT:
+			for (long long v = d->min; v <= d->max; v++) {
+				snprintf(in, sizeof(in), "%s=%lld", d->name, v);
+				assert_int_equal(*row_int(parse_good(d, in), d), v);
+			}
+			snprintf(in, sizeof(in), "%s=000%lld", d->name, d->max);
+			assert_int_equal(*row_int(parse_good(d, in), d), d->max);
+			break;
+		case PK_OPT_SIZE: {
+			static const char suffix[] = "kKmMgG";
+
+			snprintf(in, sizeof(in), "%s=%lld", d->name, d->min);
+			assert_int_equal(*row_ll(parse_good(d, in), d), d->min);
+			snprintf(in, sizeof(in), "%s=%lld", d->name, d->max);
+			assert_int_equal(*row_ll(parse_good(d, in), d), d->max);
+			for (int k = 0; suffix[k]; k++) {
+				long long mult = 1ll << (10 * (k / 2 + 1));
+
+				long long top = d->max / mult;
+
+				snprintf(in, sizeof(in), "%s=%lld%c", d->name, top, suffix[k]);
+				assert_int_equal(*row_ll(parse_good(d, in), d), top * mult);
+				snprintf(in, sizeof(in), "%s=3%c", d->name, suffix[k]);
+				assert_int_equal(*row_ll(parse_good(d, in), d), 3 * mult);
+			}
+			break;
+		}
+		case PK_OPT_STRING: {
+			int n = snprintf(in, sizeof(in), "%s=", d->name);
+
+			snprintf(in + n, sizeof(in) - (size_t)n, "/x");
+			assert_string_equal(row_str(parse_good(d, in), d), "/x");
+			memset(in + n, 'p', d->size - 1);
+			in[n + (int)d->size - 1] = '\0';
+			o = parse_good(d, in);
+			assert_int_equal(strlen(row_str(o, d)), d->size - 1);
+			assert_string_equal(row_str(o, d), in + n);
+			break;
+		}
+		case PK_OPT_CHOICE:
+			for (const char *const *c = d->choices; *c; c++) {
+				snprintf(in, sizeof(in), "%s=%s", d->name, *c);
+				assert_string_equal(row_str(parse_good(d, in), d), *c);
+			}
+			break;
+		case PK_OPT_CONSOLE:
+			snprintf(in, sizeof(in), "%s=fd:%lld %s=fd:%lld", d->name, d->min, d->name,
+				 d->max);
+			o = parse_good(d, in);
+			assert_int_equal(o->nconsoles, 2);
+			assert_int_equal(o->consoles[0].kind, PK_OPTCON_FD);
+			assert_int_equal(o->consoles[0].fd, d->min);
+			assert_int_equal(o->consoles[1].fd, d->max);
+			break;
+		}
+	}
+}
+
+/*
+ * @bad after a valid @good for the same row: -EINVAL, exactly one "bad
+ * value" warning quoting the word (up to 100 bytes), and the fields as
+ * @good alone left them.
+ */
+static void expect_rejected(const char *good, const char *bad)
+{
+	static struct pk_opts want, got;
+	static char in[2 * WORD_MAX], warning[256];
+
+	print_message("reject \"%.120s\"\n", bad);
+	assert_int_equal(pk_opts_parse(good, &want), 0);
+	snprintf(in, sizeof(in), "%s %s", good, bad);
+	assert_int_equal(pk_opts_parse(in, &got), -EINVAL);
+	assert_int_equal(got.nwarnings, 1);
+	snprintf(warning, sizeof(warning), "printk: PRINTK_OPTS: bad value in '%.100s', ignored",
+		 bad);
+	assert_string_equal(got.warnings[0], warning);
+	assert_memory_equal(&got, &want, OPT_REGION);
+
+	/* Alone: nothing given at all. */
+	assert_int_equal(pk_opts_parse(bad, &got), -EINVAL);
+	assert_int_equal(got.nwarnings, 1);
+	assert_memory_equal(&got, nothing_given(), OPT_REGION);
+}
+
+#define REJECT(...)                                                      \
+	do {                                                             \
+		snprintf(bad, sizeof(bad), __VA_ARGS__);                 \
+		expect_rejected(good, bad);                              \
+	} while (0)
+
+/* Per kind, the values just outside its range and the malformed ones. */
+static void test_table_rejects_range(void **state)
+{
+	(void)state;
+	static char good[WORD_MAX], bad[WORD_MAX], longval[PK_OPTS_PATH_MAX + 1];
+
+	for (size_t i = 0; i < pk_opts_table_len; i++) {
+		const struct pk_opt_def *d = &pk_opts_table[i];
+		const char *n = d->name;
+
+		REJECT("%s=", n); /* empty is never a value */
+		switch (d->kind) {
+		case PK_OPT_FLAG:
+			snprintf(good, sizeof(good), "%s", n);
+			REJECT("%s=1", n);
+			REJECT("%s=%lld", n, d->min);
+			REJECT("%s=0", n);
+			break;
+		case PK_OPT_BOOL:
+			snprintf(good, sizeof(good), "%s=1", n);
+			if (!d->bare_ok)
+				REJECT("%s", n);
+			REJECT("%s=2", n);
+			REJECT("%s=-1", n);
+			REJECT("%s=10", n);
+			REJECT("%s=yes", n);
+			REJECT("%s=ON", n);
+			REJECT("%s=true", n);
+			REJECT("%s=o", n);
+			break;
+		case PK_OPT_UINT:
+			snprintf(good, sizeof(good), "%s=%lld", n, d->min);
+			REJECT("%s", n);
+			REJECT("%s=%lld", n, d->max + 1);
+			REJECT("%s=%lld", n, d->max + 1000000);
+			if (d->min > 0)
+				REJECT("%s=%lld", n, d->min - 1);
+			REJECT("%s=-1", n);
+			REJECT("%s=+1", n);
+			REJECT("%s=0x1", n);
+			REJECT("%s=1k", n);
+			REJECT("%s=99999999999999999999999999", n);
+			break;
+		case PK_OPT_SIZE:
+			snprintf(good, sizeof(good), "%s=%lld", n, d->max);
+			REJECT("%s", n);
+			REJECT("%s=%lld", n, d->max + 1);
+			REJECT("%s=%lldK", n, d->max / 1024 + 1);
+			REJECT("%s=%lldM", n, (d->max >> 20) + 1);
+			REJECT("%s=%lldG", n, (d->max >> 30) + 1);
+			REJECT("%s=17179869184G", n); /* 2^64: would wrap to 0 */
+			REJECT("%s=K", n);
+			REJECT("%s=1T", n);
+			REJECT("%s=1KB", n);
+			REJECT("%s=-1", n);
+			REJECT("%s=1.5M", n);
+			break;
+		case PK_OPT_STRING:
+			snprintf(good, sizeof(good), "%s=/x", n);
+			REJECT("%s", n);
+			assert_true(d->size < sizeof(longval));
+			memset(longval, 'p', d->size);
+			longval[d->size] = '\0';
+			REJECT("%s=%s", n, longval); /* one byte too many for the field */
+			break;
+		case PK_OPT_CHOICE:
+			snprintf(good, sizeof(good), "%s=%s", n, d->choices[0]);
+			REJECT("%s", n);
+			for (const char *const *c = d->choices; *c; c++) {
+				REJECT("%s=%sx", n, *c);
+				REJECT("%s=%.*s", n, (int)strlen(*c) - 1, *c);
+			}
+			REJECT("%s=ON", n);
+			break;
+		case PK_OPT_CONSOLE:
+			snprintf(good, sizeof(good), "%s=fd:%lld", n, d->max);
+			REJECT("%s", n);
+			REJECT("%s=fd:%lld", n, d->max + 1);
+			REJECT("%s=fd:-1", n);
+			REJECT("%s=fd:", n);
+			REJECT("%s=fd", n);
+			REJECT("%s=fd:3x", n);
+			REJECT("%s=file:", n);
+			memset(longval, 'p', PK_OPTS_PATH_MAX);
+			longval[PK_OPTS_PATH_MAX] = '\0';
+			REJECT("%s=file:/%s", n, longval + 1);
+			REJECT("%s=STDERR", n);
+			REJECT("%s=stderr:", n);
+			REJECT("%s=tty0", n);
+			break;
+		}
+	}
+}
+
+#undef REJECT
+
+/* ---- pk_opts_warn ---- */
+
+static void test_warn_bound(void **state)
+{
+	(void)state;
+	static struct pk_opts o;
+	char want[PK_OPTS_WARNING_LEN + 64];
+
+	memset(&o, 0x5a, sizeof(o));
+	pk_opts_init(&o);
+	for (int i = 0; i < PK_OPTS_MAX_WARNINGS + 5; i++) {
+		errno = 1234;
+		pk_opts_warn(&o, PK_OPTS_WARN_PREFIX "warning %d of %s", i, "many");
+		assert_int_equal(errno, 1234);
+		int kept = i < PK_OPTS_MAX_WARNINGS ? i + 1 : PK_OPTS_MAX_WARNINGS;
+
+		assert_int_equal(o.nwarnings, kept);
+		assert_int_equal(o.warnings_dropped, i + 1 - kept);
+	}
+	/* The first ones are kept, whole. */
+	for (int i = 0; i < PK_OPTS_MAX_WARNINGS; i++) {
+		snprintf(want, sizeof(want), "printk: PRINTK_OPTS: warning %d of many", i);
+		assert_string_equal(o.warnings[i], want);
+	}
+
+	/* A long text is cut to the slot, NUL-terminated, the slot after it untouched. */
+	pk_opts_init(&o);
+	memset(o.warnings[1], 'z', sizeof(o.warnings[1]));
+	memset(want, 'w', sizeof(want) - 1);
+	want[sizeof(want) - 1] = '\0';
+	pk_opts_warn(&o, "%s", want);
+	assert_int_equal(o.nwarnings, 1);
+	assert_int_equal(strlen(o.warnings[0]), PK_OPTS_WARNING_LEN - 1);
+	assert_memory_equal(o.warnings[0], want, PK_OPTS_WARNING_LEN - 1);
+	assert_int_equal((unsigned char)o.warnings[1][0], 'z');
+
+	/* The parser goes through the same bound: dropped words are counted, the
+	 * return value does not change, and a new parse starts from zero. */
+	static char in[1024];
+	size_t n = 0;
+
+	for (int i = 0; i < PK_OPTS_MAX_WARNINGS + 4; i++)
+		n += (size_t)snprintf(in + n, sizeof(in) - n, "loglevel=%d ", 16 + i);
+	assert_int_equal(pk_opts_parse(in, &o), -EINVAL);
+	assert_int_equal(o.nwarnings, PK_OPTS_MAX_WARNINGS);
+	assert_int_equal(o.warnings_dropped, 4);
+	assert_string_equal(o.warnings[PK_OPTS_MAX_WARNINGS - 1],
+			    "printk: PRINTK_OPTS: bad value in 'loglevel=23', ignored");
+	assert_int_equal(o.console_loglevel, -1);
+	assert_int_equal(pk_opts_parse("loglevel=3", &o), 0);
+	assert_int_equal(o.nwarnings, 0);
+	assert_int_equal(o.warnings_dropped, 0);
 }
 
 /* ---- pk_printk_configure at run time ---- */
@@ -600,6 +1041,11 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_parse_limits),
 		cmocka_unit_test(test_parse_bad_boolean_wording),
 		cmocka_unit_test(test_parse_size_overflow),
+		cmocka_unit_test(test_table_shape),
+		cmocka_unit_test(test_table_defaults),
+		cmocka_unit_test(test_table_accepts_range),
+		cmocka_unit_test(test_table_rejects_range),
+		cmocka_unit_test(test_warn_bound),
 		cmocka_unit_test(test_configure_runtime),
 		cmocka_unit_test(test_env_console_fd3),
 		cmocka_unit_test(test_env_loglevel),
