@@ -116,15 +116,13 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 		if (err && con != pk_console_stderr())
 			pk_console_destroy(con);
 	}
-	if (err && err != -EBUSY && o->nwarnings < PK_OPTS_MAX_WARNINGS) {
+	if (err && err != -EBUSY) {
 		if (c->kind == PK_OPTCON_FILE)
-			pk_snprintf(o->warnings[o->nwarnings++], sizeof(o->warnings[0]),
-				    "printk: PRINTK_OPTS: console=file:%s unusable (error %d), ignored",
-				    c->path, -err);
+			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=file:%s unusable (error %d), ignored",
+				     c->path, -err);
 		else
-			pk_snprintf(o->warnings[o->nwarnings++], sizeof(o->warnings[0]),
-				    "printk: PRINTK_OPTS: console=fd:%d unusable (error %d), ignored",
-				    c->fd, -err);
+			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=fd:%d unusable (error %d), ignored",
+				     c->fd, -err);
 	}
 	return err;
 }
@@ -144,23 +142,21 @@ static int apply_options(struct pk_opts *o, int startup)
 
 		int e = pk_set_log_buf_file(o->log_buf_file, fl);
 
-		if (e && o->nwarnings < PK_OPTS_MAX_WARNINGS)
-			pk_snprintf(o->warnings[o->nwarnings++], sizeof(o->warnings[0]),
-				    "printk: PRINTK_OPTS: log_buf_file=%s unusable: %s, using memory",
-				    o->log_buf_file, pk_log_strerror(e));
-		if (e)
+		if (e) {
+			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "log_buf_file=%s unusable: %s, using memory",
+				     o->log_buf_file, pk_log_strerror(e));
 			err = e;
+		}
 		o->log_buf_len = -1; /* applied with the file (an existing file keeps its size) */
 	}
 	if (o->log_buf_len >= 0) {
 		int e = pk_set_log_buf_len((size_t)o->log_buf_len);
 
-		if (e && o->nwarnings < PK_OPTS_MAX_WARNINGS)
-			pk_snprintf(o->warnings[o->nwarnings++], sizeof(o->warnings[0]),
-				    "printk: PRINTK_OPTS: log_buf_len=%lld %s, ignored", o->log_buf_len,
-				    e == -EBUSY ? "after the first message" : "out of range (4K..2G)");
-		if (e)
+		if (e) {
+			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "log_buf_len=%lld %s, ignored", o->log_buf_len,
+				     e == -EBUSY ? "after the first message" : "out of range (4K..2G)");
 			err = e;
+		}
 	}
 	if (o->console_loglevel >= 0)
 		pk_set_console_loglevel(o->console_loglevel);
@@ -192,16 +188,19 @@ static int apply_options(struct pk_opts *o, int startup)
 	if (o->crash_dump == 1) {
 		int e = pk_crash_handler_install();
 
-		if (e && o->nwarnings < PK_OPTS_MAX_WARNINGS)
-			pk_snprintf(o->warnings[o->nwarnings++], sizeof(o->warnings[0]),
-				    "printk: PRINTK_OPTS: crash_dump=1 failed (error %d), ignored", -e);
-		if (e && !err)
-			err = e;
+		if (e) {
+			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "crash_dump=1 failed (error %d), ignored", -e);
+			if (!err)
+				err = e;
+		}
 	} else if (o->crash_dump == 0) {
 		pk_crash_handler_uninstall();
 	}
 	for (int i = 0; i < o->nwarnings; i++)
 		pk_printk(PK_KERN_WARNING "%s\n", o->warnings[i]);
+	if (o->warnings_dropped)
+		pk_printk(PK_KERN_WARNING PK_OPTS_WARN_PREFIX "%d more warnings not shown\n",
+			  o->warnings_dropped);
 	return err ? err : (o->nwarnings ? -EINVAL : 0);
 }
 

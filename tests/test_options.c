@@ -742,6 +742,22 @@ static void test_configure_runtime(void **state)
 			    "printk: PRINTK_OPTS: log_buf_len=8192 after the first message, ignored\n");
 	assert_int_equal(pk_printk_configure(""), 0);
 	assert_int_equal(pk_printk_configure(NULL), 0);
+
+	/* More bad words than warnings kept: the rest are counted, not lost. */
+	capture_clear(&cap);
+	char many[512] = "";
+
+	for (int i = 0; i < PK_OPTS_MAX_WARNINGS + 3; i++)
+		snprintf(many + strlen(many), sizeof(many) - strlen(many), "bad%d=1 ", i);
+	assert_int_equal(pk_printk_configure(many), -EINVAL);
+
+	const char *out = capture_text(&cap);
+	const char *tail = "printk: PRINTK_OPTS: unknown option 'bad7=1', ignored\n"
+			   "printk: PRINTK_OPTS: 3 more warnings not shown\n";
+
+	assert_true(strlen(out) >= strlen(tail));
+	assert_string_equal(out + strlen(out) - strlen(tail), tail);
+	assert_non_null(strstr(out, "'bad0=1'"));
 	capture_teardown(&cap);
 }
 
