@@ -236,13 +236,52 @@ static struct con_src loop_src[2];
 		(o).failed = 0;       \
 	} while (0)
 
+/*
+ * The last enabled console was just disabled: stderr takes over where it
+ * stood, as at start-up when no console given could be registered, so the
+ * notice that says so and what follows are not lost with it. Runs under the
+ * console lock, possibly in a signal handler: the state is static, nothing
+ * is allocated.
+ */
+static struct pk_console_state fallback_state;
+
+static void fall_back_to_stderr(const struct console *failed)
+{
+	struct console *err_con = pk_console_stderr();
+
+	if (failed == err_con || err_con->state)
+		return;
+	for (struct console *c = console_list; c; c = c->state->next)
+		if (c->flags & PK_CON_ENABLED)
+			return;
+	fallback_state = (struct pk_console_state){
+		.seq = failed->state->seq,
+		.direct_fd = pk_console_fd_direct(err_con),
+	};
+	err_con->state = &fallback_state;
+	err_con->flags |= PK_CON_ENABLED;
+	struct console **pp = &console_list;
+
+	while (*pp)
+		pp = &(*pp)->state->next;
+	*pp = err_con;
+}
+
+static void free_state(struct console *con)
+{
+	if (con->state != &fallback_state)
+		free(con->state);
+	con->state = NULL;
+}
+
 /* A write failed: count it; disable the console after too many in a row. */
 static PK_NOINLINE void con_write_failed(struct console *con, int err)
 {
 	if (++con->state->failures >= CONSOLE_MAX_FAILURES) {
 		con->flags &= ~PK_CON_ENABLED;
+		fall_back_to_stderr(con);
 		pk_store_notice(3, "printk: console [%s] disabled after %d failed writes (error %d)\n",
-				       con->name, con->state->failures, -err);
+				con->name, con->state->failures, -err);
 	}
 }
 
@@ -921,8 +960,7 @@ int pk_unregister_console(struct console *con)
 	console_unlock_raw();
 	if (!found)
 		return -EINVAL;
-	free(con->state);
-	con->state = NULL;
+	free_state(con);
 	return 0;
 }
 
@@ -1023,8 +1061,7 @@ void pk_console_shutdown(struct prb *rb, int release)
 			struct console *con = console_list;
 
 			console_list = con->state->next;
-			free(con->state);
-			con->state = NULL;
+			free_state(con);
 			if (con->release)
 				con->release(con);
 		}
