@@ -27,6 +27,11 @@
  * and its NUL. */
 #define PK_PREFIX_MAX 64
 
+/* console_loglevel: the kernel's CONSOLE_LOGLEVEL_DEFAULT, and the highest
+ * value a setter stores (console_verbose()'s CONSOLE_LOGLEVEL_MOTORMOUTH). */
+#define PK_CONSOLE_LOGLEVEL_DEFAULT 7
+#define PK_CONSOLE_LOGLEVEL_MAX	    15
+
 _Static_assert(PK_MESSAGE_MAX > PK_TEXT_MAX + PK_PREFIX_MAX,
 	       "a formatted record holds a whole text and its prefix");
 

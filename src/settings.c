@@ -27,9 +27,10 @@
 
 #include "hints.h"
 #include "log_shared.h"
+#include "printk_limits.h"
 #include "settings.h"
 
-static _Atomic int initial_console_loglevel = 7; /* for logs made from now on */
+static _Atomic int initial_console_loglevel = PK_CONSOLE_LOGLEVEL_DEFAULT; /* for new logs */
 static _Atomic int default_message_loglevel = 4;
 static _Atomic int ignore_loglevel;
 _Atomic int pk_printk_time_flag = 1; /* read inline: settings.h */
@@ -134,13 +135,23 @@ void pk_printk_sync(void)
 
 /* ------------------------------------------------------------ settings -- */
 
+/*
+ * A log file's console level may have been written by any process, or
+ * damaged: a value no setter stores (above 15) reads as the default, so it
+ * can neither mute every writer's consoles nor read as a negative level.
+ */
+static PK_ALWAYS_INLINE int sane_level(uint32_t level)
+{
+	return PK_LIKELY(level <= PK_CONSOLE_LOGLEVEL_MAX) ? (int)level : PK_CONSOLE_LOGLEVEL_DEFAULT;
+}
+
 PK_HOT int pk_cfg_console_loglevel(void)
 {
 	struct pk_log *log = ensure_log();
 
 	if (!log)
 		return atomic_load_explicit(&initial_console_loglevel, memory_order_relaxed);
-	return (int)pk_load_relaxed(&pk_log_shared(log)->console_loglevel);
+	return sane_level(pk_load_relaxed(&pk_log_shared(log)->console_loglevel));
 }
 
 PK_HOT int pk_cfg_ignore_loglevel(void)
@@ -157,12 +168,12 @@ int pk_set_console_loglevel(int level)
 {
 	struct pk_log *log = ensure_log();
 
-	if (level < 0 || level > 15)
+	if (level < 0 || level > PK_CONSOLE_LOGLEVEL_MAX)
 		return -EINVAL;
 	atomic_store(&initial_console_loglevel, level);
 	if (!log)
 		return level;
-	return (int)atomic_exchange(&pk_log_shared(log)->console_loglevel, (uint32_t)level);
+	return sane_level(atomic_exchange(&pk_log_shared(log)->console_loglevel, (uint32_t)level));
 }
 
 int pk_get_console_loglevel(void)
@@ -185,7 +196,7 @@ void pk_console_silent(void)
 void pk_console_verbose(void)
 {
 	if (pk_get_console_loglevel())
-		pk_set_console_loglevel(15);
+		pk_set_console_loglevel(PK_CONSOLE_LOGLEVEL_MAX);
 }
 
 void pk_set_ignore_loglevel(int on)

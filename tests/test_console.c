@@ -36,6 +36,7 @@
 #include <printk/printk.h>
 
 #include "fixture.h"
+#include "log_shared.h"
 #include "testutil.h"
 
 static struct capture cap2, cap3;
@@ -145,6 +146,26 @@ static void test_set_console_loglevel_range(void **state)
 	assert_int_equal(pk_set_console_loglevel(15), 0);
 	assert_int_equal(pk_set_console_loglevel(16), -EINVAL);
 	assert_int_equal(pk_get_console_loglevel(), 15);
+}
+
+/* The level lives in the log's shared state, which another process (or
+ * damage to a log file) may have set to anything: values no setter stores
+ * read as the default, 7, instead of muting every console. */
+static void test_damaged_shared_loglevel(void **state)
+{
+	(void)state;
+	struct pk_log_shared *sh = pk_log_shared(pk_printk_log());
+	const uint32_t bad[] = { 16, 0x7fffffffu, 0x80000000u, 0xffffffffu };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		capture_clear(&cap);
+		atomic_store(&sh->console_loglevel, bad[i]);
+		assert_int_equal(pk_get_console_loglevel(), 7);
+		print_all_levels();
+		assert_string_equal(capture_text(&cap), "0\n1\n2\n3\n4\n5\n6\n");
+	}
+	assert_int_equal(pk_set_console_loglevel(3), 7);
+	assert_int_equal(atomic_load(&sh->console_loglevel), 3);
 }
 
 static void test_ignore_loglevel(void **state)
@@ -970,6 +991,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_console_loglevel_filter, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_suppressed_between_printed, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_set_console_loglevel_range, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_shared_loglevel, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_ignore_loglevel, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_silent_and_verbose, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_time_prefix, setup_capture, teardown),
