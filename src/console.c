@@ -6,9 +6,10 @@
  * (record seq and how many bytes of it are printed), the console lock, and
  * the rules that turn records into console lines.
  *
- * The seed's lesson: text reaches the console at once. The newest record may
- * be an open line (committed, not finalized); the loop prints it as far as
- * it goes and, when the same caller extends it, prints only the new bytes, so
+ * Text reaches the console at once (docs/kernel-compat.md, section 4.3: the
+ * 2012 regression that held partial lines back). The newest record may be
+ * an open line (committed, not finalized); the loop prints it as far as it
+ * goes and, when the same caller extends it, prints only the new bytes, so
  * "Testing tracer function: " is on the console before the test runs and
  * "PASSED" follows on the same line.
  *
