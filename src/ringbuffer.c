@@ -28,9 +28,10 @@
  * A record's id and its data come from ONE compare-and-swap on head, so data
  * blocks lie in id order and a record's extent is [end of the previous
  * record, its own end): no block headers, and no window in which a writer that
- * dies leaves unparseable bytes behind (ring-design.md section 2.2). A block
- * that would cross the end of the array starts at the beginning of the next
- * lap; the skipped bytes belong to its extent.
+ * dies leaves unparseable bytes behind (the kernel's two allocations have
+ * one: see docs/design.md, "The kernel's ring, and why one head word"). A
+ * block that would cross the end of the array starts at the beginning of
+ * the next lap; the skipped bytes belong to its extent.
  *
  * Descriptor states (top two bits of the state word, next to the id, a 12-bit
  * reopen count and the 16-bit id of the writer (process) that claimed it)
