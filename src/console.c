@@ -569,8 +569,8 @@ static int print_one(struct con_src *src, struct console *con)
 
 /*
  * Whether @n bytes at @s hold a newline. Not memchr(): that is a call into
- * libc (through the PLT, to code elsewhere in memory), which right after a
- * write(2) measured ~10 ns on the development VM; printk's lines are short.
+ * libc (through the PLT, to code elsewhere in memory), cold right after a
+ * write(2) (docs/performance.md); printk's lines are short.
  */
 static PK_ALWAYS_INLINE int has_newline(const char *s, size_t n)
 {
