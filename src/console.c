@@ -462,8 +462,12 @@ static int same_caller(const struct prb_caller *a, const struct prb_caller *b)
 }
 
 /*
- * Print the next piece of work for @con: the rest of its current record, or
- * the next record. Returns 1 if it made progress, 0 if it is caught up.
+ * The record at @seq, as a console prints it, into @v: the view printk
+ * handed over (src->hint) when it is that record, else a ring read that
+ * includes the open newest record (an emergency flush skips records whose
+ * writer will never finish them). Prints nothing. v->seq is past @seq when
+ * records were lost. Returns 0, or prb_read()'s error when there is nothing
+ * to read at @seq yet.
  */
 static int fetch(struct con_src *src, uint64_t seq, struct pk_con_rec *v)
 {
@@ -494,6 +498,10 @@ static int fetch(struct con_src *src, uint64_t seq, struct pk_con_rec *v)
 	return 0;
 }
 
+/*
+ * Print the next piece of work for @con: the rest of its current record, or
+ * the next record. Returns 1 if it made progress, 0 if it is caught up.
+ */
 static int print_one(struct con_src *src, struct console *con)
 {
 	struct pk_console_state *st = con->state;
