@@ -11,7 +11,8 @@
  *   floor+write  the filtered figure + one write(2) of the line to /dev/null.
  *   vsnprintf  our formatter alone vs glibc's, same format.
  *
- * Targets (issue 3): filtered <= 1.15 x floor; devnull <= 1.1 x floor+write.
+ * Targets: filtered <= 1.15 x floor; devnull <= 1.1 x floor+write (the last
+ * figures are in docs/performance.md).
  * Each figure is the median of several runs. --quick runs shorter.
  */
 #include <fcntl.h>
@@ -54,8 +55,8 @@ struct figure {
  * The runs of all figures are interleaved (run 1 of each, then run 2 of
  * each, ...) so that every ratio compares loops measured in the same state
  * of the process and the machine. Measured one block after another, the
- * later figures carried what earlier loops left behind: the filtered printk
- * took 129 ns when it ran first and 145 ns after the floor loop.
+ * later figures carried what earlier loops left behind (docs/performance.md
+ * has an example).
  */
 static void measure(struct figure *f, int nfig)
 {

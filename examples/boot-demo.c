@@ -5,7 +5,9 @@
  * Threads print boot messages at several levels, run self-tests that print
  * "Testing ...: " before the test and "PASSED" after it, and one self-test
  * hangs after its partial line. The console (stderr) shows everything live,
- * the hung test's last words included: that is the lesson of the seeds.
+ * the hung test's last words included: a partial line held back from the
+ * console would hide where the code hung (the LWN article "printk()
+ * problems", 2012).
  * Then the demo reads its own log, the still-open line included, and prints
  * what the records hold in /dev/kmsg form.
  *

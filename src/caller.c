@@ -3,13 +3,13 @@
  * caller.c - the identity of the code calling printk: process id, thread id
  * and signal-handler nesting depth.
  *
- * getpid() and gettid() are system calls in glibc 2.36 (~60 ns each), so
- * both are cached: the thread id in initial-exec TLS (no allocation on first
- * touch, safe in a signal handler) and the process id in a global refreshed
- * in the child after fork(). The nesting depth is a TLS counter that every
- * printk entry raises while it runs: a signal handler that prints while the
- * interrupted code is inside printk sees a higher depth, so its fragment never
- * joins the interrupted line.
+ * getpid() and gettid() are system calls in glibc 2.36 (their cost is in
+ * docs/performance.md), so both are cached: the thread id in initial-exec
+ * TLS (no allocation on first touch, safe in a signal handler) and the
+ * process id in a global refreshed in the child after fork(). The nesting
+ * depth is a TLS counter that every printk entry raises while it runs: a
+ * signal handler that prints while the interrupted code is inside printk
+ * sees a higher depth, so its fragment never joins the interrupted line.
  *
  * A handler that runs between two printk calls of the code it interrupted
  * (between "Testing foo: " and "PASSED") is not inside printk, so the depth

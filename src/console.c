@@ -6,9 +6,10 @@
  * (record seq and how many bytes of it are printed), the console lock, and
  * the rules that turn records into console lines.
  *
- * The seed's lesson: text reaches the console at once. The newest record may
- * be an open line (committed, not finalized); the loop prints it as far as
- * it goes and, when the same caller extends it, prints only the new bytes, so
+ * Text reaches the console at once (docs/kernel-compat.md, section 4.3: the
+ * 2012 regression that held partial lines back). The newest record may be
+ * an open line (committed, not finalized); the loop prints it as far as it
+ * goes and, when the same caller extends it, prints only the new bytes, so
  * "Testing tracer function: " is on the console before the test runs and
  * "PASSED" follows on the same line.
  *
@@ -504,8 +505,12 @@ static int same_caller(const struct prb_caller *a, const struct prb_caller *b)
 }
 
 /*
- * Print the next piece of work for @con: the rest of its current record, or
- * the next record. Returns 1 if it made progress, 0 if it is caught up.
+ * The record at @seq, as a console prints it, into @v: the view printk
+ * handed over (src->hint) when it is that record, else a ring read that
+ * includes the open newest record (an emergency flush skips records whose
+ * writer will never finish them). Prints nothing. v->seq is past @seq when
+ * records were lost. Returns 0, or prb_read()'s error when there is nothing
+ * to read at @seq yet.
  */
 static int fetch(struct con_src *src, uint64_t seq, struct pk_con_rec *v)
 {
@@ -536,6 +541,10 @@ static int fetch(struct con_src *src, uint64_t seq, struct pk_con_rec *v)
 	return 0;
 }
 
+/*
+ * Print the next piece of work for @con: the rest of its current record, or
+ * the next record. Returns 1 if it made progress, 0 if it is caught up.
+ */
 static int print_one(struct con_src *src, struct console *con)
 {
 	struct pk_console_state *st = con->state;
@@ -611,8 +620,8 @@ static int print_one(struct con_src *src, struct console *con)
 
 /*
  * Whether @n bytes at @s hold a newline. Not memchr(): that is a call into
- * libc (through the PLT, to code elsewhere in memory), which right after a
- * write(2) measured ~10 ns on the development VM; printk's lines are short.
+ * libc (through the PLT, to code elsewhere in memory), cold right after a
+ * write(2) (docs/performance.md); printk's lines are short.
  */
 static PK_ALWAYS_INLINE int has_newline(const char *s, size_t n)
 {

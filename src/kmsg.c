@@ -11,15 +11,17 @@
  *  - A file's position (seq) is the next record it returns. It starts at the
  *    oldest readable record; only read and llseek move it; read moves it past
  *    a record before checking the caller's buffer, so a too small buffer
- *    loses that record for this file (-EINVAL, as Linux 6.18 does, A.5).
+ *    loses that record for this file (-EINVAL, as Linux 6.18 does;
+ *    docs/kernel-compat.md, section 7.1).
  *  - read returns finalized records only, one per call, formatted exactly as
  *    the kernel formats them into its 2048-byte buffer (cut there, possibly
- *    inside an escape and without the final newline, A.11).
+ *    inside an escape and without the final newline; section 6.4).
  *  - A write stores at most one record, through the printk store path when
  *    the file is on the default log (so consoles print it) and straight into
  *    the ring otherwise, with the same rules: text up to the first NUL and
  *    1023 bytes, a trailing newline ends the record, no newline leaves it
- *    open (invisible to readers until the next record, A.4), facility >= 1.
+ *    open (invisible to readers until the next record; section 4.4),
+ *    facility >= 1.
  *  - Poll descriptors: while a file has one, it sits in the doorbell table
  *    and counts as a poller of its ring; writers ring the doorbell only
  *    while the ring has pollers. The descriptor (an eventfd) is readable
@@ -87,7 +89,9 @@ struct kmsg_ratelimit {
 	bool begun;
 	uint64_t begin; /* ns, pk_clock_ns() (so tests can move time) */
 	int printed;
-	int missed; /* never reset at an interval's end: reported at close (A.13) */
+	/* Never reset at an interval's end: reported at close (docs/kernel-compat.md,
+	 * section 8.4). */
+	int missed;
 };
 
 struct kmsg_file {
@@ -411,7 +415,7 @@ ssize_t pk_kmsg_read(struct kmsg_file *f, char *buf, size_t len)
 	size_t n = pk_kmsg_format_record(&f->rec, f->out, f->rec.rflags & PRB_REC_UNFINALIZED);
 
 	if (n > len) {
-		ret = -EINVAL; /* the record is consumed all the same (A.5) */
+		ret = -EINVAL; /* consumed all the same (docs/kernel-compat.md, section 7.1) */
 	} else if (!buf) {
 		ret = -EFAULT;
 	} else {
@@ -430,7 +434,7 @@ off_t pk_kmsg_llseek(struct kmsg_file *f, off_t offset, int whence)
 	if (!f)
 		return -EBADF;
 	if (offset)
-		return -ESPIPE; /* before whence: lseek(SEEK_CUR, 1) is ESPIPE (A.8) */
+		return -ESPIPE; /* before whence: lseek(SEEK_CUR, 1) is ESPIPE */
 
 	uint64_t seq;
 	struct prb_record r;
@@ -448,7 +452,7 @@ off_t pk_kmsg_llseek(struct kmsg_file *f, off_t offset, int whence)
 		seq = prb_next_seq(f->rb);
 		break;
 	default:
-		return -EINVAL; /* SEEK_CUR included (A.8) */
+		return -EINVAL; /* SEEK_CUR included (docs/kernel-compat.md, section 7.3) */
 	}
 	pk_store_release(&f->seq, seq);
 	bell_sync(f, &r, SYNC_RING);
@@ -618,7 +622,8 @@ ssize_t pk_kmsg_write(struct kmsg_file *f, const char *buf, size_t len)
 		}
 	}
 	/* vprintk_store keeps the first 1023 bytes and only then looks for the
-	 * newline: a 1024-byte line loses it and stays open (A.6). */
+	 * newline: a 1024-byte line loses it and stays open (docs/kernel-compat.md,
+	 * section 8.1). */
 	if (n > PRB_TEXT_MAX)
 		n = PRB_TEXT_MAX;
 	if (f->via_printk) {

@@ -28,9 +28,10 @@
  * A record's id and its data come from ONE compare-and-swap on head, so data
  * blocks lie in id order and a record's extent is [end of the previous
  * record, its own end): no block headers, and no window in which a writer that
- * dies leaves unparseable bytes behind (ring-design.md section 2.2). A block
- * that would cross the end of the array starts at the beginning of the next
- * lap; the skipped bytes belong to its extent.
+ * dies leaves unparseable bytes behind (the kernel's two allocations have
+ * one: see docs/design.md, "The kernel's ring, and why one head word"). A
+ * block that would cross the end of the array starts at the beginning of
+ * the next lap; the skipped bytes belong to its extent.
  *
  * Descriptor states (top two bits of the state word, next to the id, a 12-bit
  * reopen count and the 16-bit id of the writer (process) that claimed it)
@@ -111,6 +112,42 @@
  *
  * All shared words are accessed through atomics.h, so speculative copies are
  * relaxed atomic loads, not data races.
+ *
+ * Usage
+ * -----
+ * A writer (any context, a signal handler included) stores a whole line, or
+ * opens one and lets the same caller extend it:
+ *
+ *   struct prb_meta m = { .ts_nsec = now, .caller = me, .level = 6 };
+ *   uint64_t seq;
+ *
+ *   if (prb_store(rb, &m, "Testing foo: ", 13, NULL, 0, false, &seq))
+ *           ...;                          (-ENOBUFS: counted, dropped)
+ *   if (prb_extend(rb, &me, "ok", 2, PRB_TEXT_MAX, true, PRB_FLAG_NEWLINE, &seq)
+ *       == -ENOENT)
+ *           ...;                          (a newer record came: store the
+ *                                          fragment with PRB_FLAG_CONT)
+ *
+ * A reader follows by sequence number; a returned seq past the one asked
+ * for says how many records were lost:
+ *
+ *   static struct prb_record r;
+ *   uint64_t seq = prb_first_seq(rb);
+ *
+ *   for (;;) {
+ *           int err = prb_read(rb, seq, &r, 0);
+ *
+ *           if (err == -EAGAIN) {
+ *                   prb_wait(rb, seq, -1);   (futex sleep; writers wake it)
+ *                   continue;
+ *           }
+ *           if (err)
+ *                   break;                   (-EIO: a corrupted shared file)
+ *           if (r.seq != seq)
+ *                   lost += r.seq - seq;
+ *           use(&r);
+ *           seq = r.seq + 1;
+ *   }
  */
 #include <errno.h>
 #include <limits.h>

@@ -122,7 +122,9 @@ static int syslog_read(struct pk_log *log, char *buf, int size)
 			n -= skip;
 			partial = 0;
 		} else if (len == 0) {
-			n = (size_t)size; /* A.7b: exactly @size bytes, the rest later */
+			/* Exactly @size bytes, the rest later (docs/kernel-compat.md,
+			 * section 9.3). */
+			n = (size_t)size;
 			partial += n;
 		} else {
 			n = 0;
@@ -199,8 +201,8 @@ static int syslog_read_all(struct pk_log *log, char *buf, int size, bool clear)
 		seq = r.seq + 1;
 	}
 	if (clear) {
-		/* After the last record copied (the spec's rule; see the report for
-		 * the kernel's off-by-one when a late record does not fit). */
+		/* After the last record copied; Linux steps back one when a late
+		 * record does not fit (docs/kernel-compat.md, section 9.4). */
 		pthread_mutex_lock(&syslog_lock);
 		pk_store_release(&sh->clear_seq, seq);
 		pthread_mutex_unlock(&syslog_lock);

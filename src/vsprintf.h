@@ -33,9 +33,8 @@
  *  - x87 unnormal long double encodings print as nan (as glibc does).
  *
  * Cost: linear in the output except for floating point, whose exact
- * conversion grows with the magnitude of the decimal exponent: about 1 us
- * at worst for a double (1e+-300), up to about 0.5 ms for a long double
- * near the ends of its range.
+ * conversion grows with the magnitude of the decimal exponent, most for a
+ * long double near the ends of its range (figures in docs/performance.md).
  */
 #ifndef PRINTK_VSPRINTF_H
 #define PRINTK_VSPRINTF_H

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * stress_ring.c - linearizability-style stress of the record ring
- * (src/ringbuffer.c), following ring-design.md section 3.2.
+ * (src/ringbuffer.c); docs/design.md, "Testing the ring", says why.
  *
  * How: 2, 4 or 8 writer threads store self-checking records into small rings
  * (4 KiB and 16 KiB of data, default or only 64 descriptors) so that wrap,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * stress_signal.c - signal reentrancy of the record ring (src/ringbuffer.c),
- * following ring-design.md section 3.3.
+ * the method in docs/design.md, "Testing the ring", applied to signals.
  *
  * How: one writer thread logs continuously, plain records and lines built
  * with prb_store(final=false) + prb_extend(). A per-thread POSIX timer

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_kmsg_dump.c - the dumper API (spec §8), in process:
+ * test_kmsg_dump.c - the dumper API (docs/kernel-compat.md, section 11), in process:
  *   - registration errors (-EINVAL, -EBUSY), unregistering, re-registering,
  *     unregistering from inside dump();
  *   - kmsg_dump(reason) against each dumper's max_reason (UNDEF = OOPS),

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_kmsg_golden.c - kmsg_read's bytes against Linux 6.18's, record by
- * record, for the live transcripts of the reference's Appendix A (A.1, A.3,
- * A.4, A.5, A.6, A.8, A.9, A.10, A.11, A.12, A.13).
+ * record, for the /dev/kmsg sessions recorded on a Linux 6.18 machine and
+ * quoted in docs/kernel-compat.md (sections 4.4 and 6 to 8).
  *
- * Each test replays the transcript's writes through kmsg_write with the
+ * Each test replays the recorded session's writes through kmsg_write with the
  * clock set to the kernel's timestamp of that record, so the whole line
  * matches; sequence numbers are compared relative to the first record (the
  * kernel's log had thousands before ours). test_a3_escaping compares the
  * full line with seq 0 literally. The ratelimit cases run in "ratelimit"
- * mode (the kernel VM's setting) and name the program as the kernel's
- * transcript did ("kx", "rl2"), so the suppression notice matches too.
+ * mode (the kernel machine's setting) and name the program as the kernel's
+ * session did ("kx", "rl2"), so the suppression notice matches too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -84,7 +84,7 @@ static int digits(unsigned long long v)
 /*
  * Read one record and compare it with the kernel's line @kernel (its bytes as
  * read(2) returned them), the kernel's seq K standing for our K - @delta.
- * @kernel_bytes (0: not given) is the length the transcript reports; ours is
+ * @kernel_bytes (0: not given) is the length the kernel's read returned; ours is
  * shorter by the digits our smaller seq saves.
  */
 static void expect_n(struct kmsg_file *f, const char *kernel, uint64_t delta, size_t kernel_bytes)
@@ -112,7 +112,7 @@ static void expect(struct kmsg_file *f, const char *kernel, uint64_t delta)
 	expect_n(f, kernel, delta, 0);
 }
 
-/* ---- A.1 prefix decoding ------------------------------------------------- */
+/* ---- prefix decoding (docs/kernel-compat.md, section 8.2) ----------------- */
 
 static void test_a1_prefix_decoding(void **state)
 {
@@ -189,7 +189,7 @@ static void test_a1_prefix_decoding(void **state)
 	kmsg_close(r);
 }
 
-/* ---- A.3 escaping and multi-line text ------------------------------------ */
+/* ---- escaping and multi-line text (docs/kernel-compat.md, section 6.2) ---- */
 
 static void test_a3_escaping(void **state)
 {
@@ -218,7 +218,7 @@ static void test_a3_escaping(void **state)
 	kmsg_close(f);
 }
 
-/* ---- A.4 no trailing newline: invisible until the next record ------------ */
+/* ---- no trailing newline: invisible until the next record (section 4.4) -- */
 
 static void test_a4_no_newline_invisible(void **state)
 {
@@ -244,7 +244,7 @@ static void test_a4_no_newline_invisible(void **state)
 	kmsg_close(f);
 }
 
-/* ---- A.5 a too small buffer: EINVAL, and the record is consumed ---------- */
+/* ---- a too small buffer: EINVAL, the record is consumed (section 7.1) ----- */
 
 static void test_a5_einval_consumes(void **state)
 {
@@ -272,7 +272,7 @@ static void test_a5_einval_consumes(void **state)
 	kmsg_close(f);
 }
 
-/* ---- A.6 length limits ---------------------------------------------------- */
+/* ---- length limits (docs/kernel-compat.md, section 8.1) -------------------- */
 
 static void test_a6_length_limits(void **state)
 {
@@ -313,7 +313,7 @@ static void test_a6_length_limits(void **state)
 	kmsg_close(f);
 }
 
-/* ---- A.8 lseek and poll --------------------------------------------------- */
+/* ---- lseek and poll (docs/kernel-compat.md, sections 7.2 and 7.3) ---------- */
 
 static void test_a8_lseek_table(void **state)
 {
@@ -347,7 +347,7 @@ static void test_a8_lseek_table(void **state)
 	kmsg_close(f);
 }
 
-/* ---- A.9 EPIPE without flooding ------------------------------------------ */
+/* ---- EPIPE without flooding (docs/kernel-compat.md, section 7.2) ---------- */
 
 static void test_a9_epipe_resync(void **state)
 {
@@ -391,7 +391,7 @@ static void test_a9_epipe_resync(void **state)
 	pk_log_destroy(log);
 }
 
-/* ---- A.10 empty write, "writev", blocking read ---------------------------- */
+/* ---- empty write, "writev", blocking read (sections 7.4 and 8.3) --------- */
 
 static void test_a10_empty_write(void **state)
 {
@@ -448,7 +448,7 @@ static void test_a10_blocking_read(void **state)
 	kmsg_close(a.f);
 }
 
-/* ---- A.11 output cut at 2048 bytes --------------------------------------- */
+/* ---- output cut at 2048 bytes (docs/kernel-compat.md, section 6.4) --------- */
 
 static void test_a11_truncation_2048(void **state)
 {
@@ -471,7 +471,7 @@ static void test_a11_truncation_2048(void **state)
 	assert_memory_equal(line + 2048 - 6, "\\x01\\Z", 6);
 
 	/* The kernel's bytes exactly, on a log whose seq is also 2283: 33 bytes of
-	 * header and text, 503 whole escapes, then "\x" and the 'Z' (A.11). */
+	 * header and text, 503 whole escapes, then "\x" and the 'Z' (section 6.4). */
 	char want[4096];
 	size_t n = (size_t)snprintf(want, sizeof(want), "12,2283,2017941575,-;pkspec: ctl ");
 
@@ -503,7 +503,7 @@ static void test_a11_truncation_2048(void **state)
 	kmsg_close(f);
 }
 
-/* ---- A.12 an embedded NUL ends the text (and its newline) ----------------- */
+/* ---- an embedded NUL ends the text and its newline (section 8.3) ----------- */
 
 static void test_a12_nul(void **state)
 {
@@ -522,7 +522,7 @@ static void test_a12_nul(void **state)
 	kmsg_close(f);
 }
 
-/* ---- A.13 ratelimit ----------------------------------------------------------- */
+/* ---- ratelimit (docs/kernel-compat.md, section 8.4) ------------------------- */
 
 static void test_a13_ratelimit(void **state)
 {
@@ -554,7 +554,8 @@ static void test_a13_ratelimit(void **state)
 	assert_int_equal(rd(r), -EAGAIN);
 
 	/* 12 writes, 6 s later one more, close: the two misses of the first
-	 * interval are still reported. (The kernel's 2283 was A.11's record.) */
+	 * interval are still reported. (The kernel's 2283 was the record of the
+	 * 2048-byte cut test.) */
 	program_invocation_short_name = "rl2";
 	w = kmsg_open_or_die(O_WRONLY);
 	for (int i = 0; i < 12; i++) {

@@ -915,7 +915,7 @@ static void test_env_loglevel(void **state)
 	(void)state;
 	struct spawn_res r;
 
-	/* Spec §4.2: printed iff level < console_loglevel. loglevel=4 lets
+	/* docs/kernel-compat.md, section 5.2: printed iff level < console_loglevel. loglevel=4 lets
 	 * 0..3 through: the error, not the warning (level 4). */
 	spawn("levels", "loglevel=4 printk.time=0", 0, &r);
 	assert_int_equal(r.status, 0);

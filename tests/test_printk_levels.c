@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_printk_levels.c - level headers and line endings, as Linux 6.x
- * (spec §2.1, §4.1), with exact record contents and console bytes:
+ * (docs/kernel-compat.md, sections 3 and 5.1), with exact record contents and console bytes:
  *   - KERN_<LEVEL> sets the record level; the first level header wins and
  *     every header is stripped; KERN_DEFAULT (empty) and no header give
  *     default_message_loglevel; "\001d" and "\001x" are not headers;
@@ -288,8 +288,8 @@ static void test_double_newline_prefixed_empty_line(void **state)
 	test_clock_set(ts, 2);
 	printk("a\n\n");
 	printk("\n"); /* an empty record prints the prefix and a newline */
-	/* Spec §4.1: every line of a record gets the prefix, so the extra empty
-	 * line of "a\n\n" is "[    1.000000] ".
+	/* docs/kernel-compat.md, section 5.1: every line of a record gets the
+	 * prefix, so the extra empty line of "a\n\n" is "[    1.000000] ".
 	 * BUG: the console prints "[    1.000000] a\n\n": out_text() in
 	 * console.c prints the prefix after an embedded newline only when more
 	 * text follows in the record (from < r->text_len), so a record whose

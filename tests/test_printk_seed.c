@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_printk_seed.c - the seeds' behaviour, with exact console bytes:
+ * test_printk_seed.c - partial lines on the console, with exact console
+ * bytes (docs/kernel-compat.md, section 4.3):
  *   - the frobnozzle hang: a partial line is on the console before the code
  *     after it runs (checked from outside, on a child that hangs);
  *   - "Testing tracer function: PASSED": a continuation from the same thread
  *     follows on the same console line without a second prefix, and readers
  *     get one merged record;
- *   - seed 002's interleaving: another thread's messages end the half line
- *     first; the late continuation starts a new line without a prefix and is
- *     its own record flagged as a fragment;
+ *   - the interleaving example of Steven Rostedt's 2012 patch "printk: Have
+ *     printk() never buffer its data": another thread's messages end the
+ *     half line first; the late continuation starts a new line without a
+ *     prefix and is its own record flagged as a fragment;
  *   - the open line is in the ring at once (the unfinalized view).
  */
 #include <errno.h>
@@ -105,7 +107,7 @@ static void test_open_line_visible_unfinalized(void **state)
 	assert_string_equal(capture_text(&cap), "Testing foo: ok\n");
 }
 
-/* ---- seed 002: Testing dynamic ftrace ops #1 and the clocksource switch ---- */
+/* ---- the 2012 patch's example: ftrace ops test, clocksource switch ---- */
 
 static sem_t go_other, go_back;
 

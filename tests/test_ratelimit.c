@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_ratelimit.c - the kernel's rate limiting (spec §9) with a fixed clock:
+ * test_ratelimit.c - the kernel's rate limiting (docs/kernel-compat.md,
+ * section 10) with a fixed clock:
  *   - burst, then suppression, then "<func>: N callbacks suppressed" at
  *     KERN_WARNING on the first call after the window, exact text and count;
  *   - the window boundary is strict (begin + interval is still inside);
@@ -116,7 +117,8 @@ static void test_msg_on_release(void **state)
 	at_ms(1000);
 	for (int i = 0; i < 12; i++)
 		allowed += ___ratelimit(&rs, "kx");
-	/* A.13: the misses of the earlier window still count at release. */
+	/* The misses of the earlier window still count at release, as on Linux
+	 * 6.18 (docs/kernel-compat.md, section 8.4). */
 	at_ms(7000);
 	allowed += ___ratelimit(&rs, "kx");
 	assert_int_equal(allowed, 11);

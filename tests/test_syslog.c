@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_syslog.c - the syslog(2) actions against the kernel's documented
- * results, byte for byte (spec §6, live transcripts A.7 and A.7b):
+ * results, byte for byte (docs/kernel-compat.md, section 9, with the calls
+ * recorded on Linux 6.18):
  *   - READ_ALL: the newest records that fit whole, multi-line and empty
  *     records, raw bytes, argument errors, the 2047-byte per-record cut;
  *   - READ: partial reads that continue inside a record, SIZE_UNREAD going
@@ -69,7 +70,7 @@ static const char *read_all(int len)
 	return buf;
 }
 
-/* ---- A.7: READ_ALL, sizes, argument errors ---- */
+/* ---- READ_ALL, sizes, argument errors (docs/kernel-compat.md, section 9.2) ---- */
 
 static void store_a7(void)
 {
@@ -206,7 +207,7 @@ static void test_record_cut_at_2047(void **state)
 	assert_int_equal(do_syslog(SYSLOG_ACTION_READ, buf, sizeof(buf)), 97 * 21);
 }
 
-/* ---- A.7b: READ, partial reads, SIZE_UNREAD ---- */
+/* ---- READ, partial reads, SIZE_UNREAD (docs/kernel-compat.md, section 9.3) ---- */
 
 static void store_bench(int from, int to)
 {

@@ -52,19 +52,40 @@ struct console {
 /*
  * Register a console: it prints records stored from now on or, with
  * PK_CON_PRINTBUFFER, the whole log first. 0, -EINVAL, -EBUSY (already
- * registered), -ENOMEM. Not async-signal-safe.
+ * registered), -ENOMEM.
+ *
+ * Context: thread-safe; may block (waits for the console lock, polling, and
+ * then prints what is due); not async-signal-safe (allocates). Never from a
+ * console's write, which holds the lock: it would wait for itself.
  */
 PK_API int pk_register_console(struct console *con);
-/* 0 or -EINVAL (not registered). Waits for a printing thread to let go. */
+/* 0 or -EINVAL (not registered). Waits for a printing thread to let go.
+ * Context: thread-safe; may block (waits for the console lock); not
+ * async-signal-safe (frees). Never from a console's write. */
 PK_API int pk_unregister_console(struct console *con);
-/* Ask a console to reopen its output (file console: after log rotation). */
+/* Ask a console to reopen its output (file console: after log rotation).
+ * Context: thread-safe; may block (waits for the console lock, then runs
+ * the console's reopen); not async-signal-safe. Never from a console's
+ * write. */
 PK_API int pk_console_reopen(struct console *con);
 
 /* Built-in consoles. Crash safe; coloured when the fd is a terminal. */
-PK_API struct console *pk_console_stderr(void); /* the default console, statically allocated */
+
+/* The default console, statically allocated.
+ * Context: any (async-signal-safe, lock-free) once set up; the first call
+ * sets it up (the library's start-up makes it, unless PRINTK_OPTS names
+ * other consoles) and is neither thread-safe nor async-signal-safe. */
+PK_API struct console *pk_console_stderr(void);
+/* A console on @fd (not owned) or on the file @path (opened for append,
+ * owned, reopened by pk_console_reopen()). 0, -EBADF, -EINVAL, -ENOMEM or
+ * open(2)'s error.
+ * Context: thread-safe; does not wait for anything but open(2); not
+ * async-signal-safe (allocates). */
 PK_API int pk_console_fd_create(struct console **conp, int fd, const char *name);
 PK_API int pk_console_file_create(struct console **conp, const char *path);
-/* Free a console made by pk_console_*_create (unregister it first). */
+/* Free a console made by pk_console_*_create (unregister it first).
+ * Context: thread-safe for distinct consoles; does not block; not
+ * async-signal-safe (frees). */
 PK_API void pk_console_destroy(struct console *con);
 
 #ifndef PRINTK_NO_KERNEL_NAMES

@@ -28,7 +28,9 @@ struct pk_device {
 	int ifindex;	       /* network interface index (subsystem "net") */
 };
 
-/* @level is a KERN_<LEVEL> string. Returns the bytes of text stored. */
+/* @level is a KERN_<LEVEL> string. Returns the bytes of text stored.
+ * Context: as pk_printk() (async-signal-safe, never waits for a lock; the
+ * printing caller makes the consoles' writes). */
 PK_API int pk_dev_printk(const char *level, const struct pk_device *dev, const char *fmt, ...)
 	PK_PRINTF(3, 4);
 

@@ -41,14 +41,27 @@ struct kmsg_dumper {
 	bool registered;		  /* the library's */
 };
 
-/* 0; -EINVAL (no dump callback); -EBUSY (already registered). */
+/* 0; -EINVAL (no dump callback); -EBUSY (already registered).
+ * Context: thread-safe (takes a mutex); not async-signal-safe. */
 PK_API int pk_kmsg_dump_register(struct kmsg_dumper *dumper);
-/* 0; -EINVAL (not registered). */
+/* 0; -EINVAL (not registered).
+ * Context: thread-safe (takes a mutex); may block (waits until no
+ * pk_kmsg_dump() that may have seen the dumper is running, except when
+ * called from a dump callback); not async-signal-safe. */
 PK_API int pk_kmsg_dump_unregister(struct kmsg_dumper *dumper);
-/* Run the dumpers whose max_reason admits @reason. */
+/* Run the dumpers whose max_reason admits @reason.
+ * Context: any (async-signal-safe, lock-free), provided the dumpers' dump()
+ * callbacks are. */
 PK_API void pk_kmsg_dump(enum kmsg_dump_reason reason);
-/* "Panic", "Oops", "Emergency", "Shutdown" or "Unknown". */
+/* "Panic", "Oops", "Emergency", "Shutdown" or "Unknown".
+ * Context: any (async-signal-safe, lock-free). */
 PK_API const char *pk_kmsg_dump_reason_str(enum kmsg_dump_reason reason);
+
+/*
+ * The iterator below reads the printk log. Context of the three: any
+ * (async-signal-safe, lock-free, for use in dump()); an iterator belongs to
+ * one thread at a time.
+ */
 
 /* Start at the first record after the last clear; end at the newest now. */
 PK_API void pk_kmsg_dump_rewind(struct kmsg_dump_iter *iter);
@@ -65,6 +78,11 @@ PK_API bool pk_kmsg_dump_get_buffer(struct kmsg_dump_iter *iter, bool syslog, ch
  * Log "Kernel panic - not syncing: <message>" at KERN_EMERG, print every
  * console synchronously (taking the consoles over from a holder that does not
  * let go in time), run the dumpers (reason PANIC), then abort().
+ *
+ * Context: any thread, also a signal handler (as async-signal-safe as the
+ * consoles' writes and the dumpers); may block (about 1 s at most for each
+ * wait on the console lock's holder); never returns. A second thread that
+ * panics meanwhile waits for the first to end the process.
  */
 PK_API PK_NORETURN void pk_panic(const char *fmt, ...) PK_PRINTF(1, 2);
 
@@ -74,12 +92,19 @@ PK_API PK_NORETURN void pk_panic(const char *fmt, ...) PK_PRINTF(1, 2);
  * address, flush the crash-safe consoles (an open line included), run the
  * dumpers (reason OOPS), then re-raise with the previous disposition or
  * chain to the program's own handler. Runs on an alternate signal stack.
+ *
+ * Context (install, uninstall): thread-safe (takes a mutex); does not block;
+ * not async-signal-safe (maps the alternate stack, changes signal actions).
  */
 PK_API int pk_crash_handler_install(void);
 PK_API void pk_crash_handler_uninstall(void);
 
 /* A built-in dumper that writes the whole log in /dev/kmsg format to @path
- * (created 0600, truncated) each time it runs. */
+ * (created 0600, truncated) each time it runs; its dump() is
+ * async-signal-safe.
+ * Context (create, destroy): thread-safe; not async-signal-safe (allocate,
+ * free); destroy unregisters the dumper, and may wait as
+ * pk_kmsg_dump_unregister() does. */
 PK_API int pk_kmsg_dump_file_create(struct kmsg_dumper **dumperp, const char *path);
 PK_API void pk_kmsg_dump_file_destroy(struct kmsg_dumper *dumper);
 

@@ -10,7 +10,10 @@
  * in sequence numbers. The printk() family writes to the default log.
  *
  * All functions return 0 (or a count) on success and a negative errno value
- * on failure, like the kernel.
+ * on failure, like the kernel. Storing and reading are lock-free and
+ * async-signal-safe; making, attaching and destroying handles are not. A
+ * handle may be used by any number of threads, but destroyed only when none
+ * uses it any more.
  */
 #ifndef PRINTK_LOG_H
 #define PRINTK_LOG_H
@@ -67,16 +70,22 @@ struct pk_record {
  * Create a log in memory this call allocates. @log_buf_len is rounded up to a
  * power of two; 0 means PK_LOG_BUF_LEN_DEFAULT. -EINVAL outside
  * [PK_LOG_BUF_LEN_MIN, PK_LOG_BUF_LEN_MAX], -ENOMEM.
+ *
+ * Context: thread-safe; does not block; not async-signal-safe (allocates).
  */
 PK_API int pk_log_create(struct pk_log **logp, size_t log_buf_len);
 
-/* Bytes of region a log of @log_buf_len needs (0 if the size is invalid). */
+/* Bytes of region a log of @log_buf_len needs (0 if the size is invalid).
+ * Context: any (async-signal-safe, lock-free). */
 PK_API size_t pk_log_region_size(size_t log_buf_len);
 
 /*
  * Create a log inside @region (64-byte aligned, at least
  * pk_log_region_size(@log_buf_len) bytes): a static array, or a mapping that
  * another process can attach to. The region holds offsets only.
+ *
+ * Context: thread-safe; does not block; not async-signal-safe (allocates
+ * the handle).
  */
 PK_API int pk_log_create_in(struct pk_log **logp, void *region, size_t region_len,
 			    size_t log_buf_len);
@@ -86,6 +95,9 @@ PK_API int pk_log_create_in(struct pk_log **logp, void *region, size_t region_le
  * -EPROTO: not a libprintk log; -EPROTONOSUPPORT: another ABI version or
  * byte order; -EBADMSG: corrupted header; -ENOSPC: region shorter than the
  * log (truncated). pk_log_strerror() says it in words.
+ *
+ * Context: thread-safe; does not block; not async-signal-safe (allocates
+ * the handle).
  */
 PK_API int pk_log_attach(struct pk_log **logp, void *region, size_t region_len, unsigned flags);
 
@@ -105,23 +117,35 @@ PK_API int pk_log_attach(struct pk_log **logp, void *region, size_t region_len, 
  * page cache is the shared memory). After a machine crash only what was
  * written back survives: pk_log_sync() forces it (printk calls it at exit and
  * on panic with PK_LOG_SYNC).
+ *
+ * Context: thread-safe; may block (file system calls, a mutex over the
+ * process's open log files); not async-signal-safe (allocates).
  */
 PK_API int pk_log_open_file(struct pk_log **logp, const char *path, size_t log_buf_len,
 			    unsigned flags);
 
-/* msync the log's file (0 for a memory log). */
+/* msync the log's file (0 for a memory log).
+ * Context: thread-safe; may block (waits for the write-back); not
+ * async-signal-safe. */
 PK_API int pk_log_sync(struct pk_log *log);
 
-/* Release the handle, and the memory if pk_log_create() allocated it. */
+/* Release the handle, and the memory if pk_log_create() allocated it.
+ * Context: once no other thread uses the handle; does not block (a file log
+ * takes a mutex briefly); not async-signal-safe (frees). */
 PK_API void pk_log_destroy(struct pk_log *log);
 
-/* The size of the log's text area in bytes. */
+/* The size of the log's text area in bytes.
+ * Context: any (async-signal-safe, lock-free). */
 PK_API size_t pk_log_buf_len(const struct pk_log *log);
 
 /*
  * Store a complete record at @level/@facility (no level parsing, no
  * continuation: that is printk's job). Returns 0, -E2BIG, -EINVAL, -EPERM
  * (read-only handle) or -ENOBUFS (the oldest record is still being written).
+ *
+ * Context: any (async-signal-safe, lock-free, thread-safe); never waits for
+ * another writer or a reader. On a shared file its slow path asks whether a
+ * stalled writer is dead (fcntl(2), async-signal-safe).
  */
 PK_API int pk_log_store(struct pk_log *log, int facility, int level, const char *text,
 			size_t text_len, const char *dict, size_t dict_len);
@@ -131,16 +155,21 @@ PK_API int pk_log_store(struct pk_log *log, int facility, int level, const char 
  * rec->seq - @seq records were lost. Returns 0, -EAGAIN if no record at or
  * after @seq is available yet, or -EIO if the log keeps contradicting itself
  * (a corrupted file).
+ *
+ * Context: any (async-signal-safe, lock-free, thread-safe); never waits.
  */
 PK_API int pk_log_read(struct pk_log *log, uint64_t seq, struct pk_record *rec, unsigned flags);
 
-/* Sequence number of the oldest record in the log. */
+/* Sequence number of the oldest record in the log.
+ * Context: any (async-signal-safe, lock-free). */
 PK_API uint64_t pk_log_first_seq(struct pk_log *log);
 
-/* Sequence number after the newest complete record. */
+/* Sequence number after the newest complete record.
+ * Context: any (async-signal-safe, lock-free). */
 PK_API uint64_t pk_log_next_seq(struct pk_log *log);
 
-/* Words for an error returned by the pk_log_* calls. */
+/* Words for an error returned by the pk_log_* calls (a static string).
+ * Context: any (async-signal-safe, lock-free). */
 PK_API const char *pk_log_strerror(int err);
 
 PK_END_DECLS

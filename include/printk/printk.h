@@ -13,7 +13,9 @@
  * KERN_INFO, ...) are macros. Define PRINTK_NO_KERNEL_NAMES before including
  * to hide them when they clash with your own names.
  *
- * Everything here is async-signal-safe unless its comment says otherwise.
+ * Every function's comment ends with a "Context:" line, as in the kernel's
+ * kernel-doc: may it run in a signal handler, may it block, is it
+ * thread-safe.
  */
 #ifndef PRINTK_PRINTK_H
 #define PRINTK_PRINTK_H
@@ -33,6 +35,14 @@ PK_BEGIN_DECLS
  * Format and log a message. A leading KERN_<LEVEL> header sets the level
  * (default: default_message_loglevel, 4); KERN_CONT continues the caller's
  * open line. Returns the number of text bytes stored (0 when it was dropped).
+ *
+ * Context: any (async-signal-safe, thread-safe; storing is lock-free and
+ * never waits). The caller that finds the console lock free prints, so it
+ * makes the consoles' writes: printk is as async-signal-safe as the
+ * registered consoles' write callbacks (the built-in ones are) and may
+ * block inside them (a built-in console gives up on a write after 500 ms).
+ * After pk_printk_exit() the first call creates the log again, which
+ * allocates.
  */
 PK_API int pk_printk(const char *fmt, ...) PK_PRINTF(1, 2);
 PK_API int pk_vprintk(const char *fmt, va_list args) PK_PRINTF(1, 0);
@@ -41,6 +51,8 @@ PK_API int pk_vprintk(const char *fmt, va_list args) PK_PRINTF(1, 0);
  * Log with an explicit facility and level (LOGLEVEL_DEFAULT: parse the
  * headers / use the default) and an optional dictionary of KEY=VALUE entries
  * separated by NUL bytes. Level headers are parsed only for facility 0.
+ *
+ * Context: as pk_printk().
  */
 PK_API int pk_printk_emit(int facility, int level, const char *dict, size_t dictlen,
 			  const char *fmt, ...) PK_PRINTF(5, 6);
@@ -53,6 +65,9 @@ PK_API int pk_vprintk_emit(int facility, int level, const char *dict, size_t dic
  * (a running handler has its signal blocked). A handler installed with
  * SA_NODEFER and an empty sa_mask does not change the mask: call these at its
  * start and end if it prints continuation lines.
+ *
+ * Context: any (async-signal-safe, lock-free); they change only the calling
+ * thread's state.
  */
 PK_API void pk_printk_handler_enter(void);
 PK_API void pk_printk_handler_leave(void);
@@ -66,7 +81,8 @@ struct va_format {
 };
 #endif
 
-/* The level character of a "\001<c>" header at @buffer, or 0. */
+/* The level character of a "\001<c>" header at @buffer, or 0.
+ * Context: any (async-signal-safe, lock-free). */
 static inline int pk_printk_get_level(const char *buffer)
 {
 	if (buffer[0] == PK_KERN_SOH_ASCII && buffer[1]) {
@@ -79,7 +95,8 @@ static inline int pk_printk_get_level(const char *buffer)
 	return 0;
 }
 
-/* @buffer past any level headers. */
+/* @buffer past any level headers.
+ * Context: any (async-signal-safe, lock-free). */
 static inline const char *pk_printk_skip_level(const char *buffer)
 {
 	while (pk_printk_get_level(buffer))
@@ -88,6 +105,13 @@ static inline const char *pk_printk_skip_level(const char *buffer)
 }
 
 /* ---- settings (also set by PRINTK_OPTS, see README) ----------------------- */
+
+/*
+ * Context of the level, time and caller settings below, from
+ * pk_set_console_loglevel() to pk_set_printk_caller(): any
+ * (async-signal-safe, lock-free; each is one atomic variable; the
+ * console_loglevel ones find the log as pk_printk_log() does).
+ */
 
 /* console_loglevel: a record prints on the consoles when its level is below
  * it (default 7). Returns the previous value, or -EINVAL outside 0..15. */
@@ -101,28 +125,45 @@ PK_API void pk_console_verbose(void); /* console_loglevel = 15, unless silent */
 PK_API void pk_set_ignore_loglevel(int on); /* print every level */
 PK_API void pk_set_printk_time(int on);	    /* "[%5lu.%06lu]" prefix, default on */
 PK_API void pk_set_printk_caller(int on);   /* "[  T<tid>]" prefix, default off */
-/* Size of the default log; only before the first record is stored (-EBUSY). */
+/* Size of the default log; only before the first record is stored (-EBUSY).
+ * Context: start-up, before other threads print: the old log is freed, so
+ * not thread-safe against printk; not async-signal-safe (allocates). */
 PK_API int pk_set_log_buf_len(size_t len);
 /* Keep the default log in a file shared with other processes (see
  * pk_log_open_file; @flags PK_LOG_GROUP_READ, PK_LOG_SYNC), or back in
- * memory with NULL. Only before the first record is stored (-EBUSY). */
+ * memory with NULL. Only before the first record is stored (-EBUSY).
+ * Context: start-up, before other threads print: the old log is freed, so
+ * not thread-safe against printk; may block (opens, sizes and maps the
+ * file); not async-signal-safe. */
 PK_API int pk_set_log_buf_file(const char *path, unsigned flags);
-/* Apply options in PRINTK_OPTS syntax ("loglevel=4 console=fd:3 ..."). Not
- * async-signal-safe. Returns 0 or the first error; bad options also leave a
- * warning record. */
+/* Apply options in PRINTK_OPTS syntax ("loglevel=4 console=fd:3 ..."). Returns
+ * 0 or the first error; bad options also leave a warning record.
+ * Context: one thread at a time (not reentrant: it parses into one static
+ * buffer); may block (registers consoles, opens files); not
+ * async-signal-safe. */
 PK_API int pk_printk_configure(const char *options);
-/* The log printk writes to. */
+/* The log printk writes to.
+ * Context: any (async-signal-safe, lock-free), except that after
+ * pk_printk_exit() the first call creates the log again, which allocates. */
 PK_API struct pk_log *pk_printk_log(void);
 
 /*
  * Wait until every console has printed every record stored so far, at most
  * @timeout_ms (negative: no limit). Returns 1 if they caught up, else 0, like
- * the kernel's pr_flush(). Not for signal handlers.
+ * the kernel's pr_flush().
+ *
+ * Context: thread-safe; may block (sleeps until the consoles catch up, and
+ * prints when it gets the console lock); not for signal handlers: one that
+ * interrupted the console lock's holder would wait for itself (for ever
+ * with a negative timeout).
  */
 PK_API int pk_pr_flush(int timeout_ms, int reset_on_progress);
 
 /* Release everything (end the open line, drain and unregister consoles, free
- * the log). Leak checkers stay quiet. printk after this starts afresh. */
+ * the log). Leak checkers stay quiet. printk after this starts afresh.
+ * Context: at the end, when no other thread prints: not thread-safe; may
+ * block (waits up to 1 s for the console lock, drains the consoles); not
+ * async-signal-safe (frees). */
 PK_API void pk_printk_exit(void);
 
 /* ---- pr_* macros ---------------------------------------------------------- */

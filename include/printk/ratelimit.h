@@ -38,15 +38,21 @@ struct ratelimit_state {
 #define PK_DEFINE_RATELIMIT_STATE(name, interval_init, burst_init) \
 	struct ratelimit_state name = PK_RATELIMIT_STATE_INIT(interval_init, burst_init)
 
-/* 1: go ahead; 0: suppressed (counted). @func names the caller in the notice. */
+/* 1: go ahead; 0: suppressed (counted). @func names the caller in the notice.
+ * Context: any (async-signal-safe, lock-free, thread-safe: a caller that
+ * finds the state busy never waits); the first call after a window with
+ * misses logs the notice as pk_printk() does. */
 PK_API int pk___ratelimit(struct ratelimit_state *rs, const char *func);
 /* Report misses now (with RATELIMIT_MSG_ON_RELEASE): "<func>: N output
- * lines suppressed due to ratelimiting". */
+ * lines suppressed due to ratelimiting".
+ * Context: as pk___ratelimit(). */
 PK_API void pk_ratelimit_state_exit(struct ratelimit_state *rs, const char *func);
-/* The global printk_ratelimit() state: 10 messages every 5 s. */
+/* The global printk_ratelimit() state: 10 messages every 5 s.
+ * Context: as pk___ratelimit(). */
 PK_API int pk___printk_ratelimit(const char *func);
 /* True when *@caller_ms is 0 or @interval_msecs have passed since; then
- * stores the current time there. */
+ * stores the current time there (one winner when threads race).
+ * Context: any (async-signal-safe, lock-free); logs nothing. */
 PK_API bool pk_printk_timed_ratelimit(unsigned long *caller_ms, unsigned int interval_msecs);
 
 #define pk___ratelimit_here(rs) pk___ratelimit((rs), __func__)

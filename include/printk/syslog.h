@@ -24,9 +24,15 @@ PK_BEGIN_DECLS
 #define PK_SYSLOG_ACTION_SIZE_UNREAD   9
 #define PK_SYSLOG_ACTION_SIZE_BUFFER   10
 
-/* The printk log. Returns bytes, 0, or a negative errno value. */
+/*
+ * The printk log. Returns bytes, 0, or a negative errno value.
+ *
+ * Context: thread-safe (a mutex orders READ, SIZE_UNREAD and the clears);
+ * READ may block (sleeps until a record comes; -EINTR when a signal
+ * interrupts the wait); not async-signal-safe.
+ */
 PK_API int pk_do_syslog(int type, char *buf, int len);
-/* The same on a given log handle. */
+/* The same on a given log handle. Context: as pk_do_syslog(). */
 PK_API int pk_do_syslog_log(struct pk_log *log, int type, char *buf, int len);
 
 #ifndef PRINTK_NO_KERNEL_NAMES
