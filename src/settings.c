@@ -51,8 +51,10 @@ PK_HOT static struct pk_log *ensure_log(void)
 	if (PK_LIKELY(log))
 		return log;
 
-	/* First use (or after pk_printk_exit): mmap is a plain system call, so
-	 * this is safe even in a signal handler; a racing loser unmaps its copy. */
+	/* First use: start-up (setup.c, at load time where constructors exist)
+	 * makes the log before main, so this runs here only without them or
+	 * after pk_printk_exit(). It allocates the handle: not async-signal-safe
+	 * then. A racing loser destroys its copy. */
 	struct pk_log *mine;
 
 	if (pk_log_create(&mine, atomic_load(&configured_log_len)))

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_printk_seed.c - partial lines on the console, with exact console
+ * test_printk_partial.c - partial lines on the console, with exact console
  * bytes (docs/kernel-compat.md, section 4.3):
  *   - the frobnozzle hang: a partial line is on the console before the code
  *     after it runs (checked from outside, on a child that hangs);
@@ -121,7 +121,7 @@ static void *other_thread(void *arg)
 	return NULL;
 }
 
-static void test_seed_002_interleaving(void **state)
+static void test_patch_example_interleaving(void **state)
 {
 	(void)state;
 	static const uint64_t ts[] = { 2099752000ull, 2099800000ull, 2099900000ull, 2247911000ull,
@@ -204,7 +204,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_frobnozzle_hang, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_tracer_passed, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_open_line_visible_unfinalized, setup_capture, teardown_capture),
-		cmocka_unit_test_setup_teardown(test_seed_002_interleaving, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_patch_example_interleaving, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_other_thread_breaks_line, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_same_thread_new_message_breaks_line, setup_capture, teardown_capture),
 	};
