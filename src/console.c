@@ -62,7 +62,6 @@
 #include "console_line.h"
 #include "hints.h"
 #include "settings.h"
-#include "store.h"
 #include "textfmt.h"
 
 #define CONSOLE_MAX_FAILURES 3 /* consecutive failed writes before a console is disabled */

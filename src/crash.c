@@ -76,7 +76,6 @@
 #include "console_internal.h"
 #include "hints.h"
 #include "settings.h"
-#include "store.h"
 #include "vsprintf.h"
 
 #define CRASH_ALTSTACK_SIZE ((size_t)256 * 1024) /* at least 64 KiB; room for dumpers */

@@ -19,16 +19,20 @@
  * undoes. Readers load it with acquire, so the log they see is complete.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <printk/printk.h>
 
+#include "caller.h"
 #include "hints.h"
 #include "log_shared.h"
 #include "printk_limits.h"
 #include "settings.h"
+#include "store.h"
+#include "vsprintf.h"
 
 static _Atomic int initial_console_loglevel = PK_CONSOLE_LOGLEVEL_DEFAULT; /* for new logs */
 static _Atomic int default_message_loglevel = 4;
@@ -133,6 +137,44 @@ void pk_printk_sync(void)
 
 	if (log && (configured_log_file_flags & PK_LOG_SYNC))
 		pk_log_sync(log);
+}
+
+/*
+ * Notices (a console disabled, a panic, a fatal signal) are stored without
+ * printing: their makers hold the console lock or are on the crash path,
+ * and whoever prints next prints them.
+ */
+void pk_store_notice(int level, const char *fmt, ...)
+{
+	/* On the caller's stack, like printk's own buffer: one line's text. */
+	char buf[PRB_TEXT_MAX + 2];
+	struct prb *rb = pk_printk_ring();
+	char last = 0;
+	va_list ap;
+
+	if (!rb)
+		return;
+	pk_sigdepth_enter();
+
+	struct pk_line l = { .ts_nsec = pk_clock_ns(), .level = level, .text = buf };
+
+	va_start(ap, fmt);
+	int full = pk_vsnprintf_last(buf, sizeof(buf), &last, fmt, ap);
+	va_end(ap);
+
+	l.len = full < 0 ? 0 : (size_t)full;
+	if (l.len > sizeof(buf) - 1)
+		l.len = sizeof(buf) - 1;
+	l.newline = full > 0 && last == '\n';
+	if (l.newline && (size_t)full == l.len)
+		l.len--;
+
+	struct prb_caller me;
+	uint64_t seq;
+
+	if (pk_store_line(rb, &l, &me, &seq) >= 0)
+		pk_default_log_mark_used();
+	pk_sigdepth_leave();
 }
 
 /* ------------------------------------------------------------ settings -- */

@@ -17,6 +17,7 @@
 #include <printk/printk.h>
 
 #include "ringbuffer.h"
+#include "vsprintf.h"
 
 /* ------------------------------------------------------ the default log -- */
 
@@ -58,6 +59,13 @@ int pk_default_log_replace(struct pk_log *fresh, const char *path, unsigned flag
 void pk_default_log_take_level(struct pk_log *log);
 /* msync the default log's file if it was configured with PK_LOG_SYNC. */
 void pk_printk_sync(void);
+
+/*
+ * Store a complete line at @level in the default log without printing it:
+ * for notices made while holding the console lock or on the crash path,
+ * printed later by whoever prints next. Async-signal-safe.
+ */
+void pk_store_notice(int level, const char *fmt, ...) PK_PRINTF_FORMAT(2, 3);
 
 /* ------------------------------------------------------------ settings -- */
 

@@ -16,16 +16,14 @@
  *     signal handler's fragment never joins the line the code it
  *     interrupted was building; complete lines skip that system call.
  *
- * Nothing here allocates, locks or waits: async-signal-safe.
+ * Nothing here allocates, locks or waits: async-signal-safe. It knows
+ * nothing of the default log: log.c, kmsg.c, printk.c and settings.c's
+ * notices hand it the ring.
  */
 #include <errno.h>
-#include <stdarg.h>
-
-#include <printk/kern_levels.h>
 
 #include "caller.h"
 #include "hints.h"
-#include "settings.h"
 #include "store.h"
 
 PK_HOT int pk_store_line(struct prb *rb, struct pk_line *l, struct prb_caller *caller, uint64_t *seq)
@@ -62,37 +60,4 @@ PK_HOT int pk_store_line(struct prb *rb, struct pk_line *l, struct prb_caller *c
 			    l->newline, seq);
 
 	return err ? err : PK_STORED_NEW;
-}
-
-void pk_store_notice(int level, const char *fmt, ...)
-{
-	/* On the caller's stack, like printk's own buffer: one line's text. */
-	char buf[PRB_TEXT_MAX + 2];
-	struct prb *rb = pk_printk_ring();
-	char last = 0;
-	va_list ap;
-
-	if (!rb)
-		return;
-	pk_sigdepth_enter();
-
-	struct pk_line l = { .ts_nsec = pk_clock_ns(), .level = level, .text = buf };
-
-	va_start(ap, fmt);
-	int full = pk_vsnprintf_last(buf, sizeof(buf), &last, fmt, ap);
-	va_end(ap);
-
-	l.len = full < 0 ? 0 : (size_t)full;
-	if (l.len > sizeof(buf) - 1)
-		l.len = sizeof(buf) - 1;
-	l.newline = full > 0 && last == '\n';
-	if (l.newline && (size_t)full == l.len)
-		l.len--;
-
-	struct prb_caller me;
-	uint64_t seq;
-
-	if (pk_store_line(rb, &l, &me, &seq) >= 0)
-		pk_default_log_mark_used();
-	pk_sigdepth_leave();
 }

@@ -4,9 +4,10 @@
  *
  * printk (after formatting and parsing its level headers), a /dev/kmsg write
  * and pk_log_store() all hand their line to pk_store_line(), so the cut
- * rules, the dictionary rule and continuation live in one place. Below the
- * consoles and printk: the consoles and the crash path store their notices
- * through pk_store_notice().
+ * rules, the dictionary rule and continuation live in one place. It sits
+ * right above the ring, below the log handles (pk_log_store()) and
+ * everything that prints; the notices of the consoles and the crash path go
+ * through settings.h's pk_store_notice().
  */
 #ifndef PRINTK_STORE_H
 #define PRINTK_STORE_H
@@ -16,7 +17,6 @@
 #include <stdint.h>
 
 #include "ringbuffer.h"
-#include "vsprintf.h"
 
 /* A line to store. pk_store_line() applies the limits to it in place, so the
  * caller sees what was stored. */
@@ -53,12 +53,5 @@ static inline uint8_t pk_line_flags(const struct pk_line *l)
 {
 	return (uint8_t)((l->newline ? PRB_FLAG_NEWLINE : 0) | (l->cont ? PRB_FLAG_CONT : 0));
 }
-
-/*
- * Store a complete line at @level in the default log without printing it:
- * for notices made while holding the console lock or on the crash path,
- * printed later by whoever prints next. Async-signal-safe.
- */
-void pk_store_notice(int level, const char *fmt, ...) PK_PRINTF_FORMAT(2, 3);
 
 #endif

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Check the library's layering from its object files.
+
+usage: scripts/layers.py OBJDIR [--print]
+
+OBJDIR holds the library's object files (a CMake build's
+CMakeFiles/printk_objects.dir/src). A file depends on another when it uses
+a symbol the other defines (nm). The layers read bottom-up
+(docs/design.md): the graph may hold no cycle, except log.c with
+logfile.c, the two halves of one module. Also checks that tools/ includes
+no private library header but src/reader.h when that exists.
+Exits 1 with one line per finding.
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+
+ALLOWED_CYCLES = [{"log", "logfile"}]
+
+
+def graph(objdir):
+    defs, uses = {}, {}
+    for obj in sorted(glob.glob(os.path.join(objdir, "*.o"))):
+        name = os.path.basename(obj)[:-2]
+        if name.endswith(".c"):
+            name = name[:-2]
+        out = subprocess.run(["nm", obj], capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            f = line.split()
+            if len(f) == 3 and f[1] in "TDBRCVW":
+                defs.setdefault(f[2], name)
+            elif len(f) == 2 and f[0] == "U":
+                uses.setdefault(name, set()).add(f[1])
+    g = {}
+    for f, syms in uses.items():
+        for s in syms:
+            t = defs.get(s)
+            if t and t != f:
+                g.setdefault(f, {}).setdefault(t, []).append(s)
+    return g
+
+
+def cycles(g):
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in g.get(v, {}):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(comp)
+
+    nodes = set(g) | {t for e in g.values() for t in e}
+    for v in sorted(nodes):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    objdir = sys.argv[1]
+    if not glob.glob(os.path.join(objdir, "*.o")):
+        print(f"layers: no object files in {objdir}", file=sys.stderr)
+        return 2
+    g = graph(objdir)
+    if "--print" in sys.argv:
+        for f in sorted(g):
+            print(f, "->", ", ".join(f"{t}({len(s)})" for t, s in sorted(g[f].items())))
+    bad = 0
+    for comp in cycles(g):
+        if comp in ALLOWED_CYCLES:
+            continue
+        bad += 1
+        edges = [f"{a}->{b} ({', '.join(sorted(g[a][b])[:3])})"
+                 for a in sorted(comp) for b in sorted(comp) if b in g.get(a, {})]
+        print("layers: dependency cycle among " + " ".join(sorted(comp)) + ": " + "; ".join(edges))
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    private = {os.path.basename(p) for p in glob.glob(os.path.join(top, "src", "*.h"))}
+    allowed = {"reader.h"}
+    for path in sorted(glob.glob(os.path.join(top, "tools", "**", "*.[ch]"), recursive=True)):
+        own = {os.path.basename(p) for p in glob.glob(os.path.join(os.path.dirname(path), "*.h"))}
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+                if m and m.group(1) in private and m.group(1) not in allowed | own:
+                    bad += 1
+                    print(f"layers: {os.path.relpath(path, top)}:{n} includes the library's private {m.group(1)}")
+    if bad == 0:
+        print(f"layers: {len(g)} files, no cycle but log/logfile, tools use no private header")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
