@@ -12,7 +12,8 @@
  * "<func>: N callbacks suppressed" at KERN_WARNING for the misses of the
  * windows before. interval <= 0 or burst <= 0: allowed when interval == 0 or
  * burst > 0, else a miss. With RATELIMIT_MSG_ON_RELEASE misses add up until
- * ratelimit_state_exit() reports them (Linux 6.18 does so, A.13).
+ * ratelimit_state_exit() reports them (Linux 6.18 does so; /dev/kmsg's
+ * writers use it, src/kmsg.c).
  *
  * Concurrency, lock-free and async-signal-safe (the fields are plain ints in
  * the public struct, so they are accessed with GNU __atomic builtins):
