@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * textfmt.h - record -> text, shared by the readers that print whole records:
- * syslog(2) actions and the kmsg_dump iterator (private to libprintk).
+ * syslog(2) actions and the kmsg_dump iterator (private to libprintk), and
+ * which records of a log fit in a reader's buffer.
  *
  * The console/syslog text of the kernel's record_print_text(): every line of
  * the record gets the same prefix ("<prio>", "[%5lu.%06lu]", "[%6s]" of
@@ -9,8 +10,9 @@
  * stripped trailing newline is put back, text bytes are passed raw. (The
  * /dev/kmsg form is kmsg.c's pk_kmsg_format_record.)
  *
- * Every function here is pure (no global state, no allocation, no locks),
- * hence async-signal-safe and thread-safe: the crash handler uses them.
+ * Every function here is pure (no global state, no allocation, no locks;
+ * pk_first_fitting_seq() only reads the lock-free ring), hence
+ * async-signal-safe and thread-safe: the crash handler uses them.
  */
 #ifndef PRINTK_TEXTFMT_H
 #define PRINTK_TEXTFMT_H
@@ -110,6 +112,22 @@ size_t pk_format_prefix(char *buf, const struct prb_record *r, const struct pk_t
  */
 size_t pk_format_record_text(char *buf, size_t buf_size, const struct prb_record *r,
 			     const struct pk_textfmt *f);
+
+/*
+ * The kernel's find_first_fitting_seq(), for the readers that copy a block of
+ * whole records (syslog READ_ALL, kmsg_dump_get_buffer): add up the sizes of
+ * the records in [@start, @end), each as pk_format_record_text(NULL,
+ * @record_max, r, @f) counts it, then drop the oldest until the rest fits in
+ * @size bytes; returns the first record kept (the seq after the last one
+ * counted when none fits). Records are read with @read_flags into @r, the
+ * caller's scratch. Records that come in meanwhile are not counted; records
+ * lost meanwhile make it drop more than needed (best effort, no retry
+ * loop). When @youngest is not NULL and a record was counted, *@youngest is
+ * the seq of the last one. Lock-free: reads the ring only.
+ */
+uint64_t pk_first_fitting_seq(struct prb *rb, uint64_t start, uint64_t end, size_t size,
+			      size_t record_max, const struct pk_textfmt *f,
+			      unsigned int read_flags, struct prb_record *r, uint64_t *youngest);
 
 
 #endif
