@@ -38,41 +38,31 @@ static char *append_uint(char *p, uint64_t v)
 
 size_t pk_format_prefix(char *buf, const struct prb_record *r, const struct pk_textfmt *f)
 {
+	/* Time and caller backwards from the end of @tmp, as the console's
+	 * prefix is built (console.c), then "<prio>" and they forwards. */
+	char tmp[PK_PREFIX_MAX];
+	char *end = tmp + sizeof(tmp), *s = end;
 	char *p = buf;
 
+	if (f->time || f->caller)
+		*--s = ' ';
+	if (f->caller)
+		s = pk_put_caller_field(s, r->caller.tid);
+	if (f->time) {
+		uint64_t sec = r->ts_nsec / 1000000000u;
+
+		s = pk_put_usec_field(s, r->ts_nsec, sec);
+		*--s = '.';
+		s = pk_put_uint(s, sec, 5, ' ');
+		*--s = '[';
+	}
 	if (f->syslog) {
 		*p++ = '<';
 		p = append_uint(p, ((unsigned)r->facility << 3) | r->level);
 		*p++ = '>';
 	}
-	if (f->time) {
-		/* "[%5lu.%06lu]": seconds padded to 5, microseconds to 6 digits. */
-		char tmp[32];
-		char *end = tmp + sizeof(tmp), *s = end;
-
-		*--s = ']';
-		s = pk_put_6digits(s, (uint32_t)(r->ts_nsec % 1000000000u / 1000u));
-		*--s = '.';
-		s = pk_put_uint(s, r->ts_nsec / 1000000000u, 5, ' ');
-		*--s = '[';
-		memcpy(p, s, (size_t)(end - s));
-		p += end - s;
-	}
-	if (f->caller) {
-		/* "[%6s]" of "T<tid>", as console.c prints it. */
-		char tmp[16];
-		char *end = tmp + sizeof(tmp), *s = pk_put_uint(end, r->caller.tid, 0, ' ');
-
-		*--s = 'T';
-		while (end - s < 6)
-			*--s = ' ';
-		*p++ = '[';
-		memcpy(p, s, (size_t)(end - s));
-		p += end - s;
-		*p++ = ']';
-	}
-	if (f->time || f->caller)
-		*p++ = ' ';
+	memcpy(p, s, (size_t)(end - s));
+	p += end - s;
 	*p = '\0';
 	return (size_t)(p - buf);
 }

@@ -87,6 +87,30 @@ static inline size_t pk_seconds_field(char *out, uint64_t sec)
 	return (size_t)(e - b);
 }
 
+/* "%06lu]" of @ts_nsec, whose whole seconds are @sec, backwards ending at
+ * @end; returns the start. The "[%5lu." before it is pk_seconds_field()'s. */
+static inline char *pk_put_usec_field(char *end, uint64_t ts_nsec, uint64_t sec)
+{
+	*--end = ']';
+	/* Both quotients straight from the timestamp (see pk_put_6digits). */
+	return pk_put_6digits(end, (uint32_t)(ts_nsec / 1000u - sec * 1000000u));
+}
+
+/* "[%6s]" of "T<tid>", the caller field of the console and syslog prefix,
+ * backwards ending at @end (at most 13 bytes); returns the start. */
+static inline char *pk_put_caller_field(char *end, uint32_t tid)
+{
+	char *p = end;
+
+	*--p = ']';
+	p = pk_put_uint(p, tid, 0, ' ');
+	*--p = 'T';
+	while (end - p < 7) /* "T<tid>" padded to 6, plus the ']' */
+		*--p = ' ';
+	*--p = '[';
+	return p;
+}
+
 /* What goes into the prefix of a text line. */
 struct pk_textfmt {
 	bool syslog; /* "<prio>" */
