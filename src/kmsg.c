@@ -51,6 +51,7 @@
 #include <printk/kern_levels.h>
 #include <printk/kmsg.h>
 #include <printk/printk.h>
+#include <printk/ratelimit.h>
 
 #include "caller.h"
 #include "hints.h"
@@ -62,8 +63,6 @@
 #include "vsprintf.h"
 
 #define KMSG_OUT_MAX	    PK_MESSAGE_MAX
-#define KMSG_RL_INTERVAL_NS (5 * 1000000000ull) /* DEFAULT_RATELIMIT_INTERVAL */
-#define KMSG_RL_BURST	    10			/* DEFAULT_RATELIMIT_BURST */
 #define KMSG_COMM_LEN	    16			/* TASK_COMM_LEN, NUL included */
 #define KMSG_DEFAULT_LEVEL  4 /* CONFIG_MESSAGE_LOGLEVEL_DEFAULT, see default_level() */
 /* A blocked read sleeps in slices this long and looks again, so a wake-up
@@ -83,17 +82,6 @@ enum devkmsg_mode { DEVKMSG_ON, DEVKMSG_OFF, DEVKMSG_RATELIMIT };
  * success, which a program logging through us would not expect. */
 static _Atomic int devkmsg_mode = DEVKMSG_ON;
 
-/* The kernel's struct ratelimit_state with RATELIMIT_MSG_ON_RELEASE. */
-struct kmsg_ratelimit {
-	pthread_mutex_t lock;
-	bool begun;
-	uint64_t begin; /* ns, pk_clock_ns() (so tests can move time) */
-	int printed;
-	/* Never reset at an interval's end: reported at close (docs/kernel-compat.md,
-	 * section 8.4). */
-	int missed;
-};
-
 struct kmsg_file {
 	struct pk_log *log;
 	struct prb *rb;
@@ -103,7 +91,9 @@ struct kmsg_file {
 	_Atomic int bell_fd; /* the poll descriptor, -1 until asked for */
 	int bell_slot;
 	pthread_mutex_t read_lock; /* one reader at a time (the kernel's user->lock) */
-	struct kmsg_ratelimit rs;
+	/* devkmsg_open's: DEFAULT_RATELIMIT_INTERVAL and _BURST, with
+	 * RATELIMIT_MSG_ON_RELEASE, so misses add up until the close reports them. */
+	struct ratelimit_state rs;
 	bool owns_log;	  /* opened by pk_kmsg_open_file: closed with the file */
 	bool postmortem;  /* every writer was gone at open: show the open line too */
 	struct prb_record rec; /* read_lock's scratch */
@@ -529,33 +519,6 @@ static int default_level(void)
 	return pk_cfg_default_message_loglevel();
 }
 
-/* The kernel's ___ratelimit for a devkmsg file: 1 to log, 0 to suppress. */
-static int ratelimit_ok(struct kmsg_ratelimit *rs)
-{
-	uint64_t now = pk_clock_ns();
-	int ok;
-
-	pthread_mutex_lock(&rs->lock);
-	if (!rs->begun) {
-		rs->begun = true;
-		rs->begin = now;
-	}
-	if (now - rs->begin > KMSG_RL_INTERVAL_NS) {
-		/* RATELIMIT_MSG_ON_RELEASE: misses are kept for the notice at close. */
-		rs->begin = now;
-		rs->printed = 0;
-	}
-	if (rs->printed < KMSG_RL_BURST) {
-		rs->printed++;
-		ok = 1;
-	} else {
-		rs->missed++;
-		ok = 0;
-	}
-	pthread_mutex_unlock(&rs->lock);
-	return ok;
-}
-
 /* Store @text straight into a log that is not printk's (no consoles there):
  * the same cuts and flags as printk's store path. */
 /* The kernel stores a /dev/kmsg write through printk_emit(facility, level,
@@ -594,7 +557,7 @@ ssize_t pk_kmsg_write(struct kmsg_file *f, const char *buf, size_t len)
 
 	if (mode == DEVKMSG_OFF)
 		return (ssize_t)len; /* accepted and dropped */
-	if (mode == DEVKMSG_RATELIMIT && !ratelimit_ok(&f->rs))
+	if (mode == DEVKMSG_RATELIMIT && !pk___ratelimit(&f->rs, __func__))
 		return (ssize_t)len; /* suppressed, reported as success */
 	if (len && !buf)
 		return -EFAULT;
@@ -674,7 +637,9 @@ static int open_common(struct kmsg_file **filep, struct pk_log *log, int flags, 
 	atomic_init(&f->bell_fd, -1);
 	f->bell_slot = -1;
 	pthread_mutex_init(&f->read_lock, NULL);
-	pthread_mutex_init(&f->rs.lock, NULL);
+	f->rs.interval = PK_DEFAULT_RATELIMIT_INTERVAL;
+	f->rs.burst = PK_DEFAULT_RATELIMIT_BURST;
+	f->rs.flags = PK_RATELIMIT_MSG_ON_RELEASE;
 
 	/* prb_first_valid_seq: the oldest record, past any holes. */
 	uint64_t seq = prb_first_seq(f->rb);
@@ -759,7 +724,9 @@ void pk_kmsg_close(struct kmsg_file *f)
 	}
 
 	/* ratelimit_state_exit: report what the ratelimit swallowed (also in
-	 * earlier intervals), as pr_warn from printk.c ("printk: " is its pr_fmt). */
+	 * earlier intervals), as pr_warn from printk.c ("printk: " is its pr_fmt),
+	 * into this file's log. Not pk_ratelimit_state_exit(), which prints to
+	 * the default log only. No write can race with the close. */
 	if (f->rs.missed && f->rb->writable) {
 		char comm[KMSG_COMM_LEN];
 
@@ -775,7 +742,6 @@ void pk_kmsg_close(struct kmsg_file *f)
 			store_direct(f, 0, PK_LOGLEVEL_WARNING, text, (size_t)n);
 		}
 	}
-	pthread_mutex_destroy(&f->rs.lock);
 	pthread_mutex_destroy(&f->read_lock);
 	if (f->owns_log)
 		pk_log_destroy(f->log);

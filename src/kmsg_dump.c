@@ -237,30 +237,12 @@ bool pk_kmsg_dump_get_buffer(struct kmsg_dump_iter *iter, bool syslog, char *buf
 		goto out;
 	pk_textfmt_current(&f, syslog);
 
-	/* The kernel's find_first_fitting_seq() on [cur_seq, next_seq), for
-	 * size - 1 bytes (the NUL). @lim: after the last record counted. */
-	uint64_t seq = iter->cur_seq, lim, youngest = iter->cur_seq;
-	size_t total = 0;
-	bool counted = false;
+	/* The records of [cur_seq, next_seq) that fit in size - 1 bytes (the NUL). */
+	uint64_t youngest = UINT64_MAX;
+	uint64_t seq = pk_first_fitting_seq(rb, iter->cur_seq, iter->next_seq, size - 1,
+					    PK_FMT_UNLIMITED, &f, ITER_READ_FLAGS, &r, &youngest);
 
-	while (seq < iter->next_seq && prb_read(rb, seq, &r, ITER_READ_FLAGS) == 0 &&
-	       r.seq < iter->next_seq) {
-		total += pk_format_record_text(NULL, PK_FMT_UNLIMITED, &r, &f);
-		youngest = r.seq;
-		counted = true;
-		seq = r.seq + 1;
-	}
-	lim = seq;
-	seq = iter->cur_seq;
-	while (total > size - 1 && seq < lim && prb_read(rb, seq, &r, ITER_READ_FLAGS) == 0 &&
-	       r.seq < lim) {
-		size_t n = pk_format_record_text(NULL, PK_FMT_UNLIMITED, &r, &f);
-
-		/* A record skipped as unfinished above may be readable now. */
-		total -= n < total ? n : total;
-		seq = r.seq + 1;
-	}
-	if (seq >= lim && counted)
+	if (youngest != UINT64_MAX && seq > youngest)
 		seq = youngest; /* nothing fits whole: its lines that fit, and move on */
 
 	uint64_t start = seq;

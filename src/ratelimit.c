@@ -13,7 +13,7 @@
  * windows before. interval <= 0 or burst <= 0: allowed when interval == 0 or
  * burst > 0, else a miss. With RATELIMIT_MSG_ON_RELEASE misses add up until
  * ratelimit_state_exit() reports them (Linux 6.18 does so; docs/kernel-compat.md,
- * section 8.4).
+ * section 8.4; /dev/kmsg's writers use it, src/kmsg.c).
  *
  * Concurrency, lock-free and async-signal-safe (the fields are plain ints in
  * the public struct, so they are accessed with GNU __atomic builtins):

@@ -144,33 +144,6 @@ static int syslog_read(struct pk_log *log, char *buf, int size)
 
 /* ----------------------------------------------- READ_ALL / READ_CLEAR -- */
 
-/*
- * The kernel's find_first_fitting_seq(): add up the sizes of every record
- * from @start, then drop the oldest until the rest fits in @size. Records
- * that come in meanwhile are not counted; records lost meanwhile make it
- * drop more than needed (best effort, no retry loop).
- */
-static uint64_t first_fitting_seq(struct prb *rb, uint64_t start, size_t size,
-				  const struct pk_textfmt *f, struct prb_record *r)
-{
-	uint64_t seq = start, end;
-	size_t total = 0;
-
-	while (prb_read(rb, seq, r, 0) == 0) {
-		total += syslog_size(r, f);
-		seq = r->seq + 1;
-	}
-	end = seq;
-	seq = start;
-	while (total > size && seq < end && prb_read(rb, seq, r, 0) == 0 && r->seq < end) {
-		size_t n = syslog_size(r, f);
-
-		total -= n < total ? n : total; /* never below 0, whatever changed */
-		seq = r->seq + 1;
-	}
-	return seq;
-}
-
 static int syslog_read_all(struct pk_log *log, char *buf, int size, bool clear)
 {
 	struct prb *rb = pk_log_ring(log);
@@ -188,7 +161,9 @@ static int syslog_read_all(struct pk_log *log, char *buf, int size, bool clear)
 		return -EPERM;
 	pk_textfmt_current(&f, true);
 
-	uint64_t seq = first_fitting_seq(rb, pk_load_acquire(&sh->clear_seq), (size_t)size, &f, &r);
+	/* Sizes as READ_ALL copies them: each record cut at PK_MESSAGE_MAX. */
+	uint64_t seq = pk_first_fitting_seq(rb, pk_load_acquire(&sh->clear_seq), UINT64_MAX,
+					    (size_t)size, PK_MESSAGE_MAX, &f, 0, &r, NULL);
 
 	/* Copy from there; stop at the first record that no longer fits. */
 	while (prb_read(rb, seq, &r, 0) == 0) {

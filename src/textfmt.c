@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * textfmt.c - record -> text (see textfmt.h for the two formats).
+ * textfmt.c - record -> text (see textfmt.h for the two formats), and
+ * find_first_fitting_seq() for the readers that copy whole records.
  *
- * Owns nothing: every function is a pure computation over a record that the
- * caller has already copied out of the ring, so all of them are
- * async-signal-safe, thread-safe and never fail. Numbers are written by hand
- * (no stdio, no locale); the text is never rescanned, so a record costs one
- * pass per line.
+ * Owns nothing: the formatters are pure computations over a record that the
+ * caller has already copied out of the ring, and pk_first_fitting_seq() only
+ * reads the ring (lock-free), so all of them are async-signal-safe,
+ * thread-safe and never fail. Numbers are written by hand (no stdio, no
+ * locale); the text is never rescanned, so a record costs one pass per line.
  */
 #include <string.h>
 
@@ -37,41 +38,31 @@ static char *append_uint(char *p, uint64_t v)
 
 size_t pk_format_prefix(char *buf, const struct prb_record *r, const struct pk_textfmt *f)
 {
+	/* Time and caller backwards from the end of @tmp, as the console's
+	 * prefix is built (console.c), then "<prio>" and they forwards. */
+	char tmp[PK_PREFIX_MAX];
+	char *end = tmp + sizeof(tmp), *s = end;
 	char *p = buf;
 
+	if (f->time || f->caller)
+		*--s = ' ';
+	if (f->caller)
+		s = pk_put_caller_field(s, r->caller.tid);
+	if (f->time) {
+		uint64_t sec = r->ts_nsec / 1000000000u;
+
+		s = pk_put_usec_field(s, r->ts_nsec, sec);
+		*--s = '.';
+		s = pk_put_uint(s, sec, 5, ' ');
+		*--s = '[';
+	}
 	if (f->syslog) {
 		*p++ = '<';
 		p = append_uint(p, ((unsigned)r->facility << 3) | r->level);
 		*p++ = '>';
 	}
-	if (f->time) {
-		/* "[%5lu.%06lu]": seconds padded to 5, microseconds to 6 digits. */
-		char tmp[32];
-		char *end = tmp + sizeof(tmp), *s = end;
-
-		*--s = ']';
-		s = pk_put_6digits(s, (uint32_t)(r->ts_nsec % 1000000000u / 1000u));
-		*--s = '.';
-		s = pk_put_uint(s, r->ts_nsec / 1000000000u, 5, ' ');
-		*--s = '[';
-		memcpy(p, s, (size_t)(end - s));
-		p += end - s;
-	}
-	if (f->caller) {
-		/* "[%6s]" of "T<tid>", as console.c prints it. */
-		char tmp[16];
-		char *end = tmp + sizeof(tmp), *s = pk_put_uint(end, r->caller.tid, 0, ' ');
-
-		*--s = 'T';
-		while (end - s < 6)
-			*--s = ' ';
-		*p++ = '[';
-		memcpy(p, s, (size_t)(end - s));
-		p += end - s;
-		*p++ = ']';
-	}
-	if (f->time || f->caller)
-		*p++ = ' ';
+	memcpy(p, s, (size_t)(end - s));
+	p += end - s;
 	*p = '\0';
 	return (size_t)(p - buf);
 }
@@ -128,4 +119,30 @@ size_t pk_format_record_text(char *buf, size_t buf_size, const struct prb_record
 	if (buf && buf_size > 0)
 		buf[len] = '\0';
 	return len;
+}
+
+uint64_t pk_first_fitting_seq(struct prb *rb, uint64_t start, uint64_t end, size_t size,
+			      size_t record_max, const struct pk_textfmt *f,
+			      unsigned int read_flags, struct prb_record *r, uint64_t *youngest)
+{
+	uint64_t seq = start, lim;
+	size_t total = 0;
+
+	while (seq < end && prb_read(rb, seq, r, read_flags) == 0 && r->seq < end) {
+		total += pk_format_record_text(NULL, record_max, r, f);
+		if (youngest)
+			*youngest = r->seq;
+		seq = r->seq + 1;
+	}
+	lim = seq; /* after the last record counted */
+	seq = start;
+	while (total > size && seq < lim && prb_read(rb, seq, r, read_flags) == 0 && r->seq < lim) {
+		size_t n = pk_format_record_text(NULL, record_max, r, f);
+
+		/* Never below 0, whatever changed: a record skipped as unfinished
+		 * in the first pass may be readable now. */
+		total -= n < total ? n : total;
+		seq = r->seq + 1;
+	}
+	return seq;
 }

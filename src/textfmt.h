@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * textfmt.h - record -> text, shared by the readers that print whole records:
- * syslog(2) actions and the kmsg_dump iterator (private to libprintk).
+ * syslog(2) actions and the kmsg_dump iterator (private to libprintk), and
+ * which records of a log fit in a reader's buffer.
  *
  * The console/syslog text of the kernel's record_print_text(): every line of
  * the record gets the same prefix ("<prio>", "[%5lu.%06lu]", "[%6s]" of
@@ -9,8 +10,9 @@
  * stripped trailing newline is put back, text bytes are passed raw. (The
  * /dev/kmsg form is kmsg.c's pk_kmsg_format_record.)
  *
- * Every function here is pure (no global state, no allocation, no locks),
- * hence async-signal-safe and thread-safe: the crash handler uses them.
+ * Every function here is pure (no global state, no allocation, no locks;
+ * pk_first_fitting_seq() only reads the lock-free ring), hence
+ * async-signal-safe and thread-safe: the crash handler uses them.
  */
 #ifndef PRINTK_TEXTFMT_H
 #define PRINTK_TEXTFMT_H
@@ -78,6 +80,30 @@ static inline size_t pk_seconds_field(char *out, uint64_t sec)
 	return (size_t)(e - b);
 }
 
+/* "%06lu]" of @ts_nsec, whose whole seconds are @sec, backwards ending at
+ * @end; returns the start. The "[%5lu." before it is pk_seconds_field()'s. */
+static inline char *pk_put_usec_field(char *end, uint64_t ts_nsec, uint64_t sec)
+{
+	*--end = ']';
+	/* Both quotients straight from the timestamp (see pk_put_6digits). */
+	return pk_put_6digits(end, (uint32_t)(ts_nsec / 1000u - sec * 1000000u));
+}
+
+/* "[%6s]" of "T<tid>", the caller field of the console and syslog prefix,
+ * backwards ending at @end (at most 13 bytes); returns the start. */
+static inline char *pk_put_caller_field(char *end, uint32_t tid)
+{
+	char *p = end;
+
+	*--p = ']';
+	p = pk_put_uint(p, tid, 0, ' ');
+	*--p = 'T';
+	while (end - p < 7) /* "T<tid>" padded to 6, plus the ']' */
+		*--p = ' ';
+	*--p = '[';
+	return p;
+}
+
 /* What goes into the prefix of a text line. */
 struct pk_textfmt {
 	bool syslog; /* "<prio>" */
@@ -103,6 +129,22 @@ size_t pk_format_prefix(char *buf, const struct prb_record *r, const struct pk_t
  */
 size_t pk_format_record_text(char *buf, size_t buf_size, const struct prb_record *r,
 			     const struct pk_textfmt *f);
+
+/*
+ * The kernel's find_first_fitting_seq(), for the readers that copy a block of
+ * whole records (syslog READ_ALL, kmsg_dump_get_buffer): add up the sizes of
+ * the records in [@start, @end), each as pk_format_record_text(NULL,
+ * @record_max, r, @f) counts it, then drop the oldest until the rest fits in
+ * @size bytes; returns the first record kept (the seq after the last one
+ * counted when none fits). Records are read with @read_flags into @r, the
+ * caller's scratch. Records that come in meanwhile are not counted; records
+ * lost meanwhile make it drop more than needed (best effort, no retry
+ * loop). When @youngest is not NULL and a record was counted, *@youngest is
+ * the seq of the last one. Lock-free: reads the ring only.
+ */
+uint64_t pk_first_fitting_seq(struct prb *rb, uint64_t start, uint64_t end, size_t size,
+			      size_t record_max, const struct pk_textfmt *f,
+			      unsigned int read_flags, struct prb_record *r, uint64_t *youngest);
 
 
 #endif

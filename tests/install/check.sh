@@ -3,7 +3,10 @@
 # Install a build into a prefix and build consumers against the installed
 # tree only: every public header alone as C11 and C++11, a program through
 # pkg-config as C and as C++, and one through find_package(printk).
-# Also checks the shared library's soname and that it exports only pk_* symbols.
+# Also checks the shared library's soname and that it exports only pk_* symbols,
+# and that a project including the source tree with add_subdirectory() builds
+# the library alone by default (no tests, tools, benchmarks or examples), and
+# an example when it turns that option on.
 # usage: check.sh BUILD_DIR PREFIX
 set -euo pipefail
 build=$1
@@ -34,6 +37,26 @@ LD_LIBRARY_PATH=$libdir "$tmp/consumer_cxx"
 cmake -S "$here/cmake" -B "$tmp/cm" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$tmp/cm" >/dev/null
 LD_LIBRARY_PATH=$libdir "$tmp/cm/consumer"
+
+# add_subdirectory(): with the defaults, the only programs built are the
+# consumer's own; no test, tool, benchmark or example is even a target.
+sub=$tmp/sub
+cmake -S "$here/subdir" -B "$sub" >"$tmp/sub.log" || { cat "$tmp/sub.log"; exit 1; }
+cmake --build "$sub" -j2 >>"$tmp/sub.log" || { tail -30 "$tmp/sub.log"; exit 1; }
+"$sub/consumer"
+progs=$(find "$sub" -path "$sub/CMakeFiles" -prune -o -path "$sub/libprintk/CMakeFiles" -prune -o \
+	-type f -perm -u+x ! -name '*.so*' -print | sed "s|^$sub/||" | sort)
+[[ $progs == consumer ]] || { echo "add_subdirectory built more than the library:"; echo "$progs"; exit 1; }
+extra=$(cmake --build "$sub" --target help | grep -E 'test_|stress_|udmesg|bench_|-demo|printk_testutil' || true)
+[[ -z $extra ]] || { echo "add_subdirectory defined targets beyond the library:"; echo "$extra"; exit 1; }
+[[ -f $sub/libprintk/libprintk.a && -f $sub/libprintk/libprintk.so ]] ||
+	{ echo "add_subdirectory did not build libprintk.a and libprintk.so"; exit 1; }
+# An option set by the including project still turns its part on.
+cmake -S "$here/subdir" -B "$sub" -DPRINTK_BUILD_EXAMPLES=ON >>"$tmp/sub.log" || { cat "$tmp/sub.log"; exit 1; }
+cmake --build "$sub" -j2 >>"$tmp/sub.log" || { tail -30 "$tmp/sub.log"; exit 1; }
+[[ -x $sub/libprintk/examples/ring-demo ]] ||
+	{ echo "add_subdirectory with PRINTK_BUILD_EXAMPLES=ON built no examples"; exit 1; }
+echo "add_subdirectory: the library alone by default, examples on request"
 
 soname=$(readelf -d "$libdir/libprintk.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 [[ $soname == libprintk.so.0 ]] || { echo "unexpected soname: $soname"; exit 1; }
