@@ -414,7 +414,7 @@ static PK_NOINLINE void cache_seconds(uint64_t sec)
 
 /* One fixed-size copy puts the field in place; it also writes the bytes
  * before it, up to SEC_TEXT_ROOM back from @end: put_prefix()'s callers
- * leave that room (PREFIX_MAX, PK_CON_PREFIX_ROOM). */
+ * leave that room (PK_PREFIX_MAX, PK_CON_PREFIX_ROOM). */
 static PK_ALWAYS_INLINE char *put_seconds(char *end, uint64_t sec)
 {
 	if (PK_UNLIKELY(sec != cached_sec))
@@ -423,12 +423,10 @@ static PK_ALWAYS_INLINE char *put_seconds(char *end, uint64_t sec)
 	return end - cached_sec_len;
 }
 
-/* Room a prefix needs: "[" 20 digits "." 6 digits "]" "[T" 10 digits "]" " ". */
-#define PREFIX_MAX 64
-
 /* "[%5lu.%06lu]" for the time, "[%6s]" of "T<tid>" for the caller, then a
- * space, as the kernel prints them; built backwards ending at @end (at most
- * PREFIX_MAX bytes). Returns the start; @end itself when neither is on. */
+ * space, as the kernel prints them (textfmt.h's fields; the seconds from
+ * this file's cache); built backwards ending at @end (at most PK_PREFIX_MAX
+ * bytes). Returns the start; @end itself when neither is on. */
 static PK_ALWAYS_INLINE char *put_prefix(char *end, uint64_t ts_nsec, uint32_t tid, int time, int caller)
 {
 	char *p = end;
@@ -436,30 +434,19 @@ static PK_ALWAYS_INLINE char *put_prefix(char *end, uint64_t ts_nsec, uint32_t t
 	if (!time && !caller)
 		return p;
 	*--p = ' ';
-	if (caller) {
-		char *close = p;
-
-		*--p = ']';
-		p = pk_put_uint(p, tid, 0, ' ');
-		*--p = 'T';
-		while (close - p < 7) /* "T<tid>" padded to 6, plus the ']' */
-			*--p = ' ';
-		*--p = '[';
-	}
+	if (caller)
+		p = pk_put_caller_field(p, tid);
 	if (time) {
-		/* Both quotients straight from the timestamp (see pk_put_6digits). */
 		uint64_t sec = ts_nsec / 1000000000u;
 
-		*--p = ']';
-		p = pk_put_6digits(p, (uint32_t)(ts_nsec / 1000u - sec * 1000000u));
-		p = put_seconds(p, sec);
+		p = put_seconds(pk_put_usec_field(p, ts_nsec, sec), sec);
 	}
 	return p;
 }
 
 static void out_prefix(struct out *o, const struct pk_con_rec *r)
 {
-	char buf[PREFIX_MAX];
+	char buf[PK_PREFIX_MAX];
 	char *end = buf + sizeof(buf);
 	char *p = put_prefix(end, r->ts_nsec, r->caller.tid, pk_cfg_printk_time(), pk_cfg_printk_caller());
 
