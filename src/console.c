@@ -61,6 +61,7 @@
 #include "caller.h"
 #include "console_line.h"
 #include "hints.h"
+#include "outbuf.h"
 #include "settings.h"
 #include "textfmt.h"
 
@@ -202,11 +203,11 @@ static int console_lock_wait(int timeout_ms)
 
 /* ------------------------------------------------------------- output -- */
 
-/* Output is staged here and written in pieces of at most its size. */
+/* A console's output, staged (outbuf.h) and written in pieces of at most
+ * the buffer's size. */
 struct out {
+	struct pk_outbuf ob;
 	struct console *con;
-	size_t len;
-	int failed;
 	char buf[1024];
 };
 
@@ -228,13 +229,6 @@ struct con_src {
  */
 static struct con_src loop_src[2];
 
-/* Not "= { 0 }": clearing the whole buffer on every record is measurable. */
-#define OUT_INIT(o, console)          \
-	do {                          \
-		(o).con = (console);  \
-		(o).len = 0;          \
-		(o).failed = 0;       \
-	} while (0)
 
 /*
  * The last enabled console was just disabled: stderr takes over where it
@@ -334,28 +328,20 @@ static PK_ALWAYS_INLINE int con_write(struct console *con, const char *buf, size
 	return err;
 }
 
-static void out_flush(struct out *o)
+static int out_sink(void *con, const char *p, size_t n)
 {
-	if (o->len == 0 || o->failed)
-		return;
-	if (con_write(o->con, o->buf, o->len))
-		o->failed = 1;
-	o->len = 0;
+	return con_write(con, p, n);
+}
+
+static void out_init(struct out *o, struct console *con)
+{
+	o->con = con;
+	pk_outbuf_init(&o->ob, o->buf, sizeof(o->buf), out_sink, con);
 }
 
 static void out_bytes(struct out *o, const char *s, size_t n)
 {
-	while (n > 0) {
-		size_t room = sizeof(o->buf) - o->len;
-		size_t k = n < room ? n : room;
-
-		memcpy(o->buf + o->len, s, k);
-		o->len += k;
-		s += k;
-		n -= k;
-		if (o->len == sizeof(o->buf))
-			out_flush(o);
-	}
+	pk_outbuf_put(&o->ob, s, n);
 }
 
 static void out_str(struct out *o, const char *s)
@@ -539,7 +525,7 @@ static int print_one(struct con_src *src, struct console *con)
 
 	if (fetch(src, st->seq, r))
 		return 0;
-	OUT_INIT(*o, con);
+	out_init(o, con);
 	if (r->seq != st->seq) {
 		st->dropped += r->seq - st->seq;
 		st->seq = r->seq;
@@ -559,7 +545,7 @@ static int print_one(struct con_src *src, struct console *con)
 			st->dropped = 0;
 		}
 		if (r->suppressed) {
-			out_flush(o);
+			pk_outbuf_flush(&o->ob);
 			st->seq++;
 			return 1;
 		}
@@ -600,7 +586,7 @@ static int print_one(struct con_src *src, struct console *con)
 		st->off = 0;
 		st->started = 0;
 	}
-	out_flush(o);
+	pk_outbuf_flush(&o->ob);
 	return 1;
 }
 
@@ -1039,11 +1025,7 @@ void pk_console_shutdown(struct prb *rb, int release)
 	}
 	for (struct console *con = console_list; con; con = con->state->next) {
 		if ((con->flags & PK_CON_ENABLED) && con->state->line_open) {
-			struct out o;
-
-			OUT_INIT(o, con);
-			out_str(&o, "\n");
-			out_flush(&o);
+			con_write(con, "\n", 1);
 			con->state->line_open = 0;
 		}
 	}
@@ -1097,11 +1079,7 @@ void pk_console_emergency_flush(struct prb *rb, int wait_ms)
 	for (struct console *con = console_list; con; con = con->state->next) {
 		if ((con->flags & PK_CON_ENABLED) && (con->flags & PK_CON_CRASH_SAFE) &&
 		    con->state->line_open) {
-			struct out o;
-
-			OUT_INIT(o, con);
-			out_str(&o, "\n");
-			out_flush(&o);
+			con_write(con, "\n", 1);
 			con->state->line_open = 0;
 		}
 	}

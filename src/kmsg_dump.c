@@ -58,6 +58,7 @@
 #include "kmsg_format.h"
 #include "printk_limits.h"
 #include "log_shared.h"
+#include "outbuf.h"
 #include "settings.h"
 #include "textfmt.h"
 
@@ -276,48 +277,28 @@ struct file_dumper {
 	_Atomic int busy;
 };
 
-struct file_out {
+/* The dump file, written from its start with pwrite(2). */
+struct file_sink {
 	int fd;
 	off_t off;
-	size_t len;
-	int failed;
-	char buf[4096];
 };
 
-static void file_out_flush(struct file_out *o)
+static int file_sink_write(void *arg, const char *p, size_t n)
 {
-	const char *p = o->buf;
-	size_t n = o->len;
+	struct file_sink *f = arg;
 
-	while (n > 0 && !o->failed) {
-		ssize_t w = pwrite(o->fd, p, n, o->off);
+	while (n > 0) {
+		ssize_t w = pwrite(f->fd, p, n, f->off);
 
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0) {
-			o->failed = 1;
-			break;
-		}
+		if (w <= 0)
+			return -1;
 		p += w;
 		n -= (size_t)w;
-		o->off += w;
+		f->off += w;
 	}
-	o->len = 0;
-}
-
-static void file_out_bytes(struct file_out *o, const char *p, size_t n)
-{
-	while (n > 0) {
-		size_t room = sizeof(o->buf) - o->len;
-		size_t k = n < room ? n : room;
-
-		memcpy(o->buf + o->len, p, k);
-		o->len += k;
-		p += k;
-		n -= k;
-		if (o->len == sizeof(o->buf))
-			file_out_flush(o);
-	}
+	return 0;
 }
 
 static void file_dump(struct kmsg_dumper *dumper, enum kmsg_dump_reason reason)
@@ -331,13 +312,16 @@ static void file_dump(struct kmsg_dumper *dumper, enum kmsg_dump_reason reason)
 		return;
 
 	int saved_errno = errno;
-	struct file_out o = { .fd = fdump->fd };
+	struct file_sink sink = { .fd = fdump->fd };
+	struct pk_outbuf o;
+	char obuf[4096];
 	struct prb_record r;
 	char text[PK_MESSAGE_MAX];
 
 	if (ftruncate(fdump->fd, 0) == 0) {
 		uint64_t end = prb_next_reserve_seq(rb);
 
+		pk_outbuf_init(&o, obuf, sizeof(obuf), file_sink_write, &sink);
 		for (uint64_t seq = prb_first_seq(rb);
 		     seq < end && prb_read(rb, seq, &r, ITER_READ_FLAGS) == 0 && r.seq < end;
 		     seq = r.seq + 1) {
@@ -346,9 +330,9 @@ static void file_dump(struct kmsg_dumper *dumper, enum kmsg_dump_reason reason)
 			bool partial = !(r.flags & PRB_FLAG_NEWLINE) || (r.rflags & PRB_REC_UNFINALIZED);
 			size_t n = pk_kmsg_format_record(&r, text, partial);
 
-			file_out_bytes(&o, text, n);
+			pk_outbuf_put(&o, text, n);
 		}
-		file_out_flush(&o);
+		pk_outbuf_flush(&o);
 	}
 	errno = saved_errno;
 	atomic_store(&fdump->busy, 0);
