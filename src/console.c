@@ -447,10 +447,48 @@ static void out_prefix(struct out *o, const struct pk_con_rec *r)
 	}
 }
 
+/* Bytes a terminal would act on: C0 controls but tab (a newline never gets
+ * here), DEL, and the C1 controls U+0080..U+009F in UTF-8 (0xc2 0x80..0x9f);
+ * returns how many bytes at @p form one (0: none). */
+static size_t control_len(const unsigned char *p, size_t n)
+{
+	if ((p[0] < 0x20 && p[0] != '\t') || p[0] == 0x7f)
+		return 1;
+	if (p[0] == 0xc2 && n > 1 && p[1] >= 0x80 && p[1] <= 0x9f)
+		return 2;
+	return 0;
+}
+
+/* @n bytes of text, each control byte as \xNN (PK_CON_ESCAPE). */
+static void out_escaped(struct out *o, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t run = 0;
+
+	for (size_t i = 0; i < n;) {
+		size_t c = control_len(p + i, n - i);
+
+		if (!c) {
+			i++;
+			run++;
+			continue;
+		}
+		out_bytes(o, (const char *)p + i - run, run);
+		run = 0;
+		for (size_t k = 0; k < c; k++, i++) {
+			char hex[4] = { '\\', 'x', "0123456789abcdef"[p[i] >> 4], "0123456789abcdef"[p[i] & 15] };
+
+			out_bytes(o, hex, sizeof(hex));
+		}
+	}
+	out_bytes(o, (const char *)p + n - run, run);
+}
+
 /* Text bytes [from, to) of @r; a newline inside starts a prefixed line (an
  * empty last line of a finished record too, as the kernel prints it). */
 static void out_text(struct out *o, const struct pk_con_rec *r, size_t from, size_t to)
 {
+	const int escape = o->con->flags & PK_CON_ESCAPE;
 	const char *color = (o->con->flags & PK_CON_COLOR) ? level_color(r->level) : NULL;
 
 	while (from < to) {
@@ -459,7 +497,10 @@ static void out_text(struct out *o, const struct pk_con_rec *r, size_t from, siz
 
 		if (color && end > from)
 			out_str(o, color);
-		out_bytes(o, r->text + from, end - from);
+		if (escape)
+			out_escaped(o, r->text + from, end - from);
+		else
+			out_bytes(o, r->text + from, end - from);
 		if (color && end > from)
 			out_str(o, "\033[0m");
 		if (!nl)
@@ -628,7 +669,8 @@ static PK_ALWAYS_INLINE struct console *hint_fast_console(const struct pk_con_re
 {
 	struct console *con = console_list;
 
-	if (!con || con->state->next || (con->flags & (PK_CON_ENABLED | PK_CON_COLOR)) != PK_CON_ENABLED)
+	if (!con || con->state->next ||
+	    (con->flags & (PK_CON_ENABLED | PK_CON_COLOR | PK_CON_ESCAPE)) != PK_CON_ENABLED)
 		return NULL;
 
 	struct pk_console_state *st = con->state;

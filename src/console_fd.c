@@ -178,7 +178,7 @@ static void fd_console_init(struct fd_console *fc, int fd, const char *name)
 	fc->con.write_checked = fd_write;
 	fc->con.flags = PK_CON_ENABLED | PK_CON_CRASH_SAFE;
 	if (isatty(fd))
-		fc->con.flags |= PK_CON_COLOR;
+		fc->con.flags |= PK_CON_COLOR | PK_CON_ESCAPE;
 	fc->fd = fd;
 	fc->kind = fd_kind_of(fd);
 }
@@ -253,7 +253,7 @@ int pk_console_file_create(struct console **conp, const char *path)
 		return -ENOMEM;
 	}
 	fd_console_init(fc, fd, "file");
-	fc->con.flags &= ~PK_CON_COLOR;
+	fc->con.flags &= ~(PK_CON_COLOR | PK_CON_ESCAPE);
 	fc->owns_fd = 1;
 	fc->path = copy;
 	fc->con.reopen = file_reopen;

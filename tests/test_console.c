@@ -985,6 +985,27 @@ static void test_color(void **state)
 						 "info\n");
 }
 
+/* PK_CON_ESCAPE: control bytes a terminal would act on print as \xNN;
+ * tab, UTF-8 text and the line structure stay as they are. The plain
+ * console gets the raw bytes, as the kernel's console does. */
+static void test_escape(void **state)
+{
+	(void)state;
+	pk_set_printk_time(0);
+	capture_init(&cap2, "esc", PK_CON_ESCAPE);
+	assert_int_equal(pk_register_console(&cap2.con), 0);
+	pr_info("a\033[31mb\a\r\x7f|\xc2\x9b|\xc2\xa0|\t|\xc3\xa9|\\\n");
+	pr_info("two\nli\x01nes\n");
+	pr_info("open\x1b");
+	pr_cont("]0;title\a\n");
+	assert_string_equal(capture_text(&cap2), "a\\x1b[31mb\\x07\\x0d\\x7f|\\xc2\\x9b|\xc2\xa0|\t|\xc3\xa9|\\\n"
+						 "two\nli\\x01nes\n"
+						 "open\\x1b]0;title\\x07\n");
+	assert_string_equal(capture_text(&cap), "a\033[31mb\a\r\x7f|\xc2\x9b|\xc2\xa0|\t|\xc3\xa9|\\\n"
+						"two\nli\x01nes\n"
+						"open\x1b]0;title\a\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1017,6 +1038,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_handover_slow_console, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_color, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_escape, setup_capture, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -874,6 +874,52 @@ static int stderr_child(void *arg)
 	return 0;
 }
 
+/* A built-in console on a terminal escapes control bytes (and colours by
+ * level): what is logged cannot drive the terminal. Read back from the
+ * pseudo-terminal's master side, where the tty turned each newline into
+ * CR LF. */
+static int tty_child(void *arg)
+{
+	(void)arg;
+	struct console *con;
+	int master = posix_openpt(O_RDWR | O_NOCTTY);
+
+	CHILD_CHECK(master >= 0 && grantpt(master) == 0 && unlockpt(master) == 0);
+
+	int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+
+	CHILD_CHECK(slave >= 0);
+	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
+	CHILD_CHECK(pk_console_fd_create(&con, slave, "tty") == 0);
+	CHILD_CHECK((con->flags & (PK_CON_ESCAPE | PK_CON_COLOR)) == (PK_CON_ESCAPE | PK_CON_COLOR));
+	CHILD_CHECK(pk_register_console(con) == 0);
+	pk_set_printk_time(0);
+	pr_info("x\033[2Jy\a\n");
+
+	const char want[] = "x\\x1b[2Jy\\x07\r\n";
+	char got[64];
+	size_t n = 0;
+
+	while (n < sizeof(want) - 1) {
+		ssize_t r = read(master, got + n, sizeof(got) - n);
+
+		CHILD_CHECK(r > 0);
+		n += (size_t)r;
+	}
+	CHILD_CHECK(n == sizeof(want) - 1 && memcmp(got, want, n) == 0);
+	return 0;
+}
+
+static void test_tty_escapes(void **state)
+{
+	(void)state;
+	struct child_result res;
+
+	run_child_ok(tty_child, NULL, 5000, &res);
+	assert_string_equal(res.out, "");
+	child_result_free(&res);
+}
+
 static void test_stderr_console(void **state)
 {
 	(void)state;
@@ -904,6 +950,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_signal_inside_one_write, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_one_write_storm, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_stderr_console, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_tty_escapes, setup_capture, teardown_capture),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,6 +21,10 @@ PK_BEGIN_DECLS
 #define PK_CON_ENABLED	   0x0004 /* prints */
 #define PK_CON_CRASH_SAFE  0x1000 /* ours: its write is async-signal-safe (crash path) */
 #define PK_CON_COLOR	   0x2000 /* ours: colour by level, like dmesg --color */
+/* ours: control bytes in a record's text (C0 but tab and newline, DEL, and
+ * C1 controls encoded in UTF-8) print as \xNN, so logged text cannot drive
+ * a terminal; set on the built-in consoles of a terminal */
+#define PK_CON_ESCAPE 0x4000
 
 struct pk_console_state; /* the library's per-console bookkeeping */
 
