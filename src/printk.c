@@ -37,6 +37,7 @@
 
 #include "internal.h"
 #include "options.h"
+#include "reader.h"
 #include "vsprintf.h"
 
 #define PRINTK_MAX_NESTING 4	     /* outermost call + 3 nested, like PRINTK_MAX_RECURSION */
@@ -652,7 +653,8 @@ static void printk_start(void)
  * finds the log and the consoles ready. */
 __attribute__((constructor)) static void printk_init(void)
 {
-	printk_start();
+	if (!pk_reader_only_program()) /* reader.h: PK_READER_ONLY_PROGRAM */
+		printk_start();
 }
 #endif
 
