@@ -75,9 +75,9 @@ bool pk_reader_only_program(void);
 struct pk_log_info {
 	uint64_t first_seq;	    /* the oldest record still in the ring */
 	uint64_t next_reserve_seq;  /* what the next record will get: no record
-				     * at or past it exists (one load; the next
-				     * complete one is pk_log_next_seq()'s, which
-				     * looks at records) */
+				     * at or past it exists (cheap; the end of
+				     * the complete ones is pk_log_next_seq()'s,
+				     * which looks at records) */
 	uint64_t clear_seq;	    /* the first record after the last clear */
 	int64_t realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC as the
 				     * writers saw it: the wall clock of time 0 */
@@ -89,7 +89,8 @@ struct pk_log_info {
 };
 
 /*
- * Fill @info from @log. Loads only: async-signal-safe, thread-safe, never
+ * Fill @info from @log: a few loads of shared words (fields may come from
+ * moments apart while writers run). Async-signal-safe, thread-safe, never
  * blocks. Returns 0, or -EINVAL for NULL arguments.
  */
 int pk_log_info(struct pk_log *log, struct pk_log_info *info);
