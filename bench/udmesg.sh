@@ -17,9 +17,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-${PRINTK_BUILD_DIR:-$top/build/gcc}}
 runs=${RUNS:-9}
 udmesg=$build/tools/udmesg
-gen=$build/tools/udmesg-testgen
+gen=$build/tests/udmesg-testgen
 for b in "$udmesg" "$gen"; do
-	[[ -x $b ]] || { echo "bench/udmesg.sh: $b is not built (cmake --build $build)" >&2; exit 1; }
+	[[ -x $b ]] || { echo "bench/udmesg.sh: $b is not built (cmake --build $build --target udmesg udmesg-testgen)" >&2; exit 1; }
 done
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/udmesg-bench.XXXXXX")

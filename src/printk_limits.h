@@ -4,7 +4,8 @@
  *
  * The limits a user can see (text and dictionary bytes per record, record
  * flags) are defined in the public headers, as literals a C or C++ user can
- * read; everything private is derived from them here. Changing the text
+ * read (PK_TEXT_MAX, PK_DICT_MAX, PK_REC_*, PK_MESSAGE_MAX in
+ * <printk/log.h>); everything private is derived from them here. Changing the text
  * limit is: PK_TEXT_MAX in <printk/log.h>, PRB_ABI_VERSION (the on-file
  * record layout changes with it), and the tests that pin the kernel's
  * numbers (docs/kernel-compat.md).
@@ -13,11 +14,6 @@
 #define PRINTK_PRINTK_LIMITS_H
 
 #include <printk/log.h>
-
-/* The kernel's PRINTK_MESSAGE_MAX: one record formatted for a reader (a
- * /dev/kmsg read, a syslog(2) line, a kmsg_dump line) takes at most this
- * many bytes, its terminating NUL included; the rest is cut. */
-#define PK_MESSAGE_MAX 2048
 
 /* The longest /dev/kmsg write accepted: the kernel's PRINTKRB_RECORD_MAX,
  * a record's text and its NUL. */

@@ -30,6 +30,7 @@
 #include "console_internal.h"
 #include "log_shared.h"
 #include "options.h"
+#include "reader.h"
 #include "settings.h"
 #include "vsprintf.h"
 
@@ -251,10 +252,13 @@ static void printk_start(void)
 
 #if defined(__GNUC__) || defined(__clang__)
 /* At load time, so the first printk (which may come from a signal handler)
- * finds the log and the consoles ready. */
+ * finds the log and the consoles ready; not in a program that only reads
+ * logs (reader.h: PK_READER_ONLY_PROGRAM), where start-up would open
+ * log_buf_file= as a writer. */
 __attribute__((constructor)) static void printk_init(void)
 {
-	printk_start();
+	if (!pk_reader_only_program())
+		printk_start();
 }
 #endif
 

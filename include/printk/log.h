@@ -31,6 +31,11 @@ PK_BEGIN_DECLS
 
 #define PK_TEXT_MAX 1023 /* bytes of text per record (the kernel's limit) */
 #define PK_DICT_MAX 1024 /* bytes of dictionary per record */
+/* One record formatted for a reader (a kmsg_read() line with its dictionary,
+ * a syslog(2) line, a kmsg_dump line) takes at most this many bytes, its
+ * terminating NUL included; the rest is cut, as the kernel cuts it (its
+ * PRINTK_MESSAGE_MAX). A buffer this big never gets -EINVAL from kmsg_read(). */
+#define PK_MESSAGE_MAX 2048
 
 /* pk_record.flags (the kernel's enum printk_info_flags). */
 #define PK_REC_NEWLINE 0x02 /* the message ended its line */

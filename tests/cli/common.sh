@@ -2,7 +2,7 @@
 # common.sh - sourced by the udmesg tests (tests/cli/test_udmesg_*.sh).
 #
 # Environment: PRINTK_TEST_BUILD_DIR (the build tree: tools/udmesg and
-# tools/udmesg-testgen), PRINTK_SOURCE_DIR (golden/ and data/ live under
+# tests/udmesg-testgen), PRINTK_SOURCE_DIR (golden/ and data/ live under
 # tests/cli). UDMESG_UPDATE_GOLDEN=1 rewrites the golden files instead of
 # comparing (review the diff before committing them).
 #
@@ -15,7 +15,7 @@ set -u
 : "${PRINTK_SOURCE_DIR:?set PRINTK_SOURCE_DIR to the source directory}"
 
 UDMESG=$PRINTK_TEST_BUILD_DIR/tools/udmesg
-TESTGEN=$PRINTK_TEST_BUILD_DIR/tools/udmesg-testgen
+TESTGEN=$PRINTK_TEST_BUILD_DIR/tests/udmesg-testgen
 CLI=$PRINTK_SOURCE_DIR/tests/cli
 # shellcheck disable=SC2034 # used by the tests that source this file
 DATA=$CLI/data

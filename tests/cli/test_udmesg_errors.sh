@@ -85,9 +85,15 @@ if [ "$(id -u)" -ne 0 ]; then
 	one_line unreadable-log 1 "^udmesg: cannot open $TMP/private.log: Permission denied\$" \
 		"$UDMESG" -B "$TMP/private.log"
 fi
+# The default log of PRINTK_OPTS is udmesg's to read: the library's printk
+# start-up does not open it as a writer in udmesg (PK_READER_ONLY_PROGRAM).
+one_line missing-default-log 1 "^udmesg: cannot open $TMP/nope: No such file or directory\$" \
+	env PRINTK_OPTS="log_buf_file=$TMP/nope" "$UDMESG"
 # Reading never creates or changes a log.
 checks=$((checks + 1))
 if [ ! -e "$TMP/nope" ]; then ok "missing-log-not-created"; else fail "missing-log-not-created"; fi
+same "reading-default-changes-nothing" cat "$LOG" -- \
+	sh -c "PRINTK_OPTS='log_buf_file=$LOG' '$UDMESG' -x >/dev/null; cat '$LOG'"
 same "reading-changes-nothing" cat "$LOG" -- sh -c "'$UDMESG' -B '$LOG' -x -T -J >/dev/null; cat '$LOG'"
 
 # --- help and version ----------------------------------------------------

@@ -138,6 +138,9 @@ if "$TESTGEN" bench "$BIG" 4 2>/dev/null; then
 		env UDMESG_THREADS=2 "$UDMESG" -B "$MIXED"
 	same "parallel:mixed-vs-kmsg" "$UDMESG" -B "$MIXED" -- \
 		"$UDMESG" -K <("$UDMESG" -B "$MIXED" --kmsg)
+	# The fast path is taken with the default format and nothing else:
+	# --time-format raw asks for that format and takes the general path.
+	same "fast:vs-general" "$UDMESG" -B "$MIXED" -- "$UDMESG" -B "$MIXED" --time-format raw
 
 	# A live writer stuck inside a record: every reader stops there, as a
 	# sequential read of /dev/kmsg would, though 3000 records follow it.

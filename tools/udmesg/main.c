@@ -7,7 +7,14 @@
  * rules and messages: mutually exclusive options, level and facility lists
  * with "err+" / "+warn" ranges, one time format at a time with -d merged in
  * as util-linux 2.38 does), picks the source and the action, and runs them:
- * reading goes to source.c, printing to output.c.
+ * reading goes to source.c, printing to output.c. Three steps, each a
+ * function: parse_options() (the command line as given), resolve() (what
+ * it means: source, formats, the fast path) and run() (the action).
+ *
+ * udmesg only reads logs (the syslog actions it runs open their log
+ * themselves): PK_READER_ONLY_PROGRAM keeps the library's printk start-up
+ * from acting on PRINTK_OPTS, whose log_buf_file= udmesg reads as its
+ * default log.
  *
  * Exit status: 0, or 1 after one line on stderr (bad option, unreadable or
  * invalid file, failed action).
@@ -25,7 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "options.h"
+#include <printk/printk.h>
+
+#include "reader.h"
 #include "udmesg.h"
 
 #ifndef UDMESG_VERSION
@@ -438,35 +447,323 @@ static size_t parse_bufsize(const char *arg)
 	return v < 4096 ? 4096 : (size_t)v;
 }
 
-/*
- * udmesg reads PRINTK_OPTS for its default log, but must never act on it:
- * libprintk's printk start-up (a constructor, linked in with the syslog
- * actions) would open log_buf_file= as a writer, creating a missing file,
- * stamping its own wall-clock offset into the header and making a dead log
- * look alive. So the variable is taken away before any default-priority
- * constructor runs, and only udmesg looks at it.
- */
-static char *printk_opts;
-
-__attribute__((constructor(101))) static void hide_printk_opts(void)
-{
-	const char *env = getenv("PRINTK_OPTS");
-
-	if (env) {
-		printk_opts = strdup(env);
-		unsetenv("PRINTK_OPTS");
-	}
-}
+PK_READER_ONLY_PROGRAM;
 
 /* The log of PRINTK_OPTS=log_buf_file=..., if any. */
 static const char *default_log_path(void)
 {
-	static struct pk_opts o;
+	static char path[PATH_MAX];
 
-	if (!printk_opts || !*printk_opts)
-		return NULL;
-	pk_opts_parse(printk_opts, &o);
-	return o.log_buf_file[0] ? o.log_buf_file : NULL;
+	return pk_opts_log_buf_file(path, sizeof(path)) > 0 ? path : NULL;
+}
+
+/*
+ * Options that leave the default text format as it is. With none but
+ * these (and no colors), a log is dumped by the fast path; any other
+ * option, one added later included, takes the general path.
+ */
+static bool keeps_default_format(int c)
+{
+	switch (c) {
+	case 'B': /* the log: the fast path reads logs only */
+	case 'c': /* read, then clear */
+	case 'P':
+	case 'w':
+	case 'W':
+	case OPT_PARTIAL: /* the open record takes the general path anyway */
+	case OPT_NO_PARTIAL:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* What the command line asked for beyond ctl's fields. */
+struct ud_opts {
+	int colormode;
+	bool syslog_method;  /* -S */
+	bool default_format; /* only options that keep the default text format */
+};
+
+/* One option of the command line into @ctl and @o. */
+static void parse_option(int c, struct ud_ctl *ctl, struct ud_opts *o)
+{
+	switch (c) {
+	case 'B':
+		ctl->log_path = optarg;
+		ctl->source = UD_SRC_LOG;
+		break;
+	case 'C':
+		ctl->action = UD_ACT_CLEAR;
+		break;
+	case 'c':
+		ctl->action = UD_ACT_READ_CLEAR;
+		break;
+	case 'D':
+		ctl->action = UD_ACT_CONSOLE_OFF;
+		break;
+	case 'd':
+		ctl->show_delta = true;
+		break;
+	case 'E':
+		ctl->action = UD_ACT_CONSOLE_ON;
+		break;
+	case 'e':
+		ctl->time_fmt = UD_TF_RELTIME;
+		break;
+	case 'F':
+		ctl->file_path = optarg;
+		ctl->source = UD_SRC_FILE;
+		break;
+	case 'K':
+		ctl->file_path = optarg;
+		ctl->source = UD_SRC_KMSG;
+		break;
+	case 'f':
+		ctl->fltr_fac = true;
+		list_to_bits(optarg, &ctl->facilities, parse_facility, 0, "facility");
+		break;
+	case 'H':
+		ctl->time_fmt = UD_TF_RELTIME;
+		o->colormode = COLOR_AUTO;
+		break;
+	case 'J':
+		ctl->json = true;
+		break;
+	case 'k':
+		ctl->fltr_fac = true;
+		ctl->facilities |= 1u;
+		break;
+	case 'L':
+		o->colormode = optarg ? parse_colormode(optarg) : COLOR_AUTO;
+		break;
+	case 'l': {
+		uint32_t bits = ctl->levels;
+
+		ctl->fltr_lev = true;
+		list_to_bits(optarg, &bits, parse_level, UD_NLEVELS, "level");
+		ctl->levels = (uint8_t)bits;
+		break;
+	}
+	case 'n':
+		ctl->action = UD_ACT_CONSOLE_LEVEL;
+		ctl->console_level = parse_level(optarg, 0);
+		break;
+	case 'P':
+		break; /* udmesg never pages */
+	case 'p':
+		ctl->force_prefix = true;
+		break;
+	case 'r':
+		ctl->raw = true;
+		break;
+	case 'S':
+		o->syslog_method = true;
+		break;
+	case 's':
+		ctl->bufsize = parse_bufsize(optarg);
+		break;
+	case 'T':
+		ctl->time_fmt = UD_TF_CTIME;
+		break;
+	case 't':
+		ctl->time_fmt = UD_TF_NONE;
+		break;
+	case 'u':
+		ctl->fltr_fac = true;
+		for (int i = 1; i < UD_NFACILITIES; i++)
+			ctl->facilities |= UINT32_C(1) << i;
+		break;
+	case 'w':
+		ctl->follow = true;
+		break;
+	case 'W':
+		ctl->follow = true;
+		ctl->follow_new = true;
+		break;
+	case 'x':
+		ctl->decode = true;
+		break;
+	case OPT_TIME_FORMAT:
+		ctl->time_fmt = which_time_format(optarg);
+		break;
+	case OPT_NOESC:
+		ctl->noesc = true;
+		break;
+	case OPT_SINCE:
+		if (ud_parse_timestamp(optarg, &ctl->since) < 0)
+			ud_fatal("invalid time value \"%s\"", optarg);
+		break;
+	case OPT_UNTIL:
+		if (ud_parse_timestamp(optarg, &ctl->until) < 0)
+			ud_fatal("invalid time value \"%s\"", optarg);
+		break;
+	case OPT_KMSG:
+		ctl->kmsg_out = true;
+		break;
+	case OPT_PARTIAL:
+		ctl->partial = 1;
+		break;
+	case OPT_NO_PARTIAL:
+		ctl->partial = 0;
+		break;
+	case OPT_CALLER:
+		ctl->caller = true;
+		break;
+	case 'h':
+		usage();
+	case 'V':
+		printf("%s from libprintk %s\n", progname, UDMESG_VERSION);
+		exit(EXIT_SUCCESS);
+	default:
+		try_help();
+	}
+}
+
+/* The command line as given: options into @ctl and @o, or exit. */
+static void parse_options(int argc, char *argv[], struct ud_ctl *ctl, struct ud_opts *o)
+{
+	int excl_st[NEXCL] = {0};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "B:CcDdEeF:f:HhJK:kL::l:n:PprSs:TtuVWwx", longopts,
+				NULL)) != -1) {
+		check_exclusive(c, excl_st);
+		if (!keeps_default_format(c))
+			o->default_format = false;
+		parse_option(c, ctl, o);
+	}
+	if (argc != optind) {
+		ud_warn("bad usage");
+		try_help();
+	}
+}
+
+/* Where the records come from: the default log, or exit with why not. */
+static void resolve_source(struct ud_ctl *ctl, const struct ud_opts *o)
+{
+	if (o->syslog_method)
+		ctl->source = UD_SRC_SYSLOG;
+	if (ctl->action != UD_ACT_READ_ALL &&
+	    (ctl->source == UD_SRC_FILE || ctl->source == UD_SRC_KMSG))
+		ud_fatal("--%s acts on a libprintk log: give it with -B <file>",
+			 long_name(action_option(ctl->action)));
+	if ((ctl->source == UD_SRC_LOG || ctl->source == UD_SRC_SYSLOG) && !ctl->log_path) {
+		ctl->log_path = default_log_path();
+		if (!ctl->log_path)
+			ud_fatal("no log to read: give -B <file>, -F <file> or -K <file>, "
+				 "or set log_buf_file= in PRINTK_OPTS");
+	}
+	if (ctl->kmsg_out && ctl->source != UD_SRC_LOG)
+		ud_fatal("--kmsg reads a libprintk log (-B), not %s",
+			 ctl->source == UD_SRC_SYSLOG ? "--syslog" : "a text file");
+}
+
+/* The time format and its base, as util-linux 2.38 resolves them. */
+static void resolve_time(struct ud_ctl *ctl)
+{
+	bool need_wall = ctl->time_fmt == UD_TF_RELTIME || ctl->time_fmt == UD_TF_CTIME ||
+			 ctl->time_fmt == UD_TF_ISO || ctl->since || ctl->until;
+
+	if (need_wall && (ctl->source == UD_SRC_FILE || ctl->source == UD_SRC_KMSG)) {
+		int64_t sec, usec;
+
+		if (ud_host_boot_time(&sec, &usec) != 0) {
+			ud_warn("failed to determine boot time, timestamps will be inaccurate");
+			if (ctl->time_fmt != UD_TF_TIME)
+				ctl->time_fmt = UD_TF_NONE;
+		} else {
+			ctl->base_ns = sec * 1000000000 + usec * 1000;
+			ctl->base_whole_sec = true;
+		}
+	}
+	if (ctl->show_delta) {
+		switch (ctl->time_fmt) {
+		case UD_TF_CTIME:
+			ctl->time_fmt = UD_TF_CTIME_DELTA;
+			break;
+		case UD_TF_TIME:
+			ctl->time_fmt = UD_TF_TIME_DELTA;
+			break;
+		case UD_TF_ISO:
+			ud_warn("--show-delta is ignored when used together with iso8601 time "
+				"format");
+			break;
+		default:
+			ctl->time_fmt = UD_TF_DELTA;
+		}
+	}
+}
+
+/* What the options mean together: source, formats, the fast path. */
+static void resolve(struct ud_ctl *ctl, const struct ud_opts *o)
+{
+	resolve_source(ctl, o);
+	if (ctl->json) {
+		ctl->time_fmt = UD_TF_TIME;
+		ctl->show_delta = false;
+		ctl->force_prefix = false;
+		ctl->raw = false;
+		ctl->noesc = true;
+	}
+	resolve_time(ctl);
+	if (!ctl->json && !ctl->kmsg_out)
+		ctl->color = want_colors(o->colormode);
+	if (ctl->kmsg_out)
+		pk_set_printk_caller(ctl->caller); /* kmsg_read's caller field */
+	if (ctl->source == UD_SRC_KMSG)
+		ctl->caller_width = ud_kmsg_caller_width();
+	if (ctl->follow && ctl->source != UD_SRC_LOG)
+		ctl->follow = ctl->follow_new = false; /* files do not grow under us */
+	ctl->fast = o->default_format && !ctl->color && ctl->source == UD_SRC_LOG;
+}
+
+/* Read the records from the source (-B, -F, -K, -S), then -c's clear. */
+static void run_read(struct ud_ctl *ctl)
+{
+	if (ctl->raw && (ctl->source == UD_SRC_FILE || ctl->source == UD_SRC_SYSLOG) &&
+	    (ctl->fltr_lev || ctl->fltr_fac))
+		ud_fatal("--raw can be used together with --level or --facility only when "
+			 "reading messages from a log or kmsg records");
+	if (ctl->force_prefix && (ctl->source == UD_SRC_FILE || ctl->source == UD_SRC_SYSLOG))
+		ctl->force_prefix = false; /* only records know their lines */
+	switch (ctl->source) {
+	case UD_SRC_LOG:
+		ud_read_log(ctl);
+		break;
+	case UD_SRC_FILE:
+		ud_read_syslog_file(ctl);
+		break;
+	case UD_SRC_KMSG:
+		ud_read_kmsg_file(ctl);
+		break;
+	case UD_SRC_SYSLOG:
+		ud_read_syslog_action(ctl);
+		break;
+	}
+	out_flush();
+	if (ctl->action == UD_ACT_READ_CLEAR)
+		ud_log_action(ctl, UD_ACT_CLEAR, 0);
+}
+
+/* The action. */
+static void run(struct ud_ctl *ctl)
+{
+	switch (ctl->action) {
+	case UD_ACT_READ_ALL:
+	case UD_ACT_READ_CLEAR:
+		run_read(ctl);
+		break;
+	case UD_ACT_CLEAR:
+	case UD_ACT_CONSOLE_OFF:
+	case UD_ACT_CONSOLE_ON:
+		ud_log_action(ctl, (int)ctl->action, 0);
+		break;
+	case UD_ACT_CONSOLE_LEVEL:
+		ud_log_action(ctl, (int)ctl->action, ctl->console_level);
+		break;
+	}
+	out_flush();
 }
 
 int main(int argc, char *argv[])
@@ -477,10 +774,7 @@ int main(int argc, char *argv[])
 		.time_fmt = UD_TF_TIME,
 		.partial = -1,
 	};
-	int excl_st[NEXCL] = {0};
-	int colormode = COLOR_UNDEF;
-	bool syslog_method = false;
-	int c;
+	struct ud_opts o = {.colormode = COLOR_UNDEF, .default_format = true};
 
 	if (argv[0]) {
 		const char *slash = strrchr(argv[0], '/');
@@ -493,245 +787,8 @@ int main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN); /* a closed pipe ends us quietly (out_write) */
 	out_init();
 
-	while ((c = getopt_long(argc, argv, "B:CcDdEeF:f:HhJK:kL::l:n:PprSs:TtuVWwx", longopts,
-				NULL)) != -1) {
-		check_exclusive(c, excl_st);
-		switch (c) {
-		case 'B':
-			ctl.log_path = optarg;
-			ctl.source = UD_SRC_LOG;
-			break;
-		case 'C':
-			ctl.action = UD_ACT_CLEAR;
-			break;
-		case 'c':
-			ctl.action = UD_ACT_READ_CLEAR;
-			break;
-		case 'D':
-			ctl.action = UD_ACT_CONSOLE_OFF;
-			break;
-		case 'd':
-			ctl.show_delta = true;
-			break;
-		case 'E':
-			ctl.action = UD_ACT_CONSOLE_ON;
-			break;
-		case 'e':
-			ctl.time_fmt = UD_TF_RELTIME;
-			break;
-		case 'F':
-			ctl.file_path = optarg;
-			ctl.source = UD_SRC_FILE;
-			break;
-		case 'K':
-			ctl.file_path = optarg;
-			ctl.source = UD_SRC_KMSG;
-			break;
-		case 'f':
-			ctl.fltr_fac = true;
-			list_to_bits(optarg, &ctl.facilities, parse_facility, 0, "facility");
-			break;
-		case 'H':
-			ctl.time_fmt = UD_TF_RELTIME;
-			colormode = COLOR_AUTO;
-			break;
-		case 'J':
-			ctl.json = true;
-			break;
-		case 'k':
-			ctl.fltr_fac = true;
-			ctl.facilities |= 1u;
-			break;
-		case 'L':
-			colormode = optarg ? parse_colormode(optarg) : COLOR_AUTO;
-			break;
-		case 'l': {
-			uint32_t bits = ctl.levels;
-
-			ctl.fltr_lev = true;
-			list_to_bits(optarg, &bits, parse_level, UD_NLEVELS, "level");
-			ctl.levels = (uint8_t)bits;
-			break;
-		}
-		case 'n':
-			ctl.action = UD_ACT_CONSOLE_LEVEL;
-			ctl.console_level = parse_level(optarg, 0);
-			break;
-		case 'P':
-			break; /* udmesg never pages */
-		case 'p':
-			ctl.force_prefix = true;
-			break;
-		case 'r':
-			ctl.raw = true;
-			break;
-		case 'S':
-			syslog_method = true;
-			break;
-		case 's':
-			ctl.bufsize = parse_bufsize(optarg);
-			break;
-		case 'T':
-			ctl.time_fmt = UD_TF_CTIME;
-			break;
-		case 't':
-			ctl.time_fmt = UD_TF_NONE;
-			break;
-		case 'u':
-			ctl.fltr_fac = true;
-			for (int i = 1; i < UD_NFACILITIES; i++)
-				ctl.facilities |= UINT32_C(1) << i;
-			break;
-		case 'w':
-			ctl.follow = true;
-			break;
-		case 'W':
-			ctl.follow = true;
-			ctl.follow_new = true;
-			break;
-		case 'x':
-			ctl.decode = true;
-			break;
-		case OPT_TIME_FORMAT:
-			ctl.time_fmt = which_time_format(optarg);
-			break;
-		case OPT_NOESC:
-			ctl.noesc = true;
-			break;
-		case OPT_SINCE:
-			if (ud_parse_timestamp(optarg, &ctl.since) < 0)
-				ud_fatal("invalid time value \"%s\"", optarg);
-			break;
-		case OPT_UNTIL:
-			if (ud_parse_timestamp(optarg, &ctl.until) < 0)
-				ud_fatal("invalid time value \"%s\"", optarg);
-			break;
-		case OPT_KMSG:
-			ctl.kmsg_out = true;
-			break;
-		case OPT_PARTIAL:
-			ctl.partial = 1;
-			break;
-		case OPT_NO_PARTIAL:
-			ctl.partial = 0;
-			break;
-		case OPT_CALLER:
-			ctl.caller = true;
-			break;
-		case 'h':
-			usage();
-		case 'V':
-			printf("%s from libprintk %s\n", progname, UDMESG_VERSION);
-			return EXIT_SUCCESS;
-		default:
-			try_help();
-		}
-	}
-	if (argc != optind) {
-		ud_warn("bad usage");
-		try_help();
-	}
-
-	/* --- the source --- */
-	if (syslog_method)
-		ctl.source = UD_SRC_SYSLOG;
-	if (ctl.action != UD_ACT_READ_ALL &&
-	    (ctl.source == UD_SRC_FILE || ctl.source == UD_SRC_KMSG))
-		ud_fatal("--%s acts on a libprintk log: give it with -B <file>",
-			 long_name(action_option(ctl.action)));
-	if ((ctl.source == UD_SRC_LOG || ctl.source == UD_SRC_SYSLOG) && !ctl.log_path) {
-		ctl.log_path = default_log_path();
-		if (!ctl.log_path)
-			ud_fatal("no log to read: give -B <file>, -F <file> or -K <file>, "
-				 "or set log_buf_file= in PRINTK_OPTS");
-	}
-	if (ctl.kmsg_out && ctl.source != UD_SRC_LOG)
-		ud_fatal("--kmsg reads a libprintk log (-B), not %s",
-			 ctl.source == UD_SRC_SYSLOG ? "--syslog" : "a text file");
-
-	/* --- formats, as util-linux 2.38 resolves them --- */
-	if (ctl.json) {
-		ctl.time_fmt = UD_TF_TIME;
-		ctl.show_delta = false;
-		ctl.force_prefix = false;
-		ctl.raw = false;
-		ctl.noesc = true;
-	}
-	bool need_wall = ctl.time_fmt == UD_TF_RELTIME || ctl.time_fmt == UD_TF_CTIME ||
-			 ctl.time_fmt == UD_TF_ISO || ctl.since || ctl.until;
-
-	if (need_wall && (ctl.source == UD_SRC_FILE || ctl.source == UD_SRC_KMSG)) {
-		int64_t sec, usec;
-
-		if (ud_host_boot_time(&sec, &usec) != 0) {
-			ud_warn("failed to determine boot time, timestamps will be inaccurate");
-			if (ctl.time_fmt != UD_TF_TIME)
-				ctl.time_fmt = UD_TF_NONE;
-		} else {
-			ctl.base_ns = sec * 1000000000 + usec * 1000;
-			ctl.base_whole_sec = true;
-		}
-	}
-	if (ctl.show_delta) {
-		switch (ctl.time_fmt) {
-		case UD_TF_CTIME:
-			ctl.time_fmt = UD_TF_CTIME_DELTA;
-			break;
-		case UD_TF_TIME:
-			ctl.time_fmt = UD_TF_TIME_DELTA;
-			break;
-		case UD_TF_ISO:
-			ud_warn("--show-delta is ignored when used together with iso8601 time "
-				"format");
-			break;
-		default:
-			ctl.time_fmt = UD_TF_DELTA;
-		}
-	}
-	if (!ctl.json && !ctl.kmsg_out)
-		ctl.color = want_colors(colormode);
-	if (ctl.source == UD_SRC_KMSG)
-		ctl.caller_width = ud_kmsg_caller_width();
-	if (ctl.follow && ctl.source != UD_SRC_LOG)
-		ctl.follow = ctl.follow_new = false; /* files do not grow under us */
-
-	/* --- the action --- */
-	switch (ctl.action) {
-	case UD_ACT_READ_ALL:
-	case UD_ACT_READ_CLEAR:
-		if (ctl.raw && (ctl.source == UD_SRC_FILE || ctl.source == UD_SRC_SYSLOG) &&
-		    (ctl.fltr_lev || ctl.fltr_fac))
-			ud_fatal("--raw can be used together with --level or --facility only when "
-				 "reading messages from a log or kmsg records");
-		if (ctl.force_prefix && (ctl.source == UD_SRC_FILE || ctl.source == UD_SRC_SYSLOG))
-			ctl.force_prefix = false; /* only records know their lines */
-		switch (ctl.source) {
-		case UD_SRC_LOG:
-			ud_read_log(&ctl);
-			break;
-		case UD_SRC_FILE:
-			ud_read_syslog_file(&ctl);
-			break;
-		case UD_SRC_KMSG:
-			ud_read_kmsg_file(&ctl);
-			break;
-		case UD_SRC_SYSLOG:
-			ud_read_syslog_action(&ctl);
-			break;
-		}
-		out_flush();
-		if (ctl.action == UD_ACT_READ_CLEAR)
-			ud_log_action(&ctl, UD_ACT_CLEAR, 0);
-		break;
-	case UD_ACT_CLEAR:
-	case UD_ACT_CONSOLE_OFF:
-	case UD_ACT_CONSOLE_ON:
-		ud_log_action(&ctl, (int)ctl.action, 0);
-		break;
-	case UD_ACT_CONSOLE_LEVEL:
-		ud_log_action(&ctl, (int)ctl.action, ctl.console_level);
-		break;
-	}
-	out_flush();
+	parse_options(argc, argv, &ctl, &o);
+	resolve(&ctl, &o);
+	run(&ctl);
 	return EXIT_SUCCESS;
 }

@@ -12,8 +12,9 @@
  *  - JSON, util-linux's shape: {"dmesg": [{"pri": N, "time": S.U, "msg":
  *    "..."}, ...]}, 3-space indentation, objects joined by "},{".
  *  - /dev/kmsg records (--kmsg), byte for byte as libprintk's kmsg_read
- *    returns them (the kernel's format, cut at 2048 bytes), each followed by
- *    a NUL byte: the format `dmesg -K` reads.
+ *    returns them (its own formatter, through reader.h: the kernel's format
+ *    cut at PK_MESSAGE_MAX bytes, ",partial" on a line never finished),
+ *    each followed by a NUL byte: the format `dmesg -K` reads.
  *
  * The writer is a large buffer flushed with write(2). The default text path
  * (time prefix, escaped message) avoids stdio and scans messages eight bytes
@@ -31,9 +32,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "hints.h"
-#include "ringbuffer.h"
-#include "textfmt.h"
+#include "reader.h"
 #include "udmesg.h"
 
 const char *const ud_level_names[UD_NLEVELS] = {
@@ -193,11 +192,6 @@ static char *out_reserve(size_t n)
 {
 	out_room(n);
 	return ob->buf + ob->len;
-}
-
-static void out_flush_if(size_t n)
-{
-	out_room(n);
 }
 
 static void out_commit(size_t n)
@@ -592,65 +586,16 @@ void ud_output_finish(struct ud_ctl *ctl)
 
 /* ----------------------------------------------------------- /dev/kmsg -- */
 
-#define KMSG_OUT_MAX 2048 /* the kernel's PRINTK_MESSAGE_MAX */
-
-/* msg_add_ext_text: escape into [*pp, e), as the kernel cuts it. */
-static void kmsg_text(char **pp, char *e, const char *text, size_t len, char endc)
-{
-	static const char hex[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)text[i];
-
-		if (c < ' ' || c >= 127 || c == '\\') {
-			/* scnprintf("\\x%02x"): with fewer than 5 bytes left, what fits
-			 * before its terminating NUL. */
-			const char esc[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
-			size_t room = (size_t)(e - *pp);
-
-			if (room) {
-				size_t n = room - 1 < 4 ? room - 1 : 4;
-
-				memcpy(*pp, esc, n);
-				*pp += n;
-			}
-		} else if (*pp < e) {
-			*(*pp)++ = (char)c;
-		}
-	}
-	if (*pp < e)
-		*(*pp)++ = endc;
-}
-
 void ud_print_kmsg(struct ud_ctl *ctl, const struct urec *rec)
 {
-	char out[KMSG_OUT_MAX + 64];
-	char *p = out, *e = out + KMSG_OUT_MAX;
-	char caller[40] = "";
-	int n;
+	char out[PK_MESSAGE_MAX + 1];
+	size_t n;
 
-	if (!accept_record(ctl, rec))
+	if (!accept_record(ctl, rec) || !rec->log_rec)
 		return;
-	if (ctl->caller && rec->caller[0])
-		snprintf(caller, sizeof(caller), ",caller=%s", rec->caller);
-	n = snprintf(out, KMSG_OUT_MAX, "%ld,%llu,%llu,%c%s%s;", rec->pri,
-		     (unsigned long long)rec->seq, (unsigned long long)(rec->ts_nsec / 1000),
-		     rec->flag ? rec->flag : '-', rec->partial ? "p" : "", caller);
-	p += n < KMSG_OUT_MAX ? n : KMSG_OUT_MAX - 1;
-	kmsg_text(&p, e, rec->mesg, rec->mesg_size, '\n');
-	for (size_t i = 0; i < rec->dict_len;) {
-		const char *entry = rec->dict + i;
-		size_t len = strnlen(entry, rec->dict_len - i);
-
-		if (len) {
-			if (p < e)
-				*p++ = ' ';
-			kmsg_text(&p, e, entry, len, '\n');
-		}
-		i += len + 1;
-	}
-	*p++ = '\0';
-	out_write(out, (size_t)(p - out));
+	n = pk_log_kmsg_format(rec->log_rec, out);
+	out[n++] = '\0';
+	out_write(out, n);
 	if (ctl->follow)
 		out_flush();
 }
@@ -674,6 +619,50 @@ static void print_dict(const struct ud_ctl *ctl, const struct urec *rec)
 
 /* ---------------------------------------------------------- fast path -- */
 
+/* "00" "01" ... "99": the time prefix takes its digits two at a time. */
+static const char digit_pairs[201] = "0001020304050607080910111213141516171819"
+				     "2021222324252627282930313233343536373839"
+				     "4041424344454647484950515253545556575859"
+				     "6061626364656667686970717273747576777879"
+				     "8081828384858687888990919293949596979899";
+
+/* "[%5lu." of @sec into @out (at least 24 bytes), not terminated; returns
+ * its length (7 to 22). */
+static size_t seconds_field(char *out, uint64_t sec)
+{
+	char tmp[24];
+	char *e = tmp + sizeof(tmp), *b = e;
+
+	*--b = '.';
+	while (sec >= 100) {
+		b -= 2;
+		memcpy(b, digit_pairs + 2 * (sec % 100), 2);
+		sec /= 100;
+	}
+	if (sec >= 10) {
+		b -= 2;
+		memcpy(b, digit_pairs + 2 * sec, 2);
+	} else {
+		*--b = (char)('0' + sec);
+	}
+	while (e - b < 6) /* five digits and the dot */
+		*--b = ' ';
+	*--b = '[';
+	memcpy(out, b, (size_t)(e - b));
+	return (size_t)(e - b);
+}
+
+/* The six digits of @usec (< 1000000) at @p. */
+static inline void put_6digits(char *p, uint32_t usec)
+{
+	/* Both quotients straight from @usec: two short dependency chains. */
+	uint32_t hi = usec / 10000, q = usec / 100;
+
+	memcpy(p, digit_pairs + 2 * hi, 2);
+	memcpy(p + 2, digit_pairs + 2 * (q - hi * 100), 2);
+	memcpy(p + 4, digit_pairs + 2 * (usec - q * 100), 2);
+}
+
 /* "[%5lu." of the seconds, kept per thread: consecutive records rarely
  * differ in them. */
 static _Thread_local uint64_t cached_sec = UINT64_MAX;
@@ -684,11 +673,14 @@ static _Thread_local size_t sec_len;
 static size_t sec_part(uint64_t sec)
 {
 	if (sec != cached_sec) {
-		sec_len = pk_seconds_field(sec_str, sec);
+		sec_len = seconds_field(sec_str, sec);
 		cached_sec = sec;
 	}
 	return sec_len;
 }
+
+/* The longest "[%5lu.%06lu] ": 22 bytes of seconds, 6 digits, "] ". */
+#define UD_PREFIX_MAX 30
 
 /*
  * "[%5lu.%06lu] " at @p, exactly its 15 to 30 bytes and nothing past them,
@@ -709,7 +701,7 @@ static inline char *fmt_prefix_n(char *p, size_t n, uint32_t usec)
 		memcpy(p + n - 16, sec_str + n - 16, 16);
 	}
 	p += n;
-	pk_put_6digits(p + 6, usec);
+	put_6digits(p, usec);
 	p[6] = ']';
 	p[7] = ' ';
 	return p + 8;
@@ -720,18 +712,15 @@ static char *fmt_prefix(char *p, uint64_t sec, uint32_t usec)
 	return fmt_prefix_n(p, sec_part(sec), usec);
 }
 
-bool ud_fast_path(const struct ud_ctl *ctl)
-{
-	return !ctl->raw && !ctl->decode && !ctl->color && !ctl->force_prefix && !ctl->json &&
-	       !ctl->kmsg_out && !ctl->caller && !ctl->fltr_lev && !ctl->fltr_fac && !ctl->since &&
-	       !ctl->until && !ctl->noesc && ctl->time_fmt == UD_TF_TIME;
-}
+/* plain_prefix_len() reads whole 32-byte blocks: up to this many bytes past
+ * the text. */
+#define UD_SCAN_SLACK 32
 
 /*
  * Offset of the first byte of @text[0, @len) dmesg would escape (a control
  * character or DEL; bytes >= 0x80 take the careful path too), or @len.
- * With SSE2 it reads whole 32-byte blocks: @text must have 32 readable
- * bytes after @len.
+ * With SSE2 it reads whole 32-byte blocks: @text must have UD_SCAN_SLACK
+ * readable bytes after @len.
  */
 static size_t plain_prefix_len(const char *text, size_t len)
 {
@@ -765,13 +754,17 @@ static size_t plain_prefix_len(const char *text, size_t len)
 static _Thread_local size_t fast_prefix_len = 15; /* "[%5lu.%06lu] " */
 
 /*
- * Room for one line of the fast path: the prefix, a whole record's text
- * copied in 16-byte units (at most 1024 bytes) and the 32 bytes
- * plain_prefix_len() may read past it. The text goes fast_prefix_len bytes
- * into it, where the line's prefix most likely ends; fast_finish() moves
- * it when the prefix turns out longer or shorter.
+ * Room for one line of the fast path: the prefix, then the text, which
+ * goes fast_prefix_len bytes in (where the line's prefix most likely ends;
+ * fast_finish() moves it when the prefix turns out longer or shorter) and
+ * needs room for what pk_text_read() may write, its newline and what
+ * plain_prefix_len() may read past it.
  */
-#define UD_FAST_ROOM 1152
+#define UD_FAST_ROOM (UD_PREFIX_MAX + PK_TEXT_MAX + UD_SCAN_SLACK)
+_Static_assert(UD_SCAN_SLACK >= PK_TEXT_READ_ROOM - PK_TEXT_MAX,
+	       "the scan's slack covers the text reader's");
+_Static_assert(UD_SCAN_SLACK >= 1, "the newline after the text fits");
+_Static_assert(UD_FAST_ROOM <= OUT_BUF_SIZE / 2, "a line fits stdout's buffer");
 
 static char *fast_text_slot(void)
 {
@@ -780,11 +773,11 @@ static char *fast_text_slot(void)
 }
 
 /* The escaping tail of fast_finish(): the text from byte @i on. */
-static PK_NOINLINE void fast_finish_escaped(const struct ud_ctl *ctl, const char *text, size_t i, size_t len,
-					    size_t plen)
+static __attribute__((noinline)) void
+fast_finish_escaped(const struct ud_ctl *ctl, const char *text, size_t i, size_t len, size_t plen)
 {
 	/* It moves, so it must leave the buffer first. */
-	char rest[UD_FAST_ROOM];
+	char rest[PK_TEXT_MAX + 1];
 
 	memcpy(rest, text + i, len - i);
 	rest[len - i] = '\0'; /* safe_write looks one byte past the end */
@@ -793,7 +786,8 @@ static PK_NOINLINE void fast_finish_escaped(const struct ud_ctl *ctl, const char
 	out_putc('\n');
 }
 
-static PK_ALWAYS_INLINE void fast_finish(const struct ud_ctl *ctl, uint64_t ts_nsec, char *text, size_t len)
+static inline __attribute__((always_inline)) void
+fast_finish(const struct ud_ctl *ctl, uint64_t ts_nsec, char *text, size_t len)
 {
 	char *start = ob->buf + ob->len;
 	size_t plen, i;
@@ -808,7 +802,7 @@ static PK_ALWAYS_INLINE void fast_finish(const struct ud_ctl *ctl, uint64_t ts_n
 	size_t n = sec_part(sec);
 
 	plen = n + 8;
-	if (PK_UNLIKELY(plen != fast_prefix_len)) {
+	if (__builtin_expect(plen != fast_prefix_len, 0)) {
 		/* The seconds grew a digit (or the first guess was wrong). */
 		memmove(start + plen, text, len);
 		text = start + plen;
@@ -816,7 +810,7 @@ static PK_ALWAYS_INLINE void fast_finish(const struct ud_ctl *ctl, uint64_t ts_n
 	}
 	fmt_prefix_n(start, n, usec);
 	i = plain_prefix_len(text, len);
-	if (PK_LIKELY(i == len)) {
+	if (__builtin_expect(i == len, 1)) {
 		text[len] = '\n';
 		ob->len += plen + len + 1;
 		return;
@@ -824,13 +818,14 @@ static PK_ALWAYS_INLINE void fast_finish(const struct ud_ctl *ctl, uint64_t ts_n
 	fast_finish_escaped(ctl, text, i, len, plen);
 }
 
-uint64_t ud_fast_run(const struct ud_ctl *ctl, struct prb *rb, uint64_t seq, uint64_t end)
+uint64_t ud_fast_run(const struct ud_ctl *ctl, struct pk_text_reader *tr, uint64_t seq,
+		     uint64_t end)
 {
 	for (; seq < end; seq++) {
 		uint64_t ts;
 
 		char *text = fast_text_slot();
-		int len = prb_read_text(rb, seq, &ts, text);
+		int len = pk_text_read(tr, seq, &ts, text);
 
 		if (len < 0)
 			break;
@@ -843,20 +838,186 @@ void ud_print_fast(const struct ud_ctl *ctl, uint64_t ts_nsec, const char *text,
 {
 	char *dst = fast_text_slot();
 
+	if (len > PK_TEXT_MAX)
+		len = PK_TEXT_MAX;
 	memcpy(dst, text, len);
 	fast_finish(ctl, ts_nsec, dst, len);
 }
 
-void ud_print_record(struct ud_ctl *ctl, const struct urec *rec)
+/* ------------------------------------------------------- text records -- */
+
+/*
+ * The time column of util-linux's print_record into @tsbuf (at least 160
+ * bytes); returns its width. *@timebreak: reltime starts a new minute.
+ */
+static int format_time(struct ud_ctl *ctl, const struct urec *rec, char *tsbuf, size_t size,
+		       int *timebreak)
 {
 	char buf[128];
-	char fpbuf[32] = "";
-	char tsbuf[160] = "";
-	char *mesg_copy = NULL;
-	const char *line = NULL;
-	size_t mesg_size = rec->mesg_size;
-	int timebreak = 0;
 
+	switch (ctl->time_fmt) {
+	case UD_TF_NONE:
+		return 0;
+	case UD_TF_CTIME:
+		return snprintf(tsbuf, size, "[%s] ", record_ctime(ctl, rec, buf, sizeof(buf)));
+	case UD_TF_CTIME_DELTA: {
+		double delta = record_count_delta(ctl, rec);
+
+		return snprintf(tsbuf, size, "[%s <%12.06f>] ",
+				record_ctime(ctl, rec, buf, sizeof(buf)), delta);
+	}
+	case UD_TF_DELTA:
+		return snprintf(tsbuf, size, "[<%12.06f>] ", record_count_delta(ctl, rec));
+	case UD_TF_RELTIME: {
+		struct tm cur;
+		double delta;
+		int n;
+
+		record_localtime(ctl, rec, &cur);
+		delta = record_count_delta(ctl, rec);
+		if (cur.tm_min != ctl->lasttm.tm_min || cur.tm_hour != ctl->lasttm.tm_hour ||
+		    cur.tm_yday != ctl->lasttm.tm_yday) {
+			*timebreak = 1;
+			if (strftime(buf, sizeof(buf), "%b%e %H:%M", &cur) == 0)
+				*buf = '\0';
+			n = snprintf(tsbuf, size, "[%s] ", buf);
+		} else if (delta < 10) {
+			n = snprintf(tsbuf, size, "[  %+8.06f] ", delta);
+		} else {
+			n = snprintf(tsbuf, size, "[ %+9.06f] ", delta);
+		}
+		ctl->lasttm = cur;
+		return n;
+	}
+	case UD_TF_TIME: {
+		if (rec->sec >= 0 && rec->usec >= 0 && rec->usec < 1000000) {
+			char *e = fmt_prefix(tsbuf, (uint64_t)rec->sec, (uint32_t)rec->usec);
+
+			*e = '\0';
+			return (int)(e - tsbuf);
+		}
+		fmt_sec_usec(buf, sizeof(buf), rec->sec, rec->usec);
+		return snprintf(tsbuf, size, "[%s] ", buf);
+	}
+	case UD_TF_TIME_DELTA: {
+		double delta;
+
+		fmt_sec_usec(buf, sizeof(buf), rec->sec, rec->usec);
+		delta = record_count_delta(ctl, rec);
+		return snprintf(tsbuf, size, "[%s <%12.06f>] ", buf, delta);
+	}
+	case UD_TF_ISO: {
+		time_t t;
+		long usec;
+
+		ud_record_wall(ctl, rec, &t, &usec);
+		ud_format_iso(t, usec, buf, sizeof(buf));
+		return snprintf(tsbuf, size, "%s ", buf);
+	}
+	}
+	return 0;
+}
+
+/* What goes in front of each printed line of a record. */
+struct line_prefix {
+	char fp[32];  /* decode: "%-6s:%-6s: " */
+	char ts[160]; /* the time column, or raw's "<pri>[time] " */
+	int timebreak;
+};
+
+/* The prefix of the first line (@first) or of a --force-prefix line after
+ * it; the caller column widens the indent each time, as in util-linux. */
+static void print_prefix(struct ud_ctl *ctl, const struct urec *rec, const struct line_prefix *pf,
+			 bool first)
+{
+	if (*pf->fp)
+		out_puts(pf->fp);
+	if (*pf->ts) {
+		if (ctl->color)
+			out_puts(pf->timebreak ? COLOR_TIMEBREAK : COLOR_TIME);
+		if (ctl->time_fmt != UD_TF_RELTIME || ctl->raw || first)
+			out_puts(pf->ts);
+		else
+			out_puts("[  +0.000000] "); /* reltime: later lines are 0 after the first */
+		if (ctl->color)
+			out_puts(COLOR_RESET);
+	}
+	if (rec->caller[0]) {
+		char cid[64];
+		int n = snprintf(cid, sizeof(cid), "[%*s] ", ctl->caller_width, rec->caller);
+
+		ctl->indent += n;
+		out_puts(cid);
+	}
+}
+
+/* One line (or the whole message) of a record, colored as dmesg colors it. */
+static void print_line(struct ud_ctl *ctl, const struct urec *rec, const char *line,
+		       size_t size)
+{
+	const char *subsys, *color;
+
+	if (!ctl->color) {
+		safe_write(ctl, line, size, ctl->indent);
+		return;
+	}
+	subsys = subsys_delimiter(line, size);
+	if (subsys) {
+		out_puts(COLOR_SUBSYS);
+		safe_write(ctl, line, (size_t)(subsys - line), ctl->indent);
+		out_puts(COLOR_RESET);
+		size -= (size_t)(subsys - line);
+		line = subsys;
+	}
+	color = level_color(rec->level, line, size);
+	if (color)
+		out_puts(color);
+	safe_write(ctl, line, size, ctl->indent);
+	if (color)
+		out_puts(COLOR_RESET);
+}
+
+/* The prefix and the message; with --force-prefix, every non-empty line of
+ * it on its own prefixed line (util-linux's strtok loop). */
+static void print_text(struct ud_ctl *ctl, const struct urec *rec)
+{
+	struct line_prefix pf = {.fp = "", .ts = "", .timebreak = 0};
+	char *copy;
+	const char *line;
+
+	if (ctl->raw) {
+		char ts[48];
+
+		fmt_sec_usec(ts, sizeof(ts), rec->sec, rec->usec);
+		ctl->indent = snprintf(pf.ts, sizeof(pf.ts), "<%ld>[%s] ", raw_fac_pri(rec), ts);
+	} else {
+		if (ctl->decode && facpri_valid(rec))
+			snprintf(pf.fp, sizeof(pf.fp), "%-6s:%-6s: ",
+				 ud_facility_names[rec->facility], ud_level_names[rec->level]);
+		ctl->indent = format_time(ctl, rec, pf.ts, sizeof(pf.ts), &pf.timebreak);
+		ctl->indent += (int)strlen(pf.fp);
+	}
+	print_prefix(ctl, rec, &pf, true);
+	if (!ctl->force_prefix) {
+		print_line(ctl, rec, rec->mesg, rec->mesg_size);
+		return;
+	}
+	copy = strndup(rec->mesg, rec->mesg_size);
+	if (!copy)
+		ud_fatal("out of memory");
+	for (line = strtok(copy, "\n"); line;) {
+		print_line(ctl, rec, line, strlen(line));
+		line = strtok(NULL, "\n");
+		if (!line || !*line)
+			break;
+		out_putc('\n');
+		print_prefix(ctl, rec, &pf, false);
+	}
+	free(copy);
+}
+
+void ud_print_record(struct ud_ctl *ctl, const struct urec *rec)
+{
 	if (ctl->kmsg_out) {
 		ud_print_kmsg(ctl, rec);
 		return;
@@ -873,166 +1034,7 @@ void ud_print_record(struct ud_ctl *ctl, const struct urec *rec)
 		print_json(ctl, rec);
 		return;
 	}
-
-	if (!ctl->raw && !ctl->decode && !ctl->color && !ctl->force_prefix && !rec->caller[0] &&
-	    ctl->time_fmt == UD_TF_TIME && rec->sec >= 0 && rec->usec >= 0 && rec->usec < 1000000) {
-		char *start;
-
-		out_flush_if(64);
-		start = ob->buf + ob->len;
-		ctl->indent =
-			(int)(fmt_prefix(start, (uint64_t)rec->sec, (uint32_t)rec->usec) - start);
-		ob->len += (size_t)ctl->indent;
-		safe_write(ctl, rec->mesg, rec->mesg_size, ctl->indent);
-		goto done;
-	}
-
-	if (ctl->raw) {
-		char ts[48];
-
-		fmt_sec_usec(ts, sizeof(ts), rec->sec, rec->usec);
-		ctl->indent = snprintf(tsbuf, sizeof(tsbuf), "<%ld>[%s] ", raw_fac_pri(rec), ts);
-		goto full_output;
-	}
-
-	if (ctl->decode && facpri_valid(rec))
-		snprintf(fpbuf, sizeof(fpbuf), "%-6s:%-6s: ", ud_facility_names[rec->facility],
-			 ud_level_names[rec->level]);
-
-	switch (ctl->time_fmt) {
-	case UD_TF_NONE:
-		ctl->indent = 0;
-		break;
-	case UD_TF_CTIME:
-		ctl->indent = snprintf(tsbuf, sizeof(tsbuf), "[%s] ",
-				       record_ctime(ctl, rec, buf, sizeof(buf)));
-		break;
-	case UD_TF_CTIME_DELTA: {
-		double delta = record_count_delta(ctl, rec);
-
-		ctl->indent = snprintf(tsbuf, sizeof(tsbuf), "[%s <%12.06f>] ",
-				       record_ctime(ctl, rec, buf, sizeof(buf)), delta);
-		break;
-	}
-	case UD_TF_DELTA:
-		ctl->indent = snprintf(tsbuf, sizeof(tsbuf), "[<%12.06f>] ",
-				       record_count_delta(ctl, rec));
-		break;
-	case UD_TF_RELTIME: {
-		struct tm cur;
-		double delta;
-
-		record_localtime(ctl, rec, &cur);
-		delta = record_count_delta(ctl, rec);
-		if (cur.tm_min != ctl->lasttm.tm_min || cur.tm_hour != ctl->lasttm.tm_hour ||
-		    cur.tm_yday != ctl->lasttm.tm_yday) {
-			timebreak = 1;
-			if (strftime(buf, sizeof(buf), "%b%e %H:%M", &cur) == 0)
-				*buf = '\0';
-			ctl->indent = snprintf(tsbuf, sizeof(tsbuf), "[%s] ", buf);
-		} else if (delta < 10) {
-			ctl->indent = snprintf(tsbuf, sizeof(tsbuf), "[  %+8.06f] ", delta);
-		} else {
-			ctl->indent = snprintf(tsbuf, sizeof(tsbuf), "[ %+9.06f] ", delta);
-		}
-		ctl->lasttm = cur;
-		break;
-	}
-	case UD_TF_TIME: {
-		char ts[48];
-
-		fmt_sec_usec(ts, sizeof(ts), rec->sec, rec->usec);
-		ctl->indent = snprintf(tsbuf, sizeof(tsbuf), "[%s] ", ts);
-		break;
-	}
-	case UD_TF_TIME_DELTA: {
-		char ts[48];
-		double delta;
-
-		fmt_sec_usec(ts, sizeof(ts), rec->sec, rec->usec);
-		delta = record_count_delta(ctl, rec);
-		ctl->indent = snprintf(tsbuf, sizeof(tsbuf), "[%s <%12.06f>] ", ts, delta);
-		break;
-	}
-	case UD_TF_ISO: {
-		time_t t;
-		long usec;
-
-		ud_record_wall(ctl, rec, &t, &usec);
-		ud_format_iso(t, usec, buf, sizeof(buf));
-		ctl->indent = snprintf(tsbuf, sizeof(tsbuf), "%s ", buf);
-		break;
-	}
-	}
-	ctl->indent += (int)strlen(fpbuf);
-
-full_output:
-	if (*fpbuf)
-		out_puts(fpbuf);
-	if (*tsbuf) {
-		if (ctl->color)
-			out_puts(timebreak ? COLOR_TIMEBREAK : COLOR_TIME);
-		if (ctl->time_fmt != UD_TF_RELTIME || ctl->raw)
-			out_puts(tsbuf);
-		else
-			out_puts(!line ? tsbuf : "[  +0.000000] ");
-		if (ctl->color)
-			out_puts(COLOR_RESET);
-	}
-	if (rec->caller[0]) {
-		char cid[64];
-		int n = snprintf(cid, sizeof(cid), "[%*s] ", ctl->caller_width, rec->caller);
-
-		ctl->indent += n;
-		out_puts(cid);
-	}
-
-	if (ctl->force_prefix) {
-		if (!line) {
-			mesg_copy = strndup(rec->mesg, rec->mesg_size);
-			if (!mesg_copy)
-				ud_fatal("out of memory");
-			line = strtok(mesg_copy, "\n");
-			if (!line)
-				goto done;
-			mesg_size = strlen(line);
-		}
-	} else {
-		line = rec->mesg;
-		mesg_size = rec->mesg_size;
-	}
-
-	if (ctl->color) {
-		const char *subsys = subsys_delimiter(line, mesg_size);
-		const char *color;
-
-		if (subsys) {
-			out_puts(COLOR_SUBSYS);
-			safe_write(ctl, line, (size_t)(subsys - line), ctl->indent);
-			out_puts(COLOR_RESET);
-			mesg_size -= (size_t)(subsys - line);
-			line = subsys;
-		}
-		color = level_color(rec->level, line, mesg_size);
-		if (color)
-			out_puts(color);
-		safe_write(ctl, line, mesg_size, ctl->indent);
-		if (color)
-			out_puts(COLOR_RESET);
-	} else {
-		safe_write(ctl, line, mesg_size, ctl->indent);
-	}
-
-	if (ctl->force_prefix) {
-		line = strtok(NULL, "\n");
-		if (line && *line) {
-			out_putc('\n');
-			mesg_size = strlen(line);
-			goto full_output;
-		}
-	}
-done:
-	free(mesg_copy);
+	print_text(ctl, rec);
 	if (rec->partial)
 		out_puts(" [partial]");
 	if (ctl->decode && rec->dict_len)

@@ -2,18 +2,19 @@
 /*
  * source.c - where udmesg's records come from.
  *
- *  -B  a libprintk log file, mapped read-only: records from the last clear
+ *  -B  a libprintk log file, opened read-only and read through the
+ *      library's reader interface (reader.h): records from the last clear
  *      (like dmesg's SEEK_DATA on /dev/kmsg) or, with -W, from the end; -w
- *      then waits for more (prb_wait, no busy loop) until SIGINT/SIGTERM.
+ *      then waits for more (pk_log_wait, no busy loop) until SIGINT/SIGTERM.
  *      The unfinalized newest record is shown with --partial, by default
- *      when no writer of the log is alive (no writer holds its registry lock
- *      byte, tested with one F_OFD_GETLK over all of them).
+ *      when no writer of the log is alive (pk_log_writers_alive).
  *  -F  syslog-format text, parsed as util-linux 2.38 parses it
  *      (get_next_syslog_record: a record starts at "\n<"; "<N>" and "[s.us]"
  *      are optional, with util-linux's laxness kept byte for byte).
  *  -K  /dev/kmsg records separated by NUL bytes, parsed as util-linux 2.40
  *      parses them (parse_kmsg_record), plus what udmesg adds: the
- *      dictionary lines and the partial mark of --kmsg dumps.
+ *      dictionary lines and the ",partial" field libprintk's kmsg_read
+ *      gives a line its writer never finished.
  *  -S  the log's syslog actions: SIZE_BUFFER, READ_ALL, then the -F parser.
  *  -C -c -D -E -n: the syslog actions that change the log.
  */
@@ -29,11 +30,9 @@
 #include <unistd.h>
 
 #include <printk/log.h>
-#ifdef UDMESG_HAVE_SYSLOG
 #include <printk/syslog.h>
-#endif
 
-#include "log_shared.h"
+#include "reader.h"
 #include "udmesg.h"
 
 /* ----------------------------------------------------------- helpers -- */
@@ -277,7 +276,9 @@ int ud_read_syslog_file(struct ud_ctl *ctl)
 
 /* -------------------------------------------------- kmsg records (-K) -- */
 
-#define KMSG_REC_MAX 2048 /* PRINTK_MESSAGE_MAX: util-linux reads records into 2049 bytes */
+/* The longest record: util-linux reads records into PRINTK_MESSAGE_MAX + 1
+ * bytes, and kmsg_read cuts them at PRINTK_MESSAGE_MAX. */
+#define KMSG_REC_MAX PK_MESSAGE_MAX
 
 static const char *parse_faclev_kmsg(const char *str, const char *end, struct urec *r)
 {
@@ -393,19 +394,20 @@ static int parse_kmsg_record(struct ud_ctl *ctl, struct urec *rec, char *buf, si
 	p = parse_kmsg_timestamp(p, end, rec);
 	if (LAST_FIELD(p))
 		goto mesg;
-	/* D) the flags field ("-", "c"; udmesg's --kmsg adds "p" for partial) */
+	/* D) the flags field ("-", "c") */
 	{
 		const char *q = skip_item(p, end, ",;");
 
 		if (q > p && (*p == 'c' || *p == '-'))
 			rec->flag = *p;
-		for (const char *f = p; f < q && *f != ',' && *f != ';'; f++)
-			if (*f == 'p')
-				rec->partial = true;
 		p = q;
 	}
-	/* the optional caller field */
+	/* the optional caller field, then libprintk's optional "partial" */
 	p = parse_callerid(p, end, rec);
+	if (end - p >= 7 && !memcmp(p, "partial", 7) && (p[7] == ';' || p[7] == ',')) {
+		rec->partial = true;
+		p += 8;
+	}
 #undef LAST_FIELD
 
 mesg:
@@ -472,31 +474,7 @@ static void on_stop(int sig)
 	stop_signal = sig;
 }
 
-/* True when no process holds any writer lock byte of the log at @path. */
-static bool log_writers_gone(struct pk_log *log, const char *path)
-{
-	struct pk_log_shared *sh = pk_log_shared(log);
-	struct flock fl;
-	int fd;
-	bool gone = false;
-
-	if (!sh->lock_off || !sh->registry_entries)
-		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	memset(&fl, 0, sizeof(fl));
-	fl.l_type = F_WRLCK;
-	fl.l_whence = SEEK_SET;
-	fl.l_start = (off_t)sh->lock_off;
-	fl.l_len = (off_t)sh->registry_entries;
-	if (fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type == F_UNLCK)
-		gone = true;
-	close(fd);
-	return gone;
-}
-
-static void log_rec_to_urec(const struct ud_ctl *ctl, const struct prb_record *r, struct urec *u)
+static void log_rec_to_urec(const struct ud_ctl *ctl, const struct pk_record *r, struct urec *u)
 {
 	u->mesg = r->text;
 	u->mesg_size = r->text_len;
@@ -507,18 +485,19 @@ static void log_rec_to_urec(const struct ud_ctl *ctl, const struct prb_record *r
 	u->usec = (int64_t)(r->ts_nsec % 1000000000u / 1000u);
 	u->seq = r->seq;
 	if (ctl->caller)
-		snprintf(u->caller, sizeof(u->caller), "T%u", r->caller.tid);
+		snprintf(u->caller, sizeof(u->caller), "T%u", r->tid);
 	else
 		u->caller[0] = '\0';
 	u->dict = r->dict;
 	u->dict_len = r->dict_len;
-	u->flag = (r->flags & PRB_FLAG_CONT) ? 'c' : '-';
-	u->partial = (r->rflags & PRB_REC_UNFINALIZED) != 0;
+	u->flag = (r->flags & PK_REC_CONT) ? 'c' : '-';
+	u->partial = r->state == PK_REC_UNFINALIZED;
+	u->log_rec = r;
 }
 
-static void set_log_time_base(struct ud_ctl *ctl, struct pk_log *log)
+static void set_log_time_base(struct ud_ctl *ctl, const struct pk_log_info *info)
 {
-	ctl->base_ns = (int64_t)pk_load_relaxed(&pk_log_shared(log)->realtime_offset_ns);
+	ctl->base_ns = info->realtime_offset_ns;
 	ctl->base_whole_sec = false;
 }
 
@@ -538,7 +517,8 @@ static void set_log_time_base(struct ud_ctl *ctl, struct pk_log *log)
 
 struct dump {
 	const struct ud_ctl *ctl;
-	struct prb *rb;
+	struct pk_log *log;
+	struct pk_text_reader *tr;
 	uint64_t seq0, end;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -555,17 +535,17 @@ struct dump {
 /* Format chunk @i into @b; returns DUMP_DONE or the seq it stopped at. */
 static uint64_t dump_chunk(struct dump *d, size_t i, struct outbuf *b)
 {
-	static _Thread_local struct prb_record rec;
+	static _Thread_local struct pk_record rec;
 	uint64_t seq = d->seq0 + (uint64_t)i * DUMP_CHUNK;
 	uint64_t end = seq + DUMP_CHUNK < d->end ? seq + DUMP_CHUNK : d->end;
 	uint64_t stop = DUMP_DONE;
 
 	out_capture_begin(b);
 	for (;;) {
-		seq = ud_fast_run(d->ctl, d->rb, seq, end);
+		seq = ud_fast_run(d->ctl, d->tr, seq, end);
 		if (seq >= end)
 			break;
-		if (prb_read(d->rb, seq, &rec, 0) != 0) {
+		if (pk_log_read(d->log, seq, &rec, 0) != 0) {
 			stop = seq;
 			break;
 		}
@@ -692,16 +672,19 @@ static bool worker_cpus_next(struct worker_cpus *w, cpu_set_t *one)
 }
 
 /* Print the finalized records from *@seq on in parallel; *@seq moves past them. */
-static void dump_parallel(const struct ud_ctl *ctl, struct prb *rb, uint64_t *seq)
+static void dump_parallel(const struct ud_ctl *ctl, struct pk_log *log, uint64_t *seq)
 {
 	int nthreads = dump_threads();
+	struct pk_log_info info;
 
 	if (nthreads < 2)
 		return;
 
 	/* Up to the newest reservation: a chunk stops at a record that is not
-	 * finalized (prb_next_seq() would find it by reading every record). */
-	uint64_t first = prb_first_seq(rb), end = prb_next_reserve_seq(rb);
+	 * finalized (pk_log_next_seq() would find it by reading every record). */
+	pk_log_info(log, &info);
+
+	uint64_t first = info.first_seq, end = info.next_reserve_seq;
 	uint64_t seq0 = *seq > first ? *seq : first;
 	pthread_t tids[DUMP_THREADS];
 	int started = 0;
@@ -711,7 +694,8 @@ static void dump_parallel(const struct ud_ctl *ctl, struct prb *rb, uint64_t *se
 
 	struct dump d = {
 		.ctl = ctl,
-		.rb = rb,
+		.log = log,
+		.tr = pk_log_text_reader(log),
 		.seq0 = seq0,
 		.end = end,
 		.nchunks = (size_t)((end - seq0 + DUMP_CHUNK - 1) / DUMP_CHUNK),
@@ -749,55 +733,62 @@ static void dump_parallel(const struct ud_ctl *ctl, struct prb *rb, uint64_t *se
 	*seq = d.stop_seq;
 }
 
+/* Stop cleanly on the signals that end a -w. */
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL); /* no SA_RESTART: the wait returns */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
 /*
- * The records are read with prb_read() on the log's ring, which is what
- * pk_log_read() wraps, minus one copy of every record (two on the fast
- * path): dumping a large log is dominated by per-record costs.
+ * The records are read with pk_log_read(), except on the fast path, where
+ * pk_text_read() copies each text straight into the output: dumping a
+ * large log is dominated by per-record costs.
  */
 int ud_read_log(struct ud_ctl *ctl)
 {
 	struct pk_log *log = open_log(ctl->log_path, PK_LOG_RDONLY);
-	struct prb *rb = pk_log_ring(log);
-	static struct prb_record rec;
+	struct pk_text_reader *tr = pk_log_text_reader(log);
+	static struct pk_record rec;
+	struct pk_log_info info;
 	struct urec u;
 	uint64_t seq;
 	int partial = ctl->partial;
-	bool fast = ud_fast_path(ctl);
 
-	set_log_time_base(ctl, log);
+	pk_log_info(log, &info);
+	set_log_time_base(ctl, &info);
 	ctl->caller_width = 6; /* the kernel's "[%6s]" */
 	if (partial < 0)
-		partial = log_writers_gone(log, ctl->log_path);
+		partial = !pk_log_writers_alive(log);
 	if (ctl->follow) {
-		struct sigaction sa;
-
 		partial = 0; /* an open line may still grow */
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_stop;
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGINT, &sa, NULL); /* no SA_RESTART: the wait returns */
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
+		catch_stop_signals();
 	}
 
 	if (ctl->follow_new)
 		seq = pk_log_next_seq(log);
 	else
-		seq = pk_load_acquire(&pk_log_shared(log)->clear_seq);
+		seq = info.clear_seq;
 
-	if (fast && !ctl->follow)
-		dump_parallel(ctl, rb, &seq);
+	if (ctl->fast && !ctl->follow)
+		dump_parallel(ctl, log, &seq);
 
 	init_rec(&u);
 	while (!stop_signal) {
-		if (fast)
-			seq = ud_fast_run(ctl, rb, seq, UINT64_MAX);
+		if (ctl->fast)
+			seq = ud_fast_run(ctl, tr, seq, UINT64_MAX);
 
-		int err = prb_read(rb, seq, &rec, partial ? PRB_READ_UNFINALIZED : 0);
+		int err = pk_log_read(log, seq, &rec, partial ? PK_READ_UNFINALIZED : 0);
 
 		if (err == 0) {
 			seq = rec.seq + 1;
-			if (fast && !rec.rflags) {
+			if (ctl->fast && rec.state == PK_REC_FINAL) {
 				ud_print_fast(ctl, rec.ts_nsec, rec.text, rec.text_len);
 				continue;
 			}
@@ -812,7 +803,7 @@ int ud_read_log(struct ud_ctl *ctl)
 		if (!ctl->follow)
 			break;
 		out_flush();
-		prb_wait(rb, seq, 500 * 1000 * 1000);
+		pk_log_wait(log, seq, 500 * 1000 * 1000);
 	}
 	ud_output_finish(ctl);
 	pk_log_destroy(log);
@@ -821,7 +812,6 @@ int ud_read_log(struct ud_ctl *ctl)
 
 /* ------------------------------------------------ syslog actions (-S) -- */
 
-#ifdef UDMESG_HAVE_SYSLOG
 static const char *action_name(int action)
 {
 	switch (action) {
@@ -841,17 +831,17 @@ static const char *action_name(int action)
 		return "?";
 	}
 }
-#endif
 
 int ud_read_syslog_action(struct ud_ctl *ctl)
 {
-#ifdef UDMESG_HAVE_SYSLOG
 	struct pk_log *log = open_log(ctl->log_path, PK_LOG_RDONLY);
 	size_t bufsize = ctl->bufsize;
+	struct pk_log_info info;
 	char *buf;
 	int n;
 
-	set_log_time_base(ctl, log);
+	pk_log_info(log, &info);
+	set_log_time_base(ctl, &info);
 	if (!bufsize) {
 		n = pk_do_syslog_log(log, PK_SYSLOG_ACTION_SIZE_BUFFER, NULL, 0);
 		if (n < 0)
@@ -879,36 +869,23 @@ int ud_read_syslog_action(struct ud_ctl *ctl)
 	free(buf);
 	pk_log_destroy(log);
 	return 0;
-#else
-	ud_fatal("%s: the syslog actions are not in this build of libprintk", ctl->log_path);
-#endif
 }
 
 int ud_log_action(struct ud_ctl *ctl, int action, int arg)
 {
-#ifdef UDMESG_HAVE_SYSLOG
-	/* Validate read-only first: a writable open would create a missing file. */
-	struct pk_log *ro = open_log(ctl->log_path, PK_LOG_RDONLY);
-	uint64_t offset = pk_load_relaxed(&pk_log_shared(ro)->realtime_offset_ns);
-	struct pk_log *log;
+	/* Validated read-only first, for the messages a reader gets; the
+	 * writable open then neither creates a file nor restamps its clock. */
+	struct pk_log *log = open_log(ctl->log_path, PK_LOG_RDONLY);
 	int err;
 
-	pk_log_destroy(ro);
-	err = pk_log_open_file(&log, ctl->log_path, 0, 0);
+	pk_log_destroy(log);
+	err = pk_log_open_control(&log, ctl->log_path);
 	if (err)
 		ud_fatal("cannot open %s for writing: %s", ctl->log_path, log_strerror(err));
-	/* A writer's open stamps its own wall-clock offset into the header; this
-	 * is not a writer: keep the offset the records were written with. */
-	pk_store_relaxed(&pk_log_shared(log)->realtime_offset_ns, offset);
 	err = pk_do_syslog_log(log, action, NULL, arg);
 	pk_log_destroy(log);
 	if (err < 0)
 		ud_fatal("%s: syslog %s failed: %s", ctl->log_path, action_name(action),
 			 strerror(-err));
 	return 0;
-#else
-	(void)action;
-	(void)arg;
-	ud_fatal("%s: the syslog actions are not in this build of libprintk", ctl->log_path);
-#endif
 }

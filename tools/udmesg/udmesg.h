@@ -25,6 +25,8 @@
 
 #define UDMESG_NAME "udmesg"
 
+struct pk_record;
+
 /* util-linux's facility table: kern .. local7 (24 names). */
 #define UD_NFACILITIES 24
 #define UD_NLEVELS     8
@@ -75,6 +77,7 @@ struct urec {
 	size_t dict_len;
 	char flag;    /* kmsg flag: '-' or 'c' */
 	bool partial; /* the unfinalized newest record of a log */
+	const struct pk_record *log_rec; /* the record itself (-B), for --kmsg */
 };
 
 struct ud_ctl {
@@ -93,6 +96,7 @@ struct ud_ctl {
 	bool kmsg_out;	      /* --kmsg */
 	bool caller;	      /* --caller */
 	int partial;	      /* --partial: 1 on, 0 off, -1 auto (on for a dead log) */
+	bool fast;	      /* the default text format and nothing else: the fast path */
 	size_t bufsize;	      /* -s */
 	int64_t since, until; /* wall clock, usec; 0 = not given */
 
@@ -141,19 +145,18 @@ void out_capture_end(void);
 void out_capture_write(struct outbuf *b); /* to stdout, then empties it */
 void out_capture_free(struct outbuf *b);
 void ud_print_record(struct ud_ctl *ctl, const struct urec *rec);
-/* The default text format needs nothing but the time and the text. */
-bool ud_fast_path(const struct ud_ctl *ctl);
+/* The default text format (ctl->fast) needs nothing but the time and the text. */
 void ud_print_fast(const struct ud_ctl *ctl, uint64_t ts_nsec, const char *text, size_t len);
 /*
- * The same straight from a libprintk ring, records @seq up to @end: each
- * record's text is copied once, by prb_read_text(), into the output buffer
- * where its line goes, and the prefix is written in front of it. Stops at
- * the first record prb_read_text() does not return (not written yet, open,
- * overwritten, ...: prb_read() sorts those out) and returns its seq, or
- * @end.
+ * The same straight from a log, records @seq up to @end: each record's text
+ * is copied once, by pk_text_read(), into the output buffer where its line
+ * goes, and the prefix is written in front of it. Stops at the first record
+ * pk_text_read() does not return (not written yet, open, overwritten, ...:
+ * pk_log_read() sorts those out) and returns its seq, or @end.
  */
-struct prb;
-uint64_t ud_fast_run(const struct ud_ctl *ctl, struct prb *rb, uint64_t seq, uint64_t end);
+struct pk_text_reader;
+uint64_t ud_fast_run(const struct ud_ctl *ctl, struct pk_text_reader *tr, uint64_t seq,
+		     uint64_t end);
 void ud_print_raw_buffer(struct ud_ctl *ctl, const char *buf, size_t size);
 void ud_print_kmsg(struct ud_ctl *ctl, const struct urec *rec);
 void ud_output_finish(struct ud_ctl *ctl);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * testgen.c - udmesg-testgen: makes the libprintk logs udmesg's tests and
- * benchmark read (built with the tools, never installed).
+ * udmesg-testgen.c - makes the libprintk logs udmesg's tests and
+ * benchmark read (a test tool, built with the tests, never installed). It
+ * stores records through the ring's private interface on purpose: odd
+ * logs (open lines, killed and stuck writers) are its point.
  *
  *   udmesg-testgen golden FILE      a log with fixed records: every level,
  *                                   several facilities, multi-line, control
@@ -26,7 +28,9 @@
  *                                   while another thread stores 3000 more;
  *                                   prints "ready", exits at end of stdin
  *   udmesg-testgen kmsg FILE [caller]  the log as libprintk's kmsg_read returns
- *                                   it, each record followed by a NUL byte
+ *                                   it (kmsg_open_file: an open line of a log
+ *                                   with no writer left included), each
+ *                                   record followed by a NUL byte
  *   udmesg-testgen state FILE       the shared state the syslog actions change
  *
  * Records are stored with prb_store() on the log's ring so that timestamps,
@@ -342,17 +346,14 @@ static void stuck(const char *path)
 
 static void kmsg(const char *path, int caller)
 {
-	struct pk_log *log;
 	struct kmsg_file *f;
 	static char buf[4096];
-	int err = pk_log_open_file(&log, path, 0, PK_LOG_RDONLY);
+	int err;
 
+	pk_set_printk_caller(caller);
+	err = pk_kmsg_open_file(&f, path, O_RDONLY | O_NONBLOCK);
 	if (err)
 		die(path, err);
-	pk_set_printk_caller(caller);
-	err = pk_kmsg_open_log(&f, log, O_RDONLY | O_NONBLOCK);
-	if (err)
-		die("pk_kmsg_open_log", err);
 	for (;;) {
 		ssize_t n = pk_kmsg_read(f, buf, sizeof(buf));
 
@@ -364,7 +365,6 @@ static void kmsg(const char *path, int caller)
 		fputc('\0', stdout);
 	}
 	pk_kmsg_close(f);
-	pk_log_destroy(log);
 }
 
 static void state(const char *path)

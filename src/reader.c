@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+/*
+ * reader.c - the reader interface of reader.h, on the library's internals.
+ *
+ * Owns nothing: every function here is a view of state other modules own
+ * (the ring, the log state, the writer registry, kmsg.c's formatter,
+ * options.c's parser), so a tool reads a log through one narrow door and
+ * each rule keeps one implementation.
+ *
+ * Invariants:
+ *  - Nothing here writes to a log except pk_log_open_control(), which puts
+ *    back the wall-clock offset its own writable open replaced.
+ *  - pk_text_read() costs what prb_read_text() costs: the text reader is the
+ *    ring itself behind an opaque type, and the call is one jump.
+ */
+#include "reader.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kmsg_format.h"
+#include "log_shared.h"
+#include "options.h"
+
+_Static_assert(PK_TEXT_READ_ROOM >= PRB_TEXT_MAX + 8, "prb_read_text() writes this far");
+
+/* ------------------------------------------------- start-up of readers -- */
+
+/* Defined by PK_READER_ONLY_PROGRAM, or nowhere: then its address is NULL. */
+extern const char pk_reader_only_program_mark __attribute__((weak));
+
+bool pk_reader_only_program(void)
+{
+	return &pk_reader_only_program_mark != NULL;
+}
+
+/* --------------------------------------------------------- log state -- */
+
+int pk_log_info(struct pk_log *log, struct pk_log_info *info)
+{
+	if (!log || !info)
+		return -EINVAL;
+
+	struct prb *rb = pk_log_ring(log);
+	struct pk_log_shared *sh = pk_log_shared(log);
+	uint32_t saved = pk_load_relaxed(&sh->saved_console_loglevel);
+
+	info->first_seq = prb_first_seq(rb);
+	info->next_reserve_seq = prb_next_reserve_seq(rb);
+	info->clear_seq = pk_load_acquire(&sh->clear_seq);
+	info->realtime_offset_ns = (int64_t)pk_load_relaxed(&sh->realtime_offset_ns);
+	info->buf_len = pk_log_buf_len(log);
+	info->console_loglevel = (int)pk_load_relaxed(&sh->console_loglevel);
+	info->saved_console_loglevel = saved == PK_LOG_LEVEL_UNSAVED ? -1 : (int)saved;
+	info->minimum_console_loglevel = (int)pk_load_relaxed(&sh->minimum_console_loglevel);
+	info->default_console_loglevel = (int)pk_load_relaxed(&sh->default_console_loglevel);
+	return 0;
+}
+
+/* ------------------------------------------------- reading and waiting -- */
+
+struct pk_text_reader *pk_log_text_reader(struct pk_log *log)
+{
+	return (struct pk_text_reader *)(void *)pk_log_ring(log);
+}
+
+int pk_text_read(struct pk_text_reader *tr, uint64_t seq, uint64_t *ts_nsec, char *dst)
+{
+	return prb_read_text((struct prb *)(void *)tr, seq, ts_nsec, dst);
+}
+
+int pk_log_wait(struct pk_log *log, uint64_t seq, int64_t timeout_ns)
+{
+	return prb_wait(pk_log_ring(log), seq, timeout_ns);
+}
+
+size_t pk_log_kmsg_format(const struct pk_record *rec, char *out)
+{
+	/* Only the fields the formatter reads; its text and dictionary are
+	 * NUL-terminated like prb_read()'s. */
+	struct prb_record r;
+
+	r.seq = rec->seq;
+	r.ts_nsec = rec->ts_nsec;
+	r.caller.pid = rec->pid;
+	r.caller.tid = rec->tid;
+	r.caller.ctx = 0;
+	r.level = rec->level;
+	r.facility = rec->facility;
+	r.flags = rec->flags;
+	r.rflags = rec->state == PK_REC_UNFINALIZED ? PRB_REC_UNFINALIZED : 0;
+	r.text_len = rec->text_len > PRB_TEXT_MAX ? PRB_TEXT_MAX : rec->text_len;
+	r.dict_len = rec->dict_len > PRB_DICT_MAX ? PRB_DICT_MAX : rec->dict_len;
+	memcpy(r.text, rec->text, r.text_len);
+	r.text[r.text_len] = '\0';
+	memcpy(r.dict, rec->dict, r.dict_len);
+	r.dict[r.dict_len] = '\0';
+	return pk_kmsg_format_record(&r, out, rec->state == PK_REC_UNFINALIZED);
+}
+
+/* --------------------------------------------------- changing a log -- */
+
+int pk_log_open_control(struct pk_log **logp, const char *path)
+{
+	struct pk_log *ro, *log;
+	int err = pk_log_open_file(&ro, path, 0, PK_LOG_RDONLY);
+
+	if (err)
+		return err;
+
+	uint64_t offset = pk_load_relaxed(&pk_log_shared(ro)->realtime_offset_ns);
+
+	pk_log_destroy(ro);
+	err = pk_log_open_file(&log, path, 0, 0);
+	if (err)
+		return err;
+	pk_store_relaxed(&pk_log_shared(log)->realtime_offset_ns, offset);
+	*logp = log;
+	return 0;
+}
+
+/* ------------------------------------------------------- PRINTK_OPTS -- */
+
+int pk_opts_log_buf_file(char *buf, size_t size)
+{
+	const char *env = getenv("PRINTK_OPTS");
+	struct pk_opts o; /* a few KiB: on the stack, so any thread may ask */
+
+	if (!env || !*env)
+		return 0;
+	pk_opts_parse(env, &o);
+
+	size_t n = strnlen(o.log_buf_file, sizeof(o.log_buf_file));
+
+	if (n >= size)
+		return n ? -ENAMETOOLONG : 0;
+	memcpy(buf, o.log_buf_file, n);
+	buf[n] = '\0';
+	return (int)n;
+}

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+/*
+ * reader.h - the reader interface: what a program that reads libprintk logs
+ * (udmesg) needs beyond <printk/log.h>, with the ring's internals kept out.
+ *
+ * This is the one private header the tools may include, besides the public
+ * <printk/...> headers; it is never installed. Everything here is
+ * implemented in reader.c on top of the library's internals, so a tool
+ * never depends on how the ring, the log state or the writer registry are
+ * laid out.
+ *
+ * A reader opens a log with pk_log_open_file(..., PK_LOG_RDONLY), reads its
+ * records with pk_log_read() and uses this interface for the rest: the
+ * log's shared state (pk_log_info), a fast text-only reader for dumps
+ * (pk_text_read), waiting for new records (pk_log_wait), whether any writer
+ * is left (pk_log_writers_alive), the /dev/kmsg form of a record
+ * (pk_log_kmsg_format), the syslog actions' way in (pk_log_open_control),
+ * the log of PRINTK_OPTS (pk_opts_log_buf_file), and how a reader keeps the
+ * library's printk start-up away (PK_READER_ONLY_PROGRAM).
+ *
+ * Each function says its context: async-signal-safe or not, whether it may
+ * block, whether it is thread-safe.
+ */
+#ifndef PRINTK_READER_H
+#define PRINTK_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <printk/log.h>
+
+/*
+ * Room pk_text_read() needs at @dst: the text is copied in whole 16-byte
+ * units, so up to 8 bytes past the longest text may be written.
+ */
+#define PK_TEXT_READ_ROOM (PK_TEXT_MAX + 8)
+
+/* ------------------------------------------------- start-up of readers -- */
+
+/*
+ * A program that only reads logs says so once, at file scope:
+ *
+ *	PK_READER_ONLY_PROGRAM;
+ *
+ * The library's printk start-up (run when the library is loaded, because a
+ * printk may come from a signal handler before anything else) then leaves
+ * PRINTK_OPTS alone: it opens no log_buf_file= as a writer (which would
+ * create a missing file, stamp this process's wall-clock offset into the
+ * header and make a dead log look alive), registers no console and
+ * installs no crash handler. The program still reads PRINTK_OPTS itself
+ * (pk_opts_log_buf_file); a printk it makes anyway goes to a memory log.
+ *
+ * It is a definition the library looks for with a weak reference, so the
+ * answer is there before any code runs (no constructor order involved).
+ */
+#define PK_READER_ONLY_PROGRAM                         \
+	extern const char pk_reader_only_program_mark; \
+	const char pk_reader_only_program_mark = 1
+
+/* True in a program that used PK_READER_ONLY_PROGRAM: for the library's
+ * start-up. Async-signal-safe, thread-safe, never blocks. */
+bool pk_reader_only_program(void);
+
+/* --------------------------------------------------------- log state -- */
+
+/* A snapshot of what a log keeps next to its records. */
+struct pk_log_info {
+	uint64_t first_seq;	    /* the oldest record still in the ring */
+	uint64_t next_reserve_seq;  /* what the next record will get: no record
+				     * at or past it exists (cheap; the end of
+				     * the complete ones is pk_log_next_seq()'s,
+				     * which looks at records) */
+	uint64_t clear_seq;	    /* the first record after the last clear */
+	int64_t realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC as the
+				     * writers saw it: the wall clock of time 0 */
+	size_t buf_len;		    /* bytes of text area */
+	int console_loglevel;
+	int saved_console_loglevel; /* CONSOLE_OFF's saved level, -1 if none */
+	int minimum_console_loglevel;
+	int default_console_loglevel;
+};
+
+/*
+ * Fill @info from @log: a few loads of shared words (fields may come from
+ * moments apart while writers run). Async-signal-safe, thread-safe, never
+ * blocks. Returns 0, or -EINVAL for NULL arguments.
+ */
+int pk_log_info(struct pk_log *log, struct pk_log_info *info);
+
+/* ------------------------------------------------- reading and waiting -- */
+
+/*
+ * The fast reader of a dump that needs only each record's time and text
+ * (udmesg's default format). A text reader is a view of the log, valid as
+ * long as the log handle: nothing to allocate or free.
+ */
+struct pk_text_reader;
+
+/* @log's text reader. Async-signal-safe, thread-safe, never blocks. */
+struct pk_text_reader *pk_log_text_reader(struct pk_log *log);
+
+/*
+ * If record @seq is complete (finalized) and still in the ring, copy its
+ * text to @dst (PK_TEXT_READ_ROOM bytes; not NUL-terminated), set
+ * *@ts_nsec and return the text's length. -EAGAIN in every other case (not
+ * written yet, still open, overwritten, a hole, a writer racing with the
+ * copy): pk_log_read() then says what is there. Lock-free: async-signal-
+ * safe, thread-safe (any number of threads may read at once), never blocks.
+ */
+int pk_text_read(struct pk_text_reader *tr, uint64_t seq, uint64_t *ts_nsec, char *dst);
+
+/*
+ * Sleep until a record with sequence number >= @seq may be readable, or
+ * @timeout_ns passes (negative: no limit; a read-only handle looks again at
+ * least every 50 ms, as it cannot ask writers to wake it). Returns 0,
+ * -ETIMEDOUT or -EINTR (a signal handler ran). Blocks; thread-safe;
+ * async-signal-safe (a futex wait).
+ */
+int pk_log_wait(struct pk_log *log, uint64_t seq, int64_t timeout_ns);
+
+/*
+ * 1 if a process (this one included) still writes @log, 0 if every writer
+ * is gone (a post-mortem read: the newest record may stay open forever).
+ * Memory logs: 1. The library's one test (logfile.c): each writer's lock
+ * byte, confirmed by its pid. Thread-safe, does not block (a few system
+ * calls per writer slot), not async-signal-safe.
+ */
+int pk_log_writers_alive(struct pk_log *log);
+
+/*
+ * @rec (from pk_log_read) as a /dev/kmsg read returns it, into @out of
+ * PK_MESSAGE_MAX bytes, cut there as the kernel cuts it, not
+ * NUL-terminated; returns the length. The library's own formatter: an
+ * unfinalized record gets the ",partial" field kmsg_read gives it, the
+ * caller field is there when printk.caller is on in this process
+ * (pk_set_printk_caller). Async-signal-safe, thread-safe, never blocks.
+ */
+size_t pk_log_kmsg_format(const struct pk_record *rec, char *out);
+
+/* --------------------------------------------------- changing a log -- */
+
+/*
+ * Open the existing log file @path to apply syslog actions to it
+ * (pk_do_syslog_log: clear, console level): writable, but never created
+ * (-ENOENT), and the header keeps the wall-clock offset its writers left
+ * (opening as a writer stamps this process's). Errors as
+ * pk_log_open_file()'s. Not async-signal-safe (allocates); thread-safe.
+ */
+int pk_log_open_control(struct pk_log **logp, const char *path);
+
+/* ------------------------------------------------------- PRINTK_OPTS -- */
+
+/*
+ * log_buf_file= of PRINTK_OPTS in this process's environment, into @buf of
+ * @size bytes (PATH_MAX is always enough). Returns its length, 0 when
+ * PRINTK_OPTS names no log file, -ENAMETOOLONG when @size is too small.
+ * Reads the environment: not thread-safe against setenv(), not
+ * async-signal-safe; never blocks.
+ */
+int pk_opts_log_buf_file(char *buf, size_t size);
+
+#endif
