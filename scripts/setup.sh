@@ -9,6 +9,7 @@ packages=(
 	clang libclang-rt-14-dev        # second compiler, sanitizer and fuzzer runtimes
 	libcmocka-dev                   # test framework
 	util-linux                      # dmesg, the reference for udmesg's output
+	python3                         # scripts/layers.py (the layering test)
 )
 
 missing=()
