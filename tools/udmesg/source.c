@@ -613,8 +613,7 @@ static void *dump_worker(void *arg)
 /*
  * UDMESG_THREADS, or the CPUs we may run on. Not fewer when the machine is
  * busy: the load average lags by a minute, and a second thread that has to
- * share a CPU costs about nothing (measured: 39 ms against 41 ms with one
- * thread, while the other CPU was spinning).
+ * share a CPU costs about nothing (docs/performance.md).
  */
 static int dump_threads(void)
 {
@@ -634,10 +633,9 @@ static int dump_threads(void)
 /*
  * Where the dump workers run: each on an allowed CPU other than the one the
  * main thread is on, in turn. Left to the scheduler, a new thread may
- * start on its creator's CPU and stay there for a few ms of a dump that
- * takes 15 (a 64 MiB log on 2 CPUs, 14 runs each: median 16.4 ms unpinned,
- * 14.1 pinned). Nothing is pinned when we cannot tell the CPUs or there is
- * no other one.
+ * start on its creator's CPU and stay there for part of the dump
+ * (docs/performance.md has the figures). Nothing is pinned when we cannot
+ * tell the CPUs or there is no other one.
  */
 struct worker_cpus {
 	cpu_set_t allowed;
