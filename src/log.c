@@ -259,7 +259,7 @@ const char *pk_log_strerror(int err)
 	case -ENOENT:
 		return "no such log file";
 	case -EACCES:
-		return "permission denied (or the log file belongs to another user, or others may write it)";
+		return "permission denied (or the log file is another user's, or others may write it)";
 	case -EUSERS:
 		return "too many processes write this log";
 	case -EISDIR:

@@ -153,9 +153,9 @@ struct map_slot {
 };
 
 static struct map_slot map_slots[MAP_SLOTS];
-static unsigned map_slots_used;	 /* files_lock */
+static unsigned map_slots_used;	  /* files_lock */
 static struct sigaction prev_bus; /* written before our handler is installed */
-static bool bus_installed;	 /* files_lock */
+static bool bus_installed;	  /* files_lock */
 
 /*
  * The file behind @m lost pages we have mapped: put anonymous memory over
@@ -176,8 +176,8 @@ static bool repair_mapping(struct map_slot *m)
 	struct stat st;
 	int reason = fstat(m->fd, &st) == 0 && (uint64_t)st.st_size >= m->len ? -EIO : -ESTALE;
 	void *start = (void *)atomic_load(&m->start);
-	void *p = mmap(start, m->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-		       -1, 0);
+	void *p = mmap(start, m->len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 
 	if (p == MAP_FAILED) {
 		atomic_store(&m->state, MAP_OK); /* cannot help: the fault stays fatal */
@@ -722,12 +722,13 @@ static unsigned repair_level(struct pk_log *log, pk_a32 *v, const char *name, ui
 		return 0; /* another writer did it */
 
 	char text[128];
-	int n = snprintf(text, sizeof(text), "printk: log file %s: %s was %u, out of range: reset to %u",
+	int n = snprintf(text, sizeof(text),
+			 "printk: log file %s: %s was %u, out of range: reset to %u",
 			 log->path ? log->path : "?", name, cur, def);
 
 	if (n > 0)
-		pk_log_store(log, 0, 5, text, (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1,
-			     NULL, 0);
+		pk_log_store(log, 0, 5, text,
+			     (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1, NULL, 0);
 	return 1;
 }
 
@@ -773,7 +774,8 @@ static int attach_file(struct pk_log **logp, const char *path, unsigned flags)
 	int writable = !(flags & PK_LOG_RDONLY);
 	int prot = writable ? PROT_READ | PROT_WRITE : PROT_READ;
 	/* O_NONBLOCK: opening a FIFO (not a log, refused below) must not hang. */
-	int fd = open_careful(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int fd = open_careful(path,
+			      (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	struct stat st;
 	struct file_geometry g = { 0 };
 	struct prb probe;

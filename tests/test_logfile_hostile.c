@@ -415,8 +415,8 @@ static void truncate_file(const char *path)
 
 struct trunc_child {
 	const char *path;
-	int ready;    /* the child writes one byte here when it is set */
-	int go;	      /* and waits for one byte here: the file is truncated */
+	int ready; /* the child writes one byte here once it is set up */
+	int go;	   /* and waits for one byte here: the file is truncated */
 };
 
 static int wait_go(struct trunc_child *c)
