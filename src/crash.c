@@ -73,6 +73,7 @@
 #include <printk/printk.h>
 
 #include "internal.h"
+#include "log_internal.h"
 #include "vsprintf.h"
 
 #define CRASH_ALTSTACK_SIZE ((size_t)256 * 1024) /* at least 64 KiB; room for dumpers */
@@ -224,6 +225,10 @@ static void crash_pass_on(int sig, siginfo_t *si, void *uctx, int idx)
 
 static void crash_handler(int sig, siginfo_t *si, void *uctx)
 {
+	/* A log file truncated under its mapping: repaired there, no crash. */
+	if (pk_logfile_repair_fault(sig, si))
+		return;
+
 	int saved_errno = errno;
 	int idx = signal_index(sig);
 	uint32_t me = current_tid();

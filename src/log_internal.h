@@ -6,6 +6,8 @@
 #ifndef PRINTK_LOG_INTERNAL_H
 #define PRINTK_LOG_INTERNAL_H
 
+#include <signal.h>
+
 #include "internal.h"
 #include "registry.h"
 
@@ -37,5 +39,10 @@ void pk_logfile_untrack(struct pk_log *log);
 int pk_logfile_lost(struct pk_log *log);
 /* pk_logfile_lost(), or -ESTALE if the file is shorter than the mapping. */
 int pk_logfile_check(struct pk_log *log);
+/* logfile.c: for a SIGBUS handler: 1 if @si is a fault inside a log file's
+ * mapping and the mapping was replaced (return from the handler: the access
+ * is retried on the new memory), 0 if the signal is not about a log.
+ * Async-signal-safe; errno is preserved. */
+int pk_logfile_repair_fault(int sig, const siginfo_t *si);
 
 #endif

@@ -61,7 +61,9 @@
  * they notice a truncation in parts they have not touched. Every other
  * SIGBUS goes on to the handler the program had, or kills the process as
  * it would have without us. A handler the program installs after ours
- * replaces it, and then the program is on its own.
+ * replaces it, and then the program is on its own; crash.c's fatal-signal
+ * handler, installed after the log file, asks pk_logfile_repair_fault()
+ * first.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -252,11 +254,20 @@ static void bus_pass_on(int sig, siginfo_t *si, void *uctx)
 	raise(sig);
 }
 
+int pk_logfile_repair_fault(int sig, const siginfo_t *si)
+{
+	int saved = errno;
+	bool fixed = sig == SIGBUS && si && si->si_code > 0 && repair_fault(si->si_addr);
+
+	errno = saved;
+	return fixed;
+}
+
 static void on_sigbus(int sig, siginfo_t *si, void *uctx)
 {
 	int saved = errno;
 
-	if (!si || si->si_code <= 0 || !repair_fault(si->si_addr))
+	if (!pk_logfile_repair_fault(sig, si))
 		bus_pass_on(sig, si, uctx);
 	errno = saved;
 }

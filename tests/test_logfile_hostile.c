@@ -15,8 +15,9 @@
  *  - truncation under a reader (pk_log_read), a printk writer, a
  *    pk_log_store() writer and `udmesg -B FILE -w`: each reports -ESTALE /
  *    "log file truncated" and ends cleanly (they used to die of SIGBUS); a
- *    SIGBUS that is not about a log still kills the program, or reaches the
- *    program's own handler, and the handler goes when the last log does;
+ *    printk with crash_dump=1 is not reported as a crash; a SIGBUS that is
+ *    not about a log still kills the program, or reaches the program's own
+ *    handler, and the handler goes when the last log does;
  *  - names others control: a symbolic link that another user planted in a
  *    sticky world-writable directory is not followed (root used to write
  *    into the log it named), root's own link is; a writer refuses a log
@@ -223,6 +224,18 @@ static int hostile_child(const char *mode)
 		for (int i = 0; i < 3000; i++)
 			printk(KERN_DEBUG "%d %s\n", i, text);
 		printk(KERN_ERR "all printed\n");
+		return 0;
+	}
+	if (!strcmp(mode, "truncated")) {
+		const char *p = getenv("HOSTILE_LOG");
+		struct stat st;
+
+		printk(KERN_ERR "ready\n");
+		for (int i = 0; i < CHILD_MS && stat(p, &st) == 0 && st.st_size > 0; i++)
+			usleep(1000);
+		for (int i = 0; i < 100; i++)
+			printk(KERN_INFO "after the truncation %d\n", i);
+		printf("survived: %s\n", pk_log_strerror(pk_log_check(pk_printk_log())));
 		return 0;
 	}
 	return 2;
@@ -615,6 +628,48 @@ static void test_truncated_under_udmesg(void **state)
 	snprintf(expect, sizeof(expect), "udmesg: %s: read failed: " ESTALE_WORDS "\n", p);
 	assert_int_equal(n, strlen(expect));
 	assert_string_equal(buf, expect);
+}
+
+/*
+ * printk with the fatal-signal handler (crash_dump=1), installed after the
+ * log file: the truncation is repaired, not reported as a crash (the
+ * handler used to report "BUG: SIGBUS" and the process died of it).
+ */
+static void test_truncated_with_crash_handler(void **state)
+{
+	(void)state;
+	const char *p = path_of("crash-dump.log");
+	char opts[PATH_MAX + 64], buf[1 << 16];
+	int out[2], status;
+
+	unlink(p);
+	snprintf(opts, sizeof(opts), "log_buf_file=%s printk.time=0 crash_dump=1", p);
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *argv[] = { "test_logfile_hostile", CHILD_ARG, "truncated", NULL };
+
+		dup2(out[1], 1);
+		dup2(out[1], 2);
+		setenv("PRINTK_OPTS", opts, 1);
+		setenv("HOSTILE_LOG", p, 1);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(out[1]);
+
+	size_t n = read_until(out[0], buf, sizeof(buf), 0, "ready\n");
+
+	truncate_file(p);
+	read_until(out[0], buf, sizeof(buf), n, NULL);
+	close(out[0]);
+	wait_child(pid, &status);
+	expect_exit(status, 0, buf);
+	if (!has_line(buf, "survived: " ESTALE_WORDS) || strstr(buf, "BUG"))
+		fail_msg("unexpected output:\n%s", buf);
 }
 
 /* ------------------------------------------------------ unrelated SIGBUS -- */
@@ -1045,6 +1100,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_truncated_under_reader),
 		cmocka_unit_test(test_truncated_under_writers),
 		cmocka_unit_test(test_truncated_under_udmesg),
+		cmocka_unit_test(test_truncated_with_crash_handler),
 		cmocka_unit_test(test_unrelated_sigbus),
 		cmocka_unit_test(test_planted_symlink),
 		cmocka_unit_test(test_writable_by_others),
