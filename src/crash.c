@@ -75,6 +75,7 @@
 #include "caller.h"
 #include "console_internal.h"
 #include "hints.h"
+#include "log_shared.h"
 #include "settings.h"
 #include "vsprintf.h"
 
@@ -227,6 +228,10 @@ static void crash_pass_on(int sig, siginfo_t *si, void *uctx, int idx)
 
 static void crash_handler(int sig, siginfo_t *si, void *uctx)
 {
+	/* A log file truncated under its mapping: repaired there, no crash. */
+	if (pk_logfile_repair_fault(sig, si))
+		return;
+
 	int saved_errno = errno;
 	int idx = signal_index(sig);
 	uint32_t me = current_tid();

@@ -20,8 +20,10 @@ struct pk_log *pk_log_alloc(void)
 {
 	struct pk_log *log = calloc(1, sizeof(*log));
 
-	if (log)
+	if (log) {
 		log->fd = -1;
+		log->map_slot = -1;
+	}
 	return log;
 }
 
@@ -155,6 +157,7 @@ void pk_log_destroy(struct pk_log *log)
 		return;
 	if (log->file)
 		pk_logfile_forget(log);
+	pk_logfile_untrack(log);
 	if (log->mapping)
 		munmap(log->mapping, log->mapping_len);
 	if (log->fd >= 0)
@@ -176,6 +179,11 @@ int pk_log_store(struct pk_log *log, int facility, int level, const char *text, 
 		return -EINVAL;
 	if (text_len > PRB_TEXT_MAX || dict_len > PRB_DICT_MAX)
 		return -E2BIG; /* refused whole, as documented: store.c would cut it */
+
+	int lost = pk_logfile_lost(log);
+
+	if (lost)
+		return lost; /* the file is gone: this log stores nothing more */
 
 	struct pk_line l = {
 		.ts_nsec = pk_clock_ns(),
@@ -201,8 +209,18 @@ int pk_log_read(struct pk_log *log, uint64_t seq, struct pk_record *rec, unsigne
 		return -EINVAL;
 
 	struct prb_record r;
-	int err = prb_read(&log->rb, seq, &r, flags & PK_READ_UNFINALIZED ? PRB_READ_UNFINALIZED : 0);
+	int err = pk_logfile_lost(log);
 
+	if (!err)
+		err = prb_read(&log->rb, seq, &r, flags & PK_READ_UNFINALIZED ? PRB_READ_UNFINALIZED : 0);
+	/* Nothing new: is the file still all there? And a record read while
+	 * the file went away may be half the file's, half the new ring's. */
+	if (err == -EAGAIN || !err) {
+		int lost = err ? pk_logfile_check(log) : pk_logfile_lost(log);
+
+		if (lost)
+			err = lost;
+	}
 	if (err)
 		return err;
 	rec->seq = r.seq;
@@ -219,6 +237,11 @@ int pk_log_read(struct pk_log *log, uint64_t seq, struct pk_record *rec, unsigne
 	memcpy(rec->text, r.text, (size_t)r.text_len + 1);
 	memcpy(rec->dict, r.dict, (size_t)r.dict_len + 1);
 	return 0;
+}
+
+int pk_log_check(struct pk_log *log)
+{
+	return log ? pk_logfile_check(log) : -EINVAL;
 }
 
 uint64_t pk_log_first_seq(struct pk_log *log)
@@ -247,9 +270,23 @@ const char *pk_log_strerror(int err)
 	case -ENOENT:
 		return "no such log file";
 	case -EACCES:
-		return "permission denied (or the log file belongs to another user)";
+		return "permission denied (or the log file is another user's, or others may write it)";
 	case -EUSERS:
 		return "too many processes write this log";
+	case -EISDIR:
+		return "the log file is a directory";
+	case -ELOOP:
+		return "the log file is a symbolic link that another user controls (not followed)";
+	case -ESTALE:
+		return "log file truncated: its records are gone";
+	case -EIO:
+		return "log file unreadable or corrupted (I/O error)";
+	case -ENOSPC:
+		return "no space for the log (file system full, or file or region truncated)";
+	case -EDQUOT:
+		return "disk quota exceeded";
+	case -EMFILE:
+		return "too many log files open in this process";
 	default:
 		return prb_strerror(err);
 	}

@@ -23,6 +23,7 @@ struct pk_log {
 	int writer;	   /* registered as a writer */
 	struct pk_registry reg;
 	struct pk_log *next_file;
+	int map_slot;	   /* logfile.c's entry for the SIGBUS handler, or -1 */
 };
 
 struct pk_log *pk_log_alloc(void);
@@ -30,5 +31,13 @@ void pk_log_init_shared(struct pk_log *log);
 unsigned pk_log_data_bits_for(size_t len);
 /* logfile.c: take a destroyed file log off the fork list. */
 void pk_logfile_forget(struct pk_log *log);
+/* logfile.c: stop watching the mapping for SIGBUS (before it is unmapped). */
+void pk_logfile_untrack(struct pk_log *log);
+/* logfile.c: -ESTALE (truncated) or -EIO once the file under the mapping
+ * lost pages we touched and the mapping was replaced; 0 otherwise (and for
+ * memory logs). One load: async-signal-safe. */
+int pk_logfile_lost(struct pk_log *log);
+/* pk_logfile_lost(), or -ESTALE if the file is shorter than the mapping. */
+int pk_logfile_check(struct pk_log *log);
 
 #endif

@@ -11,6 +11,7 @@
 #ifndef PRINTK_LOG_SHARED_H
 #define PRINTK_LOG_SHARED_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include <printk/log.h>
@@ -56,5 +57,11 @@ struct pk_log_shared *pk_log_shared(struct pk_log *log);
 /* 1 if a process (this one included) still writes @log, 0 if every writer
  * is gone (post-mortem). Memory logs: 1. Async-signal-safe (fcntl only). */
 int pk_log_writers_alive(struct pk_log *log);
+
+/* For a SIGBUS handler (logfile.c): 1 if @si is a fault inside a log file's
+ * mapping and the mapping was replaced (return from the handler: the access
+ * is retried on the new memory), 0 if the signal is not about a log.
+ * Async-signal-safe; errno is preserved. */
+int pk_logfile_repair_fault(int sig, const siginfo_t *si);
 
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * logfile.c - a log in a shared file: creation, validation, attaching, the
- * writer registry, fork.
+ * writer registry, fork, and surviving a file that shrinks under us.
  *
  * File layout (all offsets, no pointers; the ring's own header says how it
  * is laid out, the log state in its user area says where the rest is):
@@ -14,19 +14,70 @@
  * A new file is built under no name (O_TMPFILE, or a temporary name) and
  * published with link(), which never replaces a file: openers never see a
  * half-initialised header, and two processes creating the same log at once
- * end up sharing one. Everything read from an existing file is validated
- * before it is mapped or trusted: a foreign, truncated, corrupted file or one
- * of another ABI version is refused with a clear error and left untouched.
+ * end up sharing one. Its blocks are reserved before it is mapped
+ * (fallocate, or zeros written where the file system cannot reserve): a
+ * sparse file on a full file system would raise SIGBUS at the first store
+ * into a page the file system cannot back, so a file that does not fit is
+ * refused with -ENOSPC instead and nothing is published.
+ *
+ * Everything read from an existing file is validated before it is mapped or
+ * trusted: a foreign, truncated, corrupted file or one of another ABI
+ * version is refused with a clear error and left untouched. Opening is
+ * careful about who controls the name (another user may own the directory
+ * entry even when root opens it):
+ *  - the last component is opened with O_NOFOLLOW; a symbolic link there is
+ *    followed only if it belongs to us or to root, and in a sticky
+ *    world-writable directory (/tmp) only if it belongs to us or to the
+ *    directory's owner (the kernel's protected_symlinks rule, applied
+ *    whatever the sysctl says); the link is looked at again after the open
+ *    and must be the same inode, so it cannot be swapped in between. Refused:
+ *    -ELOOP;
+ *  - a writer refuses a file of another user, and one that the group or
+ *    others may write (libprintk never makes one: the file is 0600 or 0640),
+ *    with -EACCES: its records could be forged and its header bent;
+ *  - anything but a regular file is refused before a byte is read (-EISDIR
+ *    for a directory, -EPROTO otherwise), and so is a file of procfs, sysfs
+ *    and the other pseudo file systems: reading /proc/kmsg consumes a
+ *    kernel message.
+ *
+ * A writer repairs log levels that the file holds out of range (a bad
+ * console_loglevel would mute or flood every writer's console): each is
+ * reset to its default and the repair is recorded in the log, once per
+ * field, as a KERN_NOTICE record.
+ *
+ * A file that shrinks under its mappings (truncated by anyone who may write
+ * it) would kill every process that touches a lost page with SIGBUS, root's
+ * `udmesg -B` included. While this process has log files mapped, a SIGBUS
+ * handler is installed that recognises faults inside those mappings (their
+ * address ranges are in a fixed table that the handler reads lock-free) and
+ * replaces the whole mapping of that log with anonymous memory holding an
+ * empty ring with the same geometry, the log state the file had when we
+ * attached: the process stops using the file at once, and its writers go on
+ * storing into a ring of their own (printk's consoles keep printing) instead
+ * of into a file whose records are gone. The log is marked lost: the
+ * pk_log_* calls on it return -ESTALE ("log file truncated"; -EIO when the
+ * file still has its size and the page could not be read). Readers also
+ * compare the file's size with the mapping when they find nothing new, so
+ * they notice a truncation in parts they have not touched. Every other
+ * SIGBUS goes on to the handler the program had, or kills the process as
+ * it would have without us. A handler the program installs after ours
+ * replaces it, and then the program is on its own; crash.c's fatal-signal
+ * handler, installed after the log file, asks pk_logfile_repair_fault()
+ * first.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "log_internal.h"
@@ -57,6 +108,317 @@ static void geometry_for(uint64_t region, struct file_geometry *g)
 static int owner_alive(struct prb *rb, unsigned owner, uint32_t pid)
 {
 	return pk_registry_owner_alive(rb->owner_arg, owner, pid);
+}
+
+/* The directory part of @path ("." for a bare name). */
+static int dir_of(const char *path, char *dir, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash) {
+		snprintf(dir, size, ".");
+		return 0;
+	}
+
+	size_t n = (size_t)(slash - path);
+
+	if (n >= size)
+		return -ENAMETOOLONG;
+	memcpy(dir, path, n ? n : 1);
+	dir[n ? n : 1] = '\0';
+	return 0;
+}
+
+/* ---------------------------------------------------- lost mappings -- */
+
+/*
+ * The table the SIGBUS handler reads. A slot is taken and given back under
+ * files_lock; the handler only reads it. It is published by storing start
+ * last; before it is reused, start is cleared and the giver waits until no
+ * handler holds it (users), so a handler never replaces memory that is no
+ * longer a log's. The handler writes only the slot it holds.
+ */
+#define MAP_SLOTS 4096 /* log file handles open at once in one process */
+
+enum { MAP_OK, MAP_REPAIRING, MAP_LOST };
+
+struct map_slot {
+	_Atomic uintptr_t start; /* 0: free */
+	size_t len;
+	int prot;
+	int fd;
+	unsigned char *pristine; /* the header page of an empty ring like the file's, or NULL */
+	_Atomic int users;	 /* handlers looking at this slot */
+	_Atomic int state;	 /* MAP_* */
+	_Atomic int reason;	 /* once lost: -ESTALE (file shorter) or -EIO */
+	bool used;		 /* files_lock */
+};
+
+static struct map_slot map_slots[MAP_SLOTS];
+static unsigned map_slots_used;	  /* files_lock */
+static struct sigaction prev_bus; /* written before our handler is installed */
+static bool bus_installed;	  /* files_lock */
+
+/*
+ * The file behind @m lost pages we have mapped: put anonymous memory over
+ * the whole mapping, an empty ring in it. One thread does it; another that
+ * faults meanwhile waits for it (it cannot be this thread: the new memory
+ * cannot fault). Async-signal-safe: fstat, mmap, memcpy, mprotect.
+ */
+static bool repair_mapping(struct map_slot *m)
+{
+	int expect = MAP_OK;
+
+	if (!atomic_compare_exchange_strong(&m->state, &expect, MAP_REPAIRING)) {
+		while (atomic_load(&m->state) == MAP_REPAIRING)
+			sched_yield();
+		return atomic_load(&m->state) == MAP_LOST;
+	}
+
+	struct stat st;
+	int reason = fstat(m->fd, &st) == 0 && (uint64_t)st.st_size >= m->len ? -EIO : -ESTALE;
+	void *start = (void *)atomic_load(&m->start);
+	void *p = mmap(start, m->len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+
+	if (p == MAP_FAILED) {
+		atomic_store(&m->state, MAP_OK); /* cannot help: the fault stays fatal */
+		return false;
+	}
+	if (m->pristine)
+		memcpy(p, m->pristine, PAGE);
+	if (!(m->prot & PROT_WRITE))
+		mprotect(p, m->len, PROT_READ);
+	atomic_store(&m->reason, reason);
+	atomic_store(&m->state, MAP_LOST);
+	return true;
+}
+
+/* 1: @addr is in a log's mapping and the mapping is usable again; 0: the
+ * fault is not ours (or could not be repaired). */
+static bool repair_fault(void *addr)
+{
+	uintptr_t a = (uintptr_t)addr;
+
+	for (unsigned i = 0; i < MAP_SLOTS; i++) {
+		struct map_slot *m = &map_slots[i];
+		uintptr_t s = atomic_load(&m->start);
+
+		if (!s || a - s >= m->len)
+			continue;
+
+		/* Hold the slot, then look again: it may have been given back. */
+		bool ours = false, fixed = false;
+
+		atomic_fetch_add(&m->users, 1);
+		s = atomic_load(&m->start);
+		if (s && a - s < m->len) {
+			ours = true;
+			fixed = repair_mapping(m);
+		}
+		atomic_fetch_sub(&m->users, 1);
+		if (ours)
+			return fixed;
+	}
+	return false;
+}
+
+/* Not ours: to the program's handler, or the previous disposition, raised
+ * again so the process dies of it as it would have without us. */
+static void bus_pass_on(int sig, siginfo_t *si, void *uctx)
+{
+	struct sigaction prev = prev_bus;
+	bool has_handler = (prev.sa_flags & SA_SIGINFO)
+				   ? prev.sa_sigaction != NULL
+				   : (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN);
+
+	if (has_handler) {
+		if (prev.sa_flags & SA_RESETHAND) {
+			struct sigaction dfl;
+
+			memset(&dfl, 0, sizeof(dfl));
+			dfl.sa_handler = SIG_DFL;
+			sigaction(sig, &dfl, NULL);
+		}
+		if (prev.sa_flags & SA_SIGINFO)
+			prev.sa_sigaction(sig, si, uctx);
+		else
+			prev.sa_handler(sig);
+		return;
+	}
+	if (prev.sa_handler == SIG_IGN && (!si || si->si_code <= 0))
+		return; /* an ignored SIGBUS that someone sent stays ignored */
+	/* Blocked while we run: raise() leaves it pending until we return. A
+	 * fault under SIG_IGN faults again, and the kernel forces the default. */
+	sigaction(sig, &prev, NULL);
+	raise(sig);
+}
+
+int pk_logfile_repair_fault(int sig, const siginfo_t *si)
+{
+	int saved = errno;
+	bool fixed = sig == SIGBUS && si && si->si_code > 0 && repair_fault(si->si_addr);
+
+	errno = saved;
+	return fixed;
+}
+
+static void on_sigbus(int sig, siginfo_t *si, void *uctx)
+{
+	int saved = errno;
+
+	if (!pk_logfile_repair_fault(sig, si))
+		bus_pass_on(sig, si, uctx);
+	errno = saved;
+}
+
+/* files_lock held. Read the old action first, install second, so the
+ * handler never sees a half-copied previous action. */
+static void bus_install(void)
+{
+	struct sigaction sa;
+
+	if (bus_installed)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGBUS, NULL, &prev_bus) == 0 && sigaction(SIGBUS, &sa, NULL) == 0)
+		bus_installed = true;
+}
+
+/* files_lock held: the last log file is gone; a handler installed on top of
+ * ours stays (and may still chain to ours, which then passes everything on). */
+static void bus_uninstall(void)
+{
+	struct sigaction cur;
+
+	if (!bus_installed)
+		return;
+	if (sigaction(SIGBUS, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+	    cur.sa_sigaction == on_sigbus)
+		sigaction(SIGBUS, &prev_bus, NULL);
+	bus_installed = false;
+}
+
+/* Track @log's mapping (before anything in it is touched). Takes @pristine. */
+static int map_track(struct pk_log *log, int prot, unsigned char *pristine)
+{
+	int err = -EMFILE;
+
+	pthread_mutex_lock(&files_lock);
+	for (unsigned i = 0; i < MAP_SLOTS; i++) {
+		struct map_slot *m = &map_slots[i];
+
+		if (m->used)
+			continue;
+		m->used = true;
+		m->len = log->mapping_len;
+		m->prot = prot;
+		m->fd = log->fd;
+		m->pristine = pristine;
+		atomic_store(&m->state, MAP_OK);
+		atomic_store(&m->reason, 0);
+		atomic_store(&m->start, (uintptr_t)log->mapping);
+		log->map_slot = (int)i;
+		log->reg.lost = &m->state;
+		if (map_slots_used++ == 0)
+			bus_install();
+		err = 0;
+		break;
+	}
+	pthread_mutex_unlock(&files_lock);
+	if (err)
+		free(pristine);
+	return err;
+}
+
+void pk_logfile_untrack(struct pk_log *log)
+{
+	if (log->map_slot < 0)
+		return;
+
+	struct map_slot *m = &map_slots[log->map_slot];
+
+	pthread_mutex_lock(&files_lock);
+	atomic_store(&m->start, 0);
+	while (atomic_load(&m->users))
+		sched_yield();
+	free(m->pristine);
+	m->pristine = NULL;
+	m->used = false;
+	if (--map_slots_used == 0)
+		bus_uninstall();
+	pthread_mutex_unlock(&files_lock);
+	log->map_slot = -1;
+	log->reg.lost = NULL;
+}
+
+int pk_logfile_lost(struct pk_log *log)
+{
+	if (log->map_slot < 0)
+		return 0;
+
+	struct map_slot *m = &map_slots[log->map_slot];
+
+	switch (atomic_load(&m->state)) {
+	case MAP_OK:
+		return 0;
+	case MAP_LOST:
+		return atomic_load(&m->reason);
+	default:
+		return -ESTALE;
+	}
+}
+
+int pk_logfile_check(struct pk_log *log)
+{
+	int err = pk_logfile_lost(log);
+	struct stat st;
+
+	if (err || log->map_slot < 0)
+		return err;
+	if (fstat(log->fd, &st) == 0 && (uint64_t)st.st_size < log->mapping_len)
+		return -ESTALE; /* not touched yet, but gone */
+	return 0;
+}
+
+/*
+ * The header page of an empty ring of the geometry of @file (checked from
+ * the file's header page @file_page), with the file's log state: what a
+ * lost mapping is replaced with. NULL if the ring would not match the
+ * handle (another id base): the mapping is then replaced with zeros.
+ */
+static unsigned char *make_pristine(const struct prb *file, const unsigned char *file_page)
+{
+	unsigned dbits = (unsigned)__builtin_ctzll(file->data_size);
+	unsigned cbits = (unsigned)__builtin_ctzll(file->desc_count);
+	void *mem = mmap(NULL, file->region_size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	unsigned char *page = NULL;
+	struct prb tmp;
+
+	if (mem == MAP_FAILED)
+		return NULL;
+	if (prb_format_fresh(&tmp, mem, file->region_size, dbits, cbits) == 0 &&
+	    tmp.id_base == file->id_base && tmp.region_size == file->region_size &&
+	    tmp.user_size == file->user_size && (page = malloc(PAGE))) {
+		size_t uoff = (size_t)(tmp.user - (uint8_t *)mem);
+
+		memcpy(page, mem, PAGE);
+		memcpy(page + uoff, file_page + uoff, tmp.user_size);
+
+		/* Positions in the file's numbering mean nothing in a new ring. */
+		struct pk_log_shared *sh = (struct pk_log_shared *)(page + uoff);
+
+		atomic_store(&sh->clear_seq, 0);
+		atomic_store(&sh->syslog_seq, 0);
+		atomic_store(&sh->syslog_partial, 0);
+		atomic_store(&sh->pollers, 0);
+	}
+	munmap(mem, file->region_size);
+	return page;
 }
 
 /* ------------------------------------------------------------- fork -- */
@@ -92,6 +454,8 @@ static void files_after_fork_child(void)
 		close(log->fd);
 		log->fd = fd;
 		log->reg.fd = fd;
+		if (log->map_slot >= 0)
+			map_slots[log->map_slot].fd = fd;
 		register_writer(log);
 	}
 }
@@ -116,6 +480,32 @@ void pk_logfile_forget(struct pk_log *log)
 
 /* ---------------------------------------------------------- creating -- */
 
+/*
+ * Give the new (unpublished, all-zero) file its blocks now, so that no
+ * store into its mapping can ever meet a page the file system cannot back.
+ * Where the file system cannot reserve, zeros are written: the same
+ * guarantee, paid for once at creation.
+ */
+static int reserve_blocks(int fd, uint64_t size)
+{
+	int err = posix_fallocate(fd, 0, (off_t)size);
+
+	if (err != EOPNOTSUPP && err != ENOSYS)
+		return -err;
+
+	static const char zeros[PAGE];
+
+	for (uint64_t off = 0; off < size; off += PAGE) {
+		ssize_t n = pwrite(fd, zeros, PAGE, (off_t)off);
+
+		if (n < 0)
+			return -errno;
+		if (n != PAGE)
+			return -ENOSPC;
+	}
+	return 0;
+}
+
 static int create_file(const char *path, size_t log_buf_len, unsigned flags)
 {
 	unsigned bits = pk_log_data_bits_for(log_buf_len);
@@ -125,20 +515,12 @@ static int create_file(const char *path, size_t log_buf_len, unsigned flags)
 
 	struct file_geometry g;
 	char dir[PATH_MAX], tmp[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	int fd, named = 0, err = 0;
+	int fd, named = 0, err;
 
 	geometry_for(prb_region_size(bits, 0), &g);
-	if (slash) {
-		size_t n = (size_t)(slash - path);
-
-		if (n >= sizeof(dir))
-			return -ENAMETOOLONG;
-		memcpy(dir, path, n ? n : 1);
-		dir[n ? n : 1] = '\0';
-	} else {
-		strcpy(dir, ".");
-	}
+	err = dir_of(path, dir, sizeof(dir));
+	if (err)
+		return err;
 	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		/* No O_TMPFILE here: a temporary name in the same directory. */
@@ -155,6 +537,9 @@ static int create_file(const char *path, size_t log_buf_len, unsigned flags)
 		err = -errno;
 		goto out;
 	}
+	err = reserve_blocks(fd, g.file_size);
+	if (err)
+		goto out;
 
 	void *map = mmap(NULL, g.file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 
@@ -170,7 +555,7 @@ static int create_file(const char *path, size_t log_buf_len, unsigned flags)
 		err = -ENOMEM;
 		goto out;
 	}
-	err = prb_format_fresh(&log->rb, map, g.file_size, bits, 0); /* ftruncate zero-fills */
+	err = prb_format_fresh(&log->rb, map, g.file_size, bits, 0); /* the file is all zeros */
 	if (!err) {
 		pk_log_init_shared(log);
 
@@ -206,28 +591,111 @@ out:
 	return err;
 }
 
+/* ---------------------------------------------------------- opening -- */
+
+/*
+ * May the symbolic link @lst, the last component of @path, be followed?
+ * Only ours or root's, and in a sticky world-writable directory only ours
+ * or the directory owner's (protected_symlinks): anybody can plant a link
+ * in /tmp, and root following it would write into whatever it names.
+ */
+static bool symlink_trusted(const char *path, const struct stat *lst)
+{
+	uid_t me = geteuid();
+	char dir[PATH_MAX];
+	struct stat dst;
+
+	if (lst->st_uid != me && lst->st_uid != 0)
+		return false;
+	if (dir_of(path, dir, sizeof(dir)) || stat(dir, &dst) < 0)
+		return false;
+	if ((dst.st_mode & S_ISVTX) && (dst.st_mode & S_IWOTH) && lst->st_uid != me &&
+	    lst->st_uid != dst.st_uid)
+		return false;
+	return true;
+}
+
+/* open(2) @path, following a symbolic link in its last component only if
+ * symlink_trusted() says so and it is still the same link afterwards.
+ * Returns the descriptor or a negative errno (-ELOOP: a link refused). */
+static int open_careful(const char *path, int oflags)
+{
+	for (int tries = 0; tries < 4; tries++) {
+		int fd = open(path, oflags | O_NOFOLLOW);
+
+		if (fd >= 0)
+			return fd;
+		if (errno != ELOOP)
+			return -errno;
+
+		struct stat l1, l2;
+
+		if (lstat(path, &l1) < 0)
+			return -errno;
+		if (!S_ISLNK(l1.st_mode))
+			continue; /* replaced meanwhile, or a loop in the directories */
+		if (!symlink_trusted(path, &l1))
+			return -ELOOP;
+		fd = open(path, oflags);
+		if (fd < 0)
+			return -errno;
+		if (lstat(path, &l2) == 0 && S_ISLNK(l2.st_mode) && l2.st_dev == l1.st_dev &&
+		    l2.st_ino == l1.st_ino && l2.st_uid == l1.st_uid)
+			return fd;
+		close(fd); /* the link changed while we followed it: look again */
+	}
+	return -ELOOP;
+}
+
+/* Files of kernel interfaces: reading them has effects (/proc/kmsg consumes
+ * messages) or blocks, and none of them holds a log. */
+static bool on_pseudo_fs(int fd)
+{
+	static const unsigned long magics[] = {
+		0x9fa0,	    /* procfs */
+		0x62656572, /* sysfs */
+		0x64626720, /* debugfs */
+		0x74726163, /* tracefs */
+		0x73636673, /* securityfs */
+		0x27e0eb,   /* cgroup */
+		0x63677270, /* cgroup2 */
+		0x62656570, /* configfs */
+		0xcafe4a11, /* bpf */
+		0xde5e81e4, /* efivarfs */
+		0x6165676c, /* pstore */
+	};
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) < 0)
+		return false;
+	for (size_t i = 0; i < sizeof(magics) / sizeof(magics[0]); i++)
+		if ((unsigned long)sf.f_type == magics[i])
+			return true;
+	return false;
+}
+
 /* ---------------------------------------------------------- attaching -- */
 
-/* Check what the file says about itself before mapping any of it. */
-static int validate_file(int fd, const struct stat *st, struct file_geometry *g)
+/* Check what the file says about itself (its header page, read into @page)
+ * before mapping any of it; @probe gets the ring's geometry. */
+static int validate_file(int fd, const struct stat *st, struct file_geometry *g,
+			 unsigned char *page, struct prb *probe)
 {
-	static _Alignas(64) unsigned char page[PAGE]; /* only touched under files_lock */
-	struct prb probe;
-	ssize_t n = pread(fd, page, sizeof(page), 0);
+	ssize_t n = st->st_size ? pread(fd, page, PAGE, 0) : 0;
 
 	if (n < 0)
 		return -errno;
-	memset(page + n, 0, sizeof(page) - (size_t)n);
+	memset(page + n, 0, PAGE - (size_t)n);
 
-	int err = prb_check_header(&probe, page, (size_t)n, (size_t)st->st_size);
+	int err = prb_check_header(probe, page, (size_t)n, (size_t)st->st_size);
 
 	if (err)
 		return err;
 
 	struct pk_log_shared sh;
 
-	memcpy(&sh, probe.user, sizeof(sh));
-	geometry_for(probe.region_size, g);
+	memcpy(&sh, probe->user, sizeof(sh));
+	geometry_for(probe->region_size, g);
 	if (sh.magic != PK_LOG_STATE_MAGIC || sh.file_size != g->file_size ||
 	    sh.registry_off != g->registry_off || sh.lock_off != g->lock_off ||
 	    sh.registry_entries != PK_REGISTRY_ENTRIES)
@@ -237,22 +705,105 @@ static int validate_file(int fd, const struct stat *st, struct file_geometry *g)
 	return 0;
 }
 
+/*
+ * A writer makes sure every page of an existing file is backed (a file
+ * made sparse by an older libprintk, or copied with holes) where the file
+ * system can tell; without that it relies on the SIGBUS handler.
+ */
+static int reserve_existing(int fd, const struct stat *st, uint64_t size)
+{
+	if ((uint64_t)st->st_blocks * 512 >= size)
+		return 0;
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)size) == 0)
+		return 0;
+	if (errno == ENOSPC || errno == EDQUOT)
+		return -ENOSPC;
+	return 0; /* cannot reserve here (compressed, or no fallocate): go on */
+}
+
+/* A log level kept in the file: 0..15 (the console's range), or @unsaved. */
+static unsigned repair_level(struct pk_log *log, pk_a32 *v, const char *name, uint32_t def,
+			     bool unsaved_ok)
+{
+	uint32_t cur = atomic_load(v);
+
+	if (cur <= 15 || (unsaved_ok && cur == PK_LOG_LEVEL_UNSAVED))
+		return 0;
+	if (!atomic_compare_exchange_strong(v, &cur, def))
+		return 0; /* another writer did it */
+
+	char text[128];
+	int n = snprintf(text, sizeof(text),
+			 "printk: log file %s: %s was %u, out of range: reset to %u",
+			 log->path ? log->path : "?", name, cur, def);
+
+	if (n > 0)
+		pk_log_store(log, 0, 5, text,
+			     (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1, NULL, 0);
+	return 1;
+}
+
+/*
+ * The levels are read on every printk by every writer: one out of range
+ * (written by a broken or hostile program) would mute or flood them all.
+ * A writer puts each back to its default and says so in the log (a reader
+ * cannot write: it leaves them).
+ */
+static void repair_levels(struct pk_log *log)
+{
+	struct pk_log_shared *sh = pk_log_shared(log);
+
+	repair_level(log, &sh->default_console_loglevel, "default_console_loglevel", 7, false);
+	repair_level(log, &sh->minimum_console_loglevel, "minimum_console_loglevel", 1, false);
+	repair_level(log, &sh->console_loglevel, "console_loglevel",
+		     atomic_load(&sh->default_console_loglevel), false);
+	repair_level(log, &sh->saved_console_loglevel, "saved_console_loglevel",
+		     PK_LOG_LEVEL_UNSAVED, true);
+}
+
+/*
+ * The newest record may be a line whose writer died before ending it. It
+ * is finalized as it is: continued by us (a new process can have the dead
+ * one's pid and thread id: pid 1 of every container), or printed by our
+ * consoles as if it were ours, with its old timestamp, it would mislead.
+ */
+static void end_dead_open_line(struct pk_log *log)
+{
+	struct prb_record *r = malloc(sizeof(*r));
+
+	if (!r)
+		return;
+	if (prb_read(&log->rb, prb_next_seq(&log->rb), r, PRB_READ_UNFINALIZED) == 0 &&
+	    (r->rflags & PRB_REC_UNFINALIZED) &&
+	    !pk_registry_pid_writes(&log->reg, r->caller.pid, log->rb.owner))
+		prb_finalize_last_of(&log->rb, r->caller.pid);
+	free(r);
+}
+
 static int attach_file(struct pk_log **logp, const char *path, unsigned flags)
 {
 	int writable = !(flags & PK_LOG_RDONLY);
+	int prot = writable ? PROT_READ | PROT_WRITE : PROT_READ;
 	/* O_NONBLOCK: opening a FIFO (not a log, refused below) must not hang. */
-	int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int fd = open_careful(path,
+			      (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	struct stat st;
 	struct file_geometry g = { 0 };
+	struct prb probe;
+	unsigned char *page = NULL, *pristine;
 	int err;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &st) < 0) {
 		err = -errno;
 		goto fail;
 	}
-	if (!S_ISREG(st.st_mode)) {
+	if (S_ISDIR(st.st_mode)) {
+		err = -EISDIR;
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode) || on_pseudo_fs(fd)) {
 		err = -EPROTO;
 		goto fail;
 	}
@@ -260,16 +811,28 @@ static int attach_file(struct pk_log **logp, const char *path, unsigned flags)
 		err = -EACCES; /* another user's log: never write into it */
 		goto fail;
 	}
-	pthread_mutex_lock(&files_lock);
-	err = validate_file(fd, &st, &g);
-	pthread_mutex_unlock(&files_lock);
+	if (writable && (st.st_mode & 0022)) {
+		err = -EACCES; /* others may write it: forged records, bent header */
+		goto fail;
+	}
+	page = aligned_alloc(64, PAGE);
+	if (!page) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	err = validate_file(fd, &st, &g, page, &probe);
+	if (!err && writable)
+		err = reserve_existing(fd, &st, g.file_size);
 	if (err)
 		goto fail;
+	pristine = make_pristine(&probe, page);
+	free(page);
+	page = NULL;
 
-	void *map = mmap(NULL, g.file_size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED,
-			 fd, 0);
+	void *map = mmap(NULL, g.file_size, prot, MAP_SHARED, fd, 0);
 
 	if (map == MAP_FAILED) {
+		free(pristine);
 		err = -errno;
 		goto fail;
 	}
@@ -278,6 +841,7 @@ static int attach_file(struct pk_log **logp, const char *path, unsigned flags)
 
 	if (!log) {
 		munmap(map, g.file_size);
+		free(pristine);
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -286,9 +850,15 @@ static int attach_file(struct pk_log **logp, const char *path, unsigned flags)
 	log->fd = fd;
 	log->flags = flags;
 	log->path = strdup(path);
-	err = prb_attach(&log->rb, map, g.file_size, writable);
+	err = map_track(log, prot, pristine); /* before the first access */
+	if (!err && fstat(fd, &st) == 0 && (uint64_t)st.st_size < g.file_size)
+		err = -ENOSPC; /* truncated since we checked */
+	if (!err)
+		err = prb_attach(&log->rb, map, g.file_size, writable);
 	if (!err && pk_log_shared(log)->magic != PK_LOG_STATE_MAGIC)
 		err = -EBADMSG;
+	if (!err)
+		err = pk_logfile_lost(log);
 	if (err) {
 		log->fd = -1;
 		pk_log_destroy(log);
@@ -308,6 +878,8 @@ static int attach_file(struct pk_log **logp, const char *path, unsigned flags)
 		}
 		/* The wall-clock offset as this writer sees it (for readers' -T). */
 		atomic_store(&pk_log_shared(log)->realtime_offset_ns, (uint64_t)pk_realtime_offset_ns());
+		end_dead_open_line(log);
+		repair_levels(log);
 		pthread_once(&atfork_once, install_atfork);
 		pthread_mutex_lock(&files_lock);
 		log->next_file = file_logs;
@@ -318,6 +890,7 @@ static int attach_file(struct pk_log **logp, const char *path, unsigned flags)
 	*logp = log;
 	return 0;
 fail:
+	free(page);
 	close(fd);
 	return err;
 }
@@ -364,6 +937,11 @@ int pk_log_sync(struct pk_log *log)
 {
 	if (!log || !log->path || !log->mapping || !log->rb.writable)
 		return 0;
+
+	int lost = pk_logfile_lost(log);
+
+	if (lost)
+		return lost;
 	atomic_store(&pk_log_shared(log)->realtime_offset_ns, (uint64_t)pk_realtime_offset_ns());
 	return msync(log->mapping, log->mapping_len, MS_SYNC) < 0 ? -errno : 0;
 }

@@ -92,6 +92,8 @@ int pk_registry_owner_alive(struct pk_registry *reg, unsigned owner, uint32_t re
 	unsigned genmask = (1u << PK_REGISTRY_GEN_BITS) - 1;
 	unsigned slot = owner >> PK_REGISTRY_GEN_BITS, gen = owner & genmask;
 
+	if (reg->lost && atomic_load(reg->lost))
+		return 1; /* a ring of our own now: its writers are our threads */
 	if (slot == 0 || slot >= reg->nentries)
 		return 0; /* not a writer code we could have handed out */
 
@@ -123,4 +125,29 @@ int pk_registry_owner_alive(struct pk_registry *reg, unsigned owner, uint32_t re
 		alive = !is_zombie(pid);
 	errno = saved;
 	return alive;
+}
+
+int pk_registry_pid_writes(struct pk_registry *reg, uint32_t pid, unsigned my_owner)
+{
+	unsigned genmask = (1u << PK_REGISTRY_GEN_BITS) - 1;
+	unsigned mine = my_owner >> PK_REGISTRY_GEN_BITS;
+
+	for (unsigned slot = 1; slot < reg->nentries; slot++) {
+		struct pk_registry_entry *e = &reg->entries[slot];
+
+		if (slot == mine || atomic_load(&e->gen) == 0 || atomic_load(&e->pid) != pid)
+			continue;
+
+		struct flock fl;
+
+		if (lock_byte(reg->fd, F_OFD_GETLK, F_WRLCK, (off_t)(reg->lock_off + slot), &fl) ||
+		    fl.l_type != F_UNLCK)
+			return 1; /* held (another process, or another handle of ours) */
+		if (pid != (uint32_t)getpid() &&
+		    pk_registry_owner_alive(reg, slot << PK_REGISTRY_GEN_BITS |
+							 (atomic_load(&e->gen) & genmask),
+					    pid))
+			return 1; /* lock dropped, process still there */
+	}
+	return 0;
 }

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdatomic.h>
+
 #include "atomics.h"
 
 #define PK_REGISTRY_ENTRIES 1024 /* writers at once; slot 0 means "no owner" */
@@ -28,6 +30,10 @@ struct pk_registry {
 	int fd;				   /* holds our OFD lock on our slot's lock byte */
 	uint64_t lock_off;		   /* file offset of the lock bytes */
 	unsigned nentries;
+	/* Non-zero once the mapping was replaced (logfile.c: the file was
+	 * truncated): the entries are then zeros, and every record in the
+	 * ring that replaced the file's is this process's own. */
+	const _Atomic int *lost;
 };
 
 /*
@@ -46,5 +52,13 @@ int pk_registry_register(struct pk_registry *reg);
  * open/read of /proc).
  */
 int pk_registry_owner_alive(struct pk_registry *reg, unsigned owner, uint32_t pid);
+
+/*
+ * 1 if a live writer registered with @pid holds a slot other than the one
+ * of @my_owner (our own code, 0 if none): an open line written with @pid
+ * may still grow. A slot whose lock nobody holds names a dead process even
+ * if it had our pid (pids repeat across containers and reboots).
+ */
+int pk_registry_pid_writes(struct pk_registry *reg, uint32_t pid, unsigned my_owner);
 
 #endif

@@ -677,7 +677,7 @@ static void test_refuse_directory_and_missing(void **state)
 	struct pk_log *log = NULL;
 
 	assert_int_equal(mkdir(d, 0700), 0);
-	expect_refused(d, -EISDIR, -EPROTO);
+	expect_refused(d, -EISDIR, -EISDIR);
 	assert_int_equal(count_entries(d), 0);
 
 	unlink(missing);

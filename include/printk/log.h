@@ -113,10 +113,27 @@ PK_API int pk_log_attach(struct pk_log **logp, void *region, size_t region_len, 
  * PK_LOG_RDONLY) with mode 0600 whatever the umask (0640 with
  * PK_LOG_GROUP_READ) and a text area of @log_buf_len (0: the default); an
  * existing one is attached as it is. Errors: -ENOENT; -EPROTO (not a
- * libprintk log); -EPROTONOSUPPORT (another ABI version); -EBADMSG
- * (corrupted); -ENOSPC (truncated); -EACCES (a writer opening a file that
- * another user owns, or no permission); -EUSERS (too many writers). A file
- * that is refused is left untouched.
+ * libprintk log, not a regular file, or a file of procfs, sysfs or another
+ * kernel interface: refused before anything is read); -EISDIR (a
+ * directory); -EPROTONOSUPPORT (another ABI version); -EBADMSG (corrupted);
+ * -ENOSPC (truncated, or no room on the file system for a new file: its
+ * blocks are reserved when it is created); -EACCES (a writer opening a file
+ * that another user owns or that the group or others may write, or no
+ * permission); -ELOOP (the last component is a symbolic link that neither
+ * we nor root own, or, in a sticky world-writable directory such as /tmp,
+ * neither we nor the directory's owner: not followed); -EUSERS (too many
+ * writers). A file that is refused is left untouched. A writer resets log
+ * levels that the file holds out of range (0..15) to their defaults and
+ * stores a KERN_NOTICE record saying so.
+ *
+ * A file truncated under its users kills nobody: while file logs are open,
+ * a SIGBUS handler replaces a mapping whose file lost pages with private
+ * memory (an empty log); from then on the handle's calls return -ESTALE
+ * ("log file truncated"), and printk's writers go on writing into that
+ * private log. A SIGBUS that is not about a log's mapping goes to the
+ * program's previous handler or kills the process as before. A program
+ * that installs its own SIGBUS handler later must chain to the previous
+ * one to keep this.
  *
  * Durability: everything committed survives the crash of any process (the
  * page cache is the shared memory). After a machine crash only what was
@@ -146,7 +163,8 @@ PK_API size_t pk_log_buf_len(const struct pk_log *log);
 /*
  * Store a complete record at @level/@facility (no level parsing, no
  * continuation: that is printk's job). Returns 0, -E2BIG, -EINVAL, -EPERM
- * (read-only handle) or -ENOBUFS (the oldest record is still being written).
+ * (read-only handle), -ENOBUFS (the oldest record is still being written)
+ * or -ESTALE (the log's file was truncated: see pk_log_open_file()).
  *
  * Context: any (async-signal-safe, lock-free, thread-safe); never waits for
  * another writer or a reader. On a shared file its slow path asks whether a
@@ -158,12 +176,22 @@ PK_API int pk_log_store(struct pk_log *log, int facility, int level, const char 
 /*
  * Read the record @seq, or the oldest one after it if it was overwritten:
  * rec->seq - @seq records were lost. Returns 0, -EAGAIN if no record at or
- * after @seq is available yet, or -EIO if the log keeps contradicting itself
- * (a corrupted file).
+ * after @seq is available yet, -EIO if the log keeps contradicting itself
+ * (a corrupted file) or its file could not be read, or -ESTALE if the log's
+ * file was truncated (checked whenever there is nothing new to read).
  *
  * Context: any (async-signal-safe, lock-free, thread-safe); never waits.
  */
 PK_API int pk_log_read(struct pk_log *log, uint64_t seq, struct pk_record *rec, unsigned flags);
+
+/*
+ * 0 if the log is still whole: -ESTALE if its file was truncated (shorter
+ * than the log, even in parts not read yet), -EIO if it could not be read.
+ * For readers that walk the ring themselves and wait for more.
+ *
+ * Context: any (async-signal-safe: fstat(2)), thread-safe; never waits.
+ */
+PK_API int pk_log_check(struct pk_log *log);
 
 /* Sequence number of the oldest record in the log.
  * Context: any (async-signal-safe, lock-free). */

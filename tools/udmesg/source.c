@@ -44,6 +44,7 @@ static const char *log_strerror(int err)
 	case -EPROTONOSUPPORT:
 	case -EBADMSG:
 	case -ENOSPC:
+	case -ESTALE:
 		return pk_log_strerror(err);
 	default:
 		return strerror(-err);
@@ -796,7 +797,9 @@ int ud_read_log(struct ud_ctl *ctl)
 				break; /* the newest record: nothing after it */
 			continue;
 		}
-		if (err != -EAGAIN)
+		if (err == -EAGAIN)
+			err = pk_log_check(log); /* nothing new: is the file still whole? */
+		if (err && err != -EAGAIN)
 			ud_fatal("%s: read failed: %s", ctl->log_path, log_strerror(err));
 		if (!ctl->follow)
 			break;
