@@ -555,6 +555,22 @@ static int fetch(struct con_src *src, uint64_t seq, struct pk_con_rec *v)
 }
 
 /*
+ * Nothing at @st's position: normally it is caught up. A position past the
+ * ring's last reservation means the ring under it was replaced (a log file
+ * truncated under its mapping is swapped for private memory, numbered from
+ * 0): restart at the new ring's oldest record. Returns 1 if @st moved.
+ */
+static PK_NOINLINE int restart_if_beyond(struct prb *rb, struct pk_console_state *st)
+{
+	if (PK_LIKELY(st->seq <= prb_next_reserve_seq(rb)))
+		return 0;
+	st->seq = prb_first_seq(rb);
+	st->off = 0;
+	st->started = 0;
+	return 1;
+}
+
+/*
  * Print the next piece of work for @con: the rest of its current record, or
  * the next record. Returns 1 if it made progress, 0 if it is caught up.
  */
@@ -564,7 +580,7 @@ static int print_one(struct con_src *src, struct console *con)
 	struct out *o = &src->out;
 	struct pk_con_rec view, *r = &view;
 
-	if (fetch(src, st->seq, r))
+	if (fetch(src, st->seq, r) && (!restart_if_beyond(src->rb, st) || fetch(src, st->seq, r)))
 		return 0;
 	out_init(o, con);
 	if (r->seq != st->seq) {

@@ -49,6 +49,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <printk/console.h>
 #include <printk/printk.h>
 
 #include "testutil.h"
@@ -509,14 +510,36 @@ static int store_child(void *arg)
 	return 0;
 }
 
-/* printk into the file: printk goes on (into the process's own ring). */
+/* Counts the console lines printk_child() prints after the truncation,
+ * and checks they come in order. */
+static unsigned after_lines, after_bad;
+
+static void count_after(struct console *con, const char *text, unsigned len)
+{
+	(void)con;
+	for (const char *p = text, *end = text + len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		unsigned n;
+
+		if (!nl)
+			break;
+		if (sscanf(p, "after %u:", &n) == 1 && n != after_lines++)
+			after_bad++;
+		p = nl + 1;
+	}
+}
+
+/* printk into the file: printk goes on (into the process's own ring), and
+ * its console keeps printing every line. */
 static int printk_child(void *arg)
 {
 	struct trunc_child *c = arg;
+	static struct console con = { .name = "count", .write = count_after };
 
 	pk_printk_exit(); /* no consoles, nothing stored yet */
-	if (pk_set_log_buf_file(c->path, 0))
+	if (pk_set_log_buf_file(c->path, 0) || pk_register_console(&con))
 		return 10;
+	pk_set_printk_time(0);
 	for (unsigned i = 0; i < 200; i++)
 		printk(KERN_INFO "before %u: %0400u\n", i, i);
 	if (wait_go(c))
@@ -525,6 +548,10 @@ static int printk_child(void *arg)
 		printk(KERN_INFO "after %u: %0400u\n", i, i);
 	if (pk_log_check(pk_printk_log()) != -ESTALE)
 		return 12;
+	if (after_lines != 2000 || after_bad) {
+		printf("console: %u lines after the truncation, %u out of order\n", after_lines, after_bad);
+		return 13;
+	}
 	return 0;
 }
 
