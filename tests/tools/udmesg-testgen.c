@@ -96,7 +96,8 @@ static void golden(const char *path)
 	struct pk_log *log = create_log(path, 64 * 1024);
 	static const char ctl[] = "ctl \x01 bell \x07 tab \t del \x7f utf8 \xc3\xa9 bad \xff end "
 				  "back\\slash \"quoted\"";
-	static const char dict[] = "SUBSYSTEM=net\0DEVICE=+net:eth0\0NOTE=tab\there";
+	static const char dict[] = "SUBSYSTEM=net\0DEVICE=+net:eth0\0NOTE=tab\there\0"
+				   "FORGED=a\n[   99.000000] fake\x1b[31m";
 
 	atomic_store(&pk_log_shared(log)->realtime_offset_ns, (uint64_t)GOLDEN_OFFSET_NS);
 	store(log, 0, 6, 0, 1, 0, S("Linux version 6.6.0 (libprintk golden log)"), NULL, 0, 1);

@@ -602,6 +602,30 @@ void ud_print_kmsg(struct ud_ctl *ctl, const struct urec *rec)
 
 /* --------------------------------------------------------------- text -- */
 
+/* One dictionary entry: a control byte (but tab) prints as \xNN, as the
+ * kernel's /dev/kmsg prints it, so a value can neither start a line that
+ * looks like a record nor drive a terminal; the rest as text is printed. */
+static void print_dict_entry(const struct ud_ctl *ctl, const char *entry, size_t len)
+{
+	size_t run = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)entry[i];
+
+		if ((c >= 0x20 && c != 0x7f) || c == '\t') {
+			run++;
+			continue;
+		}
+		if (run)
+			safe_write(ctl, entry + i - run, run, 0);
+		run = 0;
+		out_write((char[4]){ '\\', 'x', "0123456789abcdef"[c >> 4], "0123456789abcdef"[c & 15] },
+			  4);
+	}
+	if (run)
+		safe_write(ctl, entry + len - run, run, 0);
+}
+
 static void print_dict(const struct ud_ctl *ctl, const struct urec *rec)
 {
 	for (size_t i = 0; i < rec->dict_len;) {
@@ -611,7 +635,7 @@ static void print_dict(const struct ud_ctl *ctl, const struct urec *rec)
 		if (len) {
 			out_putc('\n');
 			out_spaces(ctl->indent);
-			safe_write(ctl, entry, len, 0);
+			print_dict_entry(ctl, entry, len);
 		}
 		i += len + 1;
 	}
