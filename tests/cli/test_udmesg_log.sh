@@ -169,4 +169,18 @@ else
 	echo "# a 4 MiB log is not possible in this build: parallel dump not tested"
 fi
 
+# --- times at the ends of their ranges ----------------------------------
+# A log (or -F input) may hold any 64-bit time: the realtime offset at
+# INT64_MAX, a timestamp of 2^64 - 1 ns, seconds near LONG_MAX. Every time
+# format prints them without overflowing (UBSan aborts the sanitizer
+# build on a signed overflow).
+FAR=$TMP/far.log
+"$TESTGEN" far "$FAR"
+printf '<6>[9223372036854775807.999999] far seconds\n<6>[-9223372036854775807.0] negative\n' \
+	>"$TMP/far.txt"
+golden far-times sh -c "for o in '' -T -d '-T -d' --time-format=iso --time-format=reltime -J; do
+	echo \"== \$o\"; '$UDMESG' -B '$FAR' \$o || echo \"exit \$?\"
+	UDMESG_TEST_BOOTTIME=1700000000.250000 '$UDMESG' -F '$TMP/far.txt' \$o || echo \"exit \$?\"
+done"
+
 finish

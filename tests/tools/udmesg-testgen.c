@@ -388,6 +388,18 @@ static void state(const char *path)
 	pk_log_destroy(log);
 }
 
+/* Times at the ends of their ranges, as a damaged or hostile file may hold
+ * them: the largest realtime offset and timestamps 0 and 2^64 - 1 ns. */
+static void far(const char *path)
+{
+	struct pk_log *log = create_log(path, 64 * 1024);
+
+	atomic_store(&pk_log_shared(log)->realtime_offset_ns, (uint64_t)INT64_MAX);
+	store(log, 0, 6, 0, 1, 0, S("at boot"), NULL, 0, 1);
+	store(log, 0, 6, UINT64_MAX, 2, 0, S("at the end of time"), NULL, 0, 1);
+	pk_log_destroy(log);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "golden"))
@@ -404,10 +416,12 @@ int main(int argc, char **argv)
 		bench(argv[2], (unsigned)atoi(argv[3]));
 	else if (argc >= 3 && !strcmp(argv[1], "state"))
 		state(argv[2]);
+	else if (argc >= 3 && !strcmp(argv[1], "far"))
+		far(argv[2]);
 	else if (argc >= 3 && !strcmp(argv[1], "kmsg"))
 		kmsg(argv[2], argc >= 4 && !strcmp(argv[3], "caller"));
 	else {
-		fprintf(stderr, "usage: udmesg-testgen golden|partial|live|mixed|stuck|state|kmsg "
+		fprintf(stderr, "usage: udmesg-testgen golden|partial|live|mixed|stuck|state|far|kmsg "
 				"FILE | bench FILE MIB\n");
 		return 2;
 	}

@@ -417,8 +417,8 @@ static double record_count_delta(struct ud_ctl *ctl, const struct urec *rec)
 	double delta = 0;
 
 	if (timerisset_(ctl->last_sec, ctl->last_usec))
-		delta = (double)(rec->sec - ctl->last_sec) +
-			(double)(rec->usec - ctl->last_usec) / 1E6;
+		delta = ((double)rec->sec - (double)ctl->last_sec) +
+			((double)rec->usec - (double)ctl->last_usec) / 1E6;
 	ctl->last_sec = rec->sec;
 	ctl->last_usec = rec->usec;
 	return delta;

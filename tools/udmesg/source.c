@@ -153,7 +153,7 @@ static void set_time(struct urec *r, int64_t sec, int64_t usec)
 {
 	r->sec = sec;
 	r->usec = usec;
-	r->ts_nsec = (uint64_t)(sec * 1000000000 + usec * 1000);
+	r->ts_nsec = (uint64_t)sec * 1000000000u + (uint64_t)usec * 1000u; /* wraps, never UB */
 }
 
 /* ------------------------------------------------- syslog text (-F) -- */

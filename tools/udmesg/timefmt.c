@@ -105,15 +105,44 @@ static int64_t floor_div(int64_t a, int64_t b)
 	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
+/*
+ * Timestamps and the boot time come from files another process wrote (a
+ * record's 64-bit timestamp, the log's realtime offset, a -F line's
+ * seconds): sums and products saturate instead of overflowing, so a
+ * hostile value prints as a time far away, never as undefined behaviour.
+ */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	if (b > 0 && a > INT64_MAX - b)
+		return INT64_MAX;
+	if (b < 0 && a < INT64_MIN - b)
+		return INT64_MIN;
+	return a + b;
+}
+
+static int64_t sat_mul(int64_t a, int64_t m) /* m > 0 */
+{
+	if (a > INT64_MAX / m)
+		return INT64_MAX;
+	if (a < INT64_MIN / m)
+		return INT64_MIN;
+	return a * m;
+}
+
+static int64_t ts_ns(const struct urec *rec)
+{
+	return rec->ts_nsec > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)rec->ts_nsec;
+}
+
 void ud_record_wall(const struct ud_ctl *ctl, const struct urec *rec, time_t *sec, long *usec)
 {
 	if (ctl->base_whole_sec) {
-		*sec = (time_t)(floor_div(ctl->base_ns, NSEC_PER_SEC) + rec->sec);
+		*sec = (time_t)sat_add(floor_div(ctl->base_ns, NSEC_PER_SEC), rec->sec);
 		*usec = (long)rec->usec;
 		return;
 	}
 
-	int64_t ns = ctl->base_ns + (int64_t)rec->ts_nsec;
+	int64_t ns = sat_add(ctl->base_ns, ts_ns(rec));
 
 	*sec = (time_t)floor_div(ns, NSEC_PER_SEC);
 	*usec = (long)((ns - floor_div(ns, NSEC_PER_SEC) * NSEC_PER_SEC) / 1000);
@@ -122,8 +151,9 @@ void ud_record_wall(const struct ud_ctl *ctl, const struct urec *rec, time_t *se
 int64_t ud_record_wall_usec(const struct ud_ctl *ctl, const struct urec *rec)
 {
 	if (ctl->base_whole_sec)
-		return floor_div(ctl->base_ns, 1000) + rec->sec * USEC_PER_SEC + rec->usec;
-	return floor_div(ctl->base_ns + (int64_t)rec->ts_nsec, 1000);
+		return sat_add(sat_add(floor_div(ctl->base_ns, 1000), sat_mul(rec->sec, USEC_PER_SEC)),
+			       rec->usec);
+	return floor_div(sat_add(ctl->base_ns, ts_ns(rec)), 1000);
 }
 
 size_t ud_format_iso(time_t sec, long usec, char *buf, size_t len)
