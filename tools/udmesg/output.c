@@ -424,13 +424,19 @@ static double record_count_delta(struct ud_ctl *ctl, const struct urec *rec)
 	return delta;
 }
 
-static void record_localtime(const struct ud_ctl *ctl, const struct urec *rec, struct tm *tm)
+/* False for a time the calendar cannot hold (its year does not fit an
+ * int): it then prints as an empty field, like --time-format=iso's, never
+ * as what glibc left half-filled in @tm. */
+static bool record_localtime(const struct ud_ctl *ctl, const struct urec *rec, struct tm *tm)
 {
 	time_t t;
 	long usec;
 
 	ud_record_wall(ctl, rec, &t, &usec);
-	localtime_r(&t, tm);
+	if (localtime_r(&t, tm))
+		return true;
+	memset(tm, 0, sizeof(*tm));
+	return false;
 }
 
 static const char *record_ctime(const struct ud_ctl *ctl, const struct urec *rec, char *buf,
@@ -438,8 +444,7 @@ static const char *record_ctime(const struct ud_ctl *ctl, const struct urec *rec
 {
 	struct tm tm;
 
-	record_localtime(ctl, rec, &tm);
-	if (strftime(buf, len, "%a %b %e %H:%M:%S %Y", &tm) == 0)
+	if (!record_localtime(ctl, rec, &tm) || strftime(buf, len, "%a %b %e %H:%M:%S %Y", &tm) == 0)
 		*buf = '\0';
 	return buf;
 }
@@ -897,12 +902,13 @@ static int format_time(struct ud_ctl *ctl, const struct urec *rec, char *tsbuf, 
 		double delta;
 		int n;
 
-		record_localtime(ctl, rec, &cur);
+		bool known = record_localtime(ctl, rec, &cur);
+
 		delta = record_count_delta(ctl, rec);
-		if (cur.tm_min != ctl->lasttm.tm_min || cur.tm_hour != ctl->lasttm.tm_hour ||
+		if (!known || cur.tm_min != ctl->lasttm.tm_min || cur.tm_hour != ctl->lasttm.tm_hour ||
 		    cur.tm_yday != ctl->lasttm.tm_yday) {
 			*timebreak = 1;
-			if (strftime(buf, sizeof(buf), "%b%e %H:%M", &cur) == 0)
+			if (!known || strftime(buf, sizeof(buf), "%b%e %H:%M", &cur) == 0)
 				*buf = '\0';
 			n = snprintf(tsbuf, size, "[%s] ", buf);
 		} else if (delta < 10) {
