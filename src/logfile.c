@@ -384,6 +384,18 @@ int pk_logfile_check(struct pk_log *log)
 	return 0;
 }
 
+/* log2 of @v, a power of two (the ring's sizes, validated at attach). */
+static unsigned log2_of(uint64_t v)
+{
+	unsigned bits = 0;
+
+	while (v > 1) {
+		v >>= 1;
+		bits++;
+	}
+	return bits;
+}
+
 /*
  * The header page of an empty ring of the geometry of @file (checked from
  * the file's header page @file_page), with the file's log state: what a
@@ -392,8 +404,8 @@ int pk_logfile_check(struct pk_log *log)
  */
 static unsigned char *make_pristine(const struct prb *file, const unsigned char *file_page)
 {
-	unsigned dbits = (unsigned)__builtin_ctzll(file->data_size);
-	unsigned cbits = (unsigned)__builtin_ctzll(file->desc_count);
+	unsigned dbits = log2_of(file->data_size);
+	unsigned cbits = log2_of(file->desc_count);
 	void *mem = mmap(NULL, file->region_size, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	unsigned char *page = NULL;
