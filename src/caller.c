@@ -22,9 +22,13 @@
  * handler installed with SA_NODEFER and an empty sa_mask leaves the mask as
  * it was: such a handler brackets itself with pk_printk_handler_enter() and
  * pk_printk_handler_leave().
+ *
+ * It also hands on a signal that one of our handlers (the crash handler, the
+ * log files' SIGBUS repair) does not handle after all: pk_signal_pass_on().
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <string.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
@@ -150,4 +154,35 @@ PK_HOT uint64_t pk_clock_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void pk_signal_pass_on(int sig, siginfo_t *si, void *uctx, const struct sigaction *prev_action)
+{
+	struct sigaction prev = *prev_action;
+	bool has_handler = (prev.sa_flags & SA_SIGINFO)
+				   ? prev.sa_sigaction != NULL
+				   : (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN);
+
+	if (has_handler) {
+		if (prev.sa_flags & SA_RESETHAND) {
+			struct sigaction dfl;
+
+			memset(&dfl, 0, sizeof(dfl));
+			dfl.sa_handler = SIG_DFL;
+			sigaction(sig, &dfl, NULL);
+		}
+		if (prev.sa_flags & SA_SIGINFO)
+			prev.sa_sigaction(sig, si, uctx);
+		else
+			prev.sa_handler(sig);
+		return;
+	}
+	if (prev.sa_handler == SIG_IGN && (!si || si->si_code <= 0))
+		return; /* an ignored signal that someone sent stays ignored */
+	/* The signal is blocked while we run: raise() leaves it pending, and it
+	 * is delivered with the restored disposition as soon as we return. For
+	 * a fault under SIG_IGN the kernel forces the default when the
+	 * instruction faults again. */
+	sigaction(sig, &prev, NULL);
+	raise(sig);
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * caller.h - who is calling and when (caller.c): the caller identity a
- * record carries, signal-handler nesting, and the clocks.
+ * record carries, signal-handler nesting, handing on signals we do not
+ * handle, and the clocks.
  *
  * Bottom layer: depends on nothing but the ring's record types. Every
  * function here is async-signal-safe and thread-safe.
@@ -9,6 +10,7 @@
 #ifndef PRINTK_CALLER_H
 #define PRINTK_CALLER_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "ringbuffer.h"
@@ -23,6 +25,14 @@ uint64_t pk_signal_mask(void);
 /* Signal-handler nesting: printk's entry points bracket themselves with these. */
 unsigned pk_sigdepth_enter(void);
 void pk_sigdepth_leave(void);
+
+/*
+ * From a signal handler of ours that does not handle @sig after all: hand
+ * it to the handler the program had (@prev_action, as sigaction() returned
+ * it when ours was installed), or restore that disposition and raise the
+ * signal again, so the process fares as it would have without us.
+ */
+void pk_signal_pass_on(int sig, siginfo_t *si, void *uctx, const struct sigaction *prev_action);
 
 /* CLOCK_MONOTONIC in nanoseconds (vDSO). */
 uint64_t pk_clock_ns(void);

@@ -195,37 +195,6 @@ static void crash_report(int sig, const siginfo_t *si)
 	pk_console_emergency_flush(rb, CRASH_FLUSH_MS); /* what the dumpers printed */
 }
 
-/* Hand the signal on: to the program's handler, or to the previous
- * disposition, raised again so the process dies of it as it would have. */
-static void crash_pass_on(int sig, siginfo_t *si, void *uctx, int idx)
-{
-	struct sigaction prev = prev_action[idx];
-	bool has_handler = (prev.sa_flags & SA_SIGINFO)
-				   ? prev.sa_sigaction != NULL
-				   : (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN);
-
-	if (has_handler) {
-		if (prev.sa_flags & SA_RESETHAND) {
-			struct sigaction dfl;
-
-			memset(&dfl, 0, sizeof(dfl));
-			dfl.sa_handler = SIG_DFL;
-			sigaction(sig, &dfl, NULL);
-		}
-		if (prev.sa_flags & SA_SIGINFO)
-			prev.sa_sigaction(sig, si, uctx);
-		else
-			prev.sa_handler(sig);
-		return;
-	}
-	/* The signal is blocked while we run: raise() leaves it pending, and it
-	 * is delivered with the restored disposition as soon as we return. For
-	 * a fault under SIG_IGN the kernel forces the default when the
-	 * instruction faults again. */
-	sigaction(sig, &prev, NULL);
-	raise(sig);
-}
-
 static void crash_handler(int sig, siginfo_t *si, void *uctx)
 {
 	/* A log file truncated under its mapping: repaired there, no crash. */
@@ -255,7 +224,7 @@ static void crash_handler(int sig, siginfo_t *si, void *uctx)
 		/* Before passing on: a program handler may longjmp out. */
 		atomic_store(&crash_owner, 0);
 	}
-	crash_pass_on(sig, si, uctx, idx);
+	pk_signal_pass_on(sig, si, uctx, &prev_action[idx]);
 	errno = saved_errno;
 }
 

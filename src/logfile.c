@@ -223,37 +223,6 @@ static bool repair_fault(void *addr)
 	return false;
 }
 
-/* Not ours: to the program's handler, or the previous disposition, raised
- * again so the process dies of it as it would have without us. */
-static void bus_pass_on(int sig, siginfo_t *si, void *uctx)
-{
-	struct sigaction prev = prev_bus;
-	bool has_handler = (prev.sa_flags & SA_SIGINFO)
-				   ? prev.sa_sigaction != NULL
-				   : (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN);
-
-	if (has_handler) {
-		if (prev.sa_flags & SA_RESETHAND) {
-			struct sigaction dfl;
-
-			memset(&dfl, 0, sizeof(dfl));
-			dfl.sa_handler = SIG_DFL;
-			sigaction(sig, &dfl, NULL);
-		}
-		if (prev.sa_flags & SA_SIGINFO)
-			prev.sa_sigaction(sig, si, uctx);
-		else
-			prev.sa_handler(sig);
-		return;
-	}
-	if (prev.sa_handler == SIG_IGN && (!si || si->si_code <= 0))
-		return; /* an ignored SIGBUS that someone sent stays ignored */
-	/* Blocked while we run: raise() leaves it pending until we return. A
-	 * fault under SIG_IGN faults again, and the kernel forces the default. */
-	sigaction(sig, &prev, NULL);
-	raise(sig);
-}
-
 int pk_logfile_repair_fault(int sig, const siginfo_t *si)
 {
 	int saved = errno;
@@ -268,7 +237,7 @@ static void on_sigbus(int sig, siginfo_t *si, void *uctx)
 	int saved = errno;
 
 	if (!pk_logfile_repair_fault(sig, si))
-		bus_pass_on(sig, si, uctx);
+		pk_signal_pass_on(sig, si, uctx, &prev_bus);
 	errno = saved;
 }
 
