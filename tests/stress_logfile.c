@@ -89,35 +89,23 @@
 #define UNCLAIMED_WAIT_MS 600
 #define ITERATION_MS	 5000 /* "nothing hangs" */
 
-static char dir[PATH_MAX - 64];
 static char path[PATH_MAX];
 
 /* ------------------------------------------------------------- helpers -- */
 
-static int remove_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static int setup_dir(void **state)
 {
 	(void)state;
-	const char *tmp = getenv("TMPDIR");
-
-	snprintf(dir, sizeof(dir), "%s/pk_stress_logfile.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
+	if (test_dir_make("pk_stress_logfile"))
 		return -1;
-	snprintf(path, sizeof(path), "%s/shared.log", dir);
+	snprintf(path, sizeof(path), "%s", test_dir_path("shared.log"));
 	return 0;
 }
 
 static int teardown_dir(void **state)
 {
 	(void)state;
-	return nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	return test_dir_remove();
 }
 
 static uint64_t mix(uint64_t x)

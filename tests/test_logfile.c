@@ -77,43 +77,20 @@
 #endif
 #define RING_WORD_ID(w) (((w) >> RING_POS_BITS) & ((UINT64_C(1) << RING_ID_BITS) - 1))
 
-static char dir[PATH_MAX];
 static struct pk_record rec;
 
 /* ------------------------------------------------------------- helpers -- */
 
-static const char *path_of(const char *name)
-{
-	static char paths[8][PATH_MAX];
-	static unsigned next;
-	char *p = paths[next++ % 8];
-
-	if ((size_t)snprintf(p, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
-		fail_msg("path too long");
-	return p;
-}
-
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int setup_dir(void **state)
 {
 	(void)state;
-	const char *tmp = getenv("TMPDIR");
-
-	snprintf(dir, sizeof(dir), "%s/pk_test_logfile.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	return mkdtemp(dir) ? 0 : -1;
+	return test_dir_make("pk_test_logfile");
 }
 
 static int teardown_dir(void **state)
 {
 	(void)state;
-	return nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	return test_dir_remove();
 }
 
 /* Names in directory @d, dot files (a leftover "x.XXXXXX" temp) included. */
@@ -228,7 +205,7 @@ static void peek(const char *path, off_t off, void *bytes, size_t len)
 static void expect_refused(const char *path, int err_writer, int err_reader)
 {
 	struct digest before, after;
-	unsigned names = count_entries(dir);
+	unsigned names = count_entries(test_dir());
 	struct pk_log *log = NULL;
 
 	digest_of(path, &before);
@@ -241,7 +218,7 @@ static void expect_refused(const char *path, int err_writer, int err_reader)
 	assert_null(log);
 	digest_of(path, &after);
 	assert_digest_equal(&before, &after);
-	assert_int_equal(count_entries(dir), names);
+	assert_int_equal(count_entries(test_dir()), names);
 }
 
 /* Read every record from the oldest on; returns how many, the last in @last. */
@@ -312,7 +289,7 @@ static void test_create_mode(void **state)
 
 	for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
 		mode_t old = umask(masks[i]);
-		const char *p = path_of("mode.log"), *g = path_of("group.log");
+		const char *p = test_dir_path("mode.log"), *g = test_dir_path("group.log");
 
 		unlink(p);
 		unlink(g);
@@ -331,7 +308,7 @@ static void test_create_mode(void **state)
 	}
 
 	/* Attaching never changes the mode, whatever the flags say. */
-	const char *p = path_of("mode.log");
+	const char *p = test_dir_path("mode.log");
 	struct digest before, after;
 
 	digest_of(p, &before);
@@ -346,7 +323,7 @@ static void test_create_mode(void **state)
 static void test_create_layout(void **state)
 {
 	(void)state;
-	const char *p = path_of("layout.log");
+	const char *p = test_dir_path("layout.log");
 	struct pk_log *log, *again;
 
 	unlink(p);
@@ -377,9 +354,9 @@ static void test_create_layout(void **state)
 static void test_create_bad_arguments(void **state)
 {
 	(void)state;
-	const char *p = path_of("never.log");
+	const char *p = test_dir_path("never.log");
 	struct pk_log *log = NULL;
-	unsigned names = count_entries(dir);
+	unsigned names = count_entries(test_dir());
 
 	unlink(p);
 	assert_int_equal(pk_log_open_file(&log, p, 3000, 0), -EINVAL);
@@ -390,9 +367,9 @@ static void test_create_bad_arguments(void **state)
 	assert_int_equal(pk_log_open_file(NULL, p, LOG_LEN, 0), -EINVAL);
 	assert_null(log);
 	assert_int_equal(access(p, F_OK), -1);
-	assert_int_equal(count_entries(dir), names);
+	assert_int_equal(count_entries(test_dir()), names);
 	/* A missing directory: nothing to create in. */
-	assert_int_equal(pk_log_open_file(&log, path_of("no/such/dir.log"), LOG_LEN, 0), -ENOENT);
+	assert_int_equal(pk_log_open_file(&log, test_dir_path("no/such/dir.log"), LOG_LEN, 0), -ENOENT);
 	assert_null(log);
 }
 
@@ -401,7 +378,7 @@ static void test_create_bad_arguments(void **state)
 static void test_attach_second_handle(void **state)
 {
 	(void)state;
-	const char *p = path_of("attach.log");
+	const char *p = test_dir_path("attach.log");
 	struct pk_log *a, *b, *ro;
 	struct pk_record last;
 
@@ -434,7 +411,7 @@ static void test_attach_second_handle(void **state)
 static void test_attach_forked_child(void **state)
 {
 	(void)state;
-	const char *p = path_of("fork.log");
+	const char *p = test_dir_path("fork.log");
 	struct pk_log *log;
 	int pfd[2], status;
 	uint16_t child_owner = 0;
@@ -511,7 +488,7 @@ static void test_attach_forked_child(void **state)
 static void test_too_many_writers(void **state)
 {
 	(void)state;
-	const char *p = path_of("crowded.log");
+	const char *p = test_dir_path("crowded.log");
 	static struct pk_log *logs[PK_REGISTRY_ENTRIES];
 	struct pk_log *extra = NULL, *ro;
 	struct rlimit rl, old;
@@ -556,7 +533,7 @@ static void test_too_many_writers(void **state)
 static void test_refuse_text_and_empty(void **state)
 {
 	(void)state;
-	const char *p = path_of("notes.txt");
+	const char *p = test_dir_path("notes.txt");
 	FILE *f = fopen(p, "w");
 
 	assert_non_null(f);
@@ -565,14 +542,14 @@ static void test_refuse_text_and_empty(void **state)
 	fclose(f);
 	expect_refused(p, -EPROTO, -EPROTO);
 
-	p = path_of("empty");
+	p = test_dir_path("empty");
 	f = fopen(p, "w");
 	assert_non_null(f);
 	fclose(f);
 	expect_refused(p, -EPROTO, -EPROTO);
 
 	/* Shorter than the magic number: not ours either. */
-	p = path_of("tiny");
+	p = test_dir_path("tiny");
 	f = fopen(p, "w");
 	assert_non_null(f);
 	fputs("PRT", f);
@@ -583,7 +560,7 @@ static void test_refuse_text_and_empty(void **state)
 static void test_refuse_truncated(void **state)
 {
 	(void)state;
-	const char *p = path_of("trunc.log");
+	const char *p = test_dir_path("trunc.log");
 
 	make_log(p, 5);
 
@@ -604,7 +581,7 @@ static void test_refuse_truncated(void **state)
 static void test_refuse_wrong_version(void **state)
 {
 	(void)state;
-	const char *p = path_of("abi.log");
+	const char *p = test_dir_path("abi.log");
 	uint32_t v;
 
 	make_log(p, 2);
@@ -625,7 +602,7 @@ static void test_refuse_wrong_version(void **state)
 static void test_refuse_bad_geometry(void **state)
 {
 	(void)state;
-	const char *p = path_of("geometry.log");
+	const char *p = test_dir_path("geometry.log");
 	struct pk_log *log;
 	uint64_t v;
 	uint8_t b;
@@ -672,8 +649,8 @@ static void test_refuse_bad_geometry(void **state)
 static void test_refuse_directory_and_missing(void **state)
 {
 	(void)state;
-	const char *d = path_of("a.directory");
-	const char *missing = path_of("missing.log");
+	const char *d = test_dir_path("a.directory");
+	const char *missing = test_dir_path("missing.log");
 	struct pk_log *log = NULL;
 
 	assert_int_equal(mkdir(d, 0700), 0);
@@ -724,7 +701,7 @@ static int open_fifo_readonly(void *arg)
 static void test_refuse_fifo(void **state)
 {
 	(void)state;
-	const char *f = path_of("a.fifo");
+	const char *f = test_dir_path("a.fifo");
 	struct child_result res;
 	struct pk_log *log = NULL;
 
@@ -737,7 +714,7 @@ static void test_refuse_fifo(void **state)
 static void test_refuse_other_user(void **state)
 {
 	(void)state;
-	const char *p = path_of("nobody.log");
+	const char *p = test_dir_path("nobody.log");
 	struct pk_log *log = NULL;
 	struct pk_record last;
 
@@ -768,7 +745,7 @@ static void test_refuse_other_user(void **state)
 static void test_readonly_handle(void **state)
 {
 	(void)state;
-	const char *p = path_of("ro.log");
+	const char *p = test_dir_path("ro.log");
 	struct pk_log *ro, *w, *mem;
 	struct digest before, after;
 
@@ -803,7 +780,7 @@ static void test_readonly_handle(void **state)
 static void test_frobnozzle(void **state)
 {
 	(void)state;
-	const char *p = path_of("frob.log");
+	const char *p = test_dir_path("frob.log");
 	int pfd[2], status;
 	struct pk_log *ro, *w;
 	struct pk_record last;
@@ -883,7 +860,7 @@ static void test_frobnozzle(void **state)
 static void test_dead_open_line_unfinalized(void **state)
 {
 	(void)state;
-	const char *p = path_of("open_line.log");
+	const char *p = test_dir_path("open_line.log");
 	struct pk_log *w, *ro;
 	struct prb_meta m = { .level = 4 };
 	int pfd[2], status;
@@ -1005,7 +982,7 @@ static void live_reader(const char *path, int writable, int ready_fd, int report
 static void test_live_reader_sleeps(void **state)
 {
 	(void)state;
-	const char *p = path_of("live.log");
+	const char *p = test_dir_path("live.log");
 	struct pk_log *w;
 	int ready[2], report[2];
 	pid_t pid[2];
@@ -1135,8 +1112,8 @@ static char *run_opts_child(const char *opts, int *status)
 static void test_printk_opts_file(void **state)
 {
 	(void)state;
-	const char *p = path_of("opts.log");
-	const char *g = path_of("opts-group.log");
+	const char *p = test_dir_path("opts.log");
+	const char *g = test_dir_path("opts-group.log");
 	char opts[PATH_MAX + 128];
 	struct pk_log *ro;
 	int status;
@@ -1263,7 +1240,7 @@ static int read_within(struct pk_log *log, uint64_t seq, unsigned flags, unsigne
 static void test_dead_claimed_record_is_hole(void **state)
 {
 	(void)state;
-	const char *p = path_of("claimed.log");
+	const char *p = test_dir_path("claimed.log");
 	struct pk_log *w, *ro;
 	struct prb_stats st;
 
@@ -1310,7 +1287,7 @@ static void test_dead_claimed_record_is_hole(void **state)
 static void test_dead_unclaimed_slot_passed(void **state)
 {
 	(void)state;
-	const char *p = path_of("unclaimed.log");
+	const char *p = test_dir_path("unclaimed.log");
 	struct pk_log *w, *ro;
 	struct prb_stats st;
 
@@ -1377,7 +1354,7 @@ static void *store_one(void *arg)
 static void test_two_unclaimed_in_a_row(void **state)
 {
 	(void)state;
-	const char *p = path_of("two_unclaimed.log");
+	const char *p = test_dir_path("two_unclaimed.log");
 	struct pk_log *w;
 	int pfd[2], status;
 	char c[2];
@@ -1448,7 +1425,7 @@ static void test_two_unclaimed_in_a_row(void **state)
 static void test_dead_writer_stays_dead(void **state)
 {
 	(void)state;
-	const char *p = path_of("aba.log");
+	const char *p = test_dir_path("aba.log");
 	struct pk_log *w;
 	int pfd[2], ready[2], status;
 
@@ -1545,7 +1522,7 @@ static int read_corrupt_file(void *arg)
 static void test_corrupt_seq_does_not_hang(void **state)
 {
 	(void)state;
-	const char *p = path_of("badseq.log");
+	const char *p = test_dir_path("badseq.log");
 	struct child_result res;
 	uint64_t tail, head, seq;
 	unsigned bad = 0;

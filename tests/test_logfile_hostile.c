@@ -63,43 +63,20 @@
 #define ESTALE_WORDS "log file truncated: its records are gone"
 #define EISDIR_WORDS "the log file is a directory"
 
-static char dir[PATH_MAX];
 static struct pk_record rec;
 
 /* ------------------------------------------------------------- helpers -- */
 
-static const char *path_of(const char *name)
-{
-	static char paths[8][PATH_MAX];
-	static unsigned next;
-	char *p = paths[next++ % 8];
-
-	if ((size_t)snprintf(p, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
-		fail_msg("path too long");
-	return p;
-}
-
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int setup_dir(void **state)
 {
 	(void)state;
-	const char *tmp = getenv("TMPDIR");
-
-	snprintf(dir, sizeof(dir), "%s/pk_test_hostile.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	return mkdtemp(dir) ? 0 : -1;
+	return test_dir_make("pk_test_hostile");
 }
 
 static int teardown_dir(void **state)
 {
 	(void)state;
-	return nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	return test_dir_remove();
 }
 
 static void store(struct pk_log *log, const char *text)
@@ -370,7 +347,7 @@ static void full_fs_case(int fill, const char *opts_extra, const char *mode)
 	char opts[2 * PATH_MAX], log_path[PATH_MAX + 16], warning[2 * PATH_MAX];
 	int status;
 
-	snprintf(t.mnt, sizeof(t.mnt), "%s", path_of(fill ? "full" : "small"));
+	snprintf(t.mnt, sizeof(t.mnt), "%s", test_dir_path(fill ? "full" : "small"));
 	assert_int_equal(mkdir(t.mnt, 0700), 0);
 	snprintf(log_path, sizeof(log_path), "%s/printk.log", t.mnt);
 	snprintf(opts, sizeof(opts), "log_buf_file=%s printk.time=0 %s", log_path, opts_extra);
@@ -557,7 +534,7 @@ static int printk_child(void *arg)
 
 static void truncate_under(int (*fn)(void *), const char *name, int big)
 {
-	const char *p = path_of(name);
+	const char *p = test_dir_path(name);
 	struct trunc_child c = { .path = p };
 	int ready[2], go[2], status;
 	char b;
@@ -617,7 +594,7 @@ static void test_truncated_under_udmesg(void **state)
 {
 	(void)state;
 	const char *build = getenv("PRINTK_TEST_BUILD_DIR");
-	const char *p = path_of("udmesg.log");
+	const char *p = test_dir_path("udmesg.log");
 	char udmesg[PATH_MAX], expect[2 * PATH_MAX], buf[1 << 16];
 	int out[2], err[2], status;
 
@@ -665,7 +642,7 @@ static void test_truncated_under_udmesg(void **state)
 static void test_truncated_with_crash_handler(void **state)
 {
 	(void)state;
-	const char *p = path_of("crash-dump.log");
+	const char *p = test_dir_path("crash-dump.log");
 	char opts[PATH_MAX + 64], buf[1 << 16];
 	int out[2], status;
 
@@ -779,11 +756,11 @@ static int own_handler_with_log(void *arg)
 static void test_unrelated_sigbus(void **state)
 {
 	(void)state;
-	const char *p = path_of("bystander.log");
+	const char *p = test_dir_path("bystander.log");
 	struct child_result res;
 
 	make_log(p, 3);
-	fault_file = path_of("not-a-log");
+	fault_file = test_dir_path("not-a-log");
 
 	run_child(fault_with_log, (void *)p, CHILD_MS, &res);
 	if (!res.signaled)
@@ -822,8 +799,8 @@ static int plant_symlink(void *arg)
 static void test_planted_symlink(void **state)
 {
 	(void)state;
-	const char *victim = path_of("victim.log");
-	const char *sticky = path_of("sticky");
+	const char *victim = test_dir_path("victim.log");
+	const char *sticky = test_dir_path("sticky");
 	char planted[PATH_MAX + 16], own[PATH_MAX + 16];
 	struct child_result res;
 	struct pk_log *log = NULL;
@@ -833,7 +810,7 @@ static void test_planted_symlink(void **state)
 		skip();
 	}
 	make_log(victim, 2);
-	assert_int_equal(chmod(dir, 0711), 0); /* the planter can reach the sticky directory */
+	assert_int_equal(chmod(test_dir(), 0711), 0); /* the planter can reach the sticky directory */
 	assert_int_equal(mkdir(sticky, 0777), 0);
 	assert_int_equal(chmod(sticky, 01777), 0);
 	snprintf(planted, sizeof(planted), "%s/planted.log", sticky);
@@ -869,7 +846,7 @@ static void test_planted_symlink(void **state)
 static void test_writable_by_others(void **state)
 {
 	(void)state;
-	const char *p = path_of("open.log");
+	const char *p = test_dir_path("open.log");
 	struct pk_log *log = NULL;
 	static const mode_t bad[] = { 0666, 0646, 0620 };
 
@@ -936,7 +913,7 @@ static void test_reader_refuses_procfs(void **state)
 static void test_directory(void **state)
 {
 	(void)state;
-	const char *d = path_of("a-directory");
+	const char *d = test_dir_path("a-directory");
 	char opts[PATH_MAX + 64], warning[2 * PATH_MAX];
 	struct pk_log *log = NULL;
 	int status;
@@ -975,7 +952,7 @@ static void poke_u32(const char *path, off_t off, uint32_t v)
 static void test_bad_console_level(void **state)
 {
 	(void)state;
-	const char *p = path_of("levels.log");
+	const char *p = test_dir_path("levels.log");
 	struct pk_log *log;
 	off_t user;
 	char opts[PATH_MAX + 64], notice[PATH_MAX + 128];
@@ -1045,7 +1022,7 @@ static int die_with_open_line(void *arg)
 static void test_dead_open_line_not_printed(void **state)
 {
 	(void)state;
-	const char *p = path_of("dead-line.log");
+	const char *p = test_dir_path("dead-line.log");
 	char opts[PATH_MAX + 64];
 	struct child_result res;
 	struct pk_log *log;
@@ -1096,7 +1073,7 @@ static int store_open_line_as_reused(void *arg)
 static void test_dead_open_line_not_continued(void **state)
 {
 	(void)state;
-	const char *p = path_of("reused-pid.log");
+	const char *p = test_dir_path("reused-pid.log");
 	struct child_result res;
 	struct pk_log *log;
 	uint64_t seq;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -8,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -140,4 +143,47 @@ unsigned thread_fail_count(void)
 const char *thread_fail_first(void)
 {
 	return thread_first_fail;
+}
+
+/* ------------------------------------------------- a temporary directory -- */
+
+static char tmp_dir[PATH_MAX - 64];
+
+int test_dir_make(const char *prefix)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if ((size_t)snprintf(tmp_dir, sizeof(tmp_dir), "%s/%s.XXXXXX", tmp && *tmp ? tmp : "/tmp",
+			     prefix) >= sizeof(tmp_dir))
+		return -1;
+	return mkdtemp(tmp_dir) ? 0 : -1;
+}
+
+const char *test_dir(void)
+{
+	return tmp_dir;
+}
+
+const char *test_dir_path(const char *name)
+{
+	static char paths[8][PATH_MAX];
+	static unsigned next;
+	char *p = paths[next++ % 8];
+
+	if ((size_t)snprintf(p, PATH_MAX, "%s/%s", tmp_dir, name) >= PATH_MAX)
+		fail_msg("path too long: %s/%s", tmp_dir, name);
+	return p;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+int test_dir_remove(void)
+{
+	return nftw(tmp_dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }

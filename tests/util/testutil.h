@@ -48,6 +48,17 @@ void thread_fail(const char *tag, const char *fmt, ...) __attribute__((format(pr
 unsigned thread_fail_count(void);
 const char *thread_fail_first(void);
 
+/*
+ * A fresh directory for a test program's files: test_dir_make() creates
+ * $TMPDIR/@prefix.XXXXXX (or under /tmp), test_dir() names it,
+ * test_dir_path() names @name inside it (eight buffers, reused in turn),
+ * test_dir_remove() removes it with everything in it. 0 or -1.
+ */
+int test_dir_make(const char *prefix);
+const char *test_dir(void);
+const char *test_dir_path(const char *name);
+int test_dir_remove(void);
+
 /* Environment knob for test durations: PRINTK_STRESS_MS, default @def. */
 unsigned stress_ms(unsigned def);
 
