@@ -245,22 +245,6 @@ static void store_or_retry(struct pk_log *log, const char *text, size_t len, uin
 		*max_stall = now_ms() - t0;
 }
 
-/* Reap @pid within @ms, or kill it and fail: nothing may hang. */
-static void reap(pid_t pid, int *status, unsigned ms)
-{
-	uint64_t t0 = now_ms();
-	pid_t r;
-
-	while ((r = waitpid(pid, status, WNOHANG)) == 0 && now_ms() - t0 < ms)
-		usleep(1000);
-	if (r == 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, status, 0);
-		fail_msg("child %d hung", (int)pid);
-	}
-	assert_int_equal(r, pid);
-}
-
 /* One byte from a child within @ms. */
 static void wait_ready(int fd, unsigned ms)
 {
@@ -353,7 +337,7 @@ static void two_writers_round(int writable_reader, unsigned n, unsigned *records
 	for (unsigned w = 0; w < 2; w++) {
 		int status;
 
-		reap(pid[w], &status, 60 * 1000);
+		test_reap(pid[w], &status, 60 * 1000);
 		assert_true(WIFEXITED(status));
 		assert_int_equal(WEXITSTATUS(status), 0); /* no store failed */
 	}
@@ -635,7 +619,7 @@ static void kill_loop(const struct kill_cfg *cfg)
 		close(ready[0]);
 		usleep((useconds_t)(rand() % 3001));
 		assert_int_equal(kill(pid, SIGKILL), 0);
-		reap(pid, &status, ITERATION_MS);
+		test_reap(pid, &status, ITERATION_MS);
 		assert_true(WIFSIGNALED(status));
 		tot.killed_threads += cfg->printk ? 1 : cfg->threads;
 

@@ -152,26 +152,6 @@ static void assert_digest_equal(const struct digest *a, const struct digest *b)
 	assert_int_equal(a->mtime.tv_nsec, b->mtime.tv_nsec);
 }
 
-static void store(struct pk_log *log, const char *text)
-{
-	assert_int_equal(pk_log_store(log, 0, 6, text, strlen(text), NULL, 0), 0);
-}
-
-/* A fresh log file at @path holding @n records "record <i>". */
-static void make_log(const char *path, unsigned n)
-{
-	struct pk_log *log;
-	char text[32];
-
-	unlink(path);
-	assert_int_equal(pk_log_open_file(&log, path, LOG_LEN, 0), 0);
-	for (unsigned i = 0; i < n; i++) {
-		snprintf(text, sizeof(text), "record %u", i);
-		store(log, text);
-	}
-	pk_log_destroy(log);
-}
-
 static off_t file_size(const char *path)
 {
 	struct stat st;
@@ -239,22 +219,6 @@ static unsigned read_all(struct pk_log *log, unsigned flags, struct pk_record *l
 }
 
 #define CHILD_MS 20000 /* no child of these tests takes this long: it hangs */
-
-/* Reap @pid; a child that does not end within CHILD_MS is killed: failure. */
-static void wait_child(pid_t pid, int *status)
-{
-	uint64_t t0 = now_ms();
-	pid_t r;
-
-	while ((r = waitpid(pid, status, WNOHANG)) == 0 && now_ms() - t0 < CHILD_MS)
-		usleep(1000);
-	if (r == 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, status, 0);
-		fail_msg("child %d hung", (int)pid);
-	}
-	assert_int_equal(r, pid);
-}
 
 /* Read @len bytes a child sends through @fd, waiting at most CHILD_MS. */
 static void read_from_child(int fd, void *buf, size_t len)
@@ -382,13 +346,13 @@ static void test_attach_second_handle(void **state)
 	struct pk_log *a, *b, *ro;
 	struct pk_record last;
 
-	make_log(p, 3);
+	test_make_log(p, LOG_LEN, 3);
 	assert_int_equal(pk_log_open_file(&a, p, LOG_LEN, 0), 0);
 	assert_int_equal(pk_log_next_seq(a), 3);
 	assert_int_equal(pk_log_open_file(&b, p, LOG_LEN, 0), 0);
 	assert_int_not_equal(a->rb.owner, b->rb.owner); /* one registry slot each */
-	store(b, "from b");
-	store(a, "from a");
+	test_log_store(b, "from b");
+	test_log_store(a, "from a");
 	assert_int_equal(pk_log_next_seq(a), 5);
 	assert_int_equal(pk_log_next_seq(b), 5);
 	assert_int_equal(pk_log_read(a, 3, &rec, 0), 0);
@@ -418,8 +382,8 @@ static void test_attach_forked_child(void **state)
 
 	unlink(p);
 	assert_int_equal(pk_log_open_file(&log, p, LOG_LEN, 0), 0);
-	store(log, "parent 0");
-	store(log, "parent 1");
+	test_log_store(log, "parent 0");
+	test_log_store(log, "parent 1");
 
 	uint16_t parent_owner = log->rb.owner;
 
@@ -441,7 +405,7 @@ static void test_attach_forked_child(void **state)
 	close(pfd[1]);
 	read_from_child(pfd[0], &child_owner, sizeof(child_owner));
 	close(pfd[0]);
-	wait_child(pid, &status);
+	test_reap(pid, &status, CHILD_MS);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 
@@ -458,7 +422,7 @@ static void test_attach_forked_child(void **state)
 		assert_string_equal(rec.text, texts[i]);
 		assert_int_equal(rec.pid, i < 2 ? (uint32_t)getpid() : (uint32_t)pid);
 	}
-	store(log, "parent 2");
+	test_log_store(log, "parent 2");
 	assert_int_equal(pk_log_read(log, 4, &rec, 0), 0);
 	assert_string_equal(rec.text, "parent 2");
 
@@ -477,7 +441,7 @@ static void test_attach_forked_child(void **state)
 
 		_exit(ok ? 0 : 1);
 	}
-	wait_child(pid, &status);
+	test_reap(pid, &status, CHILD_MS);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	pk_log_destroy(log);
@@ -518,7 +482,7 @@ static void test_too_many_writers(void **state)
 	pk_log_destroy(ro);
 	pk_log_destroy(logs[n / 2]);
 	assert_int_equal(pk_log_open_file(&extra, p, 0, 0), 0);
-	store(extra, "in a freed slot");
+	test_log_store(extra, "in a freed slot");
 	assert_int_equal(pk_log_read(logs[0], 0, &rec, 0), 0);
 	assert_string_equal(rec.text, "in a freed slot");
 	pk_log_destroy(extra);
@@ -562,7 +526,7 @@ static void test_refuse_truncated(void **state)
 	(void)state;
 	const char *p = test_dir_path("trunc.log");
 
-	make_log(p, 5);
+	test_make_log(p, LOG_LEN, 5);
 
 	off_t full = file_size(p);
 
@@ -584,7 +548,7 @@ static void test_refuse_wrong_version(void **state)
 	const char *p = test_dir_path("abi.log");
 	uint32_t v;
 
-	make_log(p, 2);
+	test_make_log(p, LOG_LEN, 2);
 	peek(p, 8, &v, sizeof(v));
 	assert_int_equal(v, 1); /* PRB_ABI_VERSION */
 	v = 2;
@@ -592,7 +556,7 @@ static void test_refuse_wrong_version(void **state)
 	expect_refused(p, -EPROTONOSUPPORT, -EPROTONOSUPPORT);
 
 	/* Written on a machine of the other byte order. */
-	make_log(p, 2);
+	test_make_log(p, LOG_LEN, 2);
 	peek(p, 12, &v, sizeof(v));
 	v = __builtin_bswap32(v);
 	poke(p, 12, &v, sizeof(v));
@@ -609,25 +573,25 @@ static void test_refuse_bad_geometry(void **state)
 
 	/* Offsets in the ring header (struct prb_header, the file's ABI):
 	 * 23 desc_bits, 32 region_size, 64 head. */
-	make_log(p, 3);
+	test_make_log(p, LOG_LEN, 3);
 	peek(p, 32, &v, sizeof(v));
 	v += 4096;
 	poke(p, 32, &v, sizeof(v));
 	expect_refused(p, -EBADMSG, -EBADMSG);
 
-	make_log(p, 3);
+	test_make_log(p, LOG_LEN, 3);
 	b = 40;
 	poke(p, 23, &b, 1);
 	expect_refused(p, -EBADMSG, -EBADMSG);
 
-	make_log(p, 3);
+	test_make_log(p, LOG_LEN, 3);
 	peek(p, 64, &v, sizeof(v));
 	v += (uint64_t)1000 << RING_POS_BITS; /* head 1000 records past the tail: impossible */
 	poke(p, 64, &v, sizeof(v));
 	expect_refused(p, -EBADMSG, -EBADMSG);
 
 	/* The log's own state in the header's user area. */
-	make_log(p, 3);
+	test_make_log(p, LOG_LEN, 3);
 	assert_int_equal(pk_log_open_file(&log, p, 0, PK_LOG_RDONLY), 0);
 
 	off_t user = (off_t)((uint8_t *)pk_log_shared(log) - (uint8_t *)log->mapping);
@@ -639,7 +603,7 @@ static void test_refuse_bad_geometry(void **state)
 	poke(p, user, &v, sizeof(v));
 	expect_refused(p, -EBADMSG, -EBADMSG);
 
-	make_log(p, 3);
+	test_make_log(p, LOG_LEN, 3);
 	peek(p, user + (off_t)offsetof(struct pk_log_shared, registry_off), &v, sizeof(v));
 	v += 4096;
 	poke(p, user + (off_t)offsetof(struct pk_log_shared, registry_off), &v, sizeof(v));
@@ -722,7 +686,7 @@ static void test_refuse_other_user(void **state)
 		print_message("not root: cannot give a file to another user\n");
 		skip();
 	}
-	make_log(p, 4);
+	test_make_log(p, LOG_LEN, 4);
 	assert_int_equal(chown(p, 65534, 65534), 0);
 
 	struct digest before, after;
@@ -749,7 +713,7 @@ static void test_readonly_handle(void **state)
 	struct pk_log *ro, *w, *mem;
 	struct digest before, after;
 
-	make_log(p, 2);
+	test_make_log(p, LOG_LEN, 2);
 	digest_of(p, &before);
 	assert_int_equal(pk_log_open_file(&ro, p, 0, PK_LOG_RDONLY), 0);
 	assert_int_equal(pk_log_store(ro, 0, 6, "nope", 4, NULL, 0), -EPERM);
@@ -762,7 +726,7 @@ static void test_readonly_handle(void **state)
 
 	/* A reader follows a writer that attaches afterwards. */
 	assert_int_equal(pk_log_open_file(&w, p, 0, PK_LOG_SYNC), 0);
-	store(w, "late");
+	test_log_store(w, "late");
 	assert_int_equal(pk_log_sync(w), 0);
 	assert_int_equal(pk_log_read(ro, 2, &rec, 0), 0);
 	assert_string_equal(rec.text, "late");
@@ -811,7 +775,7 @@ static void test_frobnozzle(void **state)
 	read_from_child(pfd[0], &c, 1);
 	close(pfd[0]);
 	assert_int_equal(kill(pid, SIGKILL), 0);
-	wait_child(pid, &status);
+	test_reap(pid, &status, CHILD_MS);
 	assert_true(WIFSIGNALED(status));
 	assert_int_equal(WTERMSIG(status), SIGKILL);
 
@@ -834,7 +798,7 @@ static void test_frobnozzle(void **state)
 
 	/* The next writer's record finalizes the half line, text intact. */
 	assert_int_equal(pk_log_open_file(&w, p, 0, 0), 0);
-	store(w, "after the frobnozzle");
+	test_log_store(w, "after the frobnozzle");
 	assert_int_equal(pk_log_read(ro, 1, &rec, 0), 0);
 	assert_string_equal(rec.text, FROB);
 	assert_int_equal(rec.state, PK_REC_FINAL);
@@ -867,7 +831,7 @@ static void test_dead_open_line_unfinalized(void **state)
 
 	unlink(p);
 	assert_int_equal(pk_log_open_file(&w, p, LOG_LEN, 0), 0);
-	store(w, "complete");
+	test_log_store(w, "complete");
 	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
 
 	pid_t pid = fork();
@@ -890,7 +854,7 @@ static void test_dead_open_line_unfinalized(void **state)
 	read_from_child(pfd[0], &c, 1);
 	close(pfd[0]);
 	assert_int_equal(kill(pid, SIGKILL), 0);
-	wait_child(pid, &status);
+	test_reap(pid, &status, CHILD_MS);
 
 	assert_int_equal(pk_log_open_file(&ro, p, 0, PK_LOG_RDONLY), 0);
 
@@ -1004,11 +968,11 @@ static void test_live_reader_sleeps(void **state)
 		read_from_child(ready[0], &c, 1);
 	}
 	usleep(1000 * 1000);
-	store(w, "wake up, reader");
+	test_log_store(w, "wake up, reader");
 	for (int i = 0; i < 2; i++) {
 		int status;
 
-		wait_child(pid[i], &status);
+		test_reap(pid[i], &status, CHILD_MS);
 		assert_true(WIFEXITED(status));
 		assert_int_equal(WEXITSTATUS(status), 0);
 	}
@@ -1105,7 +1069,7 @@ static char *run_opts_child(const char *opts, int *status)
 	}
 	buf[len] = '\0';
 	close(out[0]);
-	wait_child(pid, status);
+	test_reap(pid, status, CHILD_MS);
 	return buf;
 }
 
@@ -1219,7 +1183,7 @@ static uint16_t writer_dies_at(struct pk_log *log, enum prb_testpoint tp)
 	close(pfd[1]);
 	read_from_child(pfd[0], &owner, sizeof(owner));
 	close(pfd[0]);
-	wait_child(pid, &status);
+	test_reap(pid, &status, CHILD_MS);
 	assert_true(WIFSIGNALED(status));
 	assert_int_equal(WTERMSIG(status), SIGKILL);
 	return owner;
@@ -1247,9 +1211,9 @@ static void test_dead_claimed_record_is_hole(void **state)
 	unlink(p);
 	assert_int_equal(pk_log_open_file(&w, p, LOG_LEN, 0), 0);
 	assert_int_equal(pk_log_open_file(&ro, p, 0, PK_LOG_RDONLY), 0);
-	store(w, "before");
+	test_log_store(w, "before");
 	writer_dies_at(w, PRB_TP_CLAIMED);
-	store(w, "after");
+	test_log_store(w, "after");
 	/* A read-only reader passes it without writing... */
 	assert_int_equal(pk_log_read(ro, 1, &rec, 0), 0);
 	assert_int_equal(rec.seq, 2);
@@ -1265,7 +1229,7 @@ static void test_dead_claimed_record_is_hole(void **state)
 
 	/* Killed after writing, before committing: the same. */
 	writer_dies_at(w, PRB_TP_BEFORE_COMMIT);
-	store(w, "after 2");
+	test_log_store(w, "after 2");
 	assert_int_equal(pk_log_read(w, 3, &rec, 0), 0);
 	assert_int_equal(rec.seq, 4);
 	assert_string_equal(rec.text, "after 2");
@@ -1294,9 +1258,9 @@ static void test_dead_unclaimed_slot_passed(void **state)
 	unlink(p);
 	assert_int_equal(pk_log_open_file(&w, p, LOG_LEN, 0), 0);
 	assert_int_equal(pk_log_open_file(&ro, p, 0, PK_LOG_RDONLY), 0);
-	store(w, "before");
+	test_log_store(w, "before");
 	writer_dies_at(w, PRB_TP_HEAD_RESERVED);
-	store(w, "after");
+	test_log_store(w, "after");
 	/* Every writer but us is gone; the ring is far from full. */
 	int err_w = read_within(w, 1, 0, 1000);
 	struct pk_record got_w = rec;
@@ -1361,7 +1325,7 @@ static void test_two_unclaimed_in_a_row(void **state)
 
 	unlink(p);
 	assert_int_equal(pk_log_open_file(&w, p, LOG_LEN, 0), 0);
-	store(w, "before");
+	test_log_store(w, "before");
 	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
 
 	pid_t pid = fork();
@@ -1382,7 +1346,7 @@ static void test_two_unclaimed_in_a_row(void **state)
 	read_from_child(pfd[0], c, 2); /* both threads hold an allocation */
 	close(pfd[0]);
 	assert_int_equal(kill(pid, SIGKILL), 0);
-	wait_child(pid, &status);
+	test_reap(pid, &status, CHILD_MS);
 
 	/* A lap of the ring and more: every store gets in within the stall time. */
 	uint64_t lap = pk_log_ring(w)->desc_count + pk_log_buf_len(w) / 16;
@@ -1446,7 +1410,7 @@ static void test_dead_writer_stays_dead(void **state)
 		assert_true(pid >= 0);
 		if (pid == 0)
 			_exit(0);
-		wait_child(pid, &status);
+		test_reap(pid, &status, CHILD_MS);
 	}
 	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
 	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
@@ -1473,12 +1437,12 @@ static void test_dead_writer_stays_dead(void **state)
 	close(ready[0]);
 	print_message("dead writer and live child: owner codes %#x and %#x\n", dead_owner,
 		      live_owner);
-	store(w, "after");
+	test_log_store(w, "after");
 
 	int err = read_within(w, 0, 0, 1000);
 
 	close(pfd[1]);
-	wait_child(live, &status);
+	test_reap(live, &status, CHILD_MS);
 	assert_int_equal(err, 0); /* was -EAGAIN while the unrelated child lived */
 	assert_int_equal(rec.seq, 1);
 	assert_string_equal(rec.text, "after");
@@ -1528,7 +1492,7 @@ static void test_corrupt_seq_does_not_hang(void **state)
 	unsigned bad = 0;
 
 	for (int which = 0; which < 2; which++) {
-		make_log(p, 3);
+		test_make_log(p, LOG_LEN, 3);
 		peek(p, 64, &head, sizeof(head));
 		peek(p, 128, &tail, sizeof(tail));
 

@@ -79,25 +79,6 @@ static int teardown_dir(void **state)
 	return test_dir_remove();
 }
 
-static void store(struct pk_log *log, const char *text)
-{
-	assert_int_equal(pk_log_store(log, 0, 6, text, strlen(text), NULL, 0), 0);
-}
-
-static void make_log(const char *path, unsigned n)
-{
-	struct pk_log *log;
-	char text[32];
-
-	unlink(path);
-	assert_int_equal(pk_log_open_file(&log, path, LOG_LEN, 0), 0);
-	for (unsigned i = 0; i < n; i++) {
-		snprintf(text, sizeof(text), "record %u", i);
-		store(log, text);
-	}
-	pk_log_destroy(log);
-}
-
 static uint64_t file_hash(const char *path)
 {
 	unsigned char buf[4096];
@@ -111,22 +92,6 @@ static uint64_t file_hash(const char *path)
 			h = (h ^ buf[i]) * 0x100000001b3ull;
 	close(fd);
 	return h;
-}
-
-/* Reap @pid within CHILD_MS, or kill it and fail. */
-static void wait_child(pid_t pid, int *status)
-{
-	uint64_t t0 = now_ms();
-	pid_t r;
-
-	while ((r = waitpid(pid, status, WNOHANG)) == 0 && now_ms() - t0 < CHILD_MS)
-		usleep(1000);
-	if (r == 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, status, 0);
-		fail_msg("child %d hung", (int)pid);
-	}
-	assert_int_equal(r, pid);
 }
 
 /* Read from @fd until @want appears in what was read (or EOF/timeout). */
@@ -257,7 +222,7 @@ static char *run_child_opts(const char *opts, const char *mode, int (*pre)(void 
 	close(out[1]);
 	read_until(out[0], buf, cap, 0, NULL);
 	close(out[0]);
-	wait_child(pid, status);
+	test_reap(pid, status, CHILD_MS);
 	return buf;
 }
 
@@ -395,7 +360,7 @@ static void make_big_log(const char *path)
 	memset(text, 'y', sizeof(text) - 1);
 	text[sizeof(text) - 1] = '\0';
 	for (unsigned i = 0; i < 400; i++)
-		store(log, text);
+		test_log_store(log, text);
 	pk_log_destroy(log);
 }
 
@@ -562,13 +527,13 @@ static void truncate_under(int (*fn)(void *), const char *name, int big)
 	struct pollfd pfd = { .fd = ready[0], .events = POLLIN };
 
 	if (poll(&pfd, 1, CHILD_MS) != 1 || read(ready[0], &b, 1) != 1) {
-		wait_child(pid, &status);
+		test_reap(pid, &status, CHILD_MS);
 		expect_exit(status, 0, NULL);
 		fail_msg("the child never got ready");
 	}
 	truncate_file(p);
 	assert_int_equal(write(go[1], "g", 1), 1);
-	wait_child(pid, &status);
+	test_reap(pid, &status, CHILD_MS);
 	close(ready[0]);
 	close(go[1]);
 	expect_exit(status, 0, NULL);
@@ -622,7 +587,7 @@ static void test_truncated_under_udmesg(void **state)
 	read_until(out[0], buf, sizeof(buf), 0, "yyyyyyyy\n");
 	usleep(100 * 1000);
 	truncate_file(p);
-	wait_child(pid, &status);
+	test_reap(pid, &status, CHILD_MS);
 
 	size_t n = read_until(err[0], buf, sizeof(buf), 0, NULL);
 
@@ -670,7 +635,7 @@ static void test_truncated_with_crash_handler(void **state)
 	truncate_file(p);
 	read_until(out[0], buf, sizeof(buf), n, NULL);
 	close(out[0]);
-	wait_child(pid, &status);
+	test_reap(pid, &status, CHILD_MS);
 	expect_exit(status, 0, buf);
 	if (!has_line(buf, "survived: " ESTALE_WORDS) || strstr(buf, "BUG"))
 		fail_msg("unexpected output:\n%s", buf);
@@ -759,7 +724,7 @@ static void test_unrelated_sigbus(void **state)
 	const char *p = test_dir_path("bystander.log");
 	struct child_result res;
 
-	make_log(p, 3);
+	test_make_log(p, LOG_LEN, 3);
 	fault_file = test_dir_path("not-a-log");
 
 	run_child(fault_with_log, (void *)p, CHILD_MS, &res);
@@ -809,7 +774,7 @@ static void test_planted_symlink(void **state)
 		print_message("not root: cannot plant a link as another user\n");
 		skip();
 	}
-	make_log(victim, 2);
+	test_make_log(victim, LOG_LEN, 2);
 	assert_int_equal(chmod(test_dir(), 0711), 0); /* the planter can reach the sticky directory */
 	assert_int_equal(mkdir(sticky, 0777), 0);
 	assert_int_equal(chmod(sticky, 01777), 0);
@@ -834,7 +799,7 @@ static void test_planted_symlink(void **state)
 	/* Root's own link is followed. */
 	assert_int_equal(symlink(victim, own), 0);
 	assert_int_equal(pk_log_open_file(&log, own, LOG_LEN, 0), 0);
-	store(log, "through root's link");
+	test_log_store(log, "through root's link");
 	pk_log_destroy(log);
 	assert_int_equal(pk_log_open_file(&log, victim, 0, PK_LOG_RDONLY), 0);
 	assert_int_equal(pk_log_read(log, 2, &rec, 0), 0);
@@ -850,7 +815,7 @@ static void test_writable_by_others(void **state)
 	struct pk_log *log = NULL;
 	static const mode_t bad[] = { 0666, 0646, 0620 };
 
-	make_log(p, 1);
+	test_make_log(p, LOG_LEN, 1);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(chmod(p, bad[i]), 0);
 
@@ -958,7 +923,7 @@ static void test_bad_console_level(void **state)
 	char opts[PATH_MAX + 64], notice[PATH_MAX + 128];
 	int status;
 
-	make_log(p, 1);
+	test_make_log(p, LOG_LEN, 1);
 	assert_int_equal(pk_log_open_file(&log, p, 0, PK_LOG_RDONLY), 0);
 	user = (off_t)((uint8_t *)pk_log_shared(log) - (uint8_t *)log->mapping);
 	pk_log_destroy(log);
@@ -1078,7 +1043,7 @@ static void test_dead_open_line_not_continued(void **state)
 	struct pk_log *log;
 	uint64_t seq;
 
-	make_log(p, 1);
+	test_make_log(p, LOG_LEN, 1);
 	pk_caller_get(&reused);
 	run_child_ok(store_open_line_as_reused, (void *)p, CHILD_MS, &res);
 	child_result_free(&res);

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <printk/log.h>
+
 #include "testutil.h"
 
 uint64_t now_ms(void)
@@ -186,4 +188,40 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
 int test_dir_remove(void)
 {
 	return nftw(tmp_dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ------------------------------------------------------ children, logs -- */
+
+void test_reap(pid_t pid, int *status, unsigned ms)
+{
+	uint64_t t0 = now_ms();
+	pid_t r;
+
+	while ((r = waitpid(pid, status, WNOHANG)) == 0 && now_ms() - t0 < ms)
+		usleep(1000);
+	if (r == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, status, 0);
+		fail_msg("child %d hung", (int)pid);
+	}
+	assert_int_equal(r, pid);
+}
+
+void test_log_store(struct pk_log *log, const char *text)
+{
+	assert_int_equal(pk_log_store(log, 0, 6, text, strlen(text), NULL, 0), 0);
+}
+
+void test_make_log(const char *path, size_t len, unsigned n)
+{
+	struct pk_log *log;
+	char text[32];
+
+	unlink(path);
+	assert_int_equal(pk_log_open_file(&log, path, len, 0), 0);
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(text, sizeof(text), "record %u", i);
+		test_log_store(log, text);
+	}
+	pk_log_destroy(log);
 }

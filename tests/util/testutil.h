@@ -59,6 +59,16 @@ const char *test_dir(void);
 const char *test_dir_path(const char *name);
 int test_dir_remove(void);
 
+/* Reap @pid within @ms, or kill it and fail the test: nothing may hang. */
+void test_reap(pid_t pid, int *status, unsigned ms);
+
+struct pk_log;
+/* pk_log_store() of @text at facility 0, level 6, which must succeed. */
+void test_log_store(struct pk_log *log, const char *text);
+/* A fresh log file at @path, its text area @len bytes, holding @n records
+ * "record <i>". */
+void test_make_log(const char *path, size_t len, unsigned n);
+
 /* Environment knob for test durations: PRINTK_STRESS_MS, default @def. */
 unsigned stress_ms(unsigned def);
 
