@@ -83,11 +83,11 @@ static void report_nesting_drops(void)
 
 /*
  * Format (into @line's buffer, where a console line needs the text), store,
- * print if @print. A console line for the caller to write may come back in
+ * print; @end_line: the message ends its line even without a newline. A console line for the caller to write may come back in
  * @line (see pk_console_flush_line()): the caller passes it to write_line().
  */
 PK_HOT static int store(int facility, int level, const char *dict, size_t dictlen, const char *fmt,
-			va_list args, int print, int end_line, struct pk_con_line *line)
+			va_list args, int end_line, struct pk_con_line *line)
 {
 	struct prb *rb = pk_printk_ring();
 	unsigned depth = pk_sigdepth_enter();
@@ -157,8 +157,7 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 	ret = (int)l.len;
 	pk_default_log_mark_used();
 	if (stored == PK_STORED_JOINED) {
-		if (print)
-			pk_console_flush(rb, NULL);
+		pk_console_flush(rb, NULL);
 		goto out;
 	}
 
@@ -167,21 +166,20 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 	/* A complete line no console prints: done without the console lock. */
 	if (suppressed && l.newline && !pk_console_in_write() && pk_console_skip_suppressed(seq))
 		goto out;
-	if (print) {
-		const struct pk_con_rec hint = {
-			.seq = seq,
-			.ts_nsec = ts,
-			.caller = me,
-			.level = l.level & 7,
-			.flags = pk_line_flags(&l),
-			.open = !l.newline,
-			.suppressed = suppressed,
-			.text = l.text,
-			.text_len = l.len,
-		};
 
-		pk_console_flush_line(rb, &hint, line);
-	}
+	const struct pk_con_rec hint = {
+		.seq = seq,
+		.ts_nsec = ts,
+		.caller = me,
+		.level = l.level & 7,
+		.flags = pk_line_flags(&l),
+		.open = !l.newline,
+		.suppressed = suppressed,
+		.text = l.text,
+		.text_len = l.len,
+	};
+
+	pk_console_flush_line(rb, &hint, line);
 out:
 	pk_sigdepth_leave();
 	return ret;
@@ -202,7 +200,7 @@ PK_HOT int pk_vprintk_emit(int facility, int level, const char *dict, size_t dic
 	if (facility < 0 || facility > 255 || level < PK_LOGLEVEL_DEFAULT || level > 7)
 		return 0;
 
-	int r = store(facility, level, dict, dictlen, fmt, args, 1, 0, &line);
+	int r = store(facility, level, dict, dictlen, fmt, args, 0, &line);
 
 	write_line(&line);
 	return r;
@@ -211,7 +209,7 @@ PK_HOT int pk_vprintk_emit(int facility, int level, const char *dict, size_t dic
 int pk_vprintk_emit_line(int level, const char *dict, size_t dictlen, const char *fmt, va_list args)
 {
 	struct pk_con_line line;
-	int r = store(0, level, dict, dictlen, fmt, args, 1, 1, &line);
+	int r = store(0, level, dict, dictlen, fmt, args, 1, &line);
 
 	write_line(&line);
 	return r;
@@ -230,7 +228,7 @@ int pk_printk_emit(int facility, int level, const char *dict, size_t dictlen, co
 PK_HOT int pk_vprintk(const char *fmt, va_list args)
 {
 	struct pk_con_line line;
-	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, args, 1, 0, &line);
+	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, args, 0, &line);
 
 	write_line(&line);
 	return r;
@@ -242,7 +240,7 @@ PK_HOT int pk_printk(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 1, 0, &line);
+	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line);
 	va_end(ap);
 	write_line(&line);
 	return r;
