@@ -83,8 +83,9 @@ static void report_nesting_drops(void)
 
 /*
  * Format (into @line's buffer, where a console line needs the text), store,
- * print; @end_line: the message ends its line even without a newline. A console line for the caller to write may come back in
- * @line (see pk_console_flush_line()): the caller passes it to write_line().
+ * print; @end_line: the message ends its line even without a newline. A
+ * console line for the caller to write may come back in @line (see
+ * pk_console_flush_line()): the caller passes it to write_line().
  */
 PK_HOT static int store(int facility, int level, const char *dict, size_t dictlen, const char *fmt,
 			va_list args, int end_line, struct pk_con_line *line)
