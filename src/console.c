@@ -558,12 +558,16 @@ static int fetch(struct con_src *src, uint64_t seq, struct pk_con_rec *v)
  * Nothing at @st's position: normally it is caught up. A position past the
  * ring's last reservation means the ring under it was replaced (a log file
  * truncated under its mapping is swapped for private memory, numbered from
- * 0): restart at the new ring's oldest record. Returns 1 if @st moved.
+ * 0): restart at the new ring's oldest record. The hint, a record of the
+ * old ring, is dropped: its seq may come again. Returns 1 if @st moved.
  */
-static PK_NOINLINE int restart_if_beyond(struct prb *rb, struct pk_console_state *st)
+static PK_NOINLINE int restart_if_beyond(struct con_src *src, struct pk_console_state *st)
 {
+	struct prb *rb = src->rb;
+
 	if (PK_LIKELY(st->seq <= prb_next_reserve_seq(rb)))
 		return 0;
+	src->hint = NULL;
 	st->seq = prb_first_seq(rb);
 	st->off = 0;
 	st->started = 0;
@@ -580,7 +584,7 @@ static int print_one(struct con_src *src, struct console *con)
 	struct out *o = &src->out;
 	struct pk_con_rec view, *r = &view;
 
-	if (fetch(src, st->seq, r) && (!restart_if_beyond(src->rb, st) || fetch(src, st->seq, r)))
+	if (fetch(src, st->seq, r) && (!restart_if_beyond(src, st) || fetch(src, st->seq, r)))
 		return 0;
 	out_init(o, con);
 	if (r->seq != st->seq) {
