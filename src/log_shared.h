@@ -58,6 +58,15 @@ struct pk_log_shared *pk_log_shared(struct pk_log *log);
  * is gone (post-mortem). Memory logs: 1. Async-signal-safe (fcntl only). */
 int pk_log_writers_alive(struct pk_log *log);
 
+/*
+ * Stop using @log's file (a writer that found its ring too damaged to
+ * store in): the mapping becomes private memory holding an empty ring of
+ * the same geometry, which this process goes on writing; the pk_log_*
+ * calls on @log return @reason (a negative errno) from then on, as after a
+ * truncation. -EINVAL for a log without a file. Async-signal-safe.
+ */
+int pk_log_go_private(struct pk_log *log, int reason);
+
 /* For a SIGBUS handler (logfile.c): 1 if @si is a fault inside a log file's
  * mapping and the mapping was replaced (return from the handler: the access
  * is retried on the new memory), 0 if the signal is not about a log.

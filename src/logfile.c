@@ -160,12 +160,14 @@ static struct sigaction prev_bus; /* written before our handler is installed */
 static bool bus_installed;	  /* files_lock */
 
 /*
- * The file behind @m lost pages we have mapped: put anonymous memory over
- * the whole mapping, an empty ring in it. One thread does it; another that
- * faults meanwhile waits for it (it cannot be this thread: the new memory
- * cannot fault). Async-signal-safe: fstat, mmap, memcpy, mprotect.
+ * The file behind @m lost pages we have mapped, or holds a ring too damaged
+ * to write (@reason, or 0 to tell -ESTALE from -EIO by the file's size): put
+ * anonymous memory over the whole mapping, an empty ring in it. One thread
+ * does it; another that faults meanwhile waits for it (it cannot be this
+ * thread: the new memory cannot fault). Async-signal-safe: fstat, mmap,
+ * memcpy, mprotect.
  */
-static bool repair_mapping(struct map_slot *m)
+static bool repair_mapping(struct map_slot *m, int reason)
 {
 	int expect = MAP_OK;
 
@@ -176,7 +178,10 @@ static bool repair_mapping(struct map_slot *m)
 	}
 
 	struct stat st;
-	int reason = fstat(m->fd, &st) == 0 && (uint64_t)st.st_size >= m->len ? -EIO : -ESTALE;
+
+	if (!reason)
+		reason = fstat(m->fd, &st) == 0 && (uint64_t)st.st_size >= m->len ? -EIO : -ESTALE;
+
 	void *start = (void *)atomic_load(&m->start);
 	void *p = mmap(start, m->len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
@@ -214,7 +219,7 @@ static bool repair_fault(void *addr)
 		s = atomic_load(&m->start);
 		if (s && a - s < m->len) {
 			ours = true;
-			fixed = repair_mapping(m);
+			fixed = repair_mapping(m, 0);
 		}
 		atomic_fetch_sub(&m->users, 1);
 		if (ours)
@@ -322,6 +327,13 @@ void pk_logfile_untrack(struct pk_log *log)
 	pthread_mutex_unlock(&files_lock);
 	log->map_slot = -1;
 	log->reg.lost = NULL;
+}
+
+int pk_log_go_private(struct pk_log *log, int reason)
+{
+	if (log->map_slot < 0 || reason >= 0)
+		return -EINVAL;
+	return repair_mapping(&map_slots[log->map_slot], reason) ? 0 : -EIO;
 }
 
 int pk_logfile_lost(struct pk_log *log)

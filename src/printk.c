@@ -27,6 +27,7 @@
  * interrupted line. Nesting deeper than PRINTK_MAX_NESTING drops the message
  * and counts it.
  */
+#include <errno.h>
 #include <stdbool.h>
 
 #include <printk/kern_levels.h>
@@ -153,6 +154,8 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 	uint64_t seq;
 	int stored = pk_store_line(rb, &l, &me, &seq);
 
+	if (PK_UNLIKELY(stored == -EUCLEAN) && pk_printk_log_damaged(stored))
+		stored = pk_store_line(rb, &l, &me, &seq); /* into the log's private ring */
 	if (stored < 0)
 		goto out;
 	ret = (int)l.len;

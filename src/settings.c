@@ -131,6 +131,17 @@ void pk_default_log_take_level(struct pk_log *log)
 			 (uint32_t)atomic_load(&initial_console_loglevel));
 }
 
+int pk_printk_log_damaged(int err)
+{
+	struct pk_log *log = pk_printk_log_peek();
+
+	if (!log || pk_log_go_private(log, err))
+		return 0;
+	pk_store_notice(2, "printk: log file %s is damaged (%s): this process logs in memory from now on\n",
+			configured_log_file ? configured_log_file : "?", pk_log_strerror(err));
+	return 1;
+}
+
 void pk_printk_sync(void)
 {
 	struct pk_log *log = atomic_load(&printk_log);

@@ -57,6 +57,13 @@ unsigned pk_default_log_file_flags(void);
 int pk_default_log_replace(struct pk_log *fresh, const char *path, unsigned flags, struct pk_log **old);
 /* Give @log (a fresh memory log) the console level set for new logs. */
 void pk_default_log_take_level(struct pk_log *log);
+/*
+ * A store into the default log failed with @err because its ring is
+ * damaged beyond use (-EUCLEAN): a log file is left for private memory
+ * (pk_log_go_private) with a notice, so printk goes on. Returns 1 if the
+ * store should be tried again, 0 if nothing changed. Async-signal-safe.
+ */
+int pk_printk_log_damaged(int err);
 /* msync the default log's file if it was configured with PK_LOG_SYNC. */
 void pk_printk_sync(void);
 
