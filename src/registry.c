@@ -36,11 +36,11 @@ static int lock_byte(int fd, int cmd, short type, off_t off, struct flock *out)
 	fl.l_whence = SEEK_SET;
 	fl.l_start = off;
 	fl.l_len = 1;
-	if (fcntl(fd, cmd, &fl) < 0)
-		return -errno;
+	int err = fcntl(fd, cmd, &fl) < 0 ? -errno : 0;
+
 	if (out)
-		*out = fl;
-	return 0;
+		*out = fl; /* always set: a caller may read it whatever errno said */
+	return err;
 }
 
 int pk_registry_register(struct pk_registry *reg)
