@@ -178,7 +178,7 @@ int pk_log_store(struct pk_log *log, int facility, int level, const char *text, 
 	    (dict_len && !dict))
 		return -EINVAL;
 	if (text_len > PRB_TEXT_MAX || dict_len > PRB_DICT_MAX)
-		return -E2BIG; /* refused whole, as documented: store.c would cut it */
+		return -E2BIG; /* refused whole, as documented: pk_store_line() would cut it */
 
 	int lost = pk_logfile_lost(log);
 

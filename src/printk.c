@@ -5,7 +5,7 @@
  *
  * Owns: nothing but the count of messages dropped for nesting too deep. The
  * default log and the settings are settings.c's, the rules that turn a line
- * into a record store.c's, the consoles console.c's, PRINTK_OPTS and the
+ * into a record store.h's, the consoles console.c's, PRINTK_OPTS and the
  * process hooks setup.c's.
  *
  * A message is formatted first (our own vsnprintf: async-signal-safe),
@@ -13,9 +13,10 @@
  *   - its level headers are parsed as Linux 6.x does (facility 0 only; the
  *     first level wins; KERN_CONT marks a continuation; one trailing newline
  *     ends the line and is stripped);
- *   - store.c stores it: a continuation joins the caller's open line in the
- *     ring, a message without a newline stays open (committed, not
- *     finalized), so readers asking for the unfinalized tail see it at once;
+ *   - store.h's pk_store_line() stores it: a continuation joins the
+ *     caller's open line in the ring, a message without a newline stays
+ *     open (committed, not finalized), so readers asking for the
+ *     unfinalized tail see it at once;
  *   - then the consoles print it before printk returns, or the thread that
  *     holds the console lock does (console.c). When the record can go to the
  *     only console in one write(2), printk formats its text straight into
