@@ -2050,6 +2050,12 @@ static PK_NOINLINE int run_positional(struct sink *s, size_t start, const char *
 		return RUN_ERROR;
 	/* Start over with every argument loaded; output is rewritten identically. */
 	s->len = start;
+	/*
+	 * An argument is loaded with the type of its last use: one used as
+	 * both a pointer and a long double would show bytes never written.
+	 * Zeroed, the output is the same from call to call.
+	 */
+	memset(vals, 0, (size_t)nargs * sizeof(vals[0]));
 	va_copy(a.ap, ap);
 	for (i = 0; i < nargs; i++) {
 		switch (types[i]) {

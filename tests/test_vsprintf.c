@@ -28,6 +28,7 @@
 #include <time.h>
 #include <wchar.h>
 
+#include "hints.h"
 #include "vsprintf.h"
 
 /*
@@ -1411,6 +1412,37 @@ static void test_kernel_limits(void **state)
 	assert_int_equal(fmt_ptr(buf, sizeof(buf), 0, "ab%"), -1);
 }
 
+/*
+ * A numbered argument used both as a pointer and as a long double is
+ * loaded once, as the type of its last use (glibc's rule): the long double
+ * view then shows the pointer's bytes and zeros, never stale stack bytes
+ * (which of them a build leaves there varies: fuzz_format's corpus keeps
+ * the input that showed them; here a first call leaves a NaN's sign and
+ * exponent bits in the frame the second one uses).
+ */
+static PK_NOINLINE int ld_first(char *buf, size_t size, long double x)
+{
+	return fmt_ptr(buf, size, 0, "%1$Lf|%1$Lf", x);
+}
+
+static PK_NOINLINE int mixed_use(char *buf, size_t size)
+{
+	return fmt_ptr(buf, size, 0, "%1$.0Lf|%1$s", "x");
+}
+
+static void test_positional_mixed_types(void **state)
+{
+	char buf[64];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		ld_first(buf, sizeof(buf), -(long double)v_nan);
+		assert_int_equal(mixed_use(buf, sizeof(buf)), 3);
+		assert_string_equal(buf, "0|x");
+	}
+}
+
 /* ------------------------------------------------------------------------ */
 
 static int vaf_print(char *buf, size_t size, const char *fmt, ...) PK_PRINTF_FORMAT(3, 4);
@@ -1717,6 +1749,7 @@ int main(void)
 		cmocka_unit_test(test_pv_nesting),     cmocka_unit_test(test_misc_semantics),
 		cmocka_unit_test(test_wide_utf8),      cmocka_unit_test(test_signal_handler),
 		cmocka_unit_test(test_bad_pointers),   cmocka_unit_test(test_kernel_limits),
+		cmocka_unit_test(test_positional_mixed_types),
 	};
 
 	find_libc();
