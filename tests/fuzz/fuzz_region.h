@@ -22,10 +22,11 @@
 
 #include <printk/log.h>
 
-#define REGION_MAX (256u * 1024) /* more than a 64 KiB log needs */
+#define REGION_MAX (64u * 1024) /* a 16 KiB log's region fits */
 #define READ_CAP   20000	 /* records per pass: more than REGION_MAX can hold */
 
 static unsigned char *region;
+static size_t region_dirty; /* bytes past it are zero */
 
 static inline void fail(const char *what, long long a, long long b)
 {
@@ -42,23 +43,41 @@ static inline void region_init(void)
 		abort();
 }
 
-/* Load @data into the region: its own length, or all of it zero-extended. */
+/*
+ * Load @data into the region: its own length, or all of it zero-extended.
+ * Only the bytes an earlier input may have changed are cleared (a writer
+ * writes only inside the length it attached with).
+ */
 static inline size_t region_load(const uint8_t *data, size_t size, int extended)
 {
 	if (size > REGION_MAX)
 		size = REGION_MAX;
 	memcpy(region, data, size);
-	if (!extended)
-		return size;
-	memset(region + size, 0, REGION_MAX - size);
-	return REGION_MAX;
+	if (region_dirty > size)
+		memset(region + size, 0, region_dirty - size);
+	region_dirty = extended ? REGION_MAX : size;
+	return region_dirty;
 }
 
-/* Make the region read-only: a read-only handle must never write to it. */
-static inline void region_protect(int ro)
+/*
+ * A read-only handle must never write: the region still holds @data and
+ * zeros up to @len. (Checked after the fact: an mprotect() per input would
+ * cost more than the whole input, a TLB shootdown on every CPU.)
+ */
+static inline void region_check_unchanged(const uint8_t *data, size_t size, size_t len)
 {
-	if (mprotect(region, REGION_MAX, ro ? PROT_READ : PROT_READ | PROT_WRITE) < 0)
-		abort();
+	static const unsigned char zeros[4096];
+
+	if (size > len)
+		size = len;
+	if (memcmp(region, data, size) != 0)
+		fail("a read-only handle wrote to the region", (long long)size, 0);
+	for (size_t off = size; off < len; off += sizeof(zeros)) {
+		size_t n = len - off < sizeof(zeros) ? len - off : sizeof(zeros);
+
+		if (memcmp(region + off, zeros, n) != 0)
+			fail("a read-only handle wrote past the input", (long long)off, 0);
+	}
 }
 
 static inline void check_attach_error(int err)
