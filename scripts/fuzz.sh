@@ -86,10 +86,25 @@ rc=$?
 
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' "$log" | tail -1)
+if [[ -z $execs ]]; then
+	# -fork mode (FUZZ_ARGS=-fork=N) prints no final stats: its last status line
+	last=$(grep -aE '^#[0-9]+: cov:' "$log" | tail -1)
+	execs=$(sed -nE 's/^#([0-9]+):.*/\1/p' <<<"$last")
+	secs=$(sed -nE 's/.* time: ([0-9]+)s.*/\1/p' <<<"$last")
+	if [[ -n $execs && -n $secs ]] && ((secs > 0)); then
+		rate=$((execs / secs))
+	fi
+	# with -ignore_crashes/-ignore_timeouts it goes on (and exits 0) after findings
+	found=$(sed -nE 's/.*oom\/timeout\/crash: ([0-9]+\/[0-9]+\/[0-9]+).*/\1/p' <<<"$last")
+	if [[ -n $found && $found != 0/0/0 ]]; then
+		echo "fuzz: $target: oom/timeout/crash $found" >&2
+		((rc != 0)) || rc=1
+	fi
+fi
+cov=$(grep -aoE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' "$log" | tail -1)
 echo "fuzz: $target: ${execs:-?} executions, ${rate:-?} exec/s, ${cov:-no coverage line}"
 if ((rc != 0)); then
-	grep -E '^==[0-9]+==|ERROR|SUMMARY|^fuzz_|Test unit written|timeout|deadly' "$log" | head -20 >&2
+	grep -aE '^==[0-9]+==|ERROR|SUMMARY|^fuzz_|Test unit written|deadly' "$log" | head -20 >&2
 	echo "fuzz: $target FAILED (libFuzzer exit $rc); full log $log" >&2
 	for f in $(ls -t "$artifacts" | head -3); do
 		echo "replay: $bin $artifacts/$f" >&2

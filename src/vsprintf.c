@@ -1937,14 +1937,14 @@ convert:
 					put_field(s, &sp, "(null)", 6);
 				else if (bad_pointer(vaf))
 					put_efault(s, &sp);
-				else if (depth >= PK_VSPRINTF_MAX_DEPTH)
-					;
-				else if (!vaf->fmt || !vaf->va)
-					put_field(s, &sp, "(null)", 6);
-				else if (bad_pointer(vaf->fmt) || bad_pointer(vaf->va))
-					put_efault(s, &sp);
-				else
-					(void)format_into(s, vaf->fmt, *vaf->va, depth + 1);
+				else if (depth < PK_VSPRINTF_MAX_DEPTH) {
+					if (!vaf->fmt || !vaf->va)
+						put_field(s, &sp, "(null)", 6);
+					else if (bad_pointer(vaf->fmt) || bad_pointer(vaf->va))
+						put_efault(s, &sp);
+					else
+						(void)format_into(s, vaf->fmt, *vaf->va, depth + 1);
+				}
 			} else if (!ptr) {
 				put_field(s, &sp, "(nil)", 5);
 			} else {
