@@ -57,6 +57,7 @@ struct sink {
 	size_t cap; /* bytes that may be stored, the terminating NUL excluded */
 	size_t len; /* bytes the complete output needs so far (saturated) */
 	char last;  /* the last byte of the complete output so far (stored or not) */
+	bool kernel; /* kernel limits on widths and precisions (see run()) */
 };
 
 static inline void sink_advance(struct sink *s, size_t n)
@@ -149,6 +150,16 @@ enum {
 
 #define LM_OF_SIZE(sz) (((sz) > sizeof(long) ? LM_LLONG : 0) | ((sz) > sizeof(int) ? LM_LONG : 0))
 
+/*
+ * The kernel's limits (lib/vsprintf.c, FIELD_WIDTH_MAX and PRECISION_MAX):
+ * the kernel-semantics entry points clamp larger widths and precisions to
+ * them, where the kernel also WARNs once. A width or precision written in
+ * the format that does not even fit in an int clamps the same way, so no
+ * conversion can make printk lose the whole message.
+ */
+#define KERNEL_WIDTH_MAX ((1u << 23) - 1)
+#define KERNEL_PREC_MAX	 ((1 << 15) - 1)
+
 #define ARG_NONE (-2) /* no argument */
 #define ARG_NEXT (-1) /* the next argument in sequence */
 
@@ -211,10 +222,12 @@ static int read_position(const char **pp, bool *err)
 /*
  * Parses one conversion; f points just after the '%'. Returns the position
  * after it (at the NUL when the format ended inside it), or NULL when a
- * number in it overflows int, which glibc reports as EOVERFLOW.
- * *positional is set when the conversion names an argument by number.
+ * width or precision overflows int, which glibc reports as EOVERFLOW. With
+ * @saturate such a number reads as INT_MAX instead (run() then clamps it to
+ * the kernel's limit). *positional is set when the conversion names an
+ * argument by number.
  */
-static const char *parse_spec(const char *f, struct spec *sp, bool *positional)
+static const char *parse_spec(const char *f, struct spec *sp, bool *positional, bool saturate)
 {
 	bool err = false;
 	int n;
@@ -276,9 +289,9 @@ static const char *parse_spec(const char *f, struct spec *sp, bool *positional)
 		}
 	} else if (is_digit(*f)) {
 		n = read_num(&f);
-		if (n < 0)
+		if (n < 0 && !saturate)
 			return NULL;
-		sp->width = (unsigned int)n;
+		sp->width = n < 0 ? (unsigned int)INT_MAX : (unsigned int)n;
 	}
 
 	if (*f == '.') {
@@ -294,9 +307,9 @@ static const char *parse_spec(const char *f, struct spec *sp, bool *positional)
 			}
 		} else if (is_digit(*f)) {
 			n = read_num(&f);
-			if (n < 0)
+			if (n < 0 && !saturate)
 				return NULL;
-			sp->prec = n;
+			sp->prec = n < 0 ? INT_MAX : n;
 		} else {
 			sp->prec = 0;
 		}
@@ -666,6 +679,38 @@ static void put_field(struct sink *s, const struct spec *sp, const char *str, si
 		sink_fill(s, ' ', pad);
 }
 
+/*
+ * A string pointer in the first page or among the kernel's error pointers
+ * (ERR_PTR(-errno), the top MAX_ERRNO addresses) is never dereferenced: the
+ * kernel prints "(efault)" for it (lib/vsprintf.c, check_pointer_msg), and
+ * a NULL-page address is a bug in the caller, not a reason to lose the
+ * record or the process. NULL itself is not "bad": it keeps glibc's rule.
+ */
+#define PK_PAGE_SIZE 4096u
+#define PK_MAX_ERRNO 4095u
+
+static inline bool bad_pointer(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	return a - 1 < PK_PAGE_SIZE - 1 || a > UINTPTR_MAX - PK_MAX_ERRNO;
+}
+
+/*
+ * The kernel's error_string(): the message is cut to the precision (when
+ * none is given it is capped at 2 * sizeof(void *), more than the 8 bytes
+ * of "(efault)") and padded with spaces to the width, on the left unless
+ * the '-' flag is given.
+ */
+static void put_efault(struct sink *s, const struct spec *sp)
+{
+	size_t n = sizeof("(efault)") - 1;
+
+	if (sp->prec >= 0 && (size_t)sp->prec < n)
+		n = (size_t)sp->prec;
+	put_field(s, sp, "(efault)", n);
+}
+
 /* glibc prints "(null)" for a NULL string only if the precision allows all of it. */
 static const char *null_string(int prec)
 {
@@ -717,6 +762,10 @@ static void fmt_wstring(struct sink *s, const struct spec *sp, const wchar_t *ws
 		const char *t = null_string(sp->prec);
 
 		put_field(s, sp, t, strlen(t));
+		return;
+	}
+	if (bad_pointer(ws)) {
+		put_efault(s, sp);
 		return;
 	}
 	/* The precision counts bytes and never splits a character (glibc). */
@@ -1763,7 +1812,7 @@ PK_HOT static int run(struct sink *s, const char *fmt, struct fargs *a, int dept
 			goto convert;
 		}
 
-		next = parse_spec(pct + 1, &sp, &positional);
+		next = parse_spec(pct + 1, &sp, &positional, s->kernel);
 		if (PK_UNLIKELY(!next))
 			return RUN_ERROR;
 		if (PK_UNLIKELY(positional && !a->pos))
@@ -1787,6 +1836,12 @@ PK_HOT static int run(struct sink *s, const char *fmt, struct fargs *a, int dept
 			int pr = arg_int(a, sp.parg);
 
 			sp.prec = pr < 0 ? -1 : pr;
+		}
+		if (PK_UNLIKELY(s->kernel)) {
+			if (sp.width > KERNEL_WIDTH_MAX)
+				sp.width = KERNEL_WIDTH_MAX;
+			if (sp.prec > KERNEL_PREC_MAX)
+				sp.prec = KERNEL_PREC_MAX;
 		}
 convert:
 		switch (sp.conv) {
@@ -1841,6 +1896,10 @@ convert:
 				const char *str = arg_ptr(a, sp.darg);
 				size_t n;
 
+				if (PK_UNLIKELY(bad_pointer(str))) {
+					put_efault(s, &sp);
+					break;
+				}
 				if (!str)
 					str = null_string(sp.prec);
 				n = sp.prec < 0 ? strlen(str) : strnlen(str, (size_t)sp.prec);
@@ -1876,8 +1935,16 @@ convert:
 				next++;
 				if (!vaf)
 					put_field(s, &sp, "(null)", 6);
-				else if (depth < PK_VSPRINTF_MAX_DEPTH)
-					(void)format_into(s, vaf->fmt, *vaf->va, depth + 1);
+				else if (bad_pointer(vaf))
+					put_efault(s, &sp);
+				else if (depth < PK_VSPRINTF_MAX_DEPTH) {
+					if (!vaf->fmt || !vaf->va)
+						put_field(s, &sp, "(null)", 6);
+					else if (bad_pointer(vaf->fmt) || bad_pointer(vaf->va))
+						put_efault(s, &sp);
+					else
+						(void)format_into(s, vaf->fmt, *vaf->va, depth + 1);
+				}
 			} else if (!ptr) {
 				put_field(s, &sp, "(nil)", 5);
 			} else {
@@ -1924,7 +1991,7 @@ convert:
 }
 
 /* Records the type of every numbered or sequential argument; -1 if too many. */
-static int prescan(const char *f, unsigned char *types, int *nargs)
+static int prescan(const char *f, unsigned char *types, int *nargs, bool saturate)
 {
 	int next = 0, max = 0;
 
@@ -1937,7 +2004,7 @@ static int prescan(const char *f, unsigned char *types, int *nargs)
 		f = strchrnul(f, '%');
 		if (!*f)
 			break;
-		f = parse_spec(f + 1, &sp, &positional);
+		f = parse_spec(f + 1, &sp, &positional, saturate);
 		if (!f)
 			return -1;
 		refs[0] = sp.warg;
@@ -1965,7 +2032,13 @@ static int prescan(const char *f, unsigned char *types, int *nargs)
 	return 0;
 }
 
-static PK_NOINLINE int run_positional(struct sink *s, const char *fmt, va_list ap, int depth)
+/*
+ * The sequential run stopped at the first numbered conversion, its output
+ * so far in s: it stays there if the arguments cannot be loaded, so the
+ * kernel-semantics callers keep the text before the failure.
+ */
+static PK_NOINLINE int run_positional(struct sink *s, size_t start, const char *fmt, va_list ap,
+				      int depth)
 {
 	union argval vals[PK_VSPRINTF_MAX_POSITIONAL];
 	unsigned char types[PK_VSPRINTF_MAX_POSITIONAL];
@@ -1973,8 +2046,16 @@ static PK_NOINLINE int run_positional(struct sink *s, const char *fmt, va_list a
 	int nargs, i;
 
 	memset(types, T_INT, sizeof(types));
-	if (prescan(fmt, types, &nargs) < 0)
+	if (prescan(fmt, types, &nargs, s->kernel) < 0)
 		return RUN_ERROR;
+	/* Start over with every argument loaded; output is rewritten identically. */
+	s->len = start;
+	/*
+	 * An argument is loaded with the type of its last use: one used as
+	 * both a pointer and a long double would show bytes never written.
+	 * Zeroed, the output is the same from call to call.
+	 */
+	memset(vals, 0, (size_t)nargs * sizeof(vals[0]));
 	va_copy(a.ap, ap);
 	for (i = 0; i < nargs; i++) {
 		switch (types[i]) {
@@ -2028,16 +2109,20 @@ PK_HOT static int format_into(struct sink *s, const char *fmt, va_list ap, int d
 	a.next = 0;
 	r = run(s, fmt, &a, depth);
 	va_end(a.ap);
-	if (PK_UNLIKELY(r == RUN_POSITIONAL)) {
-		/* Start over with every argument loaded; output is rewritten identically. */
-		s->len = start;
-		r = run_positional(s, fmt, ap, depth);
-	}
+	if (PK_UNLIKELY(r == RUN_POSITIONAL))
+		r = run_positional(s, start, fmt, ap, depth);
 	return r;
 }
 
+/*
+ * C99 (kernel false): -1 for a malformed format or an output longer than
+ * INT_MAX. Kernel semantics (kernel true): widths and precisions clamped,
+ * never -1: a malformed conversion ends the output where it stands (the
+ * kernel stops at an invalid conversion too), and a longer output reports
+ * INT_MAX.
+ */
 static int do_format(char *buf, size_t size, const char *fmt, va_list ap, size_t *stored,
-		     char *last)
+		     char *last, bool kernel)
 {
 	struct sink s;
 	int r;
@@ -2046,12 +2131,15 @@ static int do_format(char *buf, size_t size, const char *fmt, va_list ap, size_t
 	s.cap = size ? size - 1 : 0;
 	s.len = 0;
 	s.last = 0;
+	s.kernel = kernel;
 	r = format_into(&s, fmt, ap, 0);
 	if (last)
 		*last = s.len ? s.last : 0;
 	*stored = s.len < s.cap ? s.len : s.cap;
 	if (size)
 		buf[*stored] = '\0';
+	if (kernel)
+		return s.len > INT_MAX ? INT_MAX : (int)s.len;
 	if (r < 0 || s.len > INT_MAX)
 		return -1;
 	return (int)s.len;
@@ -2061,14 +2149,14 @@ int pk_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 {
 	size_t stored;
 
-	return do_format(buf, size, fmt, ap, &stored, NULL);
+	return do_format(buf, size, fmt, ap, &stored, NULL, false);
 }
 
 PK_HOT int pk_vsnprintf_last(char *buf, size_t size, char *last, const char *fmt, va_list ap)
 {
 	size_t stored;
 
-	return do_format(buf, size, fmt, ap, &stored, last);
+	return do_format(buf, size, fmt, ap, &stored, last, true);
 }
 
 int pk_snprintf(char *buf, size_t size, const char *fmt, ...)
@@ -2086,7 +2174,7 @@ int pk_vscnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 {
 	size_t stored;
 
-	(void)do_format(buf, size, fmt, ap, &stored, NULL);
+	(void)do_format(buf, size, fmt, ap, &stored, NULL, true);
 	return stored > INT_MAX ? INT_MAX : (int)stored;
 }
 

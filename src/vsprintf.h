@@ -27,6 +27,10 @@
  *    than PK_VSPRINTF_MAX_DEPTH prints nothing, and a malformed format
  *    inside it ends that %pV's output without failing the whole call;
  *  - %n consumes its argument but stores nothing;
+ *  - a %s, %ls or %pV pointer in the first page (but not NULL) or among
+ *    the top 4095 addresses (the kernel's ERR_PTR values) prints
+ *    "(efault)" as the kernel does, cut to the precision and padded to the
+ *    width with spaces; it is never dereferenced (glibc would crash);
  *  - floating point always rounds to nearest, ties to even (glibc follows
  *    the current fesetround() mode);
  *  - a format naming positional arguments beyond %64$ returns -1;
@@ -73,16 +77,28 @@ int pk_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int pk_snprintf(char *buf, size_t size, const char *fmt, ...) PK_PRINTF_FORMAT(3, 4);
 
 /*
- * pk_vsnprintf that also reports in *@last the last byte of the complete
- * output, even when the output was cut (0 for empty output): printk keeps
- * the newline of a message longer than its buffer.
+ * Kernel semantics for printk: never loses the message. Returns the length
+ * of the complete output like pk_vsnprintf, and reports in *@last its last
+ * byte, even when the output was cut (0 for empty output): printk keeps the
+ * newline of a message longer than its buffer. Where pk_vsnprintf would
+ * fail, it does not:
+ *  - a width above 2^23 - 1 or a precision above 2^15 - 1 (the kernel's
+ *    FIELD_WIDTH_MAX and PRECISION_MAX), "*" ones included, is clamped to
+ *    that limit; so is one written in the format too large for an int:
+ *    "%2147483648d" of 1 is 8388606 spaces and "1";
+ *  - a format that ends inside a conversion ("abc%", "abc%5") or names
+ *    more than PK_VSPRINTF_MAX_POSITIONAL arguments keeps the output
+ *    before that conversion ("abc") and ends there, as the kernel ends its
+ *    output at an invalid conversion;
+ *  - an output longer than INT_MAX returns INT_MAX.
  */
 int pk_vsnprintf_last(char *buf, size_t size, char *last, const char *fmt, va_list ap);
 
 /*
  * Kernel semantics: returns the number of bytes actually stored in buf, not
  * counting the NUL: 0 when size is 0, size - 1 when the output was cut.
- * Where pk_vsnprintf would return -1, the output up to the failure stays
+ * Widths and precisions are clamped as for pk_vsnprintf_last; where
+ * pk_vsnprintf would still return -1, the output up to the failure stays
  * in buf, NUL-terminated, and its length is returned.
  */
 int pk_vscnprintf(char *buf, size_t size, const char *fmt, va_list ap);

@@ -13,8 +13,9 @@
  *
  * A log file is large (a 4 KiB log makes an 84 KiB file, mostly the writer
  * registry), so an input the reader refuses as truncated (-ENOSPC) is tried
- * a second time zero-extended to 1 MiB: the seeds in corpus/ are log files
- * with their trailing zeros cut, and mutations stay in the bytes that matter.
+ * a second time zero-extended to 1 MiB: the seeds in corpus/fuzz_logfile/
+ * are log files with their trailing zeros cut, and mutations stay in the
+ * bytes that matter.
  *
  * Properties (any violation aborts, which libFuzzer reports as a crash):
  * no crash, no sanitizer report, no hang (libFuzzer's -timeout), only the

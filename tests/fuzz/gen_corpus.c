@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * gen_corpus.c - writes the seed corpus of fuzz_logfile: small, valid log
- * files made with the library itself, each showing one thing a reader must
- * handle, with their trailing zero bytes cut (fuzz_logfile zero-extends an
- * input that is refused as truncated, so a cut seed reads in full).
+ * gen_corpus.c - writes the seed corpora of the fuzz targets, one directory
+ * per target under OUTDIR.
+ *
+ * fuzz_logfile: small, valid log files made with the library itself; and
+ * fuzz_reader and fuzz_writer: the same logs made in memory
+ * (pk_log_create_in), as region images (fuzz_writer's with its three
+ * control bytes in front). Each shows one thing a reader must handle, with
+ * the trailing zero bytes cut (the targets zero-extend an input that is
+ * refused as truncated, so a cut seed reads in full):
  *
  *   empty       a fresh 4 KiB log, no record
  *   records     a few records with dictionaries, levels and facilities
@@ -12,6 +17,9 @@
  *   dead        writers killed at each test point: a claimed record (a
  *               hole to be), an unclaimed slot, a record not committed
  *   big_record  maximum text and dictionary, 8 KiB log
+ *
+ * fuzz_opts: PRINTK_OPTS strings; fuzz_format: formats in both of the
+ * target's input modes (see fuzz_format.c).
  *
  * usage: gen_corpus OUTDIR    (the committed files are in tests/fuzz/corpus)
  */
@@ -22,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -61,6 +70,30 @@ static void store(struct pk_log *log, int fac, int level, const char *text, cons
 		die("store", err);
 }
 
+/* Write @len bytes (a @pre_len prefix first) to OUTDIR/@name. */
+static void emit_bytes(const char *name, const void *pre, size_t pre_len, const void *buf,
+		       size_t len)
+{
+	char out[PATH_MAX];
+
+	snprintf(out, sizeof(out), "%s/%s", outdir, name);
+
+	FILE *f = fopen(out, "wb");
+
+	if (!f || fwrite(pre, 1, pre_len, f) != pre_len || fwrite(buf, 1, len, f) != len ||
+	    fclose(f))
+		die(out, 0);
+}
+
+/* Bytes of @buf without its trailing zero bytes, rounded up to 16. */
+static size_t cut_zeros(const unsigned char *buf, size_t len, size_t max)
+{
+	while (len > 0 && buf[len - 1] == 0)
+		len--;
+	len = (len + 15) & ~(size_t)15;
+	return len < max ? len : max;
+}
+
 /* Copy @path to OUTDIR/@name without its trailing zero bytes. */
 static void emit(const char *path, const char *name)
 {
@@ -76,21 +109,10 @@ static void emit(const char *path, const char *name)
 		die(path, 0);
 	fclose(in);
 
-	size_t len = (size_t)st.st_size;
+	size_t len = cut_zeros(buf, (size_t)st.st_size, (size_t)st.st_size);
 
-	while (len > 0 && buf[len - 1] == 0)
-		len--;
-	len = (len + 15) & ~(size_t)15;
-
-	char out[PATH_MAX];
-
-	snprintf(out, sizeof(out), "%s/%s", outdir, name);
-
-	FILE *f = fopen(out, "wb");
-
-	if (!f || fwrite(buf, 1, len, f) != len || fclose(f))
-		die(out, 0);
-	printf("%-12s %6zu bytes (file %lld)\n", name, len, (long long)st.st_size);
+	emit_bytes(name, NULL, 0, buf, len);
+	printf("%-25s %6zu bytes (file %lld)\n", name, len, (long long)st.st_size);
 	free(buf);
 }
 
@@ -118,34 +140,19 @@ static void writer_dies_at(struct pk_log *log, enum prb_testpoint tp, const char
 	waitpid(pid, &status, 0);
 }
 
-int main(int argc, char **argv)
+/* The records each seed log holds (see the list at the top). */
+static void fill(struct pk_log *log, const char *name)
 {
-	char path[PATH_MAX], text[PK_TEXT_MAX + 1], dict[PK_DICT_MAX];
-	struct pk_log *log;
+	char text[PK_TEXT_MAX + 1], dict[PK_DICT_MAX];
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
-		return 2;
-	}
-	outdir = argv[1];
-	if (!mkdtemp(tmpdir))
-		die("mkdtemp", 0);
+	if (!strcmp(name, "records")) {
+		store(log, 0, 6, "Linux version 6.18.0 (fuzz@corpus)", NULL, 0);
+		store(log, 3, 4, "daemon: something odd", "SUBSYSTEM=net\0DEVICE=n2", 23);
+		store(log, 0, 0, "", NULL, 0);
+		store(log, 23, 7, "local7 debug line with a \x01 control byte", "K=v", 3);
+	} else if (!strcmp(name, "open_line")) {
+		store(log, 0, 6, "a complete line", NULL, 0);
 
-	log = fresh("empty", 4096, path, sizeof(path));
-	pk_log_destroy(log);
-	emit(path, "empty");
-
-	log = fresh("records", 4096, path, sizeof(path));
-	store(log, 0, 6, "Linux version 6.18.0 (fuzz@corpus)", NULL, 0);
-	store(log, 3, 4, "daemon: something odd", "SUBSYSTEM=net\0DEVICE=n2", 23);
-	store(log, 0, 0, "", NULL, 0);
-	store(log, 23, 7, "local7 debug line with a \x01 control byte", "K=v", 3);
-	pk_log_destroy(log);
-	emit(path, "records");
-
-	log = fresh("open_line", 4096, path, sizeof(path));
-	store(log, 0, 6, "a complete line", NULL, 0);
-	{
 		struct prb_meta m = { .ts_nsec = 12345, .level = 4 };
 
 		pk_caller_get(&m.caller);
@@ -154,42 +161,156 @@ int main(int argc, char **argv)
 		if (prb_store(rb, &m, "testing the frobnozzle ...", 26, NULL, 0, false, NULL) ||
 		    prb_extend(rb, &m.caller, " still going", 12, PK_TEXT_MAX, false, 0, NULL))
 			die("open line", 0);
+	} else if (!strcmp(name, "wrapped")) {
+		for (unsigned i = 0; i < 700; i++) {
+			int k = snprintf(text, sizeof(text), "rec %u ", i);
+			size_t n = (size_t)k + (i * 37) % 200;
+
+			memset(text + k, 'a' + (int)(i % 26), n - (size_t)k);
+			text[n] = '\0';
+			store(log, 0, (int)(i % 8), text, i % 5 ? NULL : "I=x", i % 5 ? 0 : 3);
+		}
+	} else if (!strcmp(name, "dead")) {
+		store(log, 0, 6, "before the crashes", NULL, 0);
+		writer_dies_at(log, PRB_TP_CLAIMED, "claimed, never written");
+		store(log, 0, 6, "between", NULL, 0);
+		writer_dies_at(log, PRB_TP_HEAD_RESERVED, "never claimed");
+		store(log, 0, 6, "between again", NULL, 0);
+		writer_dies_at(log, PRB_TP_BEFORE_COMMIT, "written, never committed");
+		store(log, 0, 6, "after the crashes", NULL, 0);
+	} else if (!strcmp(name, "big_record")) {
+		memset(text, 'T', PK_TEXT_MAX);
+		text[PK_TEXT_MAX] = '\0';
+		memset(dict, 'D', sizeof(dict));
+		memcpy(dict, "KEY=", 4);
+		store(log, 0, 2, text, dict, sizeof(dict));
+		store(log, 0, 2, "small one after it", NULL, 0);
 	}
-	pk_log_destroy(log);
-	emit(path, "open_line");
+}
 
-	log = fresh("wrapped", 4096, path, sizeof(path));
-	for (unsigned i = 0; i < 700; i++) {
-		int k = snprintf(text, sizeof(text), "rec %u ", i);
-		size_t n = (size_t)k + (i * 37) % 200;
+static const struct {
+	const char *name;
+	size_t len;
+} logs[] = {
+	{ "empty", 4096 }, { "records", 4096 }, { "open_line", 4096 },
+	{ "wrapped", 4096 }, { "dead", 4096 }, { "big_record", 8192 },
+};
 
-		memset(text + k, 'a' + (int)(i % 26), n - (size_t)k);
-		text[n] = '\0';
-		store(log, 0, (int)(i % 8), text, i % 5 ? NULL : "I=x", i % 5 ? 0 : 3);
+/* fuzz_writer's control bytes: records to store, a length seed, levels. */
+static const unsigned char writer_ctrl[][3] = { { 0, 0, 0 }, { 5, 17, 0x36 }, { 31, 200, 0x75 } };
+
+static const char *const opts_seeds[] = {
+	"console=none",
+	"log_buf_len=1M loglevel=7 printk.time=1 printk.caller=0",
+	"console=fd:2 console=file:/tmp/x.log console=stderr quiet",
+	"log_buf_file=/tmp/pk.log log_buf_file_group=1 log_buf_file_sync=y crash_dump=0",
+	"printk.devkmsg=ratelimit ignore_loglevel debug unknown=1 loglevel=99",
+	"log_buf_len=0x1000 log_buf_len=4k\tprintk.ignore_loglevel=off\nlog_buf_len=",
+};
+
+/* fuzz_format raw mode (mode byte 0x20: a 16-byte small buffer). */
+static const char *const format_seeds[] = {
+	"worker %d processed %s in %lu us\n",
+	"%-8s|%08.3f|%+e|%#x|%#o|%5c|%%|%p|%n|%m|%#m",
+	"%2$s=%1$d %3$*4$.*5$d %1$hhx",
+	"%ls|%S|%5.2ls|%lc|%C",
+	"%.30f %La %g %G %A %10.4e %-+#12.0f %'d %Id",
+	"% 99999999999d|%2147483648d|%.2147483648s|%*d|%.*f",
+	"abc%",
+	"%hs %hp %hf %k %y %0$d %5$d %65$d",
+	"%.3s|%.0s|%10s|%-10s",
+};
+
+/*
+ * fuzz_format generated mode (mode byte 0x21): conversion tokens are
+ * [byte >= 0x40][flags][width/precision/length selector][value bytes...]
+ * [conversion index], literal runs [byte < 0x40: length - 1][bytes].
+ */
+static const unsigned char format_programs[][40] = {
+	{ 0x02, 'i', 'd', '=', 0x40, 0x00, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 42 },
+	{ 0x40, 0x11, 0x05, 7, 9, 3, 0, 0, 0, 0, 0, 0, 0, 0xff, 0x41, 0x00, 0x66, 3, 14 },
+	{ 0x40, 0x00, 0x1e, 5, 5, 0, 0, 0, 0, 0, 0, 0, 0x80, 0, 0, 0, 0, 0, 0, 0, 7, 9 },
+	{ 0x40, 0x08, 0x47, 3, 10, 0, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0, 15 },
+};
+
+int main(int argc, char **argv)
+{
+	char path[PATH_MAX], name[PATH_MAX];
+	struct pk_log *log;
+	size_t i;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
+		return 2;
 	}
-	pk_log_destroy(log);
-	emit(path, "wrapped");
+	outdir = argv[1];
+	if (!mkdtemp(tmpdir))
+		die("mkdtemp", 0);
+	static const char *const dirs[] = { "fuzz_logfile", "fuzz_reader", "fuzz_writer",
+					    "fuzz_opts", "fuzz_format" };
 
-	log = fresh("dead", 4096, path, sizeof(path));
-	store(log, 0, 6, "before the crashes", NULL, 0);
-	writer_dies_at(log, PRB_TP_CLAIMED, "claimed, never written");
-	store(log, 0, 6, "between", NULL, 0);
-	writer_dies_at(log, PRB_TP_HEAD_RESERVED, "never claimed");
-	store(log, 0, 6, "between again", NULL, 0);
-	writer_dies_at(log, PRB_TP_BEFORE_COMMIT, "written, never committed");
-	store(log, 0, 6, "after the crashes", NULL, 0);
-	pk_log_destroy(log);
-	emit(path, "dead");
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(name, sizeof(name), "%s/%s", outdir, dirs[i]);
+		if (mkdir(name, 0755) < 0 && errno != EEXIST)
+			die(name, 0);
+	}
 
-	log = fresh("big_record", 8192, path, sizeof(path));
-	memset(text, 'T', PK_TEXT_MAX);
-	text[PK_TEXT_MAX] = '\0';
-	memset(dict, 'D', sizeof(dict));
-	memcpy(dict, "KEY=", 4);
-	store(log, 0, 2, text, dict, sizeof(dict));
-	store(log, 0, 2, "small one after it", NULL, 0);
-	pk_log_destroy(log);
-	emit(path, "big_record");
+	for (i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
+		/* a log file */
+		log = fresh(logs[i].name, logs[i].len, path, sizeof(path));
+		fill(log, logs[i].name);
+		pk_log_destroy(log);
+		snprintf(name, sizeof(name), "fuzz_logfile/%s", logs[i].name);
+		emit(path, name);
+
+		/* the same log in memory, shared with the writers killed in "dead" */
+		size_t size = pk_log_region_size(logs[i].len);
+		unsigned char *mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
+					  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		int err;
+
+		if (mem == MAP_FAILED)
+			die("mmap", 0);
+		err = pk_log_create_in(&log, mem, size, logs[i].len);
+		if (err)
+			die("pk_log_create_in", err);
+		fill(log, logs[i].name);
+		pk_log_destroy(log);
+
+		size_t len = cut_zeros(mem, size, size);
+
+		snprintf(name, sizeof(name), "fuzz_reader/%s", logs[i].name);
+		emit_bytes(name, NULL, 0, mem, len);
+		printf("%-25s %6zu bytes (region %zu)\n", name, len, size);
+		snprintf(name, sizeof(name), "fuzz_writer/%s", logs[i].name);
+		emit_bytes(name, writer_ctrl[i % 3], 3, mem, len);
+		munmap(mem, size);
+	}
+
+	for (i = 0; i < sizeof(opts_seeds) / sizeof(opts_seeds[0]); i++) {
+		snprintf(name, sizeof(name), "fuzz_opts/opts_%zu", i);
+		emit_bytes(name, NULL, 0, opts_seeds[i], strlen(opts_seeds[i]));
+	}
+	for (i = 0; i < sizeof(format_seeds) / sizeof(format_seeds[0]); i++) {
+		/* the body after the format: bytes for the doubles */
+		static const unsigned char raw_tail[] = "\0\x18\x2d\x44\x54\xfb\x21\x09\x40"
+							"\x00\x00\x00\x00\x00\x00\xf0\x7f";
+
+		snprintf(name, sizeof(name), "fuzz_format/raw_%zu", i);
+		char pre = 0x20;
+		size_t n = strlen(format_seeds[i]);
+		unsigned char body[256];
+
+		memcpy(body, format_seeds[i], n);
+		memcpy(body + n, raw_tail, sizeof(raw_tail) - 1);
+		emit_bytes(name, &pre, 1, body, n + sizeof(raw_tail) - 1);
+	}
+	for (i = 0; i < sizeof(format_programs) / sizeof(format_programs[0]); i++) {
+		char pre = 0x21;
+
+		snprintf(name, sizeof(name), "fuzz_format/gen_%zu", i);
+		emit_bytes(name, &pre, 1, format_programs[i], sizeof(format_programs[i]));
+	}
 
 	char cmd[PATH_MAX + 16];
 

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fuzz_opts.c - libFuzzer target: PRINTK_OPTS parsing (pk_opts_parse).
+ *
+ * The input, cut at its first NUL, is the option string. Properties (a
+ * violation aborts): no crash, no sanitizer report; the result is 0 exactly
+ * when there is no warning, -EINVAL otherwise; counts within their arrays;
+ * every string in the result NUL-terminated inside its field; integer
+ * fields -1 (not given) or in their documented ranges; parsing the same
+ * string twice gives the same result.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define INPUT_MAX 4096
+
+static char input[INPUT_MAX + 1];
+static struct pk_opts a, b;
+
+static void fail(const char *what, long long v)
+{
+	fprintf(stderr, "fuzz_opts: %s (%lld)\n", what, v);
+	abort();
+}
+
+static void check_str(const char *s, size_t size, const char *what)
+{
+	if (!memchr(s, '\0', size))
+		fail(what, (long long)size);
+}
+
+static void check_flag(int v, const char *what)
+{
+	if (v < -1 || v > 1)
+		fail(what, v);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	int r1, r2, i;
+
+	if (size > INPUT_MAX)
+		size = INPUT_MAX;
+	memcpy(input, data, size);
+	input[size] = '\0';
+	memset(&a, 0x5a, sizeof(a));
+	memset(&b, 0xa5, sizeof(b));
+	r1 = pk_opts_parse(input, &a);
+	r2 = pk_opts_parse(input, &b);
+	if (r1 != (a.nwarnings ? -EINVAL : 0))
+		fail("result does not match the warnings", r1);
+	if (r1 != r2 || memcmp(&a, &b, sizeof(a)) != 0)
+		fail("two parses of one string differ", r2);
+	if (a.nwarnings < 0 || a.nwarnings > PK_OPTS_MAX_WARNINGS)
+		fail("nwarnings", a.nwarnings);
+	if (a.nconsoles < 0 || a.nconsoles > PK_OPTS_MAX_CONSOLES)
+		fail("nconsoles", a.nconsoles);
+	for (i = 0; i < a.nwarnings; i++)
+		check_str(a.warnings[i], sizeof(a.warnings[i]), "warning not terminated");
+	for (i = 0; i < a.nconsoles; i++) {
+		const struct pk_opts_console *c = &a.consoles[i];
+
+		check_str(c->path, sizeof(c->path), "console path not terminated");
+		if (c->kind == PK_OPTCON_FD && c->fd < 0)
+			fail("console fd", c->fd);
+		if (c->kind > PK_OPTCON_FILE)
+			fail("console kind", c->kind);
+	}
+	check_str(a.log_buf_file, sizeof(a.log_buf_file), "log_buf_file not terminated");
+	check_str(a.devkmsg, sizeof(a.devkmsg), "devkmsg not terminated");
+	if (a.log_buf_len < -1)
+		fail("log_buf_len", a.log_buf_len);
+	if (a.console_loglevel < -1 || a.console_loglevel > 15)
+		fail("console_loglevel", a.console_loglevel);
+	check_flag(a.ignore_loglevel, "ignore_loglevel");
+	check_flag(a.printk_time, "printk_time");
+	check_flag(a.printk_caller, "printk_caller");
+	check_flag(a.log_buf_file_group, "log_buf_file_group");
+	check_flag(a.log_buf_file_sync, "log_buf_file_sync");
+	check_flag(a.crash_dump, "crash_dump");
+	return 0;
+}
