@@ -57,6 +57,9 @@
 #include "settings.h"
 #include "textfmt.h"
 
+/* A blocked READ looks again at least this often (see syslog_read()). */
+#define SYSLOG_WAIT_SLICE_NS (200 * 1000 * 1000ll)
+
 /* Serialises READ and SIZE_UNREAD (S1), and orders CLEAR/READ_CLEAR. */
 static pthread_mutex_t syslog_lock = PTHREAD_MUTEX_INITIALIZER;
 /* S2: the prefix settings of the record at syslog_seq once partly read. */
@@ -94,8 +97,12 @@ static int syslog_read(struct pk_log *log, char *buf, int size)
 	do {
 		seq = pk_load_acquire(&sh->syslog_seq);
 		pthread_mutex_unlock(&syslog_lock);
-		while (prb_next_seq(rb) <= seq) {
-			if (prb_wait(rb, seq, -1) == -EINTR)
+		/* Readable, as SIZE_UNREAD counts it: the next record, or one
+		 * after a slot its dead writer never finished, which readers
+		 * pass once it stalled for the ring's bound. Waiting in slices
+		 * sees that bound run out, as no writer may wake us for it. */
+		while (prb_next_seq(rb) <= seq && prb_read(rb, seq, &r, 0) != 0) {
+			if (prb_wait(rb, seq, SYSLOG_WAIT_SLICE_NS) == -EINTR)
 				return -EINTR; /* the kernel's -ERESTARTSYS */
 		}
 		pthread_mutex_lock(&syslog_lock);

@@ -60,6 +60,7 @@
 
 #include <printk/kmsg.h>
 #include <printk/printk.h>
+#include <printk/syslog.h>
 
 #include "testutil.h"
 #include "log_internal.h"
@@ -1239,6 +1240,53 @@ static void test_dead_claimed_record_is_hole(void **state)
 	pk_log_destroy(w);
 }
 
+/* syslog READ in a child: it must return the unread records at once. */
+static int syslog_read_child(void *arg)
+{
+	char buf[256];
+
+	alarm(5); /* a READ that blocks is killed, and the test sees SIGALRM */
+	int n = pk_do_syslog_log(arg, PK_SYSLOG_ACTION_READ, buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return 10;
+	return write(1, buf, (size_t)n) == n ? 0 : 11;
+}
+
+/* SYSLOG_ACTION_READ behind a record a dead writer never finished: the
+ * records after it are read, as SIZE_UNREAD counts them. A slot its writer
+ * died before claiming is passed once it stalled for the ring's bound; READ
+ * used to wait for it for ever (nobody wakes a reader when the bound runs
+ * out). */
+static void test_syslog_read_passes_dead_record(void **state)
+{
+	(void)state;
+	const char *p = test_dir_path("syslog-dead.log");
+	static const enum prb_testpoint points[] = { PRB_TP_CLAIMED, PRB_TP_BEFORE_COMMIT,
+						     PRB_TP_HEAD_RESERVED };
+	struct pk_log *w;
+	struct child_result res;
+	char want[64];
+
+	for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+		unlink(p);
+		assert_int_equal(pk_log_open_file(&w, p, LOG_LEN, 0), 0);
+		pk_set_printk_time(0);
+		test_log_store(w, "before");
+		assert_true(pk_do_syslog_log(w, PK_SYSLOG_ACTION_READ, want, sizeof(want)) > 0);
+		writer_dies_at(w, points[i]);
+		test_log_store(w, "after");
+		if (points[i] != PRB_TP_HEAD_RESERVED) /* readable at once */
+			assert_int_equal(pk_do_syslog_log(w, PK_SYSLOG_ACTION_SIZE_UNREAD, NULL, 0),
+					 (int)strlen("<6>after\n"));
+		run_child_ok(syslog_read_child, w, 10000, &res);
+		assert_string_equal(res.out, "<6>after\n");
+		child_result_free(&res);
+		pk_log_destroy(w);
+	}
+	pk_set_printk_time(1);
+}
+
 /*
  * Regression: a writer killed between its head CAS and its claim
  * (PRB_TP_HEAD_RESERVED) used to leave a slot that no reader ever passed:
@@ -1547,6 +1595,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_live_reader_sleeps),
 		cmocka_unit_test(test_printk_opts_file),
 		cmocka_unit_test(test_dead_claimed_record_is_hole),
+		cmocka_unit_test(test_syslog_read_passes_dead_record),
 		cmocka_unit_test(test_dead_unclaimed_slot_passed),
 		cmocka_unit_test(test_two_unclaimed_in_a_row),
 		cmocka_unit_test(test_dead_writer_stays_dead),
