@@ -163,6 +163,7 @@ void pk_log_destroy(struct pk_log *log)
 	if (log->fd >= 0)
 		close(log->fd);
 	free(log->path);
+	free(log->damaged_copy);
 	free(log);
 }
 

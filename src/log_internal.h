@@ -24,6 +24,7 @@ struct pk_log {
 	struct pk_registry reg;
 	struct pk_log *next_file;
 	int map_slot;	   /* logfile.c's entry for the SIGBUS handler, or -1 */
+	char *damaged_copy; /* this open moved a damaged file here and began anew */
 };
 
 struct pk_log *pk_log_alloc(void);

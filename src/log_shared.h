@@ -67,6 +67,10 @@ int pk_log_writers_alive(struct pk_log *log);
  */
 int pk_log_go_private(struct pk_log *log, int reason);
 
+/* Where the open that made @log moved a damaged log file before it started
+ * a new one in its place (pk_log_open_file()), or NULL. */
+const char *pk_log_damaged_copy(const struct pk_log *log);
+
 /* For a SIGBUS handler (logfile.c): 1 if @si is a fault inside a log file's
  * mapping and the mapping was replaced (return from the handler: the access
  * is retried on the new memory), 0 if the signal is not about a log.

@@ -888,6 +888,48 @@ fail:
 	return err;
 }
 
+/*
+ * A writer found @path damaged beyond what attaching can take (-EBADMSG: a
+ * torn write-back after a machine crash, a flipped bit): if no process
+ * writes it (none holds any lock on it: every writer holds its registry
+ * byte), move it aside to "@path.damaged" (replacing an older one) and make
+ * a fresh log at @path. The whole-file lock held meanwhile keeps a second
+ * process from doing the same to the fresh file. Returns 0 (and the copy's
+ * name in @kept), -EBADMSG if a writer still uses the file, -EAGAIN if it
+ * was replaced meanwhile (attach again), or another negative errno.
+ */
+static int start_new_generation(const char *path, size_t log_buf_len, unsigned flags, char *kept,
+				size_t kept_size)
+{
+	int fd = open_careful(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0)
+		return fd;
+
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
+	struct stat a, b;
+	int err;
+
+	if (fcntl(fd, F_OFD_SETLK, &fl) < 0)
+		err = errno == EAGAIN || errno == EACCES ? -EBADMSG : -errno;
+	else if (fstat(fd, &a) < 0 || stat(path, &b) < 0 || a.st_dev != b.st_dev ||
+		 a.st_ino != b.st_ino)
+		err = -EAGAIN;
+	else if ((size_t)snprintf(kept, kept_size, "%s.damaged", path) >= kept_size)
+		err = -ENAMETOOLONG;
+	else if (rename(path, kept) < 0)
+		err = -errno;
+	else if ((err = create_file(path, log_buf_len, flags)) == -EEXIST)
+		err = -EAGAIN;
+	close(fd);
+	return err;
+}
+
+const char *pk_log_damaged_copy(const struct pk_log *log)
+{
+	return log ? log->damaged_copy : NULL;
+}
+
 int pk_log_open_file(struct pk_log **logp, const char *path, size_t log_buf_len, unsigned flags)
 {
 	if (!logp || !path || !*path || (flags & ~(PK_LOG_RDONLY | PK_LOG_GROUP_READ | PK_LOG_SYNC)))
@@ -902,6 +944,23 @@ int pk_log_open_file(struct pk_log **logp, const char *path, size_t log_buf_len,
 		if (err && err != -EEXIST)
 			return err;
 		err = attach_file(logp, path, flags);
+	}
+	if (err == -EBADMSG && !(flags & PK_LOG_RDONLY)) {
+		char kept[PATH_MAX], note[PATH_MAX + 128];
+		int moved = start_new_generation(path, log_buf_len, flags, kept, sizeof(kept));
+
+		if (moved == 0 || moved == -EAGAIN)
+			err = attach_file(logp, path, flags);
+		if (!err && moved == 0) {
+			int n = snprintf(note, sizeof(note),
+					 "printk: log file %s was damaged: kept as %s, a new log starts here",
+					 path, kept);
+
+			size_t len = n < 0 ? 0 : (size_t)n;
+
+			(*logp)->damaged_copy = strdup(kept);
+			pk_log_store(*logp, 0, 4, note, len > PK_TEXT_MAX ? PK_TEXT_MAX : len, NULL, 0);
+		}
 	}
 	return err;
 }

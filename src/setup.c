@@ -148,6 +148,11 @@ static int apply_options(struct pk_opts *o, int startup)
 				     o->log_buf_file, pk_log_strerror(e));
 			err = e;
 		}
+		const char *kept = e ? NULL : pk_log_damaged_copy(pk_printk_log_peek());
+
+		if (kept)
+			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "log_buf_file=%s was damaged: kept as %s, a new log started",
+				     o->log_buf_file, kept);
 		o->log_buf_len = -1; /* applied with the file (an existing file keeps its size) */
 	}
 	if (o->log_buf_len >= 0) {

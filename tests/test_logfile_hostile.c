@@ -901,7 +901,7 @@ static void test_directory(void **state)
 		fail_msg("no warning line \"%s\" in:\n%s", warning, out);
 }
 
-/* --------------------------------------------------------- console levels -- */
+/* ------------------------------------------------------- damaged files -- */
 
 static void poke_u32(const char *path, off_t off, uint32_t v)
 {
@@ -911,6 +911,74 @@ static void poke_u32(const char *path, off_t off, uint32_t v)
 	assert_int_equal(pwrite(fd, &v, sizeof(v), off), (ssize_t)sizeof(v));
 	close(fd);
 }
+
+/* A file whose header no longer validates (its log state's magic, as a torn
+ * write-back or a flipped bit leaves it): a reader refuses it and leaves it
+ * alone; a writer, when no other process writes it, moves it aside to
+ * PATH.damaged and starts a new log at PATH that says so; printk warns. */
+static void test_damaged_file_new_generation(void **state)
+{
+	(void)state;
+	const char *p = test_dir_path("damaged.log");
+	char kept[PATH_MAX + 16], note[2 * PATH_MAX + 128], opts[PATH_MAX + 64];
+	struct pk_log *log, *live;
+	off_t user;
+	int status;
+
+	snprintf(kept, sizeof(kept), "%s.damaged", p);
+	test_make_log(p, LOG_LEN, 3);
+	assert_int_equal(pk_log_open_file(&log, p, 0, PK_LOG_RDONLY), 0);
+	user = (off_t)((uint8_t *)pk_log_shared(log) - (uint8_t *)log->mapping);
+	pk_log_destroy(log);
+	poke_u32(p, user + (off_t)offsetof(struct pk_log_shared, magic), 0);
+
+	uint64_t damaged = file_hash(p);
+
+	assert_int_equal(pk_log_open_file(&log, p, 0, PK_LOG_RDONLY), -EBADMSG);
+	assert_int_equal(file_hash(p), damaged);
+
+	/* Another writer still holds it (here: a handle of ours from before the
+	 * damage): it is left as it is. */
+	unlink(p);
+	test_make_log(p, LOG_LEN, 3);
+	assert_int_equal(pk_log_open_file(&live, p, 0, 0), 0);
+	poke_u32(p, user + (off_t)offsetof(struct pk_log_shared, magic), 0);
+	damaged = file_hash(p);
+	assert_int_equal(pk_log_open_file(&log, p, 0, 0), -EBADMSG);
+	assert_int_equal(file_hash(p), damaged);
+	assert_int_equal(access(kept, F_OK), -1);
+	pk_log_destroy(live);
+
+	/* The last writer gone: the next one starts anew. */
+	assert_int_equal(pk_log_open_file(&log, p, 0, 0), 0);
+	assert_string_equal(pk_log_damaged_copy(log), kept);
+	assert_int_equal(file_hash(kept), damaged);
+	assert_int_equal(pk_log_first_seq(log), 0);
+	assert_int_equal(pk_log_read(log, 0, &rec, 0), 0);
+	snprintf(note, sizeof(note), "printk: log file %s was damaged: kept as %s, a new log starts here", p,
+		 kept);
+	assert_string_equal(rec.text, note);
+	assert_int_equal(rec.level, 4);
+	assert_int_equal(pk_log_next_seq(log), 1);
+	test_log_store(log, "after");
+	pk_log_destroy(log);
+
+	/* printk with log_buf_file= says so on its console. */
+	assert_int_equal(pk_log_open_file(&log, p, 0, PK_LOG_RDONLY), 0);
+	pk_log_destroy(log);
+	poke_u32(p, user + (off_t)offsetof(struct pk_log_shared, magic), 0);
+	snprintf(opts, sizeof(opts), "log_buf_file=%s printk.time=0", p);
+
+	const char *out = run_child_opts(opts, "hello", NULL, NULL, &status);
+
+	expect_exit(status, 0, out);
+	snprintf(note, sizeof(note),
+		 "printk: PRINTK_OPTS: log_buf_file=%s was damaged: kept as %s, a new log started", p, kept);
+	if (!has_line(out, note) || !has_line(out, "hello from the child"))
+		fail_msg("no warning line \"%s\" in:\n%s", note, out);
+}
+
+/* --------------------------------------------------------- console levels -- */
 
 /* A console level out of range in the file: the next writer resets it and
  * says so; the consoles print again. */
@@ -1073,6 +1141,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_writable_by_others),
 		cmocka_unit_test(test_reader_refuses_procfs),
 		cmocka_unit_test(test_directory),
+		cmocka_unit_test(test_damaged_file_new_generation),
 		cmocka_unit_test(test_bad_console_level),
 		cmocka_unit_test(test_dead_open_line_not_printed),
 		cmocka_unit_test(test_dead_open_line_not_continued),

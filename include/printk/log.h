@@ -122,9 +122,13 @@ PK_API int pk_log_attach(struct pk_log **logp, void *region, size_t region_len, 
  * permission); -ELOOP (the last component is a symbolic link that neither
  * we nor root own, or, in a sticky world-writable directory such as /tmp,
  * neither we nor the directory's owner: not followed); -EUSERS (too many
- * writers). A file that is refused is left untouched. A writer resets log
- * levels that the file holds out of range (0..15) to their defaults and
- * stores a KERN_NOTICE record saying so.
+ * writers). A file that is refused is left untouched, with one exception: a
+ * writer that finds it damaged (-EBADMSG, e.g. pages of a machine crash's
+ * torn write-back) while no other process writes it moves it aside to
+ * "@path.damaged" and starts a new log at @path, whose first record (a
+ * KERN_WARNING) says so. A writer resets log levels that the file holds
+ * out of range (0..15) to their defaults and stores a KERN_NOTICE record
+ * saying so.
  *
  * A file truncated under its users kills nobody: while file logs are open,
  * a SIGBUS handler replaces a mapping whose file lost pages with private
