@@ -564,7 +564,31 @@ static void test_refuse_wrong_version(void **state)
 	expect_refused(p, -EPROTONOSUPPORT, -EPROTONOSUPPORT);
 }
 
-static void test_refuse_bad_geometry(void **state)
+/* A damaged file (its geometry or its log state no longer add up): readers
+ * refuse it and leave it untouched; a writer, the file having no other
+ * writer, moves it aside to PATH.damaged, unchanged, and starts anew. */
+static void expect_new_generation(const char *path)
+{
+	struct digest before, kept;
+	char kept_path[PATH_MAX + 16];
+	struct pk_log *log = NULL;
+
+	snprintf(kept_path, sizeof(kept_path), "%s.damaged", path);
+	digest_of(path, &before);
+	assert_int_equal(pk_log_open_file(&log, path, 0, PK_LOG_RDONLY), -EBADMSG);
+	assert_null(log);
+	assert_int_equal(pk_log_open_file(&log, path, LOG_LEN, 0), 0);
+	assert_string_equal(pk_log_damaged_copy(log), kept_path);
+	assert_int_equal(pk_log_read(log, 0, &rec, 0), 0);
+	assert_non_null(strstr(rec.text, "was damaged: kept as"));
+	pk_log_destroy(log);
+	digest_of(kept_path, &kept);
+	assert_int_equal(kept.hash, before.hash);
+	assert_int_equal(kept.size, before.size);
+	assert_int_equal(unlink(kept_path), 0);
+}
+
+static void test_bad_geometry_new_generation(void **state)
 {
 	(void)state;
 	const char *p = test_dir_path("geometry.log");
@@ -578,18 +602,18 @@ static void test_refuse_bad_geometry(void **state)
 	peek(p, 32, &v, sizeof(v));
 	v += 4096;
 	poke(p, 32, &v, sizeof(v));
-	expect_refused(p, -EBADMSG, -EBADMSG);
+	expect_new_generation(p);
 
 	test_make_log(p, LOG_LEN, 3);
 	b = 40;
 	poke(p, 23, &b, 1);
-	expect_refused(p, -EBADMSG, -EBADMSG);
+	expect_new_generation(p);
 
 	test_make_log(p, LOG_LEN, 3);
 	peek(p, 64, &v, sizeof(v));
 	v += (uint64_t)1000 << RING_POS_BITS; /* head 1000 records past the tail: impossible */
 	poke(p, 64, &v, sizeof(v));
-	expect_refused(p, -EBADMSG, -EBADMSG);
+	expect_new_generation(p);
 
 	/* The log's own state in the header's user area. */
 	test_make_log(p, LOG_LEN, 3);
@@ -602,13 +626,13 @@ static void test_refuse_bad_geometry(void **state)
 	assert_int_equal(v, PK_LOG_STATE_MAGIC);
 	v ^= 1;
 	poke(p, user, &v, sizeof(v));
-	expect_refused(p, -EBADMSG, -EBADMSG);
+	expect_new_generation(p);
 
 	test_make_log(p, LOG_LEN, 3);
 	peek(p, user + (off_t)offsetof(struct pk_log_shared, registry_off), &v, sizeof(v));
 	v += 4096;
 	poke(p, user + (off_t)offsetof(struct pk_log_shared, registry_off), &v, sizeof(v));
-	expect_refused(p, -EBADMSG, -EBADMSG);
+	expect_new_generation(p);
 }
 
 static void test_refuse_directory_and_missing(void **state)
@@ -1584,7 +1608,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_refuse_text_and_empty),
 		cmocka_unit_test(test_refuse_truncated),
 		cmocka_unit_test(test_refuse_wrong_version),
-		cmocka_unit_test(test_refuse_bad_geometry),
+		cmocka_unit_test(test_bad_geometry_new_generation),
 		cmocka_unit_test(test_refuse_directory_and_missing),
 		cmocka_unit_test(test_refuse_fifo),
 		cmocka_unit_test(test_strerror_open_errors),
