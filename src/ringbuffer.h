@@ -89,7 +89,8 @@ struct prb_record {
 /* Counters kept in the shared header. */
 struct prb_stats {
 	uint64_t reserve_failed; /* reservations refused: the oldest record was still being written */
-	uint64_t corrupt;	 /* records skipped because their geometry failed validation */
+	uint64_t corrupt;	 /* damaged descriptors skipped or repaired (lost records), and
+				  * inconsistent header words seen */
 	uint64_t holes;		 /* records whose writer died while writing them */
 	uint64_t stolen;	 /* slots taken from reservations that never claimed them */
 };
@@ -132,6 +133,9 @@ struct prb {
 	pk_a64 local_skip[8];
 	pk_a32 local_skip_next;
 	pk_a64 local_stall[4][2];
+	/* Set once a writer found the header words contradicting each other
+	 * (prb_broken()): this handle's stores fail with -EUCLEAN from then on. */
+	pk_a32 broken;
 };
 
 /* Bytes of region needed for a data area of 2^data_bits and 2^desc_bits
@@ -170,10 +174,23 @@ const char *prb_strerror(int err);
  * same caller until anyone stores another record.
  * Returns 0 and the record's seq in *@seq_out (may be NULL), -E2BIG when text
  * or dictionary is over its limit, -EINVAL on bad arguments, -ENOBUFS when the
- * oldest record is still being written and nothing can be overwritten.
+ * oldest record is still being written and nothing can be overwritten, and
+ * -EUCLEAN when the ring is broken (prb_broken()): its head and tail words
+ * contradict each other, so nothing can be stored in it any more.
+ *
+ * Damage confined to one descriptor does not break the ring: a writer that
+ * meets a descriptor it cannot make sense of turns it into a hole (a lost
+ * record, counted in prb_stats.corrupt) and goes on. Every loop steered by
+ * the ring's contents is bounded.
  */
 int prb_store(struct prb *rb, const struct prb_meta *meta, const char *text, size_t text_len,
 	      const char *dict, size_t dict_len, bool final, uint64_t *seq_out);
+
+/*
+ * True once this handle found the ring broken (see prb_store()). The log
+ * layer may then log elsewhere; readers still read what validates.
+ */
+bool prb_broken(struct prb *rb);
 
 /*
  * Append @len bytes to the newest record if it is still open and was written
@@ -202,8 +219,11 @@ void prb_finalize_last_of(struct prb *rb, uint32_t pid);
 /*
  * Read the record with sequence number @seq or, if it was overwritten, the
  * oldest one after it: r->seq - seq records were lost. Holes (records whose
- * data never arrived) count as lost. Returns 0, or -EAGAIN when no record at
- * or after @seq is readable yet.
+ * data never arrived) and damaged descriptors count as lost. Returns 0, or
+ * -EAGAIN when no record at or after @seq is readable yet (also when the
+ * header words contradict each other and @seq is not below the head's
+ * record: a reader never goes back to records it has passed), or -EUCLEAN
+ * when neither head nor tail can be trusted to bound the search.
  */
 int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags);
 
