@@ -683,8 +683,9 @@ static enum push_result push_tail(struct prb *rb, uint64_t t)
 	uint64_t v = ST_LOAD(rb, tid, load_acquire_fn); /* P2 */
 
 	if (st_id(v) == ((tid - rb->desc_count) & ID_MASK)) {
-		/* Allocated by a head CAS, not claimed yet. */
-		if (rb->owner_alive && stalled_long_enough(rb, tid) &&
+		/* Allocated by a head CAS, not claimed yet (or a state word
+		 * damaged to look so): stealing is safe whoever its writer is. */
+		if (stalled_long_enough(rb, tid) &&
 		    st_cas(rb, tid, &v, st_make(ST_HOLE, 0, 0, tid), CAS_SC)) {
 			pk_fetch_add_relaxed(&rb->hdr->stolen, 1);
 			return PUSH_MOVED;
@@ -907,15 +908,18 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 	pk_fence_release(); /* P3: the tail we checked is published before our stores */
 
 	pk_a64 *d = slot(rb, id);
+	uint64_t v = ST_LOAD(rb, id, load_relaxed_fn);
+	uint64_t prev_id = (id - rb->desc_count) & ID_MASK;
 
+	/* Our id already there and no hole: the head went back (damaged). Its
+	 * record is still in the ring: touch nothing of it. */
+	if (PK_UNLIKELY(st_id(v) == id && st_state(v) != ST_HOLE))
+		return declare_broken(rb);
 	/* The extent first, tagged with our id, so that whoever must retire this
 	 * record after we die can find where it ends (I7). */
 	pk_store_relaxed(&d[D_EXTENT], begin | end << 32);
 	pk_store_relaxed(&d[D_CALLER], (uint64_t)meta->caller.pid | (uint64_t)meta->caller.tid << 32);
 	pk_store_release(&d[D_ALLOC], id + 1); /* + 1: zeroed memory tags no id */
-
-	uint64_t v = ST_LOAD(rb, id, load_relaxed_fn);
-	uint64_t prev_id = (id - rb->desc_count) & ID_MASK;
 
 	if (PK_UNLIKELY(st_id(v) != prev_id || (st_state(v) != ST_FINAL && st_state(v) != ST_HOLE) ||
 			!st_cas(rb, id, &v, st_make(ST_RESERVED, 0, rb->owner, id), CAS_RELEASE))) {
@@ -1081,8 +1085,21 @@ static enum hdr_state ring_bounds(struct prb *rb, uint64_t *first, uint64_t *nex
 		else
 			tseq = hseq + 1 - dist;
 	}
-	if (tseq > hseq + 1 || hseq + 1 - tseq != dist)
-		return HDR_BAD;
+	if (tseq > hseq + 1 || hseq + 1 - tseq != dist) {
+		/* One of the two is wrong. A head that agrees with the record
+		 * before it is believed (head_bounds()); otherwise a tail that
+		 * agrees with the record after it. Slots never used agree with
+		 * each other, which is why the head is asked first. */
+		uint64_t s;
+
+		if (!tok || !hok || dist < 2)
+			return HDR_BAD;
+		if (seq_of_id(rb, (w_id(h) - 1) & ID_MASK, &s) && s + 1 == hseq)
+			return HDR_BAD;
+		if (!seq_of_id(rb, (w_id(t) + 1) & ID_MASK, &s) || s != tseq + 1)
+			return HDR_BAD;
+		hseq = tseq + dist - 1;
+	}
 	*first = tseq;
 	*next = hseq + 1;
 	*h_out = h;
@@ -1692,6 +1709,34 @@ int prb_format_fresh(struct prb *rb, void *mem, size_t mem_size, unsigned data_b
 	return format(rb, mem, mem_size, data_bits, desc_bits, true);
 }
 
+/*
+ * Head, tail and the descriptors they name tell one story (ring_bounds()),
+ * and no record after the head's is claimed already: a head word that went
+ * back (zeroed, a bit cleared) would make the next writer reuse the ids, and
+ * the seqs, of records still in the ring.
+ */
+static bool bounds_agree(struct prb *rb)
+{
+	for (int i = 0; i < 1024; i++) {
+		uint64_t first, next, h, s;
+		enum hdr_state hs = ring_bounds(rb, &first, &next, &h);
+
+		if (hs == HDR_BAD)
+			return false;
+		if (hs == HDR_RACE)
+			continue;
+
+		uint64_t nid = (w_id(h) + 1) & ID_MASK;
+		uint64_t v = ST_LOAD(rb, nid, load_acquire_fn);
+		bool claimed = st_id(v) == nid && seq_of_id(rb, nid, &s) && s == next;
+
+		if (pk_load_acquire(&rb->hdr->head) != h)
+			continue; /* a writer took the next id meanwhile */
+		return !claimed;
+	}
+	return false;
+}
+
 /* @readable: bytes at @mem that may be read (the header page alone, when a
  * file is checked before it is mapped); @mem_size: the size of the region. */
 static int attach(struct prb *rb, void *mem, size_t mem_size, size_t readable, bool writable)
@@ -1725,15 +1770,12 @@ static int attach(struct prb *rb, void *mem, size_t mem_size, size_t readable, b
 
 	uint64_t h = pk_load_acquire(&hdr->head), t = pk_load_acquire(&hdr->tail);
 
-	uint64_t tseq, hseq;
-
 	if (((w_id(h) + 1 - w_id(t)) & ID_MASK) > tmp.desc_count ||
 	    ((w_pos(h) - w_pos(t)) & POS_MASK) > tmp.data_units)
 		return -EBADMSG;
 	/* The descriptors must agree with head and tail (only where the region
 	 * is all there: a header checked on its own has no descriptors yet). */
-	if (readable >= hdr->region_size &&
-	    (!seq_of_id(&tmp, w_id(t), &tseq) || !seq_of_id(&tmp, w_id(h), &hseq)))
+	if (readable >= hdr->region_size && !bounds_agree(&tmp))
 		return -EBADMSG;
 	*rb = tmp;
 	return 0;
