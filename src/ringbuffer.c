@@ -1806,6 +1806,8 @@ const char *prb_strerror(int err)
 		return "libprintk log of another ABI version, id width or byte order";
 	case -EBADMSG:
 		return "corrupted libprintk log header";
+	case -EUCLEAN:
+		return "libprintk log damaged: its head and tail words disagree";
 	default:
 		return "unknown error";
 	}
