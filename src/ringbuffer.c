@@ -836,29 +836,28 @@ PK_HOT static void commit(struct prb *rb, uint64_t id, bool final)
 
 /*
  * The claim of @id found its slot holding @v instead of the FINAL or HOLE
- * record one lap back. Our id itself as a hole: a reclaimer stole the slot
- * while we stalled before claiming it. Our id in any other state: somebody
- * had it before us, so the head went backwards: the header is damaged. Any
- * other value is a damaged state word (the tail passed id - N before our head
- * CAS, and nothing else writes that slot until we claim it): claim it as it
- * is, counted. Returns 0 when the slot is ours.
+ * record one lap back. Our id as a hole, or a later lap's id: a reclaimer
+ * stole the slot while we stalled before claiming it (and the ring may have
+ * come round again). The id one lap back in another state, or an id of
+ * another slot, is a damaged state word: the tail passed id - N before our
+ * head CAS, and nothing else writes that slot until we claim it, so we claim
+ * it as it is, counted. (Our id in another state was caught before: the head
+ * went back.) Returns 0 when the slot is ours.
  */
 static int claim_failed(struct prb *rb, uint64_t id, uint64_t v)
 {
+	uint64_t prev_id = (id - rb->desc_count) & ID_MASK;
+
 	for (int i = 0; i < 4; i++) {
-		if (st_id(v) == id) {
-			if (st_state(v) == ST_HOLE) {
-				pk_fetch_add_relaxed(&rb->hdr->reserve_failed, 1);
-				return -ENOBUFS;
-			}
-			return declare_broken(rb);
-		}
-		if (st_id(v) == ((id - rb->desc_count) & ID_MASK) &&
-		    (st_state(v) == ST_FINAL || st_state(v) == ST_HOLE)) {
+		bool prev = st_id(v) == prev_id;
+
+		if (prev && (st_state(v) == ST_FINAL || st_state(v) == ST_HOLE)) {
 			if (st_cas(rb, id, &v, st_make(ST_RESERVED, 0, rb->owner, id), CAS_RELEASE))
 				return 0;
 			continue;
 		}
+		if (!prev && !((st_id(v) ^ id) & (rb->desc_count - 1)))
+			break; /* ours, stolen; or a later lap's */
 		if (st_cas(rb, id, &v, st_make(ST_RESERVED, 0, rb->owner, id), CAS_RELEASE)) {
 			pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
 			return 0;
