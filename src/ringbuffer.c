@@ -59,6 +59,7 @@
  *                                      claiming writer died (shared logs)
  *   FINAL|HOLE(id-N) -> HOLE(id)       a tail pusher, when id was allocated but
  *                                      not claimed for PRB_STALL_NS (stolen)
+ *   damaged -> HOLE(id) | RESERVED(id) the tail pusher or the claimer (D2)
  *
  * Invariants
  * ----------
@@ -86,7 +87,8 @@
  * I8  A live writer's record is never taken from it once claimed; only an
  *     unclaimed allocation is stolen on a timeout, and then the late claim
  *     CAS fails (the slot no longer holds id - N) and the writer drops its
- *     message, counted in reserve_failed.
+ *     message, counted in reserve_failed (also when the ring came round and
+ *     the slot holds a later lap's id: D2).
  *
  * Memory ordering pairs (both ends named)
  * ---------------------------------------
@@ -108,6 +110,42 @@
  *     record's content (trivially: same thread) and the reader's second state
  *     load sees the changed reopen count, so a copy that raced an extension is
  *     discarded (the reopen count makes COMMITTED->RESERVED->COMMITTED visible).
+ *
+ * Damage
+ * ------
+ * A shared file can be damaged behind the ring's back (a stray write, a bad
+ * disk block, another program). Nothing the file holds may make a writer or
+ * reader loop without bound, go back to records it passed, or hand out bytes
+ * that do not validate; damage confined to one descriptor costs that record.
+ * D1  Every loop steered by the file is bounded: a writer gives up after
+ *     PRB_STORE_RETRIES rounds (-ENOBUFS, counted), a reader's search for one
+ *     record after PRB_READ_RETRIES rounds without moving forward (-EAGAIN).
+ * D2  Between tail and head a slot holds its id or, not claimed yet, the one
+ *     a lap back (I1, I8). A slot holding anything else while the tail has
+ *     not passed it is damaged: readers skip it and the tail pusher makes it
+ *     a HOLE, both counted in corrupt. A claim that finds its slot damaged
+ *     takes it as it is (the tail passed id - N, so the slot is the
+ *     claimer's); one that finds a later lap's id there was stolen from.
+ * D3  A retired record's extent is believed only if it lies between tail.pos
+ *     and head.pos and, for a FINAL record, holds exactly its lengths;
+ *     otherwise the successor's begin or no bytes at all (extent_end()). The
+ *     data tail therefore never passes bytes of records still in the ring.
+ * D4  Head and tail are checked against each other (I2) by reading tail,
+ *     head, tail: equal tails make a violation damage, not a race. The
+ *     descriptors they name must give seqs exactly as far apart as their ids
+ *     (ring_bounds()); prb_attach() also refuses a head with a claimed record
+ *     after it (a head that went back would hand out ids, and seqs, of
+ *     records still in the ring). A writer that finds the header
+ *     contradicting itself marks its handle broken: prb_store() returns
+ *     -EUCLEAN from then on (prb_broken()). A reader then trusts the head
+ *     alone: it reads at most one ring below the head's record and never
+ *     jumps back, so it cannot replay records.
+ * D5  Unclaimed slots are stolen (or passed by read-only readers) after
+ *     PRB_STALL_NS on every ring, shared or not (I8 makes that safe whoever
+ *     the writer is), so a state word damaged to look unclaimed costs one
+ *     stall, not the ring.
+ * What this does not cover: a state word damaged to RESERVED looks like a
+ * live writer inside its record, and blocks the tail like one (I3).
  *
  * All shared words are accessed through atomics.h, so speculative copies are
  * relaxed atomic loads, not data races.
@@ -1397,7 +1435,7 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 			/* Allocated and never claimed for PRB_STALL_NS (its writer
 			 * died right after the head CAS, or stalls): steal it, or
 			 * pass it by on a read-only handle (I8). */
-			if (st_id(v1) != id && rb->owner_alive && id != w_id(h) &&
+			if (st_id(v1) != id && id != w_id(h) &&
 			    (skipped_before(rb, id) || stalled_long_enough(rb, id))) {
 				if (!rb->writable) {
 					remember_skip(rb, id);

@@ -273,6 +273,44 @@ static void test_reader_info_word(void **state)
 	reader_skips(5, 13, false); /* text length past the limit */
 }
 
+/* A state word damaged to look allocated and never claimed: a reader waits
+ * the stall timeout, as for a writer preempted before its claim, then
+ * passes it (read-only) or steals it (writable) and goes on. */
+static void test_reader_looks_unclaimed(void **state)
+{
+	(void)state;
+	for (int writable = 0; writable < 2; writable++) {
+		struct prb *rb = new_ring();
+		struct prb ro;
+		static struct prb_record r;
+		uint64_t seq = 150;
+		int err;
+
+		assert_int_equal(store_n(rb, 0, 200), 0);
+		while (!(((seq + rb->id_base) >> 7) & 1))
+			seq++;
+		flip(desc_word(rb, seq, 0), 7);
+		if (!writable) {
+			assert_int_equal(prb_attach(&ro, sh->region, sizeof(sh->region), false), 0);
+			rb = &ro;
+		}
+		assert_int_equal(prb_read(rb, seq, &r, 0), -EAGAIN);
+
+		uint64_t t0 = now_ms();
+
+		while ((err = prb_read(rb, seq, &r, 0)) == -EAGAIN && now_ms() - t0 < 5000)
+			usleep(10 * 1000);
+		assert_int_equal(err, 0);
+		assert_int_equal(r.seq, seq + 1);
+		assert_int_equal(prb_read(rb, 199, &r, 0), 0);
+
+		struct prb_stats st;
+
+		prb_get_stats(rb, &st);
+		assert_int_equal(st.stolen, (uint64_t)writable);
+	}
+}
+
 /* ---- the tail word ---- */
 
 static int follower_child(void *arg)
@@ -407,6 +445,7 @@ int main(void)
 		cmocka_unit_test(test_reader_state_id),
 		cmocka_unit_test(test_reader_seq_word),
 		cmocka_unit_test(test_reader_info_word),
+		cmocka_unit_test(test_reader_looks_unclaimed),
 		cmocka_unit_test(test_tail_id_bit_refused),
 		cmocka_unit_test(test_tail_id_bit_live),
 		cmocka_unit_test(test_tail_far_off_breaks),
