@@ -921,21 +921,19 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 	uint64_t h = pk_load_acquire(&rb->hdr->head);
 	uint64_t id, begin, end;
 
-	for (unsigned tries = 0;; tries++) {
-		if (PK_UNLIKELY(tries >= PRB_STORE_RETRIES))
-			return give_up(rb);
+	for (unsigned tries = 0;;) {
 		id = (w_id(h) + 1) & ID_MASK;
 		place(rb, w_pos(h), units, &begin, &end);
 		int room = make_room(rb, id, end);
 
 		if (room < 0)
 			return room;
-		if (room == 0) {
+		if (room == 0)
 			h = pk_load_acquire(&rb->hdr->head);
-			continue;
-		}
-		if (pk_cas_sc(&rb->hdr->head, &h, mk_word(id, end, !final)))
+		else if (pk_cas_sc(&rb->hdr->head, &h, mk_word(id, end, !final)))
 			break;
+		if (PK_UNLIKELY(++tries >= PRB_STORE_RETRIES))
+			return give_up(rb); /* D1 */
 	}
 
 	testpoint(PRB_TP_HEAD_RESERVED);
@@ -947,10 +945,11 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 	pk_a64 *d = slot(rb, id);
 	uint64_t v = ST_LOAD(rb, id, load_relaxed_fn);
 	uint64_t prev_id = (id - rb->desc_count) & ID_MASK;
+	bool claimable = st_id(v) == prev_id && (st_state(v) == ST_FINAL || st_state(v) == ST_HOLE);
 
 	/* Our id already there and no hole: the head went back (damaged). Its
 	 * record is still in the ring: touch nothing of it. */
-	if (PK_UNLIKELY(st_id(v) == id && st_state(v) != ST_HOLE))
+	if (PK_UNLIKELY(!claimable) && st_id(v) == id && st_state(v) != ST_HOLE)
 		return declare_broken(rb);
 	/* The extent first, tagged with our id, so that whoever must retire this
 	 * record after we die can find where it ends (I7). */
@@ -958,7 +957,7 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 	pk_store_relaxed(&d[D_CALLER], (uint64_t)meta->caller.pid | (uint64_t)meta->caller.tid << 32);
 	pk_store_release(&d[D_ALLOC], id + 1); /* + 1: zeroed memory tags no id */
 
-	if (PK_UNLIKELY(st_id(v) != prev_id || (st_state(v) != ST_FINAL && st_state(v) != ST_HOLE) ||
+	if (PK_UNLIKELY(!claimable ||
 			!st_cas(rb, id, &v, st_make(ST_RESERVED, 0, rb->owner, id), CAS_RELEASE))) {
 		int err = claim_failed(rb, id, v);
 
@@ -1554,6 +1553,9 @@ uint64_t prb_next_seq(struct prb *rb)
 
 	uint64_t seq = hint > first && hint <= limit ? hint : first;
 
+	/* At most one ring's worth of slots, whatever a damaged header says. */
+	if (limit - seq > rb->desc_count)
+		limit = seq + rb->desc_count;
 	while (seq < limit && seq_done(rb, seq, head_id))
 		seq++;
 	raise_hint(&rb->local_next_hint, seq);

@@ -111,6 +111,10 @@ struct prb {
 	uint64_t data_units; /* data bytes >> PRB_UNIT_SHIFT, a power of two */
 	uint64_t data_size;
 	uint32_t id_base;    /* id of seq 0 */
+	/* Set once a writer found the header words contradicting each other
+	 * (prb_broken()): this handle's stores fail with -EUCLEAN from then on.
+	 * Next to the geometry every store reads anyway. */
+	pk_a32 broken;
 	bool writable;
 	/* Rung (from the writer that made a record readable, possibly in a
 	 * signal handler) while prb_pollers_add() has registered pollers. */
@@ -133,9 +137,6 @@ struct prb {
 	pk_a64 local_skip[8];
 	pk_a32 local_skip_next;
 	pk_a64 local_stall[4][2];
-	/* Set once a writer found the header words contradicting each other
-	 * (prb_broken()): this handle's stores fail with -EUCLEAN from then on. */
-	pk_a32 broken;
 };
 
 /* Bytes of region needed for a data area of 2^data_bits and 2^desc_bits
