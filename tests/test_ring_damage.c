@@ -16,9 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <printk/kmsg.h>
+#include <printk/log.h>
+
+#include "internal.h"
 #include "testutil.h"
 #include "ringbuffer.h"
 
@@ -38,7 +43,7 @@ struct shared {
 	int results[8];	    /* what the child saw, per test */
 	uint64_t seqs[4096]; /* seqs a child read, in order */
 	unsigned nseqs;
-	char texts[4096][8]; /* their first bytes */
+	char texts[4096][16]; /* their first bytes */
 };
 
 static struct shared *sh;
@@ -436,6 +441,97 @@ static void test_head_zero_live(void **state)
 	assert_string_equal(r.text, "6");
 }
 
+/* ---- a damaged log file, through the log layer and a /dev/kmsg reader ---- */
+
+static char log_path[64];
+
+/* Read the file with kmsg_open_file() as a post-mortem reader does: every
+ * record but the damaged one, with the loss reported once (-EPIPE), then
+ * -EAGAIN. */
+static int kmsg_child(void *arg)
+{
+	(void)arg;
+	struct kmsg_file *f;
+	char buf[2048];
+	unsigned n = 0, pipes = 0;
+	ssize_t got;
+
+	if (kmsg_open_file(&f, log_path, O_RDONLY | O_NONBLOCK))
+		return 10;
+	while ((got = kmsg_read(f, buf, sizeof(buf))) != -EAGAIN) {
+		if (got == -EPIPE) {
+			pipes++;
+			continue;
+		}
+		if (got <= 0 || n >= 4096)
+			return 11;
+		buf[got] = '\0';
+		char *text = strchr(buf, ';');
+
+		if (text && n < 4096)
+			snprintf(sh->texts[n], sizeof(sh->texts[n]), "%s", text + 1);
+		n++;
+	}
+	sh->nseqs = n;
+	sh->results[4] = (int)pipes;
+	kmsg_close(f);
+
+	struct pk_log *log;
+	static struct pk_record rec;
+	uint64_t seq = 0;
+
+	if (pk_log_open_file(&log, log_path, 0, PK_LOG_RDONLY))
+		return 12;
+	n = 0;
+	while (pk_log_read(log, seq, &rec, 0) == 0 && n < 4096) {
+		sh->seqs[n++] = rec.seq;
+		seq = rec.seq + 1;
+	}
+	sh->results[5] = (int)n;
+	sh->results[6] = pk_log_read(log, seq, &rec, 0);
+	pk_log_destroy(log);
+	return 0;
+}
+
+static void test_log_file_damaged_descriptor(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/pk_ring_damage.XXXXXX";
+	struct pk_log *log;
+	struct child_result res;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(log_path, sizeof(log_path), "%s/log", dir);
+	assert_int_equal(pk_log_open_file(&log, log_path, 1u << DATA_BITS, 0), 0);
+	for (unsigned i = 0; i < 60; i++) {
+		char text[16];
+		int len = snprintf(text, sizeof(text), "line %u", i);
+
+		assert_int_equal(pk_log_store(log, 0, 6, text, (size_t)len, NULL, 0), 0);
+	}
+	/* The file mapping is shared: the flip is in the file. */
+	flip(desc_word(pk_log_ring(log), 20, 0), 3);
+	pk_log_destroy(log);
+
+	memset(sh, 0, sizeof(*sh));
+	run_child_ok(kmsg_child, NULL, CHILD_MS, &res);
+	child_result_free(&res);
+	assert_int_equal(sh->nseqs, 59);
+	assert_int_equal(sh->results[4], 1);
+	for (unsigned i = 0; i < 59; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "line %u\n", i < 20 ? i : i + 1);
+		assert_string_equal(sh->texts[i], want);
+	}
+	assert_int_equal(sh->results[5], 59);
+	assert_int_equal(sh->seqs[19], 19);
+	assert_int_equal(sh->seqs[20], 21);
+	assert_int_equal(sh->results[6], -EAGAIN);
+	unlink(log_path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -451,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_tail_far_off_breaks),
 		cmocka_unit_test(test_head_zero_refused),
 		cmocka_unit_test(test_head_zero_live),
+		cmocka_unit_test(test_log_file_damaged_descriptor),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

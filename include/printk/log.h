@@ -121,7 +121,9 @@ PK_API size_t pk_log_buf_len(const struct pk_log *log);
 /*
  * Store a complete record at @level/@facility (no level parsing, no
  * continuation: that is printk's job). Returns 0, -E2BIG, -EINVAL, -EPERM
- * (read-only handle) or -ENOBUFS (the oldest record is still being written).
+ * (read-only handle), -ENOBUFS (the oldest record is still being written) or
+ * -EUCLEAN (the log's head and tail words contradict each other: it is
+ * damaged and takes no more records).
  */
 PK_API int pk_log_store(struct pk_log *log, int facility, int level, const char *text,
 			size_t text_len, const char *dict, size_t dict_len);
@@ -129,8 +131,9 @@ PK_API int pk_log_store(struct pk_log *log, int facility, int level, const char 
 /*
  * Read the record @seq, or the oldest one after it if it was overwritten:
  * rec->seq - @seq records were lost. Returns 0, -EAGAIN if no record at or
- * after @seq is available yet, or -EIO if the log keeps contradicting itself
- * (a corrupted file).
+ * after @seq is available yet, or -EUCLEAN if neither its head nor its tail
+ * can be trusted (a corrupted file). A damaged record is skipped like a lost
+ * one.
  */
 PK_API int pk_log_read(struct pk_log *log, uint64_t seq, struct pk_record *rec, unsigned flags);
 
