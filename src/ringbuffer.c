@@ -140,12 +140,16 @@
  *     -EUCLEAN from then on (prb_broken()). A reader then trusts the head
  *     alone: it reads at most one ring below the head's record and never
  *     jumps back, so it cannot replay records.
- * D5  Unclaimed slots are stolen (or passed by read-only readers) after
- *     PRB_STALL_NS on every ring, shared or not (I8 makes that safe whoever
- *     the writer is), so a state word damaged to look unclaimed costs one
- *     stall, not the ring.
+ * D5  On a shared log a state word damaged to look unclaimed is stolen after
+ *     PRB_STALL_NS like any unclaimed slot (I8), so it costs one stall.
+ * D6  A writer checks, before it writes anything into its slot, that the
+ *     tail is still within a ring of its id: otherwise its slot was stolen
+ *     and the ids may have come round (a later record may hold its very id).
+ *     Readers tell a slot that was overwritten under them from a damaged one
+ *     by seqs (overtaken()), which never come round.
  * What this does not cover: a state word damaged to RESERVED looks like a
- * live writer inside its record, and blocks the tail like one (I3).
+ * live writer inside its record, and blocks the tail like one (I3); on a
+ * private ring, so does one damaged to look unclaimed.
  *
  * All shared words are accessed through atomics.h, so speculative copies are
  * relaxed atomic loads, not data races.
@@ -722,8 +726,8 @@ static enum push_result push_tail(struct prb *rb, uint64_t t)
 
 	if (st_id(v) == ((tid - rb->desc_count) & ID_MASK)) {
 		/* Allocated by a head CAS, not claimed yet (or a state word
-		 * damaged to look so): stealing is safe whoever its writer is. */
-		if (stalled_long_enough(rb, tid) &&
+		 * damaged to look so). */
+		if (rb->owner_alive && stalled_long_enough(rb, tid) &&
 		    st_cas(rb, tid, &v, st_make(ST_HOLE, 0, 0, tid), CAS_SC)) {
 			pk_fetch_add_relaxed(&rb->hdr->stolen, 1);
 			return PUSH_MOVED;
@@ -947,6 +951,13 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 	uint64_t prev_id = (id - rb->desc_count) & ID_MASK;
 	bool claimable = st_id(v) == prev_id && (st_state(v) == ST_FINAL || st_state(v) == ST_HOLE);
 
+	/* The tail must still be within a ring of our id: if it is not, the
+	 * slot was stolen, and we may have stalled so long that the ids came
+	 * round and a later record holds this very id (ABA): touch nothing. */
+	if (PK_UNLIKELY(((id - w_id(pk_load_acquire(&rb->hdr->tail))) & ID_MASK) >= rb->desc_count)) {
+		pk_fetch_add_relaxed(&rb->hdr->reserve_failed, 1);
+		return -ENOBUFS;
+	}
 	/* Our id already there and no hole: the head went back (damaged). Its
 	 * record is still in the ring: touch nothing of it. */
 	if (PK_UNLIKELY(!claimable) && st_id(v) == id && st_state(v) != ST_HOLE)
@@ -1374,6 +1385,25 @@ int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst)
 	return (int)tl;
 }
 
+/*
+ * The record @seq left the ring while we looked at it: the tail's seq is
+ * past it now. Seqs, unlike ids, never wrap, so a reader that was preempted
+ * for a whole id range still tells this from damage.
+ */
+static bool overtaken(struct prb *rb, uint64_t seq)
+{
+	uint64_t first, next, h;
+
+	switch (reader_bounds(rb, &first, &next, &h)) {
+	case HDR_OK:
+		return seq < first;
+	case HDR_RACE:
+		return true; /* look again */
+	default:
+		return false; /* no tail to tell: damage */
+	}
+}
+
 int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 {
 	if (!rb || !r)
@@ -1417,9 +1447,7 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 				/* Recycled since we looked at the tail, or damaged:
 				 * between tail and head a slot holds its id or, not
 				 * claimed yet, the one before. */
-				uint64_t t2 = pk_load_acquire(&rb->hdr->tail);
-
-				if (hs == HDR_OK && ((id - w_id(t2)) & ID_MASK) >= ID_HALF)
+				if (overtaken(rb, seq))
 					continue;
 				if (rb->writable)
 					pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
@@ -1434,7 +1462,7 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 			/* Allocated and never claimed for PRB_STALL_NS (its writer
 			 * died right after the head CAS, or stalls): steal it, or
 			 * pass it by on a read-only handle (I8). */
-			if (st_id(v1) != id && id != w_id(h) &&
+			if (st_id(v1) != id && rb->owner_alive && id != w_id(h) &&
 			    (skipped_before(rb, id) || stalled_long_enough(rb, id))) {
 				if (!rb->writable) {
 					remember_skip(rb, id);
@@ -1491,6 +1519,8 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 		if (!copy_intact(rb, id, v1))
 			continue; /* changed or overwritten while we copied */
 		if (!sane || r->seq != seq) {
+			if (overtaken(rb, seq))
+				continue;
 			if (rb->writable)
 				pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
 			seq++;

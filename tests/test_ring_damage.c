@@ -182,13 +182,25 @@ static void test_state_id_bit_high(void **state)
 	damaged_state_word(12);
 }
 
+/* Shared-log rules (a writer registry): every writer lives. */
+static int all_alive(struct prb *rb, unsigned owner, uint32_t pid)
+{
+	(void)rb;
+	(void)owner;
+	(void)pid;
+	return 1;
+}
+
 /* Bit 7 of 128 descriptors: the slot claims the id one lap back, as if
- * it had been allocated and never claimed. It is stolen after the stall
- * timeout like any unclaimed slot; writers meanwhile fail, counted. */
+ * it had been allocated and never claimed. On a shared log it is stolen
+ * after the stall timeout like any unclaimed slot; writers meanwhile fail,
+ * counted. */
 static void test_state_looks_unclaimed(void **state)
 {
 	(void)state;
 	struct prb *rb = new_ring();
+
+	rb->owner_alive = all_alive;
 	struct child_result res;
 	struct prb_stats st;
 	uint64_t seq = 150;
@@ -278,9 +290,9 @@ static void test_reader_info_word(void **state)
 	reader_skips(5, 13, false); /* text length past the limit */
 }
 
-/* A state word damaged to look allocated and never claimed: a reader waits
- * the stall timeout, as for a writer preempted before its claim, then
- * passes it (read-only) or steals it (writable) and goes on. */
+/* A state word damaged to look allocated and never claimed, on a shared log:
+ * a reader waits the stall timeout, as for a writer preempted before its
+ * claim, then passes it (read-only) or steals it (writable) and goes on. */
 static void test_reader_looks_unclaimed(void **state)
 {
 	(void)state;
@@ -299,6 +311,7 @@ static void test_reader_looks_unclaimed(void **state)
 			assert_int_equal(prb_attach(&ro, sh->region, sizeof(sh->region), false), 0);
 			rb = &ro;
 		}
+		rb->owner_alive = all_alive;
 		assert_int_equal(prb_read(rb, seq, &r, 0), -EAGAIN);
 
 		uint64_t t0 = now_ms();
