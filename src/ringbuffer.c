@@ -142,9 +142,10 @@
  *     jumps back, so it cannot replay records.
  * D5  On a shared log a state word damaged to look unclaimed is stolen after
  *     PRB_STALL_NS like any unclaimed slot (I8), so it costs one stall.
- * D6  A writer checks, before it writes anything into its slot, that the
- *     tail is still within a ring of its id: otherwise its slot was stolen
- *     and the ids may have come round (a later record may hold its very id).
+ * D6  A writer whose slot does not hold the record one lap back checks,
+ *     before it writes anything into it, that the tail is still within a
+ *     ring of its id: otherwise its slot was stolen and the ids may have
+ *     come round (a later record may hold its very id).
  *     Readers tell a slot that was overwritten under them from a damaged one
  *     by seqs (overtaken()), which never come round.
  * What this does not cover: a state word damaged to RESERVED looks like a
@@ -951,17 +952,21 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 	uint64_t prev_id = (id - rb->desc_count) & ID_MASK;
 	bool claimable = st_id(v) == prev_id && (st_state(v) == ST_FINAL || st_state(v) == ST_HOLE);
 
-	/* The tail must still be within a ring of our id: if it is not, the
-	 * slot was stolen, and we may have stalled so long that the ids came
-	 * round and a later record holds this very id (ABA): touch nothing. */
-	if (PK_UNLIKELY(((id - w_id(pk_load_acquire(&rb->hdr->tail))) & ID_MASK) >= rb->desc_count)) {
-		pk_fetch_add_relaxed(&rb->hdr->reserve_failed, 1);
-		return -ENOBUFS;
+	if (PK_UNLIKELY(!claimable)) {
+		/* The tail must still be within a ring of our id: if it is not,
+		 * the slot was stolen, and we may have stalled so long that the
+		 * ids came round and a later record holds this very id (ABA):
+		 * touch nothing. (A slot can only be recycled under us after a
+		 * steal, which leaves it a HOLE of our id first.) */
+		if (((id - w_id(pk_load_acquire(&rb->hdr->tail))) & ID_MASK) >= rb->desc_count) {
+			pk_fetch_add_relaxed(&rb->hdr->reserve_failed, 1);
+			return -ENOBUFS;
+		}
+		/* Our id already there and no hole: the head went back
+		 * (damaged). Its record is still in the ring: touch nothing. */
+		if (st_id(v) == id && st_state(v) != ST_HOLE)
+			return declare_broken(rb);
 	}
-	/* Our id already there and no hole: the head went back (damaged). Its
-	 * record is still in the ring: touch nothing of it. */
-	if (PK_UNLIKELY(!claimable) && st_id(v) == id && st_state(v) != ST_HOLE)
-		return declare_broken(rb);
 	/* The extent first, tagged with our id, so that whoever must retire this
 	 * record after we die can find where it ends (I7). */
 	pk_store_relaxed(&d[D_EXTENT], begin | end << 32);
