@@ -60,6 +60,7 @@
  *                                      claiming writer died (shared logs)
  *   FINAL|HOLE(id-N) -> HOLE(id)       a tail pusher, when id was allocated but
  *                                      not claimed for PRB_STALL_NS (stolen)
+ *   damaged -> HOLE(id) | RESERVED(id) the tail pusher or the claimer (D2)
  *
  * Invariants
  * ----------
@@ -87,7 +88,8 @@
  * I8  A live writer's record is never taken from it once claimed; only an
  *     unclaimed allocation is stolen on a timeout, and then the late claim
  *     CAS fails (the slot no longer holds id - N) and the writer drops its
- *     message, counted in reserve_failed.
+ *     message, counted in reserve_failed (also when the ring came round and
+ *     the slot holds a later lap's id: D2).
  *
  * Memory ordering pairs (both ends named)
  * ---------------------------------------
@@ -109,6 +111,47 @@
  *     record's content (trivially: same thread) and the reader's second state
  *     load sees the changed reopen count, so a copy that raced an extension is
  *     discarded (the reopen count makes COMMITTED->RESERVED->COMMITTED visible).
+ *
+ * Damage
+ * ------
+ * A shared file can be damaged behind the ring's back (a stray write, a bad
+ * disk block, another program). Nothing the file holds may make a writer or
+ * reader loop without bound, go back to records it passed, or hand out bytes
+ * that do not validate; damage confined to one descriptor costs that record.
+ * D1  Every loop steered by the file is bounded: a writer gives up after
+ *     PRB_STORE_RETRIES rounds (-ENOBUFS, counted), a reader's search for one
+ *     record after PRB_READ_RETRIES rounds without moving forward (-EAGAIN).
+ * D2  Between tail and head a slot holds its id or, not claimed yet, the one
+ *     a lap back (I1, I8). A slot holding anything else while the tail has
+ *     not passed it is damaged: readers skip it and the tail pusher makes it
+ *     a HOLE, both counted in corrupt. A claim that finds its slot damaged
+ *     takes it as it is (the tail passed id - N, so the slot is the
+ *     claimer's); one that finds a later lap's id there was stolen from.
+ * D3  A retired record's extent is believed only if it lies between tail.pos
+ *     and head.pos and, for a FINAL record, holds exactly its lengths;
+ *     otherwise the successor's begin or no bytes at all (extent_end()). The
+ *     data tail therefore never passes bytes of records still in the ring.
+ * D4  Head and tail are checked against each other (I2) by reading tail,
+ *     head, tail: equal tails make a violation damage, not a race. The
+ *     descriptors they name must give seqs exactly as far apart as their ids
+ *     (ring_bounds()); prb_attach() also refuses a head with a claimed record
+ *     after it (a head that went back would hand out ids, and seqs, of
+ *     records still in the ring). A writer that finds the header
+ *     contradicting itself marks its handle broken: prb_store() returns
+ *     -EUCLEAN from then on (prb_broken()). A reader then trusts the head
+ *     alone: it reads at most one ring below the head's record and never
+ *     jumps back, so it cannot replay records.
+ * D5  On a shared log a state word damaged to look unclaimed is stolen after
+ *     PRB_STALL_NS like any unclaimed slot (I8), so it costs one stall.
+ * D6  A writer whose slot does not hold the record one lap back checks,
+ *     before it writes anything into it, that the tail is still within a
+ *     ring of its id: otherwise its slot was stolen and the ids may have
+ *     come round (a later record may hold its very id).
+ *     Readers tell a slot that was overwritten under them from a damaged one
+ *     by seqs (overtaken()), which never come round.
+ * What this does not cover: a state word damaged to RESERVED looks like a
+ * live writer inside its record, and blocks the tail like one (I3); on a
+ * private ring, so does one damaged to look unclaimed.
  *
  * All shared words are accessed through atomics.h, so speculative copies are
  * relaxed atomic loads, not data races.
@@ -142,7 +185,7 @@
  *                   continue;
  *           }
  *           if (err)
- *                   break;                   (-EIO: a corrupted shared file)
+ *                   break;                   (-EUCLEAN: a corrupted shared file)
  *           if (r.seq != seq)
  *                   lost += r.seq - seq;
  *           use(&r);
@@ -173,6 +216,12 @@
 #define PRB_DESC_MIN_BITS 6
 #define PRB_STALL_NS	  (100 * 1000 * 1000ull) /* unclaimed this long: stolen (shared logs) */
 #define PRB_STALL_CLOCKS  4
+/* A writer's reservation loop retries only when another writer made progress;
+ * this many rounds without success means the header words are damaged, or the
+ * writer is starved: it gives up (counted) instead of spinning. */
+#define PRB_STORE_RETRIES (1u << 16)
+/* The same bound for a reader's search for one record. */
+#define PRB_READ_RETRIES (1u << 16)
 
 #ifdef PRINTK_RING_SMALL_IDS
 #define ID_BITS	 14
@@ -414,6 +463,30 @@ static bool seq_of_id(const struct prb *rb, uint64_t id, uint64_t *seq)
 	return true;
 }
 
+/* What a look at head and tail found. */
+enum hdr_state { HDR_OK, HDR_RACE, HDR_BAD };
+
+/*
+ * Read tail, head and tail again and check them against I2. When both tail
+ * loads agree, the head was read while that tail held (a writer that moved
+ * the head had seen the tail it relied on; the second load cannot see an
+ * older one), so a violation is damage, not a race.
+ */
+static enum hdr_state header_state(struct prb *rb, uint64_t *t_out, uint64_t *h_out)
+{
+	uint64_t t = pk_load_acquire(&rb->hdr->tail);
+	uint64_t h = pk_load_acquire(&rb->hdr->head);
+
+	if (pk_load_acquire(&rb->hdr->tail) != t)
+		return HDR_RACE;
+	*t_out = t;
+	*h_out = h;
+	if (((w_id(h) + 1 - w_id(t)) & ID_MASK) > rb->desc_count ||
+	    ((w_pos(h) - w_pos(t)) & POS_MASK) > rb->data_units)
+		return HDR_BAD;
+	return HDR_OK;
+}
+
 static uint64_t prb_now_ns(void)
 {
 	struct timespec ts;
@@ -535,7 +608,7 @@ void prb_finalize_last_of(struct prb *rb, uint32_t pid)
 
 /* -------------------------------------------------------------- writers -- */
 
-enum push_result { PUSH_MOVED, PUSH_BLOCKED };
+enum push_result { PUSH_MOVED, PUSH_BLOCKED, PUSH_BROKEN };
 
 static inline uint64_t st_owner(uint64_t v)
 {
@@ -556,40 +629,63 @@ static bool owner_dead(struct prb *rb, uint64_t id, uint64_t v)
 }
 
 /*
- * Where the extent of @tid ends, for retiring it. A record that was claimed
- * tagged its extent (D_ALLOC) before the claim; for one that never was, the
- * newest record ends at head.pos, any other where its successor begins (the
- * bytes a successor skipped at the array end then go with it: harmless), or
- * where it starts (@tpos) if the successor is untagged too.
+ * Where the extent of @tid ends, for retiring it (state @v: FINAL or HOLE).
+ * A record that was claimed tagged its extent (D_ALLOC) before the claim; for
+ * one that never was, the newest record ends at head.pos, any other where its
+ * successor begins (the bytes a successor skipped at the array end then go
+ * with it: harmless), or where it starts (@tpos) if the successor is untagged
+ * too. The file may be damaged: a tagged extent is used only if it starts at
+ * or after @tpos, ends inside the data array's reach and, for a FINAL record,
+ * holds exactly its text and dictionary; otherwise it is a counted loss and
+ * the fallbacks decide. The data tail then never jumps past live records.
  */
-static bool extent_end(struct prb *rb, uint64_t tid, uint64_t tpos, uint64_t *end)
+static uint64_t extent_end(struct prb *rb, uint64_t t, uint64_t v)
 {
+	uint64_t tid = w_id(t), tpos = w_pos(t);
 	pk_a64 *d = slot(rb, tid);
+	uint64_t h = 0;
+	bool have_head = false;
 
 	if (pk_load_acquire(&d[D_ALLOC]) == tid + 1) {
-		*end = pk_load_relaxed(&d[D_EXTENT]) >> 32;
-		return true;
+		uint64_t ext = pk_load_relaxed(&d[D_EXTENT]);
+		uint64_t info = pk_load_relaxed(&d[D_INFO]);
+		uint64_t begin = ext & 0xffffffffu, end = ext >> 32;
+		uint64_t off = (begin - tpos) & POS_MASK, len = (end - begin) & POS_MASK;
+		bool ok;
+
+		if (st_state(v) == ST_FINAL) {
+			ok = len == units_for((info & 0xffff) + ((info >> 16) & 0xffff)) &&
+			     off + len <= rb->data_units;
+		} else {
+			/* A hole's lengths may be a previous occupant's. */
+			h = pk_load_acquire(&rb->hdr->head);
+			have_head = true;
+			ok = off + len <= ((w_pos(h) - tpos) & POS_MASK);
+		}
+		if (PK_LIKELY(ok))
+			return end;
+		if (pk_load_acquire(&rb->hdr->tail) == t)
+			pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
 	}
 
-	uint64_t h = pk_load_acquire(&rb->hdr->head);
-
-	if (w_id(h) == tid) {
-		*end = w_pos(h);
-		return true;
-	}
+	if (!have_head)
+		h = pk_load_acquire(&rb->hdr->head);
+	if (w_id(h) == tid)
+		return w_pos(h);
 
 	uint64_t next = (tid + 1) & ID_MASK;
 	pk_a64 *n = slot(rb, next);
 
 	if (pk_load_acquire(&n[D_ALLOC]) == next + 1) {
-		*end = pk_load_relaxed(&n[D_EXTENT]) & 0xffffffffu;
-		return true;
+		uint64_t nbegin = pk_load_relaxed(&n[D_EXTENT]) & 0xffffffffu;
+
+		if (((nbegin - tpos) & POS_MASK) <= ((w_pos(h) - tpos) & POS_MASK))
+			return nbegin;
 	}
 	/* The successor never tagged its extent either (two writers died after
 	 * their head CAS): give this one no bytes at all; the first tagged record
 	 * after them starts where its writer placed it, past all of theirs. */
-	*end = tpos;
-	return true;
+	return tpos;
 }
 
 /* An allocated slot nobody claimed for PRB_STALL_NS (shared logs) may be
@@ -637,6 +733,27 @@ static void remember_skip(struct prb *rb, uint64_t id)
 }
 
 /*
+ * The tail record's slot @v holds neither its id nor the one before it, and
+ * the tail @t did not move: unless the header itself is damaged, the slot's
+ * state word is (a writer's head CAS needs the tail past a slot's id before
+ * that slot can hold a newer one). Make it a hole: a counted loss, and the
+ * tail goes on.
+ */
+static enum push_result repair_tail_slot(struct prb *rb, uint64_t t, uint64_t v)
+{
+	uint64_t t2, h;
+	enum hdr_state hs = header_state(rb, &t2, &h);
+
+	if (hs == HDR_RACE || t2 != t)
+		return PUSH_MOVED; /* the caller looks again */
+	if (hs == HDR_BAD)
+		return PUSH_BROKEN;
+	if (st_cas(rb, w_id(t), &v, st_make(ST_HOLE, 0, 0, w_id(t)), CAS_SC))
+		pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
+	return PUSH_MOVED;
+}
+
+/*
  * Retire the tail record so its slot and data can be reused. One step; the
  * caller re-reads head and tail and tries again.
  */
@@ -646,7 +763,8 @@ static enum push_result push_tail(struct prb *rb, uint64_t t)
 	uint64_t v = ST_LOAD(rb, tid, load_acquire_fn); /* P2 */
 
 	if (st_id(v) == ((tid - rb->desc_count) & ID_MASK)) {
-		/* Allocated by a head CAS, not claimed yet. */
+		/* Allocated by a head CAS, not claimed yet (or a state word
+		 * damaged to look so). */
 		if (rb->owner_alive && stalled_long_enough(rb, tid) &&
 		    st_cas(rb, tid, &v, st_make(ST_HOLE, 0, 0, tid), CAS_SC)) {
 			pk_fetch_add_relaxed(&rb->hdr->stolen, 1);
@@ -654,8 +772,12 @@ static enum push_result push_tail(struct prb *rb, uint64_t t)
 		}
 		return pk_load_acquire(&rb->hdr->tail) != t ? PUSH_MOVED : PUSH_BLOCKED;
 	}
-	if (st_id(v) != tid)
-		return PUSH_MOVED; /* somebody pushed past it already */
+	if (st_id(v) != tid) {
+		/* Somebody pushed past it already, or the slot is damaged. */
+		if (pk_load_acquire(&rb->hdr->tail) != t)
+			return PUSH_MOVED;
+		return repair_tail_slot(rb, t, v);
+	}
 	switch (st_state(v)) {
 	case ST_RESERVED:
 		if (owner_dead(rb, tid, v)) {
@@ -674,28 +796,50 @@ static enum push_result push_tail(struct prb *rb, uint64_t t)
 		break;
 	}
 
-	uint64_t end;
+	uint64_t end = extent_end(rb, t, v);
 
-	if (!extent_end(rb, tid, w_pos(t), &end))
-		return pk_load_acquire(&rb->hdr->tail) != t ? PUSH_MOVED : PUSH_BLOCKED;
-
-	uint64_t span = (end - w_pos(t)) & POS_MASK;
-
-	if (span > rb->data_units) {
-		/* Stale read of a slot that was recycled meanwhile, or corruption. */
-		if (pk_load_acquire(&rb->hdr->tail) != t)
-			return PUSH_MOVED;
-		pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
-		return PUSH_BLOCKED;
-	}
 	pk_cas_release(&rb->hdr->tail, &t, mk_word(tid + 1, end, false)); /* P1 */
 	return PUSH_MOVED;
+}
+
+/* This handle's writers found the header words contradicting each other. */
+static int declare_broken(struct prb *rb)
+{
+	if (!pk_load_relaxed(&rb->broken)) {
+		pk_store_relaxed(&rb->broken, 1);
+		pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
+	}
+	return -EUCLEAN;
+}
+
+bool prb_broken(struct prb *rb)
+{
+	return pk_load_relaxed(&rb->broken) != 0;
+}
+
+/*
+ * A writer's loop ran PRB_STORE_RETRIES rounds without reserving: with a
+ * consistent header it was starved (counted like a blocked reservation),
+ * otherwise the header is damaged.
+ */
+static int give_up(struct prb *rb)
+{
+	uint64_t t, h;
+	enum hdr_state hs = HDR_RACE;
+
+	for (int i = 0; i < 16 && hs == HDR_RACE; i++)
+		hs = header_state(rb, &t, &h);
+	if (hs == HDR_BAD)
+		return declare_broken(rb);
+	pk_fetch_add_relaxed(&rb->hdr->reserve_failed, 1);
+	return -ENOBUFS;
 }
 
 /*
  * Make sure the extent up to @end and the id @id fit; push the tail if not.
  * Returns 1 if they fit under the tail just read, 0 if the caller must re-read
- * head (tail moved or the snapshot was stale), -ENOBUFS if blocked.
+ * head (tail moved or the snapshot was stale), -ENOBUFS if blocked, -EUCLEAN
+ * if the ring is broken.
  */
 PK_HOT static int make_room(struct prb *rb, uint64_t id, uint64_t end)
 {
@@ -707,11 +851,15 @@ PK_HOT static int make_room(struct prb *rb, uint64_t id, uint64_t end)
 		return 0; /* our head snapshot is older than this tail */
 	if (ids < rb->desc_count && units <= rb->data_units)
 		return 1;
-	if (push_tail(rb, t) == PUSH_BLOCKED) {
+	switch (push_tail(rb, t)) {
+	case PUSH_BLOCKED:
 		pk_fetch_add_relaxed(&rb->hdr->reserve_failed, 1);
 		return -ENOBUFS;
+	case PUSH_BROKEN:
+		return declare_broken(rb);
+	default:
+		return 0;
 	}
-	return 0;
 }
 
 /* Copy @len bytes to byte offset @off of the block at @words. The words at the
@@ -766,6 +914,39 @@ PK_HOT static void commit(struct prb *rb, uint64_t id, bool final)
 		wake_waiters(rb);
 }
 
+/*
+ * The claim of @id found its slot holding @v instead of the FINAL or HOLE
+ * record one lap back. Our id as a hole, or a later lap's id: a reclaimer
+ * stole the slot while we stalled before claiming it (and the ring may have
+ * come round again). The id one lap back in another state, or an id of
+ * another slot, is a damaged state word: the tail passed id - N before our
+ * head CAS, and nothing else writes that slot until we claim it, so we claim
+ * it as it is, counted. (Our id in another state was caught before: the head
+ * went back.) Returns 0 when the slot is ours.
+ */
+static int claim_failed(struct prb *rb, uint64_t id, uint64_t v)
+{
+	uint64_t prev_id = (id - rb->desc_count) & ID_MASK;
+
+	for (int i = 0; i < 4; i++) {
+		bool prev = st_id(v) == prev_id;
+
+		if (prev && (st_state(v) == ST_FINAL || st_state(v) == ST_HOLE)) {
+			if (st_cas(rb, id, &v, st_make(ST_RESERVED, 0, rb->owner, id), CAS_RELEASE))
+				return 0;
+			continue;
+		}
+		if (!prev && !((st_id(v) ^ id) & (rb->desc_count - 1)))
+			break; /* ours, stolen; or a later lap's */
+		if (st_cas(rb, id, &v, st_make(ST_RESERVED, 0, rb->owner, id), CAS_RELEASE)) {
+			pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
+			return 0;
+		}
+	}
+	pk_fetch_add_relaxed(&rb->hdr->reserve_failed, 1);
+	return -ENOBUFS;
+}
+
 PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *text, size_t text_len,
 	      const char *dict, size_t dict_len, bool final, uint64_t *seq_out)
 {
@@ -775,24 +956,26 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 		return -EPERM;
 	if (text_len > PRB_TEXT_MAX || dict_len > PRB_DICT_MAX)
 		return -E2BIG;
+	if (PK_UNLIKELY(pk_load_relaxed(&rb->broken)))
+		return -EUCLEAN;
 
 	uint64_t units = units_for(text_len + dict_len);
 	uint64_t h = pk_load_acquire(&rb->hdr->head);
 	uint64_t id, begin, end;
 
-	for (;;) {
+	for (unsigned tries = 0;;) {
 		id = (w_id(h) + 1) & ID_MASK;
 		place(rb, w_pos(h), units, &begin, &end);
 		int room = make_room(rb, id, end);
 
 		if (room < 0)
 			return room;
-		if (room == 0) {
+		if (room == 0)
 			h = pk_load_acquire(&rb->hdr->head);
-			continue;
-		}
-		if (pk_cas_sc(&rb->hdr->head, &h, mk_word(id, end, !final)))
+		else if (pk_cas_sc(&rb->hdr->head, &h, mk_word(id, end, !final)))
 			break;
+		if (PK_UNLIKELY(++tries >= PRB_STORE_RETRIES))
+			return give_up(rb); /* D1 */
 	}
 
 	testpoint(PRB_TP_HEAD_RESERVED);
@@ -802,21 +985,37 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 	pk_fence_release(); /* P3: the tail we checked is published before our stores */
 
 	pk_a64 *d = slot(rb, id);
+	uint64_t v = ST_LOAD(rb, id, load_relaxed_fn);
+	uint64_t prev_id = (id - rb->desc_count) & ID_MASK;
+	bool claimable = st_id(v) == prev_id && (st_state(v) == ST_FINAL || st_state(v) == ST_HOLE);
 
+	if (PK_UNLIKELY(!claimable)) {
+		/* The tail must still be within a ring of our id: if it is not,
+		 * the slot was stolen, and we may have stalled so long that the
+		 * ids came round and a later record holds this very id (ABA):
+		 * touch nothing. (A slot can only be recycled under us after a
+		 * steal, which leaves it a HOLE of our id first.) */
+		if (((id - w_id(pk_load_acquire(&rb->hdr->tail))) & ID_MASK) >= rb->desc_count) {
+			pk_fetch_add_relaxed(&rb->hdr->reserve_failed, 1);
+			return -ENOBUFS;
+		}
+		/* Our id already there and no hole: the head went back
+		 * (damaged). Its record is still in the ring: touch nothing. */
+		if (st_id(v) == id && st_state(v) != ST_HOLE)
+			return declare_broken(rb);
+	}
 	/* The extent first, tagged with our id, so that whoever must retire this
 	 * record after we die can find where it ends (I7). */
 	pk_store_relaxed(&d[D_EXTENT], begin | end << 32);
 	pk_store_relaxed(&d[D_CALLER], (uint64_t)meta->caller.pid | (uint64_t)meta->caller.tid << 32);
 	pk_store_release(&d[D_ALLOC], id + 1); /* + 1: zeroed memory tags no id */
 
-	uint64_t v = ST_LOAD(rb, id, load_relaxed_fn);
-	uint64_t prev_id = (id - rb->desc_count) & ID_MASK;
+	if (PK_UNLIKELY(!claimable ||
+			!st_cas(rb, id, &v, st_make(ST_RESERVED, 0, rb->owner, id), CAS_RELEASE))) {
+		int err = claim_failed(rb, id, v);
 
-	if (st_id(v) != prev_id || (st_state(v) != ST_FINAL && st_state(v) != ST_HOLE) ||
-	    !st_cas(rb, id, &v, st_make(ST_RESERVED, 0, rb->owner, id), CAS_RELEASE)) {
-		/* A reclaimer stole the slot while we stalled before claiming it. */
-		pk_fetch_add_relaxed(&rb->hdr->reserve_failed, 1);
-		return -ENOBUFS;
+		if (err)
+			return err;
 	}
 
 	testpoint(PRB_TP_CLAIMED);
@@ -896,7 +1095,11 @@ int prb_extend(struct prb *rb, const struct prb_caller *caller, const char *text
 	uint64_t nbegin = begin, nend = end;
 
 	if (need > ((end - begin) & POS_MASK)) {
-		for (;;) {
+		for (unsigned tries = 0;; tries++) {
+			if (tries >= PRB_STORE_RETRIES) {
+				err = give_up(rb);
+				goto restore;
+			}
 			h = pk_load_acquire(&rb->hdr->head);
 			if (w_id(h) != id) {
 				err = -ENOENT; /* a newer record exists: I4 */
@@ -940,28 +1143,102 @@ restore:
 
 /* -------------------------------------------------------------- readers -- */
 
-/* Seq of the oldest record, or false if the slot moved on meanwhile. */
-static bool tail_seq(struct prb *rb, uint64_t *t_out, uint64_t *seq)
+/*
+ * The seqs of the oldest record (@first, the tail's) and of the next
+ * reservation (@next, the head's + 1), checked against each other: the slots
+ * of tail and head must tell seqs as far apart as their ids, without the
+ * tail's being past the head's (a damaged tail id can name a slot whose
+ * stored seq is one laps-back value of a never-used slot). If one of the two
+ * slots' seq is unreadable while head and tail stay put, the other one and
+ * the id distance give it. HDR_RACE: a writer moved them meanwhile.
+ */
+static enum hdr_state ring_bounds(struct prb *rb, uint64_t *first, uint64_t *next, uint64_t *h_out)
 {
-	uint64_t t = pk_load_acquire(&rb->hdr->tail);
+	uint64_t t, h, tseq = 0, hseq = 0;
+	enum hdr_state hs = header_state(rb, &t, &h);
 
-	*t_out = t;
-	return seq_of_id(rb, w_id(t), seq);
+	if (hs != HDR_OK)
+		return hs;
+
+	uint64_t dist = (w_id(h) + 1 - w_id(t)) & ID_MASK;
+	bool tok = seq_of_id(rb, w_id(t), &tseq);
+	bool hok = seq_of_id(rb, w_id(h), &hseq);
+
+	if (!tok || !hok) {
+		if (pk_load_acquire(&rb->hdr->tail) != t || pk_load_acquire(&rb->hdr->head) != h)
+			return HDR_RACE; /* a slot moved on under us */
+		if (!tok && !hok)
+			return HDR_BAD;
+		if (tok)
+			hseq = tseq + dist - 1;
+		else
+			tseq = hseq + 1 - dist;
+	}
+	if (tseq > hseq + 1 || hseq + 1 - tseq != dist) {
+		/* One of the two is wrong. A head that agrees with the record
+		 * before it is believed (head_bounds()); otherwise a tail that
+		 * agrees with the record after it. Slots never used agree with
+		 * each other, which is why the head is asked first. */
+		uint64_t s;
+
+		if (!tok || !hok || dist < 2)
+			return HDR_BAD;
+		if (seq_of_id(rb, (w_id(h) - 1) & ID_MASK, &s) && s + 1 == hseq)
+			return HDR_BAD;
+		if (!seq_of_id(rb, (w_id(t) + 1) & ID_MASK, &s) || s != tseq + 1)
+			return HDR_BAD;
+		hseq = tseq + dist - 1;
+	}
+	*first = tseq;
+	*next = hseq + 1;
+	*h_out = h;
+	return HDR_OK;
 }
 
-/* seq_of_id() fails only while the slot moves on under us; a file whose
- * slots never agree with its head and tail is corrupt: stop trying. */
-#define SEQ_RETRIES 100000
+/*
+ * Bounds a reader can use when head and tail disagree: only below the head's
+ * record, and at most one ring behind it. False when the head's slot says
+ * nothing either.
+ */
+static bool head_bounds(struct prb *rb, uint64_t *first, uint64_t *next, uint64_t *h_out)
+{
+	uint64_t h = pk_load_acquire(&rb->hdr->head), hseq;
+
+	if (!seq_of_id(rb, w_id(h), &hseq))
+		return false;
+	*next = hseq + 1;
+	*first = *next > rb->desc_count ? *next - rb->desc_count : 0;
+	*h_out = h;
+	return true;
+}
+
+/* ring_bounds() until it settles; head_bounds() for a damaged header.
+ * Returns HDR_OK, HDR_BAD (bounds from the head alone) or HDR_RACE (none). */
+static enum hdr_state reader_bounds(struct prb *rb, uint64_t *first, uint64_t *next, uint64_t *h)
+{
+	for (int i = 0; i < 1024; i++) {
+		enum hdr_state hs = ring_bounds(rb, first, next, h);
+
+		if (hs == HDR_OK)
+			return HDR_OK;
+		if (hs == HDR_BAD)
+			return head_bounds(rb, first, next, h) ? HDR_BAD : HDR_RACE;
+	}
+	return HDR_RACE;
+}
 
 uint64_t prb_first_seq(struct prb *rb)
 {
-	uint64_t t, seq = 0;
+	uint64_t first, next, h;
 
-	for (int i = 0; i < SEQ_RETRIES; i++)
-		if (tail_seq(rb, &t, &seq))
-			return seq;
+	if (reader_bounds(rb, &first, &next, &h) != HDR_RACE || head_bounds(rb, &first, &next, &h))
+		return first;
 	return 0;
 }
+
+/* seq_of_id() fails only while the slot moves on under us; a file whose
+ * slots never agree with its head is corrupt: stop trying. */
+#define SEQ_RETRIES 100000
 
 uint64_t prb_next_reserve_seq(struct prb *rb)
 {
@@ -1150,6 +1427,25 @@ int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst)
 	return (int)tl;
 }
 
+/*
+ * The record @seq left the ring while we looked at it: the tail's seq is
+ * past it now. Seqs, unlike ids, never wrap, so a reader that was preempted
+ * for a whole id range still tells this from damage.
+ */
+static bool overtaken(struct prb *rb, uint64_t seq)
+{
+	uint64_t first, next, h;
+
+	switch (reader_bounds(rb, &first, &next, &h)) {
+	case HDR_OK:
+		return seq < first;
+	case HDR_RACE:
+		return true; /* look again */
+	default:
+		return false; /* no tail to tell: damage */
+	}
+}
+
 int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 {
 	if (!rb || !r)
@@ -1157,24 +1453,29 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 	if (read_fast(rb, seq, r))
 		return 0;
 
-	for (unsigned long tries = 0;; tries++) {
-		uint64_t t, tseq;
+	/* Every round either moves @seq forward (up to the head's record) or
+	 * looks again at a record in flux; the latter is bounded. */
+	uint64_t looked_at = seq;
 
-		if (tries > 1000000)
-			return -EIO; /* the header keeps contradicting itself */
-		if (!tail_seq(rb, &t, &tseq))
-			continue;
-		if (seq < tseq)
-			seq = tseq; /* overwritten: the caller sees the gap */
+	for (unsigned stuck = 0;; stuck++) {
+		uint64_t tseq, nseq, h;
+		enum hdr_state hs = reader_bounds(rb, &tseq, &nseq, &h);
 
-		uint64_t h = pk_load_acquire(&rb->hdr->head);
-		uint64_t in_ring = (w_id(h) + 1 - w_id(t)) & ID_MASK;
-
-		if (in_ring > rb->desc_count || seq - tseq >= in_ring) {
-			if (in_ring > rb->desc_count && pk_load_acquire(&rb->hdr->tail) != t)
-				continue;
+		if (seq != looked_at) {
+			looked_at = seq;
+			stuck = 0;
+		} else if (stuck >= PRB_READ_RETRIES) {
 			return -EAGAIN;
 		}
+
+		if (hs == HDR_RACE)
+			return -EUCLEAN; /* neither head nor tail can be trusted */
+		/* Forward only: a damaged tail never sends a reader back to
+		 * records it passed (hs == HDR_BAD: the head's bounds). */
+		if (seq < tseq)
+			seq = tseq; /* overwritten: the caller sees the gap */
+		if (seq >= nseq)
+			return -EAGAIN;
 
 		uint64_t id = seq_to_id(rb, seq);
 		uint64_t v1 = ST_LOAD(rb, id, load_acquire_fn); /* P2 */
@@ -1184,8 +1485,17 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 		int unfinished = 0;
 
 		if (st_id(v1) != id) {
-			if (st_id(v1) != ((id - rb->desc_count) & ID_MASK))
-				continue; /* recycled since we looked at the tail */
+			if (st_id(v1) != ((id - rb->desc_count) & ID_MASK)) {
+				/* Recycled since we looked at the tail, or damaged:
+				 * between tail and head a slot holds its id or, not
+				 * claimed yet, the one before. */
+				if (overtaken(rb, seq))
+					continue;
+				if (rb->writable)
+					pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
+				seq++;
+				continue;
+			}
 			unfinished = 1;
 		} else if (st_state(v1) == ST_RESERVED) {
 			unfinished = 1;
@@ -1251,6 +1561,8 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 		if (!copy_intact(rb, id, v1))
 			continue; /* changed or overwritten while we copied */
 		if (!sane || r->seq != seq) {
+			if (overtaken(rb, seq))
+				continue;
 			if (rb->writable)
 				pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
 			seq++;
@@ -1313,6 +1625,9 @@ uint64_t prb_next_seq(struct prb *rb)
 
 	uint64_t seq = hint > first && hint <= limit ? hint : first;
 
+	/* At most one ring's worth of slots, whatever a damaged header says. */
+	if (limit - seq > rb->desc_count)
+		limit = seq + rb->desc_count;
 	while (seq < limit && seq_done(rb, seq, head_id))
 		seq++;
 	raise_hint(&rb->local_next_hint, seq);
@@ -1441,6 +1756,7 @@ static void make_handle(struct prb *rb, struct prb_header *hdr, bool writable)
 	for (unsigned i = 0; i < 8; i++)
 		atomic_store_explicit(&rb->local_skip[i], 0, memory_order_relaxed);
 	atomic_store_explicit(&rb->local_skip_next, 0, memory_order_relaxed);
+	atomic_store_explicit(&rb->broken, 0, memory_order_relaxed);
 }
 
 static int format(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits, unsigned desc_bits,
@@ -1504,6 +1820,34 @@ int prb_format_fresh(struct prb *rb, void *mem, size_t mem_size, unsigned data_b
 	return format(rb, mem, mem_size, data_bits, desc_bits, true);
 }
 
+/*
+ * Head, tail and the descriptors they name tell one story (ring_bounds()),
+ * and no record after the head's is claimed already: a head word that went
+ * back (zeroed, a bit cleared) would make the next writer reuse the ids, and
+ * the seqs, of records still in the ring.
+ */
+static bool bounds_agree(struct prb *rb)
+{
+	for (int i = 0; i < 1024; i++) {
+		uint64_t first, next, h, s;
+		enum hdr_state hs = ring_bounds(rb, &first, &next, &h);
+
+		if (hs == HDR_BAD)
+			return false;
+		if (hs == HDR_RACE)
+			continue;
+
+		uint64_t nid = (w_id(h) + 1) & ID_MASK;
+		uint64_t v = ST_LOAD(rb, nid, load_acquire_fn);
+		bool claimed = st_id(v) == nid && seq_of_id(rb, nid, &s) && s == next;
+
+		if (pk_load_acquire(&rb->hdr->head) != h)
+			continue; /* a writer took the next id meanwhile */
+		return !claimed;
+	}
+	return false;
+}
+
 /* @readable: bytes at @mem that may be read (the header page alone, when a
  * file is checked before it is mapped); @mem_size: the size of the region. */
 static int attach(struct prb *rb, void *mem, size_t mem_size, size_t readable, bool writable)
@@ -1537,15 +1881,12 @@ static int attach(struct prb *rb, void *mem, size_t mem_size, size_t readable, b
 
 	uint64_t h = pk_load_acquire(&hdr->head), t = pk_load_acquire(&hdr->tail);
 
-	uint64_t tseq, hseq;
-
 	if (((w_id(h) + 1 - w_id(t)) & ID_MASK) > tmp.desc_count ||
 	    ((w_pos(h) - w_pos(t)) & POS_MASK) > tmp.data_units)
 		return -EBADMSG;
 	/* The descriptors must agree with head and tail (only where the region
 	 * is all there: a header checked on its own has no descriptors yet). */
-	if (readable >= hdr->region_size &&
-	    (!seq_of_id(&tmp, w_id(t), &tseq) || !seq_of_id(&tmp, w_id(h), &hseq)))
+	if (readable >= hdr->region_size && !bounds_agree(&tmp))
 		return -EBADMSG;
 	*rb = tmp;
 	return 0;
@@ -1576,6 +1917,8 @@ const char *prb_strerror(int err)
 		return "libprintk log of another ABI version, id width or byte order";
 	case -EBADMSG:
 		return "corrupted libprintk log header";
+	case -EUCLEAN:
+		return "libprintk log damaged: its head and tail words disagree";
 	default:
 		return "unknown error";
 	}

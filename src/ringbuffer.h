@@ -90,7 +90,8 @@ struct prb_record {
 /* Counters kept in the shared header. */
 struct prb_stats {
 	uint64_t reserve_failed; /* reservations refused: the oldest record was still being written */
-	uint64_t corrupt;	 /* records skipped because their geometry failed validation */
+	uint64_t corrupt;	 /* damaged descriptors skipped or repaired (lost records), and
+				  * inconsistent header words seen */
 	uint64_t holes;		 /* records whose writer died while writing them */
 	uint64_t stolen;	 /* slots taken from reservations that never claimed them */
 };
@@ -111,6 +112,10 @@ struct prb {
 	uint64_t data_units; /* data bytes >> PRB_UNIT_SHIFT, a power of two */
 	uint64_t data_size;
 	uint32_t id_base;    /* id of seq 0 */
+	/* Set once a writer found the header words contradicting each other
+	 * (prb_broken()): this handle's stores fail with -EUCLEAN from then on.
+	 * Next to the geometry every store reads anyway. */
+	pk_a32 broken;
 	bool writable;
 	/* Rung (from the writer that made a record readable, possibly in a
 	 * signal handler) while prb_pollers_add() has registered pollers. */
@@ -171,10 +176,23 @@ const char *prb_strerror(int err);
  * same caller until anyone stores another record.
  * Returns 0 and the record's seq in *@seq_out (may be NULL), -E2BIG when text
  * or dictionary is over its limit, -EINVAL on bad arguments, -ENOBUFS when the
- * oldest record is still being written and nothing can be overwritten.
+ * oldest record is still being written and nothing can be overwritten, and
+ * -EUCLEAN when the ring is broken (prb_broken()): its head and tail words
+ * contradict each other, so nothing can be stored in it any more.
+ *
+ * Damage confined to one descriptor does not break the ring: a writer that
+ * meets a descriptor it cannot make sense of turns it into a hole (a lost
+ * record, counted in prb_stats.corrupt) and goes on. Every loop steered by
+ * the ring's contents is bounded.
  */
 int prb_store(struct prb *rb, const struct prb_meta *meta, const char *text, size_t text_len,
 	      const char *dict, size_t dict_len, bool final, uint64_t *seq_out);
+
+/*
+ * True once this handle found the ring broken (see prb_store()). The log
+ * layer may then log elsewhere; readers still read what validates.
+ */
+bool prb_broken(struct prb *rb);
 
 /*
  * Append @len bytes to the newest record if it is still open and was written
@@ -203,8 +221,11 @@ void prb_finalize_last_of(struct prb *rb, uint32_t pid);
 /*
  * Read the record with sequence number @seq or, if it was overwritten, the
  * oldest one after it: r->seq - seq records were lost. Holes (records whose
- * data never arrived) count as lost. Returns 0, or -EAGAIN when no record at
- * or after @seq is readable yet.
+ * data never arrived) and damaged descriptors count as lost. Returns 0, or
+ * -EAGAIN when no record at or after @seq is readable yet (also when the
+ * header words contradict each other and @seq is not below the head's
+ * record: a reader never goes back to records it has passed), or -EUCLEAN
+ * when neither head nor tail can be trusted to bound the search.
  */
 int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags);
 

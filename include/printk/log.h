@@ -167,8 +167,10 @@ PK_API size_t pk_log_buf_len(const struct pk_log *log);
 /*
  * Store a complete record at @level/@facility (no level parsing, no
  * continuation: that is printk's job). Returns 0, -E2BIG, -EINVAL, -EPERM
- * (read-only handle), -ENOBUFS (the oldest record is still being written)
- * or -ESTALE (the log's file was truncated: see pk_log_open_file()).
+ * (read-only handle), -ENOBUFS (the oldest record is still being written),
+ * -ESTALE (the log's file was truncated: see pk_log_open_file()) or
+ * -EUCLEAN (the log's head and tail words contradict each other: it is
+ * damaged and takes no more records).
  *
  * Context: any (async-signal-safe, lock-free, thread-safe); never waits for
  * another writer or a reader. On a shared file its slow path asks whether a
@@ -180,9 +182,10 @@ PK_API int pk_log_store(struct pk_log *log, int facility, int level, const char 
 /*
  * Read the record @seq, or the oldest one after it if it was overwritten:
  * rec->seq - @seq records were lost. Returns 0, -EAGAIN if no record at or
- * after @seq is available yet, -EIO if the log keeps contradicting itself
- * (a corrupted file) or its file could not be read, or -ESTALE if the log's
- * file was truncated (checked whenever there is nothing new to read).
+ * after @seq is available yet, -EUCLEAN if neither its head nor its tail
+ * can be trusted (a corrupted file), -EIO if its file could not be read, or
+ * -ESTALE if the log's file was truncated (checked whenever there is nothing
+ * new to read). A damaged record is skipped like a lost one.
  *
  * Context: any (async-signal-safe, lock-free, thread-safe); never waits.
  */

@@ -8,8 +8,8 @@
  * it finds on disk; if that works, every record is read with pk_log_read(),
  * once with and once without PK_READ_UNFINALIZED, from pk_log_first_seq() on,
  * and a few odd sequence numbers are read as well. pk_log_read() may give up
- * with -EIO after many inconsistent looks at the header (a few ms, far more
- * under the sanitizers): the rest of that input is then skipped.
+ * with -EUCLEAN when neither head nor tail can be trusted: the rest of that
+ * input is then skipped.
  *
  * A log file is large (a 4 KiB log makes an 84 KiB file, mostly the writer
  * registry), so an input the reader refuses as truncated (-ENOSPC) is tried
@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static int memfd = -1;
 static char memfd_path[64];
 static struct pk_record rec;
-static int gave_up; /* pk_log_read said -EIO (the header keeps contradicting itself) */
+static int gave_up; /* pk_log_read said -EUCLEAN (the header contradicts itself) */
 
 static void fail(const char *what, long long a, long long b)
 {
@@ -85,9 +85,9 @@ static void read_pass(struct pk_log *log, uint64_t seq, unsigned flags)
 	for (n = 0; n < READ_CAP; n++) {
 		int err = pk_log_read(log, seq, &rec, flags);
 
-		if (err == -EIO)
+		if (err == -EUCLEAN)
 			gave_up = 1;
-		if (err == -EAGAIN || err == -EIO)
+		if (err == -EAGAIN || err == -EUCLEAN)
 			break;
 		if (err)
 			fail("unexpected error from pk_log_read", err, (long long)seq);
@@ -159,7 +159,7 @@ static int try_open(void)
 
 		if (r == 0)
 			check_record(odd[i]);
-		else if (r == -EIO)
+		else if (r == -EUCLEAN)
 			gave_up = 1;
 		else if (r != -EAGAIN)
 			fail("unexpected error from pk_log_read", r, (long long)odd[i]);
