@@ -149,6 +149,12 @@
  *     come round (a later record may hold its very id).
  *     Readers tell a slot that was overwritten under them from a damaged one
  *     by seqs (overtaken()), which never come round.
+ * D7  A reader that looks at a record again sees, each round, the head, the
+ *     tail and the slot's state word (round_view). Everything that makes it
+ *     look again (an overwrite, a finalize, a steal, a moved bound) changes
+ *     one of them; two rounds that saw the same three words met damage, not
+ *     a race, and the record is skipped as corrupt. A damaged file therefore
+ *     costs a reader two rounds per record, not PRB_READ_RETRIES.
  * What this does not cover: a state word damaged to RESERVED looks like a
  * live writer inside its record, and blocks the tail like one (I3); on a
  * private ring, so does one damaged to look unclaimed.
@@ -1446,6 +1452,28 @@ static bool overtaken(struct prb *rb, uint64_t seq)
 	}
 }
 
+/*
+ * What a reader's round saw of the words that move when another process
+ * makes progress: head, tail and the state of the slot it looks at. Two
+ * rounds that saw the same view looked at the same file; whatever made the
+ * first one look again will make the second one too (D7).
+ */
+struct round_view {
+	uint64_t tail, head, state;
+};
+
+static void round_view_take(struct prb *rb, uint64_t seq, struct round_view *v)
+{
+	v->tail = pk_load_acquire(&rb->hdr->tail);
+	v->head = pk_load_acquire(&rb->hdr->head);
+	v->state = pk_load_acquire(&slot(rb, seq_to_id(rb, seq))[D_STATE]);
+}
+
+static bool round_view_same(const struct round_view *a, const struct round_view *b)
+{
+	return a->tail == b->tail && a->head == b->head && a->state == b->state;
+}
+
 int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 {
 	if (!rb || !r)
@@ -1454,10 +1482,13 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 		return 0;
 
 	/* Every round either moves @seq forward (up to the head's record) or
-	 * looks again at a record in flux; the latter is bounded. */
+	 * looks again at a record in flux; the latter is bounded (D1). */
 	uint64_t looked_at = seq;
+	struct round_view before = { 0 }, now;
 
 	for (unsigned stuck = 0;; stuck++) {
+		round_view_take(rb, seq, &now);
+
 		uint64_t tseq, nseq, h;
 		enum hdr_state hs = reader_bounds(rb, &tseq, &nseq, &h);
 
@@ -1466,7 +1497,17 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 			stuck = 0;
 		} else if (stuck >= PRB_READ_RETRIES) {
 			return -EAGAIN;
+		} else if (stuck > 0 && round_view_same(&before, &now)) {
+			/* D7: looked again and nothing moved: not a race. */
+			if (rb->writable)
+				pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
+			seq++;
+			looked_at = seq;
+			stuck = 0;
+			round_view_take(rb, seq, &now);
+			hs = reader_bounds(rb, &tseq, &nseq, &h);
 		}
+		before = now;
 
 		if (hs == HDR_RACE)
 			return -EUCLEAN; /* neither head nor tail can be trusted */

@@ -23,7 +23,7 @@
 #include <printk/kmsg.h>
 #include <printk/log.h>
 
-#include "internal.h"
+#include "log_shared.h"
 #include "testutil.h"
 #include "ringbuffer.h"
 

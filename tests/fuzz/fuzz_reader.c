@@ -48,7 +48,7 @@ static int text_pass(struct pk_log *log, uint64_t first, uint64_t next)
 			fail("prb_read_text: bad result", len, (long long)seq);
 		int err = pk_log_read(log, seq, &rec, 0);
 
-		if (err == -EIO)
+		if (err == -EUCLEAN)
 			return 1;
 		if (err != 0 || rec.seq != seq)
 			fail("prb_read_text read a record pk_log_read does not", err, (long long)seq);
@@ -164,7 +164,7 @@ static int try_attach(size_t len)
 
 		if (r == 0)
 			check_record(&rec, odd[i]);
-		else if (r == -EIO)
+		else if (r == -EUCLEAN)
 			gave_up = 1;
 		else if (r != -EAGAIN)
 			fail("unexpected error from pk_log_read", r, (long long)odd[i]);

@@ -109,8 +109,9 @@ static inline void check_record(const struct pk_record *rec, uint64_t asked)
 
 /*
  * Every record from @seq on, forward. Returns 1 if pk_log_read gave up
- * with -EIO (a log that keeps contradicting itself). More than READ_CAP
- * records, or seqs that do not increase, is a reader replaying for ever.
+ * with -EUCLEAN (a log whose head and tail contradict each other). More
+ * than READ_CAP records, or seqs that do not increase, is a reader
+ * replaying for ever.
  */
 static inline int read_pass(struct pk_log *log, uint64_t seq, unsigned flags, struct pk_record *rec)
 {
@@ -120,7 +121,7 @@ static inline int read_pass(struct pk_log *log, uint64_t seq, unsigned flags, st
 	for (n = 0;; n++) {
 		int err = pk_log_read(log, seq, rec, flags);
 
-		if (err == -EIO)
+		if (err == -EUCLEAN)
 			return 1;
 		if (err == -EAGAIN)
 			return 0;

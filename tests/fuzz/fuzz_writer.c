@@ -55,6 +55,7 @@ static void store_one(struct pk_log *log, unsigned i, const uint8_t *ctrl)
 	case -E2BIG:
 	case -EINVAL:
 	case -ENOBUFS:
+	case -EUCLEAN:
 		return;
 	default:
 		fail("unexpected error from pk_log_store", err, (long long)len);
