@@ -1250,10 +1250,23 @@ uint64_t prb_next_reserve_seq(struct prb *rb)
 {
 	uint64_t seq;
 
-	/* seq_of_id() checks the stored seq against the id: no re-validation needed. */
-	for (int i = 0; i < SEQ_RETRIES; i++)
-		if (seq_of_id(rb, w_id(pk_load_acquire(&rb->hdr->head)), &seq))
+	/* seq_of_id() checks the stored seq against the id: no re-validation
+	 * needed. A failure with the head and the slot's seq as they were
+	 * before is damage, not a slot moving on (D7). */
+	uint64_t h = pk_load_acquire(&rb->hdr->head);
+	uint64_t sw = pk_load_relaxed(&slot(rb, w_id(h))[D_SEQ]);
+
+	for (int i = 0; i < SEQ_RETRIES; i++) {
+		if (seq_of_id(rb, w_id(h), &seq))
 			return seq + 1;
+		uint64_t h2 = pk_load_acquire(&rb->hdr->head);
+		uint64_t sw2 = pk_load_relaxed(&slot(rb, w_id(h2))[D_SEQ]);
+
+		if (h2 == h && sw2 == sw)
+			break;
+		h = h2;
+		sw = sw2;
+	}
 	return prb_first_seq(rb);
 }
 
