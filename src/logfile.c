@@ -773,6 +773,38 @@ static void end_dead_open_line(struct pk_log *log)
 	free(r);
 }
 
+static int other_writer_alive(struct pk_log *log, unsigned mine);
+
+/*
+ * The first writer after a crash (no other writer alive) makes holes of
+ * what nobody will finish and of records that fail their checks (a file
+ * whose pages were written back at different moments), at once rather than
+ * one stall at a time, and says so in the log.
+ */
+static void recover_after_crash(struct pk_log *log)
+{
+	struct prb_record *r;
+
+	if (other_writer_alive(log, log->rb.owner >> PK_REGISTRY_GEN_BITS) || !(r = malloc(sizeof(*r))))
+		return;
+	struct prb_stats before, after;
+
+	prb_get_stats(&log->rb, &before);
+	unsigned made = prb_recover(&log->rb, r);
+
+	free(r);
+	prb_get_stats(&log->rb, &after);
+	if (after.corrupt > before.corrupt) {
+		char note[160];
+		int n = snprintf(note, sizeof(note),
+				 "printk: %llu damaged records of this log file dropped (%u records made holes)",
+				 (unsigned long long)(after.corrupt - before.corrupt), made);
+
+		if (n > 0)
+			pk_log_store(log, 0, 4, note, (size_t)n, NULL, 0);
+	}
+}
+
 static int attach_file(struct pk_log **logp, const char *path, unsigned flags)
 {
 	int writable = !(flags & PK_LOG_RDONLY);
@@ -872,6 +904,7 @@ static int attach_file(struct pk_log **logp, const char *path, unsigned flags)
 		/* The wall-clock offset as this writer sees it (for readers' -T). */
 		atomic_store(&pk_log_shared(log)->realtime_offset_ns, (uint64_t)pk_realtime_offset_ns());
 		end_dead_open_line(log);
+		recover_after_crash(log);
 		repair_levels(log);
 		pthread_once(&atfork_once, install_atfork);
 		pthread_mutex_lock(&files_lock);
@@ -965,17 +998,14 @@ int pk_log_open_file(struct pk_log **logp, const char *path, size_t log_buf_len,
 	return err;
 }
 
-int pk_log_writers_alive(struct pk_log *log)
+/* 1 if a writer other than the one in registry slot @mine is alive. */
+static int other_writer_alive(struct pk_log *log, unsigned mine)
 {
-	if (!log->path)
-		return 1;
-	if (log->writer)
-		return 1;
 	for (unsigned slot = 1; slot < log->reg.nentries; slot++) {
 		struct pk_registry_entry *e = &log->reg.entries[slot];
 
-		if (atomic_load(&e->gen) == 0)
-			continue; /* never used */
+		if (slot == mine || atomic_load(&e->gen) == 0)
+			continue; /* ours, or never used */
 		unsigned gen = atomic_load(&e->gen) & ((1u << PK_REGISTRY_GEN_BITS) - 1);
 
 		if (pk_registry_owner_alive(&log->reg, slot << PK_REGISTRY_GEN_BITS | gen,
@@ -983,6 +1013,15 @@ int pk_log_writers_alive(struct pk_log *log)
 			return 1;
 	}
 	return 0;
+}
+
+int pk_log_writers_alive(struct pk_log *log)
+{
+	if (!log->path)
+		return 1;
+	if (log->writer)
+		return 1;
+	return other_writer_alive(log, 0);
 }
 
 int pk_log_sync(struct pk_log *log)

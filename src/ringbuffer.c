@@ -150,11 +150,18 @@
  *     Readers tell a slot that was overwritten under them from a damaged one
  *     by seqs (overtaken()), which never come round.
  * D7  A reader that looks at a record again sees, each round, the head, the
- *     tail and the slot's state word (round_view). Everything that makes it
- *     look again (an overwrite, a finalize, a steal, a moved bound) changes
- *     one of them; two rounds that saw the same three words met damage, not
+ *     tail and the slot's state and seq words (round_view). Everything that
+ *     makes it look again (an overwrite, a finalize, a steal, a moved bound)
+ *     changes one of them; two rounds that saw the same words met damage, not
  *     a race, and the record is skipped as corrupt. A damaged file therefore
  *     costs a reader two rounds per record, not PRB_READ_RETRIES.
+ * D8  Every block ends in a check value over the record's id, lengths, text
+ *     and dictionary, stored by the writer before its commit (and again by
+ *     an extension) and verified by every reader after its copy. A block
+ *     that belongs to another record or to none (a file whose pages were
+ *     written back at different moments before a crash: a descriptor of one
+ *     moment, data of another, or a page never written) fails it: readers
+ *     skip the record as damaged (D2), never show its bytes.
  * What this does not cover: a state word damaged to RESERVED looks like a
  * live writer inside its record, and blocks the tail like one (I3); on a
  * private ring, so does one damaged to look unclaimed.
@@ -211,7 +218,7 @@
 #include "ringbuffer.h"
 
 #define PRB_MAGIC	0x31474f4c4b545250ull /* "PRTKLOG1" */
-#define PRB_ABI_VERSION 1u
+#define PRB_ABI_VERSION 2u /* 2: blocks end in a check word */
 #define PRB_ENDIAN_MARK 0x01020304u
 #define PRB_UNIT_SHIFT	4
 #define PRB_UNIT	(1u << PRB_UNIT_SHIFT)
@@ -345,6 +352,66 @@ static inline uint64_t st_with_state(uint64_t v, uint64_t state)
 static inline uint64_t units_for(size_t bytes)
 {
 	return ((uint64_t)bytes + PRB_UNIT - 1) >> PRB_UNIT_SHIFT;
+}
+
+/* The word of a block that holds its check value: the first whole word
+ * after the text and the dictionary. */
+static inline size_t check_word_index(size_t text_len, size_t dict_len)
+{
+	return (text_len + dict_len + 7) / 8;
+}
+
+/* The units of a record's block: text, dictionary, check word. */
+static inline uint64_t block_units(size_t text_len, size_t dict_len)
+{
+	return units_for(8 * (check_word_index(text_len, dict_len) + 1));
+}
+
+/*
+ * The check value (D8): a multiply-xorshift over the record's id, its
+ * lengths, then its text and its dictionary, each taken as 8-byte chunks
+ * (the last one zero-padded). It is not a defence against a forger, who can
+ * compute it too; it tells a block that belongs to another record, or to no
+ * record at all (zero pages, pages of another moment), from the record its
+ * descriptor describes.
+ */
+#define CHECK_MUL UINT64_C(0x9e3779b97f4a7c15)
+
+static inline uint64_t check_mix(uint64_t h, uint64_t chunk)
+{
+	h = (h ^ chunk) * CHECK_MUL;
+	return h ^ (h >> 31);
+}
+
+static inline uint64_t check_seed(uint64_t id, size_t text_len, size_t dict_len)
+{
+	return check_mix(id * CHECK_MUL, (uint64_t)text_len | (uint64_t)dict_len << 16 | 1ull << 40);
+}
+
+static uint64_t check_bytes(uint64_t h, const char *p, size_t n)
+{
+	for (; n >= 8; n -= 8, p += 8) {
+		uint64_t chunk;
+
+		memcpy(&chunk, p, 8);
+		h = check_mix(h, chunk);
+	}
+	if (n) {
+		uint64_t chunk = 0;
+
+		memcpy(&chunk, p, n);
+		h = check_mix(h, chunk);
+	}
+	return h;
+}
+
+static inline uint64_t check_value(uint64_t id, const char *text, size_t text_len,
+				   const char *dict, size_t dict_len)
+{
+	uint64_t h = check_seed(id, text_len, dict_len);
+
+	h = check_bytes(h, text, text_len);
+	return check_bytes(h, dict, dict_len);
 }
 
 static inline pk_a64 *slot(const struct prb *rb, uint64_t id)
@@ -660,7 +727,7 @@ static uint64_t extent_end(struct prb *rb, uint64_t t, uint64_t v)
 		bool ok;
 
 		if (st_state(v) == ST_FINAL) {
-			ok = len == units_for((info & 0xffff) + ((info >> 16) & 0xffff)) &&
+			ok = len == block_units(info & 0xffff, (info >> 16) & 0xffff) &&
 			     off + len <= rb->data_units;
 		} else {
 			/* A hole's lengths may be a previous occupant's. */
@@ -868,6 +935,54 @@ PK_HOT static int make_room(struct prb *rb, uint64_t id, uint64_t end)
 	}
 }
 
+/*
+ * Bytes [@from, @from + @n) of the block at @words into @dst, each word
+ * loaded once (relaxed, as a writer may be reusing the block: the caller's
+ * post-check tells). Straight into the record: printk may run on a small
+ * signal stack, and a bounce buffer here was 2 KiB of it.
+ */
+static void copy_block_bytes(char *dst, pk_a64 *words, size_t from, size_t n)
+{
+	pk_a64 *w = words + from / 8;
+	size_t skip = from % 8;
+
+	if (skip && n) {
+		uint64_t v = pk_load_relaxed(w++);
+		size_t take = 8 - skip < n ? 8 - skip : n;
+
+		memcpy(dst, (char *)&v + skip, take);
+		dst += take;
+		n -= take;
+	}
+	for (; n >= 8; n -= 8, dst += 8) {
+		uint64_t v = pk_load_relaxed(w++);
+
+		memcpy(dst, &v, 8);
+	}
+	if (n) {
+		uint64_t v = pk_load_relaxed(w);
+
+		memcpy(dst, &v, n);
+	}
+}
+
+/* The check value's chunks of bytes [@from, @from + @n) of a block, read
+ * from the block itself (a writer extending its record, a reader that did
+ * not copy those bytes). */
+static uint64_t check_block(uint64_t h, pk_a64 *words, size_t from, size_t n)
+{
+	while (n) {
+		char chunk[8] = { 0 };
+		size_t take = n < 8 ? n : 8;
+
+		copy_block_bytes(chunk, words, from, take);
+		h = check_bytes(h, chunk, 8);
+		from += take;
+		n -= take;
+	}
+	return h;
+}
+
 /* Copy @len bytes to byte offset @off of the block at @words. The words at the
  * edges are read back first: the writer owns the whole block. */
 static void write_block(pk_a64 *words, size_t off, const char *src, size_t len)
@@ -965,7 +1080,7 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 	if (PK_UNLIKELY(pk_load_relaxed(&rb->broken)))
 		return -EUCLEAN;
 
-	uint64_t units = units_for(text_len + dict_len);
+	uint64_t units = block_units(text_len, dict_len);
 	uint64_t h = pk_load_acquire(&rb->hdr->head);
 	uint64_t id, begin, end;
 
@@ -1040,6 +1155,8 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 		write_block(words, 0, text, text_len);
 	if (dict_len)
 		write_block(words, text_len, dict, dict_len);
+	pk_store_relaxed(&words[check_word_index(text_len, dict_len)],
+			 check_value(id, text, text_len, dict, dict_len));
 	testpoint(PRB_TP_BEFORE_COMMIT);
 	commit(rb, id, final);
 	if (seq_out)
@@ -1097,7 +1214,7 @@ int prb_extend(struct prb *rb, const struct prb_caller *caller, const char *text
 
 	uint64_t ext = pk_load_relaxed(&d[D_EXTENT]);
 	uint64_t begin = ext & 0xffffffffu, end = ext >> 32;
-	uint64_t need = units_for(old_len + len);
+	uint64_t need = block_units(old_len + len, 0);
 	uint64_t nbegin = begin, nend = end;
 
 	if (need > ((end - begin) & POS_MASK)) {
@@ -1131,8 +1248,15 @@ int prb_extend(struct prb *rb, const struct prb_caller *caller, const char *text
 			copy_block(block_words(rb, nbegin), block_words(rb, begin), old_len);
 		pk_store_relaxed(&d[D_EXTENT], nbegin | nend << 32);
 	}
-	if (len)
-		write_block(block_words(rb, nbegin), old_len, text, len);
+	if (len) {
+		pk_a64 *words = block_words(rb, nbegin);
+		uint64_t chk = check_seed(id, old_len + len, 0);
+
+		write_block(words, old_len, text, len);
+		/* The check covers the whole text: ours, read back. */
+		pk_store_relaxed(&words[check_word_index(old_len + len, 0)],
+				 check_block(chk, words, 0, old_len + len));
+	}
 	info = (info & ~UINT64_C(0xffff)) | (old_len + len);
 	info |= (uint64_t)add_flags << 48;
 	pk_store_relaxed(&d[D_INFO], info);
@@ -1285,7 +1409,7 @@ static bool extent_ok(const struct prb *rb, uint64_t info, uint64_t ext)
 {
 	size_t tl = info & 0xffff, dl = (info >> 16) & 0xffff;
 	uint64_t begin = ext & 0xffffffffu, end = ext >> 32;
-	uint64_t units = units_for(tl + dl);
+	uint64_t units = block_units(tl, dl);
 
 	return tl <= PRB_TEXT_MAX && dl <= PRB_DICT_MAX && begin <= POS_MASK && end <= POS_MASK &&
 	       units <= ((end - begin) & POS_MASK) &&
@@ -1293,40 +1417,10 @@ static bool extent_ok(const struct prb *rb, uint64_t info, uint64_t ext)
 }
 
 /*
- * Bytes [@from, @from + @n) of the block at @words into @dst, each word
- * loaded once (relaxed, as a writer may be reusing the block: the caller's
- * post-check tells). Straight into the record: printk may run on a small
- * signal stack, and a bounce buffer here was 2 KiB of it.
- */
-static void copy_block_bytes(char *dst, pk_a64 *words, size_t from, size_t n)
-{
-	pk_a64 *w = words + from / 8;
-	size_t skip = from % 8;
-
-	if (skip && n) {
-		uint64_t v = pk_load_relaxed(w++);
-		size_t take = 8 - skip < n ? 8 - skip : n;
-
-		memcpy(dst, (char *)&v + skip, take);
-		dst += take;
-		n -= take;
-	}
-	for (; n >= 8; n -= 8, dst += 8) {
-		uint64_t v = pk_load_relaxed(w++);
-
-		memcpy(dst, &v, 8);
-	}
-	if (n) {
-		uint64_t v = pk_load_relaxed(w);
-
-		memcpy(dst, &v, n);
-	}
-}
-
-/*
  * Copy the geometry-checked record at @id into @r. Returns false when the
- * descriptor's lengths or extent are impossible; the caller's post-check
- * decides whether it raced an overwrite or the file is corrupt.
+ * descriptor's lengths or extent are impossible or the block fails its
+ * check; the caller's post-check decides whether it raced an overwrite or
+ * the file is corrupt.
  */
 static bool copy_record(struct prb *rb, uint64_t id, struct prb_record *r)
 {
@@ -1355,7 +1449,9 @@ static bool copy_record(struct prb *rb, uint64_t id, struct prb_record *r)
 	r->text[tl] = '\0';
 	copy_block_bytes(r->dict, words, tl, dl);
 	r->dict[dl] = '\0';
-	return true;
+	/* D8: bytes of another record, or of none, fail the check. */
+	return pk_load_relaxed(&words[check_word_index(tl, dl)]) ==
+	       check_value(id, r->text, tl, r->dict, dl);
 }
 
 /*
@@ -1440,8 +1536,14 @@ int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst)
 		memcpy(dst + 8 * i, &w0, 8);
 		memcpy(dst + 8 * i + 8, &w1, 8);
 	}
-	if (!copy_intact_raw(&d[D_STATE], raw1, tail, id) || s != seq)
-		return -EAGAIN;
+	size_t dl = (info >> 16) & 0xffff;
+	uint64_t check = pk_load_relaxed(&words[check_word_index(tl, dl)]);
+	uint64_t h = check_bytes(check_seed(id, tl, dl), dst, tl);
+
+	if (dl)
+		h = check_block(h, words, tl, dl);
+	if (!copy_intact_raw(&d[D_STATE], raw1, tail, id) || s != seq || h != check)
+		return -EAGAIN; /* prb_read() tells a race from corruption */
 	*ts_nsec = ts;
 	return (int)tl;
 }
@@ -1467,24 +1569,30 @@ static bool overtaken(struct prb *rb, uint64_t seq)
 
 /*
  * What a reader's round saw of the words that move when another process
- * makes progress: head, tail and the state of the slot it looks at. Two
+ * makes progress: head, tail, the state and seq of the slot it looks at. Two
  * rounds that saw the same view looked at the same file; whatever made the
  * first one look again will make the second one too (D7).
  */
 struct round_view {
-	uint64_t tail, head, state;
+	uint64_t tail, head, state, seq;
 };
 
 static void round_view_take(struct prb *rb, uint64_t seq, struct round_view *v)
 {
+	pk_a64 *d = slot(rb, seq_to_id(rb, seq));
+
 	v->tail = pk_load_acquire(&rb->hdr->tail);
 	v->head = pk_load_acquire(&rb->hdr->head);
-	v->state = pk_load_acquire(&slot(rb, seq_to_id(rb, seq))[D_STATE]);
+	v->state = pk_load_acquire(&d[D_STATE]);
+	v->seq = pk_load_relaxed(&d[D_SEQ]);
 }
 
+/* Ids and positions come round (after 2^14 records in a small-id build),
+ * seqs do not: the slot's seq tells a slot reused since from the same one. */
 static bool round_view_same(const struct round_view *a, const struct round_view *b)
 {
-	return a->tail == b->tail && a->head == b->head && a->state == b->state;
+	return a->tail == b->tail && a->head == b->head && a->state == b->state &&
+	       a->seq == b->seq;
 }
 
 int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
@@ -1628,6 +1736,61 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 			r->rflags |= PRB_REC_UNFINALIZED;
 		return 0;
 	}
+}
+
+/*
+ * Once, by a writer that found no other writer alive (the first one after a
+ * crash): every record between tail and head is looked at, and what readers
+ * would otherwise skip again and again, or a writer wait PRB_STALL_NS for,
+ * becomes a hole now: slots never claimed, claims of dead writers, damaged
+ * state words, records whose block fails its check (D8). Each is counted as
+ * at run time (stolen, holes, corrupt). A writer that attached meanwhile is
+ * safe: only states that no live writer can still change are replaced, each
+ * by a CAS on the state word as read. Returns the number of records made
+ * holes; @scratch is any record buffer.
+ */
+unsigned prb_recover(struct prb *rb, struct prb_record *scratch)
+{
+	uint64_t first, next, h;
+	unsigned made = 0;
+
+	if (!rb->writable || reader_bounds(rb, &first, &next, &h) != HDR_OK)
+		return 0;
+	for (uint64_t seq = first; seq < next; seq++) {
+		uint64_t id = seq_to_id(rb, seq);
+		uint64_t v = ST_LOAD(rb, id, load_acquire_fn);
+		pk_a64 *counter = NULL;
+		uint64_t hole = st_make(ST_HOLE, 0, 0, id);
+
+		if (st_id(v) == ((id - rb->desc_count) & ID_MASK)) {
+			counter = &rb->hdr->stolen; /* allocated, never claimed (I8) */
+		} else if (st_id(v) != id) {
+			counter = &rb->hdr->corrupt; /* D2 */
+		} else {
+			switch (st_state(v)) {
+			case ST_RESERVED:
+				if (owner_dead(rb, id, v))
+					counter = &rb->hdr->holes;
+				hole = st_with_state(v, ST_HOLE);
+				break;
+			case ST_COMMITTED:
+			case ST_FINAL:
+				if (!copy_record(rb, id, scratch) || scratch->seq != seq)
+					counter = &rb->hdr->corrupt;
+				hole = st_with_state(v, ST_HOLE);
+				break;
+			default:
+				break;
+			}
+		}
+		if (counter && st_cas(rb, id, &v, hole, CAS_SC)) {
+			pk_fetch_add_relaxed(counter, 1);
+			made++;
+		}
+	}
+	if (made)
+		wake_waiters(rb);
+	return made;
 }
 
 /* True if @seq (>= the tail) is readable as a finalized record or a hole. */

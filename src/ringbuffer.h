@@ -212,6 +212,14 @@ int prb_extend(struct prb *rb, const struct prb_caller *caller, const char *text
  */
 void prb_abandon_unfinished(struct prb *rb);
 
+/*
+ * For a writer that found no other writer of a shared ring alive (the first
+ * one after a crash): turn every record between tail and head that cannot
+ * be read, and every reservation nobody will finish, into a hole, counted
+ * as at run time. Returns how many. @scratch is a record buffer to copy into.
+ */
+unsigned prb_recover(struct prb *rb, struct prb_record *scratch);
+
 /* Finalize the newest record if it is still open (e.g. at exit or on panic). */
 void prb_finalize_last(struct prb *rb);
 /* The same, only if the newest record was written by process @pid (at exit:

@@ -181,12 +181,13 @@ static void test_wrap_mixed_sizes(void **state)
 	assert_int_equal(prb_next_seq(rb), 20000);
 }
 
-/* 64-byte records, 4 units each: exactly 64 fit in a 4 KiB data area. */
+/* 56-byte texts make 64-byte blocks (text and check word), 4 units each:
+ * exactly 64 fit in a 4 KiB data area. */
 static void test_overwrite_exact_loss(void **state)
 {
 	(void)state;
 	struct prb *rb = new_ring(12, 0);
-	char text[64];
+	char text[56];
 
 	for (int i = 0; i < 100; i++) {
 		memset(text, 'a' + i % 26, sizeof(text));
@@ -409,7 +410,7 @@ static void test_header_validation(void **state)
 	region[0] ^= 1;
 	assert_int_equal(prb_attach(&att, region, size, false), -EPROTO);
 	memcpy(region, saved, sizeof(saved));
-	poke32(8, 2);
+	poke32(8, 3);
 	assert_int_equal(prb_attach(&att, region, size, false), -EPROTONOSUPPORT);
 	memcpy(region, saved, sizeof(saved));
 	poke32(12, 0x04030201); /* the other byte order */
