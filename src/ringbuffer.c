@@ -369,17 +369,23 @@ static inline uint64_t block_units(size_t text_len, size_t dict_len)
 
 /*
  * The check value (D8): a multiply-xorshift over the record's id, its
- * lengths, then its text and its dictionary, each taken as 8-byte chunks
- * (the last one zero-padded). It is not a defence against a forger, who can
- * compute it too; it tells a block that belongs to another record, or to no
- * record at all (zero pages, pages of another moment), from the record its
- * descriptor describes.
+ * lengths and the words of its block as stored: text and dictionary back to
+ * back, the last word zero-padded. It is not a defence against a forger, who
+ * can compute it too; it tells a block that belongs to another record, or to
+ * no record at all (zero pages, pages of another moment), from the record
+ * its descriptor describes.
  */
 #define CHECK_MUL UINT64_C(0x9e3779b97f4a7c15)
 
-static inline uint64_t check_mix(uint64_t h, uint64_t chunk)
+/* Odd multiplier: a bijection of h for a given word, so a record that
+ * differs from the stored one in any single word always fails. */
+static inline uint64_t check_mix(uint64_t h, uint64_t word)
 {
-	h = (h ^ chunk) * CHECK_MUL;
+	return (h ^ word) * CHECK_MUL;
+}
+
+static inline uint64_t check_end(uint64_t h)
+{
 	return h ^ (h >> 31);
 }
 
@@ -388,30 +394,16 @@ static inline uint64_t check_seed(uint64_t id, size_t text_len, size_t dict_len)
 	return check_mix(id * CHECK_MUL, (uint64_t)text_len | (uint64_t)dict_len << 16 | 1ull << 40);
 }
 
-static uint64_t check_bytes(uint64_t h, const char *p, size_t n)
-{
-	for (; n >= 8; n -= 8, p += 8) {
-		uint64_t chunk;
-
-		memcpy(&chunk, p, 8);
-		h = check_mix(h, chunk);
-	}
-	if (n) {
-		uint64_t chunk = 0;
-
-		memcpy(&chunk, p, n);
-		h = check_mix(h, chunk);
-	}
-	return h;
-}
-
-static inline uint64_t check_value(uint64_t id, const char *text, size_t text_len,
-				   const char *dict, size_t dict_len)
+/* The check value of the record @id whose block at @words holds @text_len
+ * and @dict_len bytes (readers, and a writer that extended its record). */
+static uint64_t check_words(uint64_t id, pk_a64 *words, size_t text_len, size_t dict_len)
 {
 	uint64_t h = check_seed(id, text_len, dict_len);
+	size_t n = check_word_index(text_len, dict_len);
 
-	h = check_bytes(h, text, text_len);
-	return check_bytes(h, dict, dict_len);
+	for (size_t i = 0; i < n; i++)
+		h = check_mix(h, pk_load_relaxed(&words[i]));
+	return check_end(h);
 }
 
 static inline pk_a64 *slot(const struct prb *rb, uint64_t id)
@@ -966,23 +958,6 @@ static void copy_block_bytes(char *dst, pk_a64 *words, size_t from, size_t n)
 	}
 }
 
-/* The check value's chunks of bytes [@from, @from + @n) of a block, read
- * from the block itself (a writer extending its record, a reader that did
- * not copy those bytes). */
-static uint64_t check_block(uint64_t h, pk_a64 *words, size_t from, size_t n)
-{
-	while (n) {
-		char chunk[8] = { 0 };
-		size_t take = n < 8 ? n : 8;
-
-		copy_block_bytes(chunk, words, from, take);
-		h = check_bytes(h, chunk, 8);
-		from += take;
-		n -= take;
-	}
-	return h;
-}
-
 /* Copy @len bytes to byte offset @off of the block at @words. The words at the
  * edges are read back first: the writer owns the whole block. */
 static void write_block(pk_a64 *words, size_t off, const char *src, size_t len)
@@ -1005,6 +980,51 @@ static void write_block(pk_a64 *words, size_t off, const char *src, size_t len)
 		skip = 0;
 		w++;
 	}
+}
+
+/*
+ * A new record's block: @text and @dict back to back from its start, the
+ * last word zero-padded, then the check value (D8), computed from the words
+ * as they are stored. Returns nothing: the block is the writer's alone.
+ */
+static void write_record(pk_a64 *words, uint64_t id, const char *text, size_t text_len,
+			 const char *dict, size_t dict_len)
+{
+	uint64_t h = check_seed(id, text_len, dict_len);
+	size_t total = text_len + dict_len, k = 0;
+
+	for (; 8 * k + 8 <= text_len; k++) {
+		uint64_t w;
+
+		memcpy(&w, text + 8 * k, 8);
+		pk_store_relaxed(&words[k], w);
+		h = check_mix(h, w);
+	}
+	if (!dict_len && text_len % 8) {
+		uint64_t w = 0;
+		size_t rem = text_len % 8;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		/* The text's last 8 bytes, shifted: no call for the tail. */
+		if (text_len >= 8) {
+			memcpy(&w, text + text_len - 8, 8);
+			w >>= 8 * (8 - rem);
+		} else
+#endif
+			memcpy(&w, text + 8 * k, rem);
+		pk_store_relaxed(&words[k++], w);
+		h = check_mix(h, w);
+	}
+	for (size_t pos = 8 * k; pos < total; k++) {
+		uint64_t w = 0;
+		char *b = (char *)&w;
+
+		for (size_t i = 0; i < 8 && pos < total; i++, pos++)
+			b[i] = pos < text_len ? text[pos] : dict[pos - text_len];
+		pk_store_relaxed(&words[k], w);
+		h = check_mix(h, w);
+	}
+	pk_store_relaxed(&words[k], check_end(h));
 }
 
 static void copy_block(pk_a64 *dst, pk_a64 *src, size_t bytes)
@@ -1149,14 +1169,7 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 	pk_store_relaxed(&d[D_INFO], pack_info((uint16_t)text_len, (uint16_t)dict_len,
 					       meta->level & 7, meta->facility, meta->flags,
 					       (uint8_t)meta->caller.ctx));
-	pk_a64 *words = block_words(rb, begin);
-
-	if (text_len)
-		write_block(words, 0, text, text_len);
-	if (dict_len)
-		write_block(words, text_len, dict, dict_len);
-	pk_store_relaxed(&words[check_word_index(text_len, dict_len)],
-			 check_value(id, text, text_len, dict, dict_len));
+	write_record(block_words(rb, begin), id, text, text_len, dict, dict_len);
 	testpoint(PRB_TP_BEFORE_COMMIT);
 	commit(rb, id, final);
 	if (seq_out)
@@ -1250,12 +1263,17 @@ int prb_extend(struct prb *rb, const struct prb_caller *caller, const char *text
 	}
 	if (len) {
 		pk_a64 *words = block_words(rb, nbegin);
-		uint64_t chk = check_seed(id, old_len + len, 0);
+		size_t n = old_len + len, last = n / 8;
 
 		write_block(words, old_len, text, len);
-		/* The check covers the whole text: ours, read back. */
-		pk_store_relaxed(&words[check_word_index(old_len + len, 0)],
-				 check_block(chk, words, 0, old_len + len));
+		if (n % 8) {
+			/* Zero the padding (it held the old check word). */
+			uint64_t w = pk_load_relaxed(&words[last]);
+
+			memset((char *)&w + n % 8, 0, 8 - n % 8);
+			pk_store_relaxed(&words[last], w);
+		}
+		pk_store_relaxed(&words[check_word_index(n, 0)], check_words(id, words, n, 0));
 	}
 	info = (info & ~UINT64_C(0xffff)) | (old_len + len);
 	info |= (uint64_t)add_flags << 48;
@@ -1450,8 +1468,7 @@ static bool copy_record(struct prb *rb, uint64_t id, struct prb_record *r)
 	copy_block_bytes(r->dict, words, tl, dl);
 	r->dict[dl] = '\0';
 	/* D8: bytes of another record, or of none, fail the check. */
-	return pk_load_relaxed(&words[check_word_index(tl, dl)]) ==
-	       check_value(id, r->text, tl, r->dict, dl);
+	return pk_load_relaxed(&words[check_word_index(tl, dl)]) == check_words(id, words, tl, dl);
 }
 
 /*
@@ -1538,10 +1555,8 @@ int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst)
 	}
 	size_t dl = (info >> 16) & 0xffff;
 	uint64_t check = pk_load_relaxed(&words[check_word_index(tl, dl)]);
-	uint64_t h = check_bytes(check_seed(id, tl, dl), dst, tl);
+	uint64_t h = check_words(id, words, tl, dl);
 
-	if (dl)
-		h = check_block(h, words, tl, dl);
 	if (!copy_intact_raw(&d[D_STATE], raw1, tail, id) || s != seq || h != check)
 		return -EAGAIN; /* prb_read() tells a race from corruption */
 	*ts_nsec = ts;
