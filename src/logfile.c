@@ -333,7 +333,10 @@ int pk_log_go_private(struct pk_log *log, int reason)
 {
 	if (log->map_slot < 0 || reason >= 0)
 		return -EINVAL;
-	return repair_mapping(&map_slots[log->map_slot], reason) ? 0 : -EIO;
+	if (!repair_mapping(&map_slots[log->map_slot], reason))
+		return -EIO;
+	prb_memory_replaced(&log->rb);
+	return 0;
 }
 
 int pk_logfile_lost(struct pk_log *log)

@@ -882,6 +882,12 @@ bool prb_broken(struct prb *rb)
 	return pk_load_relaxed(&rb->broken) != 0;
 }
 
+void prb_memory_replaced(struct prb *rb)
+{
+	pk_store_relaxed(&rb->local_next_hint, 0);
+	pk_store_relaxed(&rb->broken, 0);
+}
+
 /*
  * A writer's loop ran PRB_STORE_RETRIES rounds without reserving: with a
  * consistent header it was starved (counted like a blocked reservation),

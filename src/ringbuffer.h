@@ -195,6 +195,13 @@ int prb_store(struct prb *rb, const struct prb_meta *meta, const char *text, siz
 bool prb_broken(struct prb *rb);
 
 /*
+ * The memory under @rb was replaced by a fresh ring of the same geometry
+ * (logfile.c, when a file log is lost or damaged): forget what this handle
+ * concluded about the old one, its broken state included. Async-signal-safe.
+ */
+void prb_memory_replaced(struct prb *rb);
+
+/*
  * Append @len bytes to the newest record if it is still open and was written
  * by @caller (reserve-in-last); @final finalizes it and ORs @add_flags into its
  * flags. Returns 0 and the record's seq, -ENOENT when there is no such record

@@ -1033,6 +1033,71 @@ static void test_bad_console_level(void **state)
 	pk_log_destroy(log);
 }
 
+/* The id part of the header's head and tail words starts at this bit. */
+#ifdef PRINTK_RING_SMALL_IDS
+#define RING_ID_SHIFT 15
+#else
+#define RING_ID_SHIFT 32
+#endif
+#define TAIL_WORD_OFF 128 /* the ring header's tail word, in the file */
+#define DAMAGE_LINES  200 /* lines before and after the damage: the ring wraps */
+
+/* A printk writer whose log file is damaged under it (the tail word's id
+ * moved more than a ring away from the head) while it runs. */
+static int print_through_damage(void *arg)
+{
+	uint64_t tail;
+	int fd;
+
+	default_fault_actions();
+	if (pk_set_log_buf_len(LOG_LEN) || pk_set_log_buf_file(arg, 0))
+		return 10;
+	for (int i = 0; i < DAMAGE_LINES; i++)
+		printk(KERN_INFO "before %d\n", i); /* the ring wraps */
+	fd = open(arg, O_RDWR);
+	if (fd < 0 || pread(fd, &tail, 8, TAIL_WORD_OFF) != 8)
+		return 11;
+	tail ^= (uint64_t)1 << (RING_ID_SHIFT + 11);
+	if (pwrite(fd, &tail, 8, TAIL_WORD_OFF) != 8)
+		return 12;
+	close(fd);
+	for (int i = 0; i < DAMAGE_LINES; i++)
+		if (printk(KERN_INFO "line %d\n", i) <= 0)
+			return 13;
+	return 0;
+}
+
+/* printk that finds its log file damaged says so once and goes on in
+ * memory: every line reaches the console, the file is left as it was. */
+static void test_damaged_under_writer(void **state)
+{
+	(void)state;
+	const char *p = test_dir_path("damaged-live.log");
+	struct child_result res;
+	char want[64];
+
+	unlink(p);
+	run_child(print_through_damage, (void *)p, CHILD_MS, &res);
+	if (!res.exited || res.status != 0)
+		fail_msg("child %s %d:\n%s", res.exited ? "exited" : "killed by signal",
+			 res.exited ? res.status : res.sig, res.out);
+	const char *notice = strstr(res.out, "printk: log file ");
+
+	if (!notice || !strstr(notice, " is damaged (") ||
+	    !strstr(notice, "): this process logs in memory from now on\n")) {
+		fprintf(stderr, "%s", res.out);
+		fail_msg("no notice (the output is above)");
+	}
+	if (strstr(notice + 1, "printk: log file "))
+		fail_msg("the notice came twice:\n%s", res.out);
+	for (int i = 0; i < DAMAGE_LINES; i++) {
+		snprintf(want, sizeof(want), "] line %d\n", i);
+		if (!strstr(res.out, want))
+			fail_msg("line %d missing:\n%s", i, res.out);
+	}
+	child_result_free(&res);
+}
+
 /* ------------------------------------------------------ dead open lines -- */
 
 #define UNFINISHED "unfinished ..."
@@ -1142,6 +1207,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_reader_refuses_procfs),
 		cmocka_unit_test(test_directory),
 		cmocka_unit_test(test_damaged_file_new_generation),
+		cmocka_unit_test(test_damaged_under_writer),
 		cmocka_unit_test(test_bad_console_level),
 		cmocka_unit_test(test_dead_open_line_not_printed),
 		cmocka_unit_test(test_dead_open_line_not_continued),
