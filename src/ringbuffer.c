@@ -155,8 +155,10 @@
  *     changes one of them; two rounds that saw the same words met damage, not
  *     a race, and the record is skipped as corrupt. A damaged file therefore
  *     costs a reader two rounds per record, not PRB_READ_RETRIES.
- * D8  Every block ends in a check value over the record's id, lengths, text
- *     and dictionary, stored by the writer before its commit (and again by
+ * D8  Every block ends in a check value over the record's id, the
+ *     descriptor words its writer stores after the claim (D_INFO, D_TS,
+ *     D_CTX), its text and its dictionary, stored by the writer before its
+ *     commit (and again by
  *     an extension) and verified by every reader after its copy. A block
  *     that belongs to another record or to none (a file whose pages were
  *     written back at different moments before a crash: a descriptor of one
@@ -389,17 +391,20 @@ static inline uint64_t check_end(uint64_t h)
 	return h ^ (h >> 31);
 }
 
-static inline uint64_t check_seed(uint64_t id, size_t text_len, size_t dict_len)
+/* The descriptor's part: id, D_INFO (lengths, level, facility, flags),
+ * timestamp and caller context, the words a writer stores after its claim. */
+static inline uint64_t check_seed(uint64_t id, uint64_t info, uint64_t ts, uint64_t ctx)
 {
-	return check_mix(id * CHECK_MUL, (uint64_t)text_len | (uint64_t)dict_len << 16 | 1ull << 40);
+	return check_mix(check_mix(check_mix(id * CHECK_MUL, info), ts), ctx);
 }
 
-/* The check value of the record @id whose block at @words holds @text_len
- * and @dict_len bytes (readers, and a writer that extended its record). */
-static uint64_t check_words(uint64_t id, pk_a64 *words, size_t text_len, size_t dict_len)
+/* The check value of the record @id with descriptor words @info, @ts and
+ * @ctx and its block at @words (readers, and a writer that extended its
+ * record). */
+static uint64_t check_words(uint64_t id, uint64_t info, uint64_t ts, uint64_t ctx, pk_a64 *words)
 {
-	uint64_t h = check_seed(id, text_len, dict_len);
-	size_t n = check_word_index(text_len, dict_len);
+	uint64_t h = check_seed(id, info, ts, ctx);
+	size_t n = check_word_index(info & 0xffff, (info >> 16) & 0xffff);
 
 	for (size_t i = 0; i < n; i++)
 		h = check_mix(h, pk_load_relaxed(&words[i]));
@@ -991,12 +996,11 @@ static void write_block(pk_a64 *words, size_t off, const char *src, size_t len)
 /*
  * A new record's block: @text and @dict back to back from its start, the
  * last word zero-padded, then the check value (D8), computed from the words
- * as they are stored. Returns nothing: the block is the writer's alone.
+ * as they are stored, starting from the descriptor's part @h.
  */
-static void write_record(pk_a64 *words, uint64_t id, const char *text, size_t text_len,
+static void write_record(pk_a64 *words, uint64_t h, const char *text, size_t text_len,
 			 const char *dict, size_t dict_len)
 {
-	uint64_t h = check_seed(id, text_len, dict_len);
 	size_t total = text_len + dict_len, k = 0;
 
 	for (; 8 * k + 8 <= text_len; k++) {
@@ -1169,13 +1173,15 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 	uint64_t old = SEQ_LOAD(rb, id);
 	uint64_t seq = old + ((id - (old + rb->id_base)) & ID_MASK);
 
+	uint64_t info = pack_info((uint16_t)text_len, (uint16_t)dict_len, meta->level & 7,
+				  meta->facility, meta->flags, (uint8_t)meta->caller.ctx);
+
 	SEQ_STORE(rb, id, seq);
 	pk_store_relaxed(&d[D_TS], meta->ts_nsec);
 	pk_store_relaxed(&d[D_CTX], meta->caller.ctx);
-	pk_store_relaxed(&d[D_INFO], pack_info((uint16_t)text_len, (uint16_t)dict_len,
-					       meta->level & 7, meta->facility, meta->flags,
-					       (uint8_t)meta->caller.ctx));
-	write_record(block_words(rb, begin), id, text, text_len, dict, dict_len);
+	pk_store_relaxed(&d[D_INFO], info);
+	write_record(block_words(rb, begin), check_seed(id, info, meta->ts_nsec, meta->caller.ctx),
+		     text, text_len, dict, dict_len);
 	testpoint(PRB_TP_BEFORE_COMMIT);
 	commit(rb, id, final);
 	if (seq_out)
@@ -1267,23 +1273,24 @@ int prb_extend(struct prb *rb, const struct prb_caller *caller, const char *text
 			copy_block(block_words(rb, nbegin), block_words(rb, begin), old_len);
 		pk_store_relaxed(&d[D_EXTENT], nbegin | nend << 32);
 	}
-	if (len) {
-		pk_a64 *words = block_words(rb, nbegin);
-		size_t n = old_len + len, last = n / 8;
+	pk_a64 *words = block_words(rb, nbegin);
+	size_t n = old_len + len, last = n / 8;
 
+	if (len)
 		write_block(words, old_len, text, len);
-		if (n % 8) {
-			/* Zero the padding (it held the old check word). */
-			uint64_t w = pk_load_relaxed(&words[last]);
+	if (n % 8) {
+		/* Zero the padding (it held the old check word). */
+		uint64_t w = pk_load_relaxed(&words[last]);
 
-			memset((char *)&w + n % 8, 0, 8 - n % 8);
-			pk_store_relaxed(&words[last], w);
-		}
-		pk_store_relaxed(&words[check_word_index(n, 0)], check_words(id, words, n, 0));
+		memset((char *)&w + n % 8, 0, 8 - n % 8);
+		pk_store_relaxed(&words[last], w);
 	}
-	info = (info & ~UINT64_C(0xffff)) | (old_len + len);
+	info = (info & ~UINT64_C(0xffff)) | n;
 	info |= (uint64_t)add_flags << 48;
 	pk_store_relaxed(&d[D_INFO], info);
+	pk_store_relaxed(&words[check_word_index(n, 0)],
+			 check_words(id, info, pk_load_relaxed(&d[D_TS]), pk_load_relaxed(&d[D_CTX]),
+				     words));
 	/* Read while we own it: once committed it may be overwritten at once. */
 	if (seq_out)
 		*seq_out = SEQ_LOAD(rb, id);
@@ -1474,7 +1481,8 @@ static bool copy_record(struct prb *rb, uint64_t id, struct prb_record *r)
 	copy_block_bytes(r->dict, words, tl, dl);
 	r->dict[dl] = '\0';
 	/* D8: bytes of another record, or of none, fail the check. */
-	return pk_load_relaxed(&words[check_word_index(tl, dl)]) == check_words(id, words, tl, dl);
+	return pk_load_relaxed(&words[check_word_index(tl, dl)]) ==
+	       check_words(id, info, r->ts_nsec, r->caller.ctx, words);
 }
 
 /*
@@ -1561,7 +1569,7 @@ int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst)
 	}
 	size_t dl = (info >> 16) & 0xffff;
 	uint64_t check = pk_load_relaxed(&words[check_word_index(tl, dl)]);
-	uint64_t h = check_words(id, words, tl, dl);
+	uint64_t h = check_words(id, info, ts, pk_load_relaxed(&d[D_CTX]), words);
 
 	if (!copy_intact_raw(&d[D_STATE], raw1, tail, id) || s != seq || h != check)
 		return -EAGAIN; /* prb_read() tells a race from corruption */

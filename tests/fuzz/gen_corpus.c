@@ -18,6 +18,16 @@
  *               hole to be), an unclaimed slot, a record not committed
  *   big_record  maximum text and dictionary, 8 KiB log
  *
+ * and, for fuzz_reader and fuzz_writer, damaged copies of "wrapped", each a
+ * way a file was found to go wrong:
+ *
+ *   dmg_state   one descriptor's state word with a bit flipped
+ *   dmg_tail    the tail word's id with a bit flipped
+ *   dmg_head0   a head word of 0
+ *   dmg_data    one byte of a record's text changed (its check fails)
+ *   dmg_torn    4 KiB pages alternately from two moments of one log (as
+ *               a crash leaves a file whose pages were written back apart)
+ *
  * fuzz_opts: PRINTK_OPTS strings; fuzz_format: formats in both of the
  * target's input modes (see fuzz_format.c).
  *
@@ -188,6 +198,74 @@ static void fill(struct pk_log *log, const char *name)
 	}
 }
 
+/* fuzz_writer's control bytes: records to store, a length seed, levels. */
+static const unsigned char writer_ctrl[][3] = { { 0, 0, 0 }, { 5, 17, 0x36 }, { 31, 200, 0x75 } };
+
+/* One damaged copy of the region @mem (@size bytes) to both region
+ * targets' corpora. */
+static void emit_region(const char *name, const unsigned char *mem, size_t size)
+{
+	char out[PATH_MAX];
+	size_t len = cut_zeros(mem, size, size);
+
+	snprintf(out, sizeof(out), "fuzz_reader/%s", name);
+	emit_bytes(out, NULL, 0, mem, len);
+	snprintf(out, sizeof(out), "fuzz_writer/%s", name);
+	emit_bytes(out, writer_ctrl[1], 3, mem, len);
+	printf("%-25s %6zu bytes (region %zu)\n", out, len, size);
+}
+
+/* The damaged seeds (see the list at the top), from "wrapped" in memory. */
+static void emit_damaged(void)
+{
+	size_t size = pk_log_region_size(4096);
+	unsigned char *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				  -1, 0);
+	unsigned char *moment = malloc(size), *copy = malloc(size);
+	struct pk_log *log;
+	int err;
+
+	if (mem == MAP_FAILED || !moment || !copy)
+		die("malloc", 0);
+	err = pk_log_create_in(&log, mem, size, 4096);
+	if (err)
+		die("pk_log_create_in", err);
+	for (unsigned i = 0; i < 40; i++)
+		store(log, 0, 6, "an early record of the torn log", NULL, 0);
+	memcpy(moment, mem, size);
+	fill(log, "wrapped");
+
+	struct prb *rb = pk_log_ring(log);
+	size_t desc_off = (size_t)((unsigned char *)rb->descs - mem);
+	size_t data_off = (size_t)((unsigned char *)rb->data - mem);
+
+	pk_log_destroy(log);
+
+	memcpy(copy, mem, size);
+	copy[desc_off + 5 * 64 + 7] ^= 0x40; /* slot 5: the state word's top byte */
+	emit_region("dmg_state", copy, size);
+
+	memcpy(copy, mem, size);
+	copy[128 + 4] ^= 0x10; /* the tail word: bit 4 of its id (bits 32-63) */
+	emit_region("dmg_tail", copy, size);
+
+	memcpy(copy, mem, size);
+	memset(copy + 64, 0, 8); /* the head word */
+	emit_region("dmg_head0", copy, size);
+
+	memcpy(copy, mem, size);
+	copy[data_off + 1000] ^= 0x01;
+	emit_region("dmg_data", copy, size);
+
+	for (size_t off = 0; off < size; off += 4096)
+		memcpy(copy + off, ((off / 4096) % 2 ? moment : mem) + off,
+		       size - off < 4096 ? size - off : 4096);
+	emit_region("dmg_torn", copy, size);
+	munmap(mem, size);
+	free(moment);
+	free(copy);
+}
+
 static const struct {
 	const char *name;
 	size_t len;
@@ -196,8 +274,6 @@ static const struct {
 	{ "wrapped", 4096 }, { "dead", 4096 }, { "big_record", 8192 },
 };
 
-/* fuzz_writer's control bytes: records to store, a length seed, levels. */
-static const unsigned char writer_ctrl[][3] = { { 0, 0, 0 }, { 5, 17, 0x36 }, { 31, 200, 0x75 } };
 
 static const char *const opts_seeds[] = {
 	"console=none",
@@ -287,6 +363,7 @@ int main(int argc, char **argv)
 		munmap(mem, size);
 	}
 
+	emit_damaged();
 	for (i = 0; i < sizeof(opts_seeds) / sizeof(opts_seeds[0]); i++) {
 		snprintf(name, sizeof(name), "fuzz_opts/opts_%zu", i);
 		emit_bytes(name, NULL, 0, opts_seeds[i], strlen(opts_seeds[i]));
