@@ -187,6 +187,12 @@ void out_capture_free(struct outbuf *b)
 	}
 }
 
+const char *out_capture_data(const struct outbuf *b, size_t *len)
+{
+	*len = b->len;
+	return b->buf;
+}
+
 /* Room for @n bytes at the end of the buffer (n is small). */
 static char *out_reserve(size_t n)
 {

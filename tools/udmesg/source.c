@@ -441,12 +441,11 @@ mesg:
 	return 0;
 }
 
-int ud_read_kmsg_file(struct ud_ctl *ctl)
+void ud_print_kmsg_buffer(struct ud_ctl *ctl, const char *buf, size_t size)
 {
-	size_t size, pos = 0;
-	char *buf = slurp(ctl->file_path, &size);
 	static char str[KMSG_REC_MAX + 1], dict[KMSG_REC_MAX + 1];
 	struct urec rec;
+	size_t pos = 0;
 
 	while (pos < size) {
 		size_t len = strnlen(buf + pos, size - pos);
@@ -461,6 +460,14 @@ int ud_read_kmsg_file(struct ud_ctl *ctl)
 		if (pos < size)
 			pos++;
 	}
+}
+
+int ud_read_kmsg_file(struct ud_ctl *ctl)
+{
+	size_t size;
+	char *buf = slurp(ctl->file_path, &size);
+
+	ud_print_kmsg_buffer(ctl, buf, size);
 	ud_output_finish(ctl);
 	free(buf);
 	return 0;
