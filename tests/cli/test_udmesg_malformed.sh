@@ -3,7 +3,8 @@
 # udmesg -F and -K on malformed files (inputs tests/fuzz/fuzz_udmesg found):
 # each is read within its buffer and printed as defined below, where
 # util-linux dmesg reads or copies past its buffer and prints whatever
-# memory follows, or crashes.
+# memory follows, or crashes. Caller ids from a file are escaped like the
+# text.
 . "$PRINTK_SOURCE_DIR/tests/cli/common.sh"
 
 # expect_out NAME EXPECTED FILE OPTIONS...: udmesg's stdout is EXPECTED
@@ -49,5 +50,12 @@ expect_out kmsg-caller-at-end '[    0.000002] ;\n' -K "$TMP/caller-end"
 printf 'X\0' >"$TMP/one-byte"
 expect_out kmsg-one-byte '[    0.000000] X\n' -K "$TMP/one-byte"
 expect_out kmsg-one-byte-decode '[    0.000000] X\n' -K "$TMP/one-byte" -x
+
+# -K: a caller id with an escape sequence in it, padded to util-linux's
+# width (the length of pid_max's text) before it is escaped.
+width=$(wc -c </proc/sys/kernel/pid_max 2>/dev/null || echo 11)
+pad=$(printf '%*s' $((width > 6 ? width - 6 : 0)) '')
+printf '6,1,2,-,caller=T\033[31m;x\n\0' >"$TMP/caller-esc"
+expect_out kmsg-caller-escaped "[    0.000002] [${pad}T\\\\x1b[31m] x\\n" -K "$TMP/caller-esc"
 
 finish

@@ -983,7 +983,9 @@ static void print_prefix(struct ud_ctl *ctl, const struct urec *rec, const struc
 		int n = snprintf(cid, sizeof(cid), "[%*s] ", ctl->caller_width, rec->caller);
 
 		ctl->indent += n;
-		out_puts(cid);
+		/* From the file with -K: escaped as the text is, so that it
+		 * cannot drive a terminal (a kernel's ids are plain). */
+		safe_write(ctl, cid, strlen(cid), 0);
 	}
 }
 
