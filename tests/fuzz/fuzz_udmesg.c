@@ -22,7 +22,9 @@
  * The output goes to an in-memory capture buffer (out_capture_*), no
  * file and no write(2) per execution. Properties (a violation aborts):
  * no crash, no sanitizer report, no hang (-timeout); udmesg exits only for
- * a -K record too large for its buffer, as it documents; the output is
+ * a -K record too large for its buffer, as it documents; reading the input
+ * a second time prints the same bytes (no state of one read leaks into the
+ * next: output.c keeps a few caches and statics); the output is
  * bounded by the input (a few hundred bytes of prefix per record, four
  * bytes per input byte); text ends with a newline; with -J it is one JSON
  * object (every string escaped: no raw control byte) or nothing; escaped
@@ -265,10 +267,11 @@ static const char *json_value(const char *p, const char *e, int depth)
 
 static void check_json(const char *out, size_t len)
 {
+	if (!len)
+		return; /* no record printed (@out may be NULL) */
+
 	const char *e = out + len, *p;
 
-	if (!len)
-		return;
 	if (*out != '{')
 		fail("JSON output does not start with an object", len);
 	p = json_value(out, e, 0);
@@ -348,36 +351,21 @@ static bool kmsg_too_large(const char *buf, size_t size)
 	return false;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* One read of @buf (@n bytes and a NUL) into the capture buffer, as
+ * main.c's reader runs it. False: udmesg would have exited. */
+static bool run(struct ud_ctl *ctl, const uint8_t *h, const char *buf, size_t n, bool too_large)
 {
-	static struct ud_ctl ctl;
-	static char *buf; /* static: still known after a jump from ud_fatal */
-	const char *out;
-	size_t len, n;
-	bool too_large;
-
-	if (size < HEADER)
-		return -1;
-	set_options(&ctl, data);
-	n = size - HEADER;
-	/* Exactly the bytes a reader has: the content and slurp()'s NUL. */
-	buf = malloc(n + 1);
-	if (!buf)
-		abort();
-	memcpy(buf, data + HEADER, n);
-	buf[n] = '\0';
-	too_large = ctl.source == UD_SRC_KMSG && kmsg_too_large(buf, n);
-
+	set_options(ctl, h);
 	fatal_msg[0] = '\0';
 	out_capture_begin(capture);
 	if (setjmp(fatal_jmp) == 0) {
-		if (ctl.source == UD_SRC_KMSG)
-			ud_print_kmsg_buffer(&ctl, buf, n);
-		else if (ctl.raw && n)
-			ud_print_raw_buffer(&ctl, buf, n);
+		if (ctl->source == UD_SRC_KMSG)
+			ud_print_kmsg_buffer(ctl, buf, n);
+		else if (ctl->raw && n)
+			ud_print_raw_buffer(ctl, buf, n);
 		else if (n)
-			ud_print_syslog_buffer(&ctl, buf, n);
-		ud_output_finish(&ctl);
+			ud_print_syslog_buffer(ctl, buf, n);
+		ud_output_finish(ctl);
 		if (too_large)
 			fail("a -K record too large went through", (long long)n);
 	} else if (!too_large || strcmp(fatal_msg, "fuzz-input: record too large") != 0) {
@@ -385,13 +373,52 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	}
 	out_capture_end();
-	free(buf);
-	buf = NULL;
-	if (fatal_msg[0])
-		return 0;
+	return !fatal_msg[0];
+}
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct ud_ctl ctl;
+	static char *first;
+	static size_t first_cap;
+	const char *out;
+	char *buf;
+	size_t len, n;
+	bool too_large, done;
+
+	if (size < HEADER)
+		return -1;
+	n = size - HEADER;
+	/* Exactly the bytes a reader has: the content and slurp()'s NUL. */
+	buf = malloc(n + 1);
+	if (!buf)
+		abort();
+	memcpy(buf, data + HEADER, n);
+	buf[n] = '\0';
+	too_large = data[0] & 1 && kmsg_too_large(buf, n);
+
+	/* Twice: nothing of one read may leak into the next (caches, statics). */
+	done = run(&ctl, data, buf, n, too_large);
 	out = out_capture_data(capture, &len);
-	if (len > (n + 1) * 1024)
+	if (len > first_cap) {
+		free(first);
+		first_cap = len;
+		first = malloc(first_cap);
+		if (!first)
+			abort();
+	}
+	if (len)
+		memcpy(first, out, len);
+	if (run(&ctl, data, buf, n, too_large) != done)
+		fail("a second read of the same input ends differently", (long long)n);
+	free(buf);
+	if (!done)
+		return 0;
+	out = out_capture_data(capture, &n);
+	if (n != len || (len && memcmp(first, out, len) != 0))
+		fail("a second read of the same input prints differently", (long long)len);
+
+	if (len > (size - HEADER + 1) * 1024)
 		fail("output out of proportion to the input", (long long)len);
 	if (ctl.json) {
 		check_json(out, len);
