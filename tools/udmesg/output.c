@@ -187,6 +187,12 @@ void out_capture_free(struct outbuf *b)
 	}
 }
 
+const char *out_capture_data(const struct outbuf *b, size_t *len)
+{
+	*len = b->len;
+	return b->buf;
+}
+
 /* Room for @n bytes at the end of the buffer (n is small). */
 static char *out_reserve(size_t n)
 {
@@ -977,7 +983,9 @@ static void print_prefix(struct ud_ctl *ctl, const struct urec *rec, const struc
 		int n = snprintf(cid, sizeof(cid), "[%*s] ", ctl->caller_width, rec->caller);
 
 		ctl->indent += n;
-		out_puts(cid);
+		/* From the file with -K: escaped as the text is, so that it
+		 * cannot drive a terminal (a kernel's ids are plain). */
+		safe_write(ctl, cid, strlen(cid), 0);
 	}
 }
 

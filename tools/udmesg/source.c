@@ -230,6 +230,12 @@ void ud_print_syslog_buffer(struct ud_ctl *ctl, const char *buf, size_t size)
 					begin = parse_faclev_syslog(begin + 1, &rec);
 				else
 					begin = skip_item(begin, end, ">");
+				/* "<N" at the end of a record, its '>' missing: the
+				 * byte skipped after the number is the record's end
+				 * or past it. util-linux reads on from there; the
+				 * text is empty. */
+				if (begin > end)
+					begin = end;
 			}
 			if (*begin == '[' &&
 			    (begin[1] == ' ' || (begin[1] >= '0' && begin[1] <= '9'))) {
@@ -242,8 +248,9 @@ void ud_print_syslog_buffer(struct ud_ctl *ctl, const char *buf, size_t size)
 			}
 			rec.mesg = begin;
 			rec.mesg_size = (size_t)(end - begin);
-			/* The newline that ends the last record is not part of it. */
-			if (*end != '\n' && end[-1] == '\n')
+			/* The newline that ends the last record is not part of
+			 * it (unless "<N" took it: the text is empty). */
+			if (rec.mesg_size && *end != '\n' && end[-1] == '\n')
 				rec.mesg_size--;
 
 			next_size -= (size_t)(end - next);
@@ -327,8 +334,12 @@ static const char *parse_callerid(const char *p, const char *end, struct urec *r
 
 		if (n >= sizeof(r->caller))
 			return p;
-		memcpy(r->caller, id, n - 1);
-		r->caller[n - 1] = '\0';
+		/* Less its separator; an id that is the record's last byte
+		 * (util-linux copies past its buffer there) is empty. */
+		if (n)
+			n--;
+		memcpy(r->caller, id, n);
+		r->caller[n] = '\0';
 		return after;
 	}
 	return p;
@@ -415,12 +426,25 @@ mesg:
 	/* E) message text, up to its newline */
 	rec->mesg = p;
 	p = skip_item(p, end, "\n");
-	if (*p && *p != '\n')
-		p--;
+	/*
+	 * util-linux steps back from the byte after the newline onto it, or
+	 * from where skip_item() stopped. In a one-byte record that is the
+	 * byte before the buffer, which util-linux reads: here it stays
+	 * unread and is taken for no newline, and the length given to
+	 * unhexmangle() wraps to 0 (the whole text) as util-linux's does.
+	 */
+	bool before_buf = false;
+
+	if (*p && *p != '\n') {
+		if (p > buf)
+			p--;
+		else
+			before_buf = true;
+	}
 
 	/* F) dictionary: " KEY=VALUE\n" lines after the text's newline */
 	{
-		const char *d = (*p == '\n') ? p + 1 : NULL;
+		const char *d = (!before_buf && *p == '\n') ? p + 1 : NULL;
 		size_t dl = 0;
 
 		while (d && *d == ' ') {
@@ -437,16 +461,17 @@ mesg:
 		rec->dict_len = dl;
 	}
 
-	rec->mesg_size = unhexmangle(rec->mesg, (char *)rec->mesg, (size_t)(p - rec->mesg) + 1) - 1;
+	rec->mesg_size = unhexmangle(rec->mesg, (char *)rec->mesg,
+				     before_buf ? 0 : (size_t)(p - rec->mesg) + 1) -
+			 1;
 	return 0;
 }
 
-int ud_read_kmsg_file(struct ud_ctl *ctl)
+void ud_print_kmsg_buffer(struct ud_ctl *ctl, const char *buf, size_t size)
 {
-	size_t size, pos = 0;
-	char *buf = slurp(ctl->file_path, &size);
 	static char str[KMSG_REC_MAX + 1], dict[KMSG_REC_MAX + 1];
 	struct urec rec;
+	size_t pos = 0;
 
 	while (pos < size) {
 		size_t len = strnlen(buf + pos, size - pos);
@@ -461,6 +486,14 @@ int ud_read_kmsg_file(struct ud_ctl *ctl)
 		if (pos < size)
 			pos++;
 	}
+}
+
+int ud_read_kmsg_file(struct ud_ctl *ctl)
+{
+	size_t size;
+	char *buf = slurp(ctl->file_path, &size);
+
+	ud_print_kmsg_buffer(ctl, buf, size);
 	ud_output_finish(ctl);
 	free(buf);
 	return 0;

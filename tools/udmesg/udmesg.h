@@ -127,6 +127,9 @@ int ud_log_action(struct ud_ctl *ctl, int action, int arg);
 /* Parse syslog-format text (util-linux's get_next_syslog_record) and print
  * every record; @buf must be NUL-terminated at @size. */
 void ud_print_syslog_buffer(struct ud_ctl *ctl, const char *buf, size_t size);
+/* Parse /dev/kmsg records separated by NUL bytes (-K) and print each; exits
+ * with a message naming ctl->file_path on a record too large. */
+void ud_print_kmsg_buffer(struct ud_ctl *ctl, const char *buf, size_t size);
 /* util-linux's parse_faclev on a number: facility (-1 if out of range), level. */
 void ud_decode_pri(long num, int *fac, int *lev);
 
@@ -144,6 +147,8 @@ void out_capture_begin(struct outbuf *b); /* empties it; this thread writes ther
 void out_capture_end(void);
 void out_capture_write(struct outbuf *b); /* to stdout, then empties it */
 void out_capture_free(struct outbuf *b);
+/* What @b holds now (for tests that look at the output). */
+const char *out_capture_data(const struct outbuf *b, size_t *len);
 void ud_print_record(struct ud_ctl *ctl, const struct urec *rec);
 /* The default text format (ctl->fast) needs nothing but the time and the text. */
 void ud_print_fast(const struct ud_ctl *ctl, uint64_t ts_nsec, const char *text, size_t len);

@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# udmesg -F and -K on malformed files (inputs tests/fuzz/fuzz_udmesg found):
+# each is read within its buffer and printed as defined below, where
+# util-linux dmesg reads or copies past its buffer and prints whatever
+# memory follows, or crashes. Caller ids from a file are escaped like the
+# text.
+. "$PRINTK_SOURCE_DIR/tests/cli/common.sh"
+
+# expect_out NAME EXPECTED FILE OPTIONS...: udmesg's stdout is EXPECTED
+# (printf-style escapes) byte for byte, and it exits 0.
+expect_out() {
+	local name=$1 expected=$2
+	shift 2
+	checks=$((checks + 1))
+	printf "$expected" >"$TMP/expected"
+	"$UDMESG" "$@" >"$TMP/out" 2>"$TMP/err"
+	local rc=$?
+	if [ $rc -ne 0 ]; then
+		fail "$name (exit $rc)"
+		head -5 "$TMP/err"
+	elif cmp -s "$TMP/expected" "$TMP/out"; then
+		ok "$name"
+	else
+		fail "$name: output differs"
+		show_diff "$TMP/expected" "$TMP/out"
+	fi
+}
+
+# -F: "<N" without its '>' at the end of a record. The text is empty;
+# util-linux's length of it went below zero.
+printf '<6\n' >"$TMP/pri-last"
+expect_out pri-unclosed-last '\n' -F "$TMP/pri-last"
+expect_out pri-unclosed-last-decode '\n' -F "$TMP/pri-last" -x
+expect_out pri-unclosed-last-json '' -F "$TMP/pri-last" -J
+expect_out pri-unclosed-last-raw '<6\n' -F "$TMP/pri-last" -r
+printf '<6' >"$TMP/pri-eof"
+expect_out pri-unclosed-eof-decode '\n' -F "$TMP/pri-eof" -x
+# ... and before the next record: decoding skipped the newline after it.
+printf '<6\n<6>x\n' >"$TMP/pri-next"
+expect_out pri-unclosed-next '\n[    0.000000] x\n' -F "$TMP/pri-next"
+expect_out pri-unclosed-next-decode '\nkern  :info  : [    0.000000] x\n' -F "$TMP/pri-next" -x
+
+# -K: a record ending in "caller=": util-linux copies a length of -1.
+printf '6,1,2,-,caller=;' >"$TMP/caller-end"
+expect_out kmsg-caller-at-end '[    0.000002] ;\n' -K "$TMP/caller-end"
+
+# -K: a one-byte record (util-linux reads the byte before its buffer; an
+# ASan build catches that).
+printf 'X\0' >"$TMP/one-byte"
+expect_out kmsg-one-byte '[    0.000000] X\n' -K "$TMP/one-byte"
+expect_out kmsg-one-byte-decode '[    0.000000] X\n' -K "$TMP/one-byte" -x
+
+# -K: a caller id with an escape sequence in it, padded to util-linux's
+# width (the length of pid_max's text) before it is escaped.
+width=$(wc -c </proc/sys/kernel/pid_max 2>/dev/null || echo 11)
+pad=$(printf '%*s' $((width > 6 ? width - 6 : 0)) '')
+printf '6,1,2,-,caller=T\033[31m;x\n\0' >"$TMP/caller-esc"
+expect_out kmsg-caller-escaped "[    0.000002] [${pad}T\\\\x1b[31m] x\\n" -K "$TMP/caller-esc"
+
+finish
