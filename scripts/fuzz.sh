@@ -3,7 +3,7 @@
 # Build (with clang, if needed) and run one libFuzzer target of tests/fuzz.
 #
 # usage: scripts/fuzz.sh TARGET SECONDS
-#   TARGET   logfile, reader, writer, opts, format (or fuzz_<name>)
+#   TARGET   logfile, reader, writer, opts, format, udmesg (or fuzz_<name>)
 #   SECONDS  how long to fuzz
 # Prints executions, executions per second and coverage at the end. Exits
 # non-zero on any crash, hang (an input running longer than FUZZ_TIMEOUT),
