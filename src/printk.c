@@ -45,6 +45,9 @@
 #define PRINTK_MAX_NESTING 4 /* outermost call + 3 nested, like PRINTK_MAX_RECURSION */
 
 static pk_a64 nesting_dropped;
+/* Lines the ring refused (-ENOBUFS: its oldest record was still being
+ * written, e.g. by a process stopped inside it), not yet reported. */
+static pk_a64 unstored;
 
 /*
  * Strip the level headers at the start of @text (Linux 6.x rules): returns
@@ -80,6 +83,18 @@ static void report_nesting_drops(void)
 	if (n)
 		pk_store_notice(PK_LOGLEVEL_CRIT,
 				"printk: %llu messages lost: printk nested too deep\n",
+				(unsigned long long)n);
+}
+
+/* Lines the ring refused: reported once a line was stored again (the ring
+ * has room then), so readers and consoles learn how many are missing. */
+static void report_unstored(void)
+{
+	uint64_t n = atomic_exchange_explicit(&unstored, 0, memory_order_relaxed);
+
+	if (n)
+		pk_store_notice(PK_LOGLEVEL_WARNING,
+				"printk: %llu messages not stored: the log's oldest record was still being written\n",
 				(unsigned long long)n);
 }
 
@@ -157,10 +172,15 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 
 	if (PK_UNLIKELY(stored == -EUCLEAN) && pk_printk_log_damaged(stored))
 		stored = pk_store_line(rb, &l, &me, &seq); /* into the log's private ring */
-	if (stored < 0)
+	if (stored < 0) {
+		if (stored == -ENOBUFS)
+			pk_fetch_add_relaxed(&unstored, 1);
 		goto out;
+	}
 	ret = (int)l.len;
 	pk_default_log_mark_used();
+	if (PK_UNLIKELY(pk_load_relaxed(&unstored)))
+		report_unstored();
 	if (stored == PK_STORED_JOINED) {
 		pk_console_flush(rb, NULL);
 		goto out;

@@ -57,7 +57,9 @@
  *                                      newer record came and still reopen it, and
  *                                      only this CAS decides between the two.
  *   RESERVED -> HOLE                   anyone, once the owner oracle says the
- *                                      claiming writer died (shared logs)
+ *                                      claiming writer died (shared logs), or
+ *                                      another process's writer stalled in it
+ *                                      for PRB_TAKEOVER_NS (D9)
  *   FINAL|HOLE(id-N) -> HOLE(id)       a tail pusher, when id was allocated but
  *                                      not claimed for PRB_STALL_NS (stolen)
  *   damaged -> HOLE(id) | RESERVED(id) the tail pusher or the claimer (D2)
@@ -85,7 +87,8 @@
  *     claims the slot, so a record can be retired whatever instruction its
  *     writer died at: by its own tagged extent, or, if it never got that far,
  *     by head.pos (newest) or its successor's begin.
- * I8  A live writer's record is never taken from it once claimed; only an
+ * I8  A live writer's record is never taken from it once claimed (except by
+ *     D9, from a writer stalled in it for a second); an
  *     unclaimed allocation is stolen on a timeout, and then the late claim
  *     CAS fails (the slot no longer holds id - N) and the writer drops its
  *     message, counted in reserve_failed (also when the ring came round and
@@ -164,6 +167,19 @@
  *     written back at different moments before a crash: a descriptor of one
  *     moment, data of another, or a page never written) fails it: readers
  *     skip the record as damaged (D2), never show its bytes.
+ * D9  On a shared log, a record another process's writer has held RESERVED
+ *     for PRB_TAKEOVER_NS (stopped by SIGSTOP, a debugger, a frozen cgroup)
+ *     is taken from it like a dead writer's: the tail pusher, or a reader
+ *     with a writable handle past it, makes it a HOLE (holes), and a
+ *     read-only reader passes it. I3 therefore blocks writers for that long
+ *     at most. The stalled writer may wake up and go on storing into the slot
+ *     and into data that newer records own by then. Its commit CAS expects
+ *     the exact word it claimed, so it fails (prb_store() returns -ENOBUFS);
+ *     it checks its claim once more before its first store after the claim;
+ *     and whatever it still wrote late makes the records it hit fail their
+ *     check (D8): skipped and counted, never shown. Only other processes'
+ *     records are taken: in one process a stalled thread is the program's
+ *     own affair, as in the kernel.
  * What this does not cover: a state word damaged to RESERVED looks like a
  * live writer inside its record, and blocks the tail like one (I3); on a
  * private ring, so does one damaged to look unclaimed.
@@ -231,6 +247,9 @@
 #define PRB_DESC_MIN_BITS 6
 #define PRB_STALL_NS	  (100 * 1000 * 1000ull) /* unclaimed this long: stolen (shared logs) */
 #define PRB_STALL_CLOCKS  4
+/* Another process's writer inside its claimed record this long (stopped,
+ * frozen, at a breakpoint): the record is taken from it (D9). */
+#define PRB_TAKEOVER_NS	  (1000 * 1000 * 1000ull)
 /* A writer's reservation loop retries only when another writer made progress;
  * this many rounds without success means the header words are damaged, or the
  * writer is starved: it gives up (counted) instead of spinning. */
@@ -761,7 +780,7 @@ static uint64_t extent_end(struct prb *rb, uint64_t t, uint64_t v)
 /* An allocated slot nobody claimed for PRB_STALL_NS (shared logs) may be
  * stolen: safe even if its writer is alive, whose claim then fails (I8). The
  * clock lives in the header, or in the handle for a read-only one. */
-static bool stalled_long_enough(struct prb *rb, uint64_t tid)
+static bool stalled_for(struct prb *rb, uint64_t key, uint64_t ns)
 {
 	pk_a64 (*clocks)[2] = rb->writable ? rb->hdr->stall : rb->local_stall;
 	uint64_t now = prb_now_ns();
@@ -770,14 +789,35 @@ static bool stalled_long_enough(struct prb *rb, uint64_t tid)
 	/* Each slot keeps its own clock, so a writer waiting on the tail and a
 	 * reader waiting further on never restart each other's. */
 	for (unsigned i = 0; i < PRB_STALL_CLOCKS; i++) {
-		if (pk_load_relaxed(&clocks[i][0]) == tid + 1)
-			return now - pk_load_relaxed(&clocks[i][1]) > PRB_STALL_NS;
+		if (pk_load_relaxed(&clocks[i][0]) == key)
+			return now - pk_load_relaxed(&clocks[i][1]) > ns;
 		if (pk_load_relaxed(&clocks[i][1]) < pk_load_relaxed(&clocks[oldest][1]))
 			oldest = i;
 	}
 	pk_store_relaxed(&clocks[oldest][1], now);
-	pk_store_relaxed(&clocks[oldest][0], tid + 1);
+	pk_store_relaxed(&clocks[oldest][0], key);
 	return false;
+}
+
+static bool stalled_long_enough(struct prb *rb, uint64_t tid)
+{
+	return stalled_for(rb, tid + 1, PRB_STALL_NS);
+}
+
+/*
+ * D9: the claimed record @id (state @v, RESERVED) belongs to another
+ * process's writer that has been inside it for PRB_TAKEOVER_NS. The clock is
+ * keyed by the whole state word (id, owner, reopen count; the state bits make
+ * it differ from any unclaimed slot's key), so an extension restarts it.
+ */
+static bool takeover_due(struct prb *rb, uint64_t id, uint64_t v)
+{
+	uint64_t owner = st_owner(v);
+
+	if (!rb->owner_alive || owner == 0 || owner == rb->owner || st_id(v) != id ||
+	    st_state(v) != ST_RESERVED)
+		return false;
+	return stalled_for(rb, v | UINT64_C(1) << 63, PRB_TAKEOVER_NS);
 }
 
 /* A read-only handle passes an unclaimed slot it cannot steal; it remembers
@@ -850,8 +890,9 @@ static enum push_result push_tail(struct prb *rb, uint64_t t)
 	}
 	switch (st_state(v)) {
 	case ST_RESERVED:
-		if (owner_dead(rb, tid, v)) {
-			/* Its writer died in it: the text is lost, the slot is not. */
+		if (owner_dead(rb, tid, v) || takeover_due(rb, tid, v)) {
+			/* Its writer died in it, or stalls in it (D9): the
+			 * text is lost, the slot is not. */
 			if (st_cas(rb, tid, &v, st_with_state(v, ST_HOLE), CAS_SC))
 				pk_fetch_add_relaxed(&rb->hdr->holes, 1);
 			return PUSH_MOVED;
@@ -1050,19 +1091,21 @@ static uint64_t pack_info(uint16_t text_len, uint16_t dict_len, uint8_t level, u
 	       (uint64_t)facility << 40 | (uint64_t)flags << 48 | (uint64_t)ctx << 56;
 }
 
-PK_HOT static void commit(struct prb *rb, uint64_t id, bool final)
+/* Commit the record @id we hold as @mine (RESERVED). Returns false if it is
+ * not ours any more: taken as a hole because we stalled in it (D9), or
+ * reclaimed by a registry. */
+PK_HOT static bool commit(struct prb *rb, uint64_t id, uint64_t mine, bool final)
 {
-	uint64_t v = ST_LOAD(rb, id, load_relaxed_fn);
+	uint64_t v = mine;
 
-	if (st_id(v) != id || st_state(v) != ST_RESERVED)
-		return; /* not ours any more (a registry reclaimed it) */
-	if (!st_cas(rb, id, &v, st_with_state(v, final ? ST_FINAL : ST_COMMITTED), CAS_SC))
-		return;
+	if (!st_cas(rb, id, &v, st_with_state(mine, final ? ST_FINAL : ST_COMMITTED), CAS_SC))
+		return false;
 	/* P4: if a newer record was reserved meanwhile, nobody else will finalize us. */
 	if (!final && w_id(pk_load_sc(&rb->hdr->head)) != id)
 		finalize(rb, id);
 	else
 		wake_waiters(rb);
+	return true;
 }
 
 /*
@@ -1161,8 +1204,9 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 	pk_store_relaxed(&d[D_CALLER], (uint64_t)meta->caller.pid | (uint64_t)meta->caller.tid << 32);
 	pk_store_release(&d[D_ALLOC], id + 1); /* + 1: zeroed memory tags no id */
 
-	if (PK_UNLIKELY(!claimable ||
-			!st_cas(rb, id, &v, st_make(ST_RESERVED, 0, rb->owner, id), CAS_RELEASE))) {
+	uint64_t mine = st_make(ST_RESERVED, 0, rb->owner, id);
+
+	if (PK_UNLIKELY(!claimable || !st_cas(rb, id, &v, mine, CAS_RELEASE))) {
 		int err = claim_failed(rb, id, v);
 
 		if (err)
@@ -1170,6 +1214,11 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 	}
 
 	testpoint(PRB_TP_CLAIMED);
+	/* D9: a writer that stalled right after its claim may have lost the
+	 * record; then the slot may hold a newer one: touch nothing. */
+	if (PK_UNLIKELY(pk_load_relaxed(&d[D_STATE]) != (mine ^ state_key(rb, id))))
+		return -ENOBUFS;
+
 	uint64_t old = SEQ_LOAD(rb, id);
 	uint64_t seq = old + ((id - (old + rb->id_base)) & ID_MASK);
 
@@ -1183,7 +1232,8 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 	write_record(block_words(rb, begin), check_seed(id, info, meta->ts_nsec, meta->caller.ctx),
 		     text, text_len, dict, dict_len);
 	testpoint(PRB_TP_BEFORE_COMMIT);
-	commit(rb, id, final);
+	if (PK_UNLIKELY(!commit(rb, id, mine, final)))
+		return -ENOBUFS; /* taken from us (D9): counted as a hole */
 	if (seq_out)
 		*seq_out = seq;
 	return 0;
@@ -1294,11 +1344,12 @@ int prb_extend(struct prb *rb, const struct prb_caller *caller, const char *text
 	/* Read while we own it: once committed it may be overwritten at once. */
 	if (seq_out)
 		*seq_out = SEQ_LOAD(rb, id);
-	commit(rb, id, final);
+	if (!commit(rb, id, mine, final))
+		return -ENOBUFS; /* taken from us (D9): counted as a hole */
 	return 0;
 
 restore:
-	commit(rb, id, false);
+	commit(rb, id, mine, false);
 	return err;
 }
 
@@ -1706,9 +1757,11 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 					pk_fetch_add_relaxed(&rb->hdr->stolen, 1);
 				continue;
 			}
-			/* A claimed record whose writer died never completes: make
-			 * it a hole (writable handle) or pass it by (read-only). */
-			if (st_id(v1) == id && owner_dead(rb, id, v1)) {
+			/* A claimed record whose writer died never completes, nor
+			 * soon one whose writer stalls in it (D9): make it a hole
+			 * (writable handle) or pass it by (read-only). */
+			if (st_id(v1) == id &&
+			    (owner_dead(rb, id, v1) || (id != w_id(h) && takeover_due(rb, id, v1)))) {
 				if (rb->writable &&
 				    st_cas(rb, id, &v1, st_with_state(v1, ST_HOLE), CAS_SC))
 					pk_fetch_add_relaxed(&rb->hdr->holes, 1);

@@ -176,7 +176,9 @@ const char *prb_strerror(int err);
  * same caller until anyone stores another record.
  * Returns 0 and the record's seq in *@seq_out (may be NULL), -E2BIG when text
  * or dictionary is over its limit, -EINVAL on bad arguments, -ENOBUFS when the
- * oldest record is still being written and nothing can be overwritten, and
+ * oldest record is still being written and nothing can be overwritten (or
+ * when this writer stalled in its record so long that it was taken from it:
+ * D9 in ringbuffer.c), and
  * -EUCLEAN when the ring is broken (prb_broken()): its head and tail words
  * contradict each other, so nothing can be stored in it any more.
  *
@@ -207,7 +209,7 @@ void prb_memory_replaced(struct prb *rb);
  * flags. Returns 0 and the record's seq, -ENOENT when there is no such record
  * (another record came in between, it is finalized, or another caller wrote
  * it), -E2BIG when the text would exceed @max_text, -ENOBUFS when no space
- * could be made.
+ * could be made or the record was taken from a writer stalled in it.
  */
 int prb_extend(struct prb *rb, const struct prb_caller *caller, const char *text, size_t len,
 	       size_t max_text, bool final, uint8_t add_flags, uint64_t *seq_out);

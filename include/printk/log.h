@@ -167,7 +167,9 @@ PK_API size_t pk_log_buf_len(const struct pk_log *log);
 /*
  * Store a complete record at @level/@facility (no level parsing, no
  * continuation: that is printk's job). Returns 0, -E2BIG, -EINVAL, -EPERM
- * (read-only handle), -ENOBUFS (the oldest record is still being written),
+ * (read-only handle), -ENOBUFS (the oldest record is still being written by
+ * another writer, which blocks that for one second at most; or this call was
+ * stopped inside its record for so long that the record was taken from it),
  * -ESTALE (the log's file was truncated: see pk_log_open_file()) or
  * -EUCLEAN (the log's head and tail words contradict each other: it is
  * damaged and takes no more records).
