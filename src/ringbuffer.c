@@ -1390,8 +1390,14 @@ static enum hdr_state ring_bounds(struct prb *rb, uint64_t *first, uint64_t *nex
 		/* One of the two is wrong. A head that agrees with the record
 		 * before it is believed (head_bounds()); otherwise a tail that
 		 * agrees with the record after it. Slots never used agree with
-		 * each other, which is why the head is asked first. */
+		 * each other, which is why the head is asked first. But first:
+		 * a slot read after head or tail moved on may hold a later
+		 * lap's seq (one that looks a whole number of laps off once
+		 * ids came round, as they do in seconds with small ids). */
 		uint64_t s;
+
+		if (pk_load_acquire(&rb->hdr->tail) != t || pk_load_acquire(&rb->hdr->head) != h)
+			return HDR_RACE;
 
 		if (!tok || !hok || dist < 2)
 			return HDR_BAD;
@@ -1675,6 +1681,16 @@ static bool round_view_same(const struct round_view *a, const struct round_view 
 	       a->seq == b->seq;
 }
 
+/* Damage is only what a still file shows: if anything in @seq's view moved
+ * since @was, what the round saw may be a race; look again (D7 bounds it). */
+static bool view_moved(struct prb *rb, uint64_t seq, const struct round_view *was)
+{
+	struct round_view v;
+
+	round_view_take(rb, seq, &v);
+	return !round_view_same(was, &v);
+}
+
 int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 {
 	if (!rb || !r)
@@ -1731,7 +1747,7 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 				/* Recycled since we looked at the tail, or damaged:
 				 * between tail and head a slot holds its id or, not
 				 * claimed yet, the one before. */
-				if (overtaken(rb, seq))
+				if (overtaken(rb, seq) || view_moved(rb, seq, &now))
 					continue;
 				if (rb->writable)
 					pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
@@ -1805,7 +1821,7 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 		if (!copy_intact(rb, id, v1))
 			continue; /* changed or overwritten while we copied */
 		if (!sane || r->seq != seq) {
-			if (overtaken(rb, seq))
+			if (overtaken(rb, seq) || view_moved(rb, seq, &now))
 				continue;
 			if (rb->writable)
 				pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
