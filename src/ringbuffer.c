@@ -1691,6 +1691,18 @@ static bool view_moved(struct prb *rb, uint64_t seq, const struct round_view *wa
 	return !round_view_same(was, &v);
 }
 
+/* What prb_read() met at @seq makes no sense: damage (1: counted, to be
+ * skipped) if the record was not overwritten meanwhile and nothing in its
+ * round's view @now moved; else 0, look again. */
+static unsigned damaged_here(struct prb *rb, uint64_t seq, const struct round_view *now)
+{
+	if (overtaken(rb, seq) || view_moved(rb, seq, now))
+		return 0;
+	if (rb->writable)
+		pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
+	return 1;
+}
+
 int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 {
 	if (!rb || !r)
@@ -1747,11 +1759,7 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 				/* Recycled since we looked at the tail, or damaged:
 				 * between tail and head a slot holds its id or, not
 				 * claimed yet, the one before. */
-				if (overtaken(rb, seq) || view_moved(rb, seq, &now))
-					continue;
-				if (rb->writable)
-					pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
-				seq++;
+				seq += damaged_here(rb, seq, &now);
 				continue;
 			}
 			unfinished = 1;
@@ -1821,11 +1829,7 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 		if (!copy_intact(rb, id, v1))
 			continue; /* changed or overwritten while we copied */
 		if (!sane || r->seq != seq) {
-			if (overtaken(rb, seq) || view_moved(rb, seq, &now))
-				continue;
-			if (rb->writable)
-				pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
-			seq++;
+			seq += damaged_here(rb, seq, &now);
 			continue;
 		}
 		r->rflags = 0;
