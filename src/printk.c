@@ -74,29 +74,23 @@ static size_t parse_headers(const char *text, size_t len, int *level, int *cont)
 	return i;
 }
 
-/* Messages dropped for nesting too deep (signal handlers inside printk inside
- * handlers...): the first printk at the outer level says so, as 3.5 did. */
-static void report_nesting_drops(void)
+/*
+ * Say how many messages the counter @lost holds (and empty it), once printk
+ * can store again: nested too deep (signal handlers inside printk inside
+ * handlers...: the first printk at the outer level says so, as 3.5 did), or
+ * refused by the ring (said with the next line stored, when the ring has room
+ * again), so readers and consoles learn how many are missing.
+ */
+static void report_lost(pk_a64 *lost, int level, const char *why)
 {
-	uint64_t n = atomic_exchange_explicit(&nesting_dropped, 0, memory_order_relaxed);
+	uint64_t n = atomic_exchange_explicit(lost, 0, memory_order_relaxed);
 
 	if (n)
-		pk_store_notice(PK_LOGLEVEL_CRIT,
-				"printk: %llu messages lost: printk nested too deep\n",
-				(unsigned long long)n);
+		pk_store_notice(level, "printk: %llu messages %s\n", (unsigned long long)n, why);
 }
 
-/* Lines the ring refused: reported once a line was stored again (the ring
- * has room then), so readers and consoles learn how many are missing. */
-static void report_unstored(void)
-{
-	uint64_t n = atomic_exchange_explicit(&unstored, 0, memory_order_relaxed);
-
-	if (n)
-		pk_store_notice(PK_LOGLEVEL_WARNING,
-				"printk: %llu messages not stored: the log's oldest record was still being written\n",
-				(unsigned long long)n);
-}
+#define NESTED_WHY   "lost: printk nested too deep"
+#define UNSTORED_WHY "not stored: the log's oldest record was still being written"
 
 /*
  * Format (into @line's buffer, where a console line needs the text), store,
@@ -120,7 +114,7 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 		goto out;
 	}
 	if (PK_UNLIKELY(pk_load_relaxed(&nesting_dropped)) && depth == 1)
-		report_nesting_drops();
+		report_lost(&nesting_dropped, PK_LOGLEVEL_CRIT, NESTED_WHY);
 
 	uint64_t ts = pk_clock_ns(); /* like the kernel: time of the call, before formatting */
 	char *buf = line->buf + PK_CON_PREFIX_ROOM;
@@ -180,7 +174,7 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 	ret = (int)l.len;
 	pk_default_log_mark_used();
 	if (PK_UNLIKELY(pk_load_relaxed(&unstored)))
-		report_unstored();
+		report_lost(&unstored, PK_LOGLEVEL_WARNING, UNSTORED_WHY);
 	if (stored == PK_STORED_JOINED) {
 		pk_console_flush(rb, NULL);
 		goto out;
