@@ -83,7 +83,7 @@
  *     that sees head moved finalizes itself (store-buffering pair P4).
  * I6  Readers never write the ring (except helping finalize and making holes
  *     of dead writers' records, on a writable handle).
- * I7  A writer stores its extent and then D_ALLOC = id (release) before it
+ * I7  A writer stores its extent and then D_ALLOC's tag, id + 1 (release), before it
  *     claims the slot, so a record can be retired whatever instruction its
  *     writer died at: by its own tagged extent, or, if it never got that far,
  *     by head.pos (newest) or its successor's begin.
@@ -158,11 +158,11 @@
  *     changes one of them; two rounds that saw the same words met damage, not
  *     a race, and the record is skipped as corrupt. A damaged file therefore
  *     costs a reader two rounds per record, not PRB_READ_RETRIES.
- * D8  Every block ends in a check value over the record's id, the
- *     descriptor words its writer stores after the claim (D_INFO, D_TS,
- *     D_CTX), its text and its dictionary, stored by the writer before its
- *     commit (and again by
- *     an extension) and verified by every reader after its copy. A block
+ * D8  Every record has a 32-bit check value (D_ALLOC's high half) over its
+ *     id, the descriptor words its writer stores after the claim (D_INFO,
+ *     D_TS, D_CTX), its text and its dictionary, stored by the writer before
+ *     its commit (and again by an extension) and verified by every reader
+ *     after its copy. A block
  *     that belongs to another record or to none (a file whose pages were
  *     written back at different moments before a crash: a descriptor of one
  *     moment, data of another, or a page never written) fails it: readers
@@ -289,7 +289,8 @@ enum {
 	D_EXTENT, /* begin position (low 32) | end position (high 32) */
 	D_CALLER, /* pid (low 32) | tid (high 32) */
 	D_INFO,	  /* text_len:16 | dict_len:16 | level:8 | facility:8 | flags:8 | ctx:8 */
-	D_ALLOC,  /* 1 + the id whose extent D_EXTENT holds; stored after it, before the claim */
+	D_ALLOC,  /* low 32: 1 + the id whose extent D_EXTENT holds, stored after it,
+		   * before the claim; high 32: the check value (D8), before the commit */
 	D_CTX,	  /* the writer's caller context (prb_caller.ctx) */
 };
 
@@ -375,59 +376,68 @@ static inline uint64_t units_for(size_t bytes)
 	return ((uint64_t)bytes + PRB_UNIT - 1) >> PRB_UNIT_SHIFT;
 }
 
-/* The word of a block that holds its check value: the first whole word
- * after the text and the dictionary. */
-static inline size_t check_word_index(size_t text_len, size_t dict_len)
-{
-	return (text_len + dict_len + 7) / 8;
-}
-
-/* The units of a record's block: text, dictionary, check word. */
+/* The units of a record's block: its text and dictionary back to back. */
 static inline uint64_t block_units(size_t text_len, size_t dict_len)
 {
-	return units_for(8 * (check_word_index(text_len, dict_len) + 1));
+	return units_for(text_len + dict_len);
 }
 
 /*
- * The check value (D8): a multiply-xorshift over the record's id, its
- * lengths and the words of its block as stored: text and dictionary back to
- * back, the last word zero-padded. It is not a defence against a forger, who
- * can compute it too; it tells a block that belongs to another record, or to
- * no record at all (zero pages, pages of another moment), from the record
- * its descriptor describes.
+ * The check value (D8), 32 bits kept in the high half of D_ALLOC (whose low
+ * half is the extent's tag, so a record costs no byte more): a rotate-xor
+ * over the record's id, its descriptor words (D_INFO, D_TS, D_CTX) and the
+ * words of its block as stored (text and dictionary back to back, the last
+ * word zero-padded), then a multiply-xorshift, folded. It is not a defence
+ * against a forger, who can compute it too; it tells a block that belongs to
+ * another record, or to no record at all (zero pages, pages of another
+ * moment), from the record its descriptor describes.
  */
 #define CHECK_MUL UINT64_C(0x9e3779b97f4a7c15)
 
-/* Odd multiplier: a bijection of h for a given word, so a record that
- * differs from the stored one in any single word always fails. */
+/* A rotation and an xor per word: one or two cycles on the writer's path
+ * (a multiply per word made the chain latency-bound), and a bijection of h
+ * for a given word, so a record that differs from the stored one in any
+ * single word always fails. The multiply comes once, at the end. */
 static inline uint64_t check_mix(uint64_t h, uint64_t word)
 {
-	return (h ^ word) * CHECK_MUL;
+	return (h << 23 | h >> 41) ^ word;
+}
+
+/* D_ALLOC's low half, the extent's tag: id + 1 (zeroed memory tags no id). */
+static inline uint64_t alloc_tag(uint64_t id)
+{
+	return (id + 1) & UINT64_C(0xffffffff);
 }
 
 static inline uint64_t check_end(uint64_t h)
 {
+	h *= CHECK_MUL;
 	return h ^ (h >> 31);
 }
 
-/* The descriptor's part: id, D_INFO (lengths, level, facility, flags),
- * timestamp and caller context, the words a writer stores after its claim. */
-static inline uint64_t check_seed(uint64_t id, uint64_t info, uint64_t ts, uint64_t ctx)
+/*
+ * D_ALLOC of the record @id with descriptor words @info, @ts and @ctx and
+ * its block at @words, as it lies there (the writer computes it from what it
+ * just stored; readers from what they copied from): the tag (id + 1, 32
+ * bits; zeroed memory tags no id) and the check value. Two lanes, even and
+ * odd words, halve the dependency chain.
+ */
+static PK_ALWAYS_INLINE uint64_t alloc_word(uint64_t id, uint64_t info, uint64_t ts, uint64_t ctx,
+					     pk_a64 *words)
 {
-	return check_mix(check_mix(check_mix(id * CHECK_MUL, info), ts), ctx);
-}
+	uint64_t a = check_mix(check_mix(id, ts), 0), b = check_mix(check_mix(info, ctx), 0);
+	size_t n = ((info & 0xffff) + ((info >> 16) & 0xffff) + 7) / 8, i;
 
-/* The check value of the record @id with descriptor words @info, @ts and
- * @ctx and its block at @words (readers, and a writer that extended its
- * record). */
-static uint64_t check_words(uint64_t id, uint64_t info, uint64_t ts, uint64_t ctx, pk_a64 *words)
-{
-	uint64_t h = check_seed(id, info, ts, ctx);
-	size_t n = check_word_index(info & 0xffff, (info >> 16) & 0xffff);
+	for (i = 0; i + 1 < n; i += 2) {
+		a = check_mix(a, pk_load_relaxed(&words[i]));
+		b = check_mix(b, pk_load_relaxed(&words[i + 1]));
+	}
+	if (i < n)
+		a = check_mix(a, pk_load_relaxed(&words[i]));
 
-	for (size_t i = 0; i < n; i++)
-		h = check_mix(h, pk_load_relaxed(&words[i]));
-	return check_end(h);
+	uint64_t h = check_end(a ^ b * CHECK_MUL);
+
+	return ((h ^ h << 32) & ~UINT64_C(0xffffffff)) | alloc_tag(id);
 }
 
 static inline pk_a64 *slot(const struct prb *rb, uint64_t id)
@@ -735,7 +745,7 @@ static uint64_t extent_end(struct prb *rb, uint64_t t, uint64_t v)
 	uint64_t h = 0;
 	bool have_head = false;
 
-	if (pk_load_acquire(&d[D_ALLOC]) == tid + 1) {
+	if ((pk_load_acquire(&d[D_ALLOC]) & 0xffffffffu) == alloc_tag(tid)) {
 		uint64_t ext = pk_load_relaxed(&d[D_EXTENT]);
 		uint64_t info = pk_load_relaxed(&d[D_INFO]);
 		uint64_t begin = ext & 0xffffffffu, end = ext >> 32;
@@ -765,7 +775,7 @@ static uint64_t extent_end(struct prb *rb, uint64_t t, uint64_t v)
 	uint64_t next = (tid + 1) & ID_MASK;
 	pk_a64 *n = slot(rb, next);
 
-	if (pk_load_acquire(&n[D_ALLOC]) == next + 1) {
+	if ((pk_load_acquire(&n[D_ALLOC]) & 0xffffffffu) == alloc_tag(next)) {
 		uint64_t nbegin = pk_load_relaxed(&n[D_EXTENT]) & 0xffffffffu;
 
 		if (((nbegin - tpos) & POS_MASK) <= ((w_pos(h) - tpos) & POS_MASK))
@@ -1036,11 +1046,10 @@ static void write_block(pk_a64 *words, size_t off, const char *src, size_t len)
 
 /*
  * A new record's block: @text and @dict back to back from its start, the
- * last word zero-padded, then the check value (D8), computed from the words
- * as they are stored, starting from the descriptor's part @h.
+ * last word zero-padded (the check value, D8, goes after it).
  */
-static void write_record(pk_a64 *words, uint64_t h, const char *text, size_t text_len,
-			 const char *dict, size_t dict_len)
+static void write_record(pk_a64 *words, const char *text, size_t text_len, const char *dict,
+			 size_t dict_len)
 {
 	size_t total = text_len + dict_len, k = 0;
 
@@ -1049,7 +1058,6 @@ static void write_record(pk_a64 *words, uint64_t h, const char *text, size_t tex
 
 		memcpy(&w, text + 8 * k, 8);
 		pk_store_relaxed(&words[k], w);
-		h = check_mix(h, w);
 	}
 	if (!dict_len && text_len % 8) {
 		uint64_t w = 0;
@@ -1064,7 +1072,6 @@ static void write_record(pk_a64 *words, uint64_t h, const char *text, size_t tex
 #endif
 			memcpy(&w, text + 8 * k, rem);
 		pk_store_relaxed(&words[k++], w);
-		h = check_mix(h, w);
 	}
 	for (size_t pos = 8 * k; pos < total; k++) {
 		uint64_t w = 0;
@@ -1073,9 +1080,7 @@ static void write_record(pk_a64 *words, uint64_t h, const char *text, size_t tex
 		for (size_t i = 0; i < 8 && pos < total; i++, pos++)
 			b[i] = pos < text_len ? text[pos] : dict[pos - text_len];
 		pk_store_relaxed(&words[k], w);
-		h = check_mix(h, w);
 	}
-	pk_store_relaxed(&words[k], check_end(h));
 }
 
 static void copy_block(pk_a64 *dst, pk_a64 *src, size_t bytes)
@@ -1094,7 +1099,7 @@ static uint64_t pack_info(uint16_t text_len, uint16_t dict_len, uint8_t level, u
 /* Commit the record @id we hold as @mine (RESERVED). Returns false if it is
  * not ours any more: taken as a hole because we stalled in it (D9), or
  * reclaimed by a registry. */
-PK_HOT static bool commit(struct prb *rb, uint64_t id, uint64_t mine, bool final)
+static PK_ALWAYS_INLINE bool commit(struct prb *rb, uint64_t id, uint64_t mine, bool final)
 {
 	uint64_t v = mine;
 
@@ -1202,7 +1207,7 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 	 * record after we die can find where it ends (I7). */
 	pk_store_relaxed(&d[D_EXTENT], begin | end << 32);
 	pk_store_relaxed(&d[D_CALLER], (uint64_t)meta->caller.pid | (uint64_t)meta->caller.tid << 32);
-	pk_store_release(&d[D_ALLOC], id + 1); /* + 1: zeroed memory tags no id */
+	pk_store_release(&d[D_ALLOC], alloc_tag(id)); /* I7 */
 
 	uint64_t mine = st_make(ST_RESERVED, 0, rb->owner, id);
 
@@ -1229,8 +1234,10 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 	pk_store_relaxed(&d[D_TS], meta->ts_nsec);
 	pk_store_relaxed(&d[D_CTX], meta->caller.ctx);
 	pk_store_relaxed(&d[D_INFO], info);
-	write_record(block_words(rb, begin), check_seed(id, info, meta->ts_nsec, meta->caller.ctx),
-		     text, text_len, dict, dict_len);
+	pk_a64 *words = block_words(rb, begin);
+
+	write_record(words, text, text_len, dict, dict_len);
+	pk_store_relaxed(&d[D_ALLOC], alloc_word(id, info, meta->ts_nsec, meta->caller.ctx, words));
 	testpoint(PRB_TP_BEFORE_COMMIT);
 	if (PK_UNLIKELY(!commit(rb, id, mine, final)))
 		return -ENOBUFS; /* taken from us (D9): counted as a hole */
@@ -1329,7 +1336,7 @@ int prb_extend(struct prb *rb, const struct prb_caller *caller, const char *text
 	if (len)
 		write_block(words, old_len, text, len);
 	if (n % 8) {
-		/* Zero the padding (it held the old check word). */
+		/* Zero the padding (the check covers whole words). */
 		uint64_t w = pk_load_relaxed(&words[last]);
 
 		memset((char *)&w + n % 8, 0, 8 - n % 8);
@@ -1338,9 +1345,8 @@ int prb_extend(struct prb *rb, const struct prb_caller *caller, const char *text
 	info = (info & ~UINT64_C(0xffff)) | n;
 	info |= (uint64_t)add_flags << 48;
 	pk_store_relaxed(&d[D_INFO], info);
-	pk_store_relaxed(&words[check_word_index(n, 0)],
-			 check_words(id, info, pk_load_relaxed(&d[D_TS]), pk_load_relaxed(&d[D_CTX]),
-				     words));
+	pk_store_relaxed(&d[D_ALLOC], alloc_word(id, info, pk_load_relaxed(&d[D_TS]),
+						 pk_load_relaxed(&d[D_CTX]), words));
 	/* Read while we own it: once committed it may be overwritten at once. */
 	if (seq_out)
 		*seq_out = SEQ_LOAD(rb, id);
@@ -1538,8 +1544,7 @@ static bool copy_record(struct prb *rb, uint64_t id, struct prb_record *r)
 	copy_block_bytes(r->dict, words, tl, dl);
 	r->dict[dl] = '\0';
 	/* D8: bytes of another record, or of none, fail the check. */
-	return pk_load_relaxed(&words[check_word_index(tl, dl)]) ==
-	       check_words(id, info, r->ts_nsec, r->caller.ctx, words);
+	return pk_load_relaxed(&d[D_ALLOC]) == alloc_word(id, info, r->ts_nsec, r->caller.ctx, words);
 }
 
 /*
@@ -1624,11 +1629,10 @@ int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst)
 		memcpy(dst + 8 * i, &w0, 8);
 		memcpy(dst + 8 * i + 8, &w1, 8);
 	}
-	size_t dl = (info >> 16) & 0xffff;
-	uint64_t check = pk_load_relaxed(&words[check_word_index(tl, dl)]);
-	uint64_t h = check_words(id, info, ts, pk_load_relaxed(&d[D_CTX]), words);
+	uint64_t alloc = pk_load_relaxed(&d[D_ALLOC]);
+	uint64_t want = alloc_word(id, info, ts, pk_load_relaxed(&d[D_CTX]), words);
 
-	if (!copy_intact_raw(&d[D_STATE], raw1, tail, id) || s != seq || h != check)
+	if (!copy_intact_raw(&d[D_STATE], raw1, tail, id) || s != seq || alloc != want)
 		return -EAGAIN; /* prb_read() tells a race from corruption */
 	*ts_nsec = ts;
 	return (int)tl;

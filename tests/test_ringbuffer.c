@@ -181,13 +181,12 @@ static void test_wrap_mixed_sizes(void **state)
 	assert_int_equal(prb_next_seq(rb), 20000);
 }
 
-/* 56-byte texts make 64-byte blocks (text and check word), 4 units each:
- * exactly 64 fit in a 4 KiB data area. */
+/* 64-byte records, 4 units each: exactly 64 fit in a 4 KiB data area. */
 static void test_overwrite_exact_loss(void **state)
 {
 	(void)state;
 	struct prb *rb = new_ring(12, 0);
-	char text[56];
+	char text[64];
 
 	for (int i = 0; i < 100; i++) {
 		memset(text, 'a' + i % 26, sizeof(text));
