@@ -59,8 +59,10 @@ bin=$build/$target
 corpus=${FUZZ_CORPUS:-$build/corpus/$target}
 artifacts=$build/artifacts/$target
 mkdir -p "$corpus" "$artifacts"
+# The seeds replace older copies of themselves: a working corpus kept from a
+# run before a format change would otherwise hold only refused inputs.
 if [[ -d $here/corpus/$target ]]; then
-	cp -n "$here/corpus/$target"/* "$corpus"/ 2>/dev/null
+	cp -f "$here/corpus/$target"/* "$corpus"/ 2>/dev/null
 fi
 
 # Log images are large (a 4 KiB log is a 16 KiB region, an 84 KiB file);
