@@ -236,7 +236,7 @@
 #include "ringbuffer.h"
 
 #define PRB_MAGIC	0x31474f4c4b545250ull /* "PRTKLOG1" */
-#define PRB_ABI_VERSION 2u /* 2: blocks end in a check word */
+#define PRB_ABI_VERSION 2u /* 2: D_ALLOC carries the check value (D8) */
 #define PRB_ENDIAN_MARK 0x01020304u
 #define PRB_UNIT_SHIFT	4
 #define PRB_UNIT	(1u << PRB_UNIT_SHIFT)
@@ -374,12 +374,6 @@ static inline uint64_t st_with_state(uint64_t v, uint64_t state)
 static inline uint64_t units_for(size_t bytes)
 {
 	return ((uint64_t)bytes + PRB_UNIT - 1) >> PRB_UNIT_SHIFT;
-}
-
-/* The units of a record's block: its text and dictionary back to back. */
-static inline uint64_t block_units(size_t text_len, size_t dict_len)
-{
-	return units_for(text_len + dict_len);
 }
 
 /*
@@ -753,7 +747,7 @@ static uint64_t extent_end(struct prb *rb, uint64_t t, uint64_t v)
 		bool ok;
 
 		if (st_state(v) == ST_FINAL) {
-			ok = len == block_units(info & 0xffff, (info >> 16) & 0xffff) &&
+			ok = len == units_for((info & 0xffff) + ((info >> 16) & 0xffff)) &&
 			     off + len <= rb->data_units;
 		} else {
 			/* A hole's lengths may be a previous occupant's. */
@@ -1046,7 +1040,7 @@ static void write_block(pk_a64 *words, size_t off, const char *src, size_t len)
 
 /*
  * A new record's block: @text and @dict back to back from its start, the
- * last word zero-padded (the check value, D8, goes after it).
+ * last word zero-padded, as the check value (D8) covers whole words.
  */
 static void write_record(pk_a64 *words, const char *text, size_t text_len, const char *dict,
 			 size_t dict_len)
@@ -1158,7 +1152,7 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 	if (PK_UNLIKELY(pk_load_relaxed(&rb->broken)))
 		return -EUCLEAN;
 
-	uint64_t units = block_units(text_len, dict_len);
+	uint64_t units = units_for(text_len + dict_len);
 	uint64_t h = pk_load_acquire(&rb->hdr->head);
 	uint64_t id, begin, end;
 
@@ -1296,7 +1290,7 @@ int prb_extend(struct prb *rb, const struct prb_caller *caller, const char *text
 
 	uint64_t ext = pk_load_relaxed(&d[D_EXTENT]);
 	uint64_t begin = ext & 0xffffffffu, end = ext >> 32;
-	uint64_t need = block_units(old_len + len, 0);
+	uint64_t need = units_for(old_len + len);
 	uint64_t nbegin = begin, nend = end;
 
 	if (need > ((end - begin) & POS_MASK)) {
@@ -1370,6 +1364,12 @@ restore:
  * slots' seq is unreadable while head and tail stay put, the other one and
  * the id distance give it. HDR_RACE: a writer moved them meanwhile.
  */
+/* Head or tail is no longer @h or @t: slots read meanwhile may have moved on. */
+static bool header_moved(struct prb *rb, uint64_t t, uint64_t h)
+{
+	return pk_load_acquire(&rb->hdr->tail) != t || pk_load_acquire(&rb->hdr->head) != h;
+}
+
 static enum hdr_state ring_bounds(struct prb *rb, uint64_t *first, uint64_t *next, uint64_t *h_out)
 {
 	uint64_t t, h, tseq = 0, hseq = 0;
@@ -1383,7 +1383,7 @@ static enum hdr_state ring_bounds(struct prb *rb, uint64_t *first, uint64_t *nex
 	bool hok = seq_of_id(rb, w_id(h), &hseq);
 
 	if (!tok || !hok) {
-		if (pk_load_acquire(&rb->hdr->tail) != t || pk_load_acquire(&rb->hdr->head) != h)
+		if (header_moved(rb, t, h))
 			return HDR_RACE; /* a slot moved on under us */
 		if (!tok && !hok)
 			return HDR_BAD;
@@ -1402,7 +1402,7 @@ static enum hdr_state ring_bounds(struct prb *rb, uint64_t *first, uint64_t *nex
 		 * ids came round, as they do in seconds with small ids). */
 		uint64_t s;
 
-		if (pk_load_acquire(&rb->hdr->tail) != t || pk_load_acquire(&rb->hdr->head) != h)
+		if (header_moved(rb, t, h))
 			return HDR_RACE;
 
 		if (!tok || !hok || dist < 2)
@@ -1503,7 +1503,7 @@ static bool extent_ok(const struct prb *rb, uint64_t info, uint64_t ext)
 {
 	size_t tl = info & 0xffff, dl = (info >> 16) & 0xffff;
 	uint64_t begin = ext & 0xffffffffu, end = ext >> 32;
-	uint64_t units = block_units(tl, dl);
+	uint64_t units = units_for(tl + dl);
 
 	return tl <= PRB_TEXT_MAX && dl <= PRB_DICT_MAX && begin <= POS_MASK && end <= POS_MASK &&
 	       units <= ((end - begin) & POS_MASK) &&
@@ -1695,6 +1695,13 @@ static bool view_moved(struct prb *rb, uint64_t seq, const struct round_view *wa
 	return !round_view_same(was, &v);
 }
 
+/* A reader skips a damaged record: counted where it may write. */
+static void count_damaged(struct prb *rb)
+{
+	if (rb->writable)
+		pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
+}
+
 /* What prb_read() met at @seq makes no sense: damage (1: counted, to be
  * skipped) if the record was not overwritten meanwhile and nothing in its
  * round's view @now moved; else 0, look again. */
@@ -1702,8 +1709,7 @@ static unsigned damaged_here(struct prb *rb, uint64_t seq, const struct round_vi
 {
 	if (overtaken(rb, seq) || view_moved(rb, seq, now))
 		return 0;
-	if (rb->writable)
-		pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
+	count_damaged(rb);
 	return 1;
 }
 
@@ -1732,13 +1738,9 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 			return -EAGAIN;
 		} else if (stuck > 0 && round_view_same(&before, &now)) {
 			/* D7: looked again and nothing moved: not a race. */
-			if (rb->writable)
-				pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
+			count_damaged(rb);
 			seq++;
-			looked_at = seq;
-			stuck = 0;
-			round_view_take(rb, seq, &now);
-			hs = reader_bounds(rb, &tseq, &nseq, &h);
+			continue; /* the next round starts afresh at seq */
 		}
 		before = now;
 
