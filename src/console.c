@@ -44,6 +44,26 @@
  *      pk_console_flush_line() and pk_console_line_done() the calling
  *      thread holds the lock and counts as inside a console write (C3), and
  *      its only work is the raw write(2) (C4).
+ *   C6 A holder stuck in a console's own write (a terminal held by ^S, a
+ *      pipe nobody reads, a callback that blocks) does not silence the
+ *      others for ever. While printk's own printing calls a console's
+ *      write, the lock word says so (CON_WRITING, with the console's id and
+ *      a tick that changes with every write). A thread that wants the lock
+ *      and sees the same such word for PK_CONSOLE_STALL_MS takes the lock
+ *      over with a CAS on that exact word: the stuck console is marked
+ *      stuck and every holder leaves it alone (its state belongs to the
+ *      stuck thread), the new holder prints with another set of buffers,
+ *      and a notice says which console was left behind. The stuck thread
+ *      learns it when its write returns (its CAS that ends the write
+ *      fails): it finishes the record on its own console, hands the
+ *      console back (stuck count down, release) and leaves the rest to
+ *      whoever holds the lock now. Only the one place that can block is
+ *      marked: a holder stopped anywhere else keeps the lock until it runs
+ *      again, and the direct write(2) of the one-write path (regular files,
+ *      /dev/null: they do not block) is never marked. Registration,
+ *      unregistration, reopen and exit may take the lock over too, but
+ *      their own holds are never taken over; a stuck console cannot be
+ *      unregistered or reopened (-EBUSY) and is not freed at exit.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -76,6 +96,14 @@ struct pk_console_state {
 	int line_open;	    /* the last byte written was not a newline */
 	int failures;
 	int direct_fd;	    /* pk_console_fd_direct() at registration or the last reopen */
+	unsigned id;	    /* unique among registered consoles; named in the lock word (C6) */
+	/* C6: nonzero while a thread whose hold was taken over is still in (or
+	 * finishing a record after) this console's write; only that thread
+	 * touches the fields above meanwhile. A count, not a flag: the taker
+	 * adds one after its CAS, the stuck thread takes one off when done,
+	 * in either order. */
+	_Atomic int stuck;
+	unsigned stuck_set; /* the loop_src set the stuck thread still uses */
 	struct console *next;
 };
 
@@ -95,8 +123,25 @@ static struct console *console_list;
  */
 #define CON_HELD       (UINT64_C(1) << 63)
 #define CON_OWNER(tid) (CON_HELD | UINT64_C(1) << 32 | (uint32_t)(tid))
-#define CON_TAKEN_OVER (CON_HELD | UINT64_C(1) << 33)
+#define CON_TAKEN_OVER_BIT (UINT64_C(1) << 33)
+#define CON_TAKEN_OVER (CON_HELD | CON_TAKEN_OVER_BIT)
 #define CON_IDLE_MAX   (CON_HELD - 2) /* the highest seq a mark can carry */
+/*
+ * C6: a held word may also say that its holder is inside a console's own
+ * write: which console (its id), which set of loop buffers it prints from,
+ * and a tick that differs from its previous write's, so that a word seen
+ * unchanged for PK_CONSOLE_STALL_MS means one write that long.
+ */
+#define CON_OWNER_BITS (CON_HELD | UINT64_C(3) << 32 | UINT64_C(0xffffffff))
+#define CON_WRITING    (UINT64_C(1) << 34)
+#define CON_SET_SHIFT  35 /* 2 bits: LOOP_SETS */
+#define CON_ID_SHIFT   37 /* 8 bits: CON_ID_MAX + 1 ids */
+#define CON_TICK_SHIFT 45 /* 18 bits, up to bit 62 */
+#define CON_ID_MAX     255u
+#define CON_ID_FALLBACK CON_ID_MAX /* the stderr console that takes over from a disabled last one */
+#define CON_WORD_SET(w) ((unsigned)((w) >> CON_SET_SHIFT) & 3u)
+#define CON_WORD_ID(w)	((unsigned)((w) >> CON_ID_SHIFT) & CON_ID_MAX)
+#define PK_CONSOLE_STALL_MS 1000
 static pk_a64 console_word;
 static pk_a64 store_gen;     /* bumped after every store or extension */
 static _Atomic int emergency; /* panic/crash: crash-safe consoles only, skip unfinished records */
@@ -108,6 +153,21 @@ static _Thread_local PK_TLS_IE int recursion_seen;
  * that interrupted the write (not recursion: no notice). */
 static _Thread_local PK_TLS_IE uint64_t base_mask;
 static _Thread_local PK_TLS_IE int base_mask_known;
+/* C6: this thread's hold may be taken over while it is in a console's write
+ * (printk's printing, pr_flush); and the console whose write it was in when
+ * that happened, until it hands the console back. */
+static _Thread_local PK_TLS_IE int hold_losable;
+static _Thread_local PK_TLS_IE struct console *lost_con;
+static _Thread_local PK_TLS_IE uint32_t write_tick;
+/* C6: the lock word last seen held in a write, and since when. */
+static pk_a64 stall_word;
+static pk_a64 stall_since;
+
+/* C6: a thread taken over in @con's write still owns @con's state. */
+static PK_ALWAYS_INLINE int con_stuck(const struct console *con)
+{
+	return atomic_load_explicit(&con->state->stuck, memory_order_acquire) != 0;
+}
 
 PK_HOT int pk_console_in_write(void)
 {
@@ -124,7 +184,8 @@ static void pk_console_note_store(void)
 static void absorb_idle(uint64_t seq)
 {
 	for (struct console *con = console_list; con; con = con->state->next)
-		if ((con->flags & PK_CON_ENABLED) && !con->state->started && con->state->seq < seq)
+		if ((con->flags & PK_CON_ENABLED) && !con_stuck(con) && !con->state->started &&
+		    con->state->seq < seq)
 			con->state->seq = seq;
 }
 
@@ -153,6 +214,7 @@ static int console_trylock(void)
 
 static void console_unlock_raw(void)
 {
+	hold_losable = 0;
 	atomic_store_explicit(&console_word, 0, memory_order_seq_cst);
 }
 
@@ -160,7 +222,8 @@ static void console_unlock_raw(void)
 static int all_at(uint64_t next)
 {
 	for (struct console *con = console_list; con; con = con->state->next)
-		if ((con->flags & PK_CON_ENABLED) && (con->state->started || con->state->seq != next))
+		if ((con->flags & PK_CON_ENABLED) &&
+		    (con_stuck(con) || con->state->started || con->state->seq != next))
 			return 0;
 	return 1;
 }
@@ -171,6 +234,7 @@ static void console_unlock_idle(uint64_t next)
 {
 	uint64_t word = next <= CON_IDLE_MAX && all_at(next) ? next + 1 : 0;
 
+	hold_losable = 0;
 	atomic_store_explicit(&console_word, word, memory_order_seq_cst);
 }
 
@@ -186,12 +250,19 @@ PK_HOT int pk_console_skip_suppressed(uint64_t seq)
 	return seq < CON_IDLE_MAX && pk_cas_sc(&console_word, &expected, seq + 2);
 }
 
-/* For registration and flushing from normal context: wait for the lock. */
+static int take_over_stalled(void);
+
+/* For registration and flushing from normal context: wait for the lock (or
+ * take it over from a holder stuck in a write, C6). Returns 0 on timeout,
+ * 1 when it got the lock, 2 when it took it over (records stored meanwhile
+ * may be waiting to print). */
 static int console_lock_wait(int timeout_ms)
 {
 	uint64_t start = pk_clock_ns();
 
 	while (!console_trylock()) {
+		if (take_over_stalled())
+			return 2;
 		if (timeout_ms >= 0 && pk_clock_ns() - start > (uint64_t)timeout_ms * 1000000u)
 			return 0;
 		struct timespec ts = { 0, 200 * 1000 };
@@ -221,13 +292,98 @@ struct con_src {
 };
 
 /*
- * The print loop's 3 KiB of buffers. Static, not on the stack: printk runs
- * on signal handlers' stacks, which may be small (SIGSTKSZ). Only the
- * console lock's holder uses them (C1); a crash handler that took the
- * consoles over from a stuck holder uses the second set, as the stuck one
- * may still be inside the first.
+ * The print loop's buffers, 3 KiB a set. Static, not on the stack: printk
+ * runs on signal handlers' stacks, which may be small (SIGSTKSZ). Only the
+ * console lock's holder uses the current set (C1); a holder taken over in a
+ * write (C6) keeps its set until it hands its console back, and a crash
+ * handler that takes the consoles over uses a set nobody may be inside.
+ * With every set in use, nobody takes over.
  */
-static struct con_src loop_src[2];
+#define LOOP_SETS 4
+static struct con_src loop_src[LOOP_SETS];
+static unsigned cur_set; /* the holder's; changed by whoever takes over */
+
+/* A set that is neither in @busy nor kept by a stuck console; -1 if none. */
+static int free_set(unsigned busy)
+{
+	for (struct console *con = console_list; con; con = con->state->next)
+		if (con_stuck(con))
+			busy |= 1u << con->state->stuck_set;
+	for (int i = 0; i < LOOP_SETS; i++)
+		if (!(busy & (1u << i)))
+			return i;
+	return -1;
+}
+
+static struct console *console_by_id(unsigned id)
+{
+	for (struct console *con = console_list; con; con = con->state->next)
+		if (con->state->id == id)
+			return con;
+	return NULL;
+}
+
+/* The lowest id no registered console has; -1 if all are taken. */
+static int unused_id(void)
+{
+	for (unsigned id = 0; id < CON_ID_FALLBACK; id++)
+		if (!console_by_id(id))
+			return (int)id;
+	return -1;
+}
+
+/*
+ * C6: mark @con stuck in a write with the buffers of set @stuck_set, move
+ * the holder to set @set, and say so. Holding the lock just taken over.
+ */
+static void adopt_stuck_holder(struct console *con, unsigned stuck_set, int set)
+{
+	con->state->stuck_set = stuck_set;
+	atomic_fetch_add_explicit(&con->state->stuck, 1, memory_order_acq_rel);
+	cur_set = (unsigned)set;
+	pk_store_notice(4, "printk: console [%.16s] stuck in a write for over %d ms: the others go on without it\n",
+			con->name, PK_CONSOLE_STALL_MS);
+}
+
+/*
+ * C6: the lock is held by a thread inside a console's write: take it over
+ * if that same write has lasted PK_CONSOLE_STALL_MS since this or another
+ * waiter first saw it. Costs a clock read, only when the lock is taken.
+ */
+static PK_NOINLINE int take_over_stalled(void)
+{
+	uint64_t w = pk_load_acquire(&console_word);
+
+	if ((w & (CON_HELD | CON_WRITING)) != (CON_HELD | CON_WRITING))
+		return 0;
+
+	struct prb_caller me;
+
+	pk_caller_get(&me);
+	if ((uint32_t)w == me.tid)
+		return 0; /* our own write, interrupted: waiting cannot help */
+
+	uint64_t now = pk_clock_ns();
+
+	if (pk_load_acquire(&stall_word) != w) {
+		pk_store_relaxed(&stall_since, now);
+		pk_store_release(&stall_word, w);
+		return 0;
+	}
+	if ((int64_t)(now - pk_load_relaxed(&stall_since)) < (int64_t)PK_CONSOLE_STALL_MS * 1000000)
+		return 0;
+
+	/* The list cannot change while @w holds the lock; what the registry
+	 * last wrote is visible through the holder's release and our acquire. */
+	struct console *con = console_by_id(CON_WORD_ID(w));
+	int set = free_set(1u << CON_WORD_SET(w));
+	uint64_t expected = w;
+
+	if (!con || set < 0 || !pk_cas_sc(&console_word, &expected, CON_OWNER(me.tid)))
+		return 0;
+	adopt_stuck_holder(con, CON_WORD_SET(w), set);
+	return 1;
+}
 
 
 /*
@@ -251,6 +407,7 @@ static void fall_back_to_stderr(const struct console *failed)
 	fallback_state = (struct pk_console_state){
 		.seq = failed->state->seq,
 		.direct_fd = pk_console_fd_direct(err_con),
+		.id = CON_ID_FALLBACK,
 	};
 	err_con->state = &fallback_state;
 	err_con->flags |= PK_CON_ENABLED;
@@ -299,6 +456,37 @@ static PK_NOINLINE int con_callback(struct console *con, const char *buf, size_t
 	return err;
 }
 
+/*
+ * C6: a console's own write, with the lock word saying so while it runs
+ * when this hold may be taken over. If the CAS that ends it fails, another
+ * thread took the lock: this thread now owns only @con (lost_con) and must
+ * finish the record on it and hand it back. A word that changed before the
+ * write (a crash handler took the consoles over) is left alone.
+ */
+static PK_NOINLINE int con_callback_marked(struct console *con, const char *buf, size_t len)
+{
+	if (!hold_losable || lost_con)
+		return con_callback(con, buf, len);
+
+	uint64_t held = pk_load_relaxed(&console_word);
+	uint64_t w = (held & CON_OWNER_BITS) | CON_WRITING | (uint64_t)cur_set << CON_SET_SHIFT |
+		     (uint64_t)con->state->id << CON_ID_SHIFT | (uint64_t)(++write_tick & 0x3ffff) << CON_TICK_SHIFT;
+	uint64_t expected = held;
+
+	if (!(held & CON_HELD) || (held & (CON_TAKEN_OVER_BIT | CON_WRITING)) ||
+	    !atomic_compare_exchange_strong_explicit(&console_word, &expected, w, memory_order_release,
+						     memory_order_relaxed))
+		return con_callback(con, buf, len);
+
+	int err = con_callback(con, buf, len);
+
+	expected = w;
+	if (!atomic_compare_exchange_strong_explicit(&console_word, &expected, held, memory_order_acq_rel,
+						     memory_order_acquire))
+		lost_con = con;
+	return err;
+}
+
 /* Hand @len bytes to @con's write; returns 0 or the error it reported.
  * Inlined: every frame between printk and write(2) costs a mispredicted
  * return after the system call. The direct write is the raw system call,
@@ -319,12 +507,16 @@ static PK_ALWAYS_INLINE int con_write(struct console *con, const char *buf, size
 		}
 	}
 	if (len)
-		err = con_callback(con, buf, len);
+		err = con_callback_marked(con, buf, len);
 	in_console_write--;
-	if (PK_UNLIKELY(err))
-		con_write_failed(con, err);
-	else
+	if (PK_UNLIKELY(err)) {
+		if (PK_LIKELY(!lost_con))
+			con_write_failed(con, err);
+		else
+			con->state->failures++; /* C6: the flags are the holder's now */
+	} else {
 		con->state->failures = 0;
+	}
 	return err;
 }
 
@@ -695,7 +887,7 @@ static PK_ALWAYS_INLINE struct console *hint_fast_console(const struct pk_con_re
 
 	struct pk_console_state *st = con->state;
 
-	if (st->seq != r->seq || st->started || st->dropped || st->failures || r->open ||
+	if (con_stuck(con) || st->seq != r->seq || st->started || st->dropped || st->failures || r->open ||
 	    r->flags != PRB_FLAG_NEWLINE ||
 	    atomic_load_explicit(&emergency, memory_order_relaxed) || r->suppressed ||
 	    has_newline(r->text, r->text_len))
@@ -740,7 +932,7 @@ static PK_NOINLINE void print_hint_fast(struct console *con, const struct pk_con
 /* Round-robin, one piece per console per pass, until nobody has work. */
 static void print_all_from(struct prb *rb, const struct pk_con_rec *hint)
 {
-	struct con_src *src = &loop_src[atomic_load_explicit(&emergency, memory_order_relaxed) ? 1 : 0];
+	struct con_src *src = &loop_src[cur_set];
 	int progress;
 
 	src->rb = rb;
@@ -749,10 +941,13 @@ static void print_all_from(struct prb *rb, const struct pk_con_rec *hint)
 		int crash = atomic_load_explicit(&emergency, memory_order_relaxed);
 
 		progress = 0;
-		for (struct console *con = console_list; con; con = con->state->next)
+		for (struct console *con = console_list; con; con = con->state->next) {
 			if ((con->flags & PK_CON_ENABLED) && (!crash || (con->flags & PK_CON_CRASH_SAFE)) &&
-			    print_one(src, con))
+			    !con_stuck(con) && print_one(src, con))
 				progress = 1;
+			if (PK_UNLIKELY(lost_con))
+				return; /* C6: taken over; nothing else is ours */
+		}
 		/* The common case ends here: everyone printed the newest record. */
 		if (progress && hint && all_at(hint->seq + 1) && prb_is_newest(rb, hint->seq))
 			break;
@@ -762,6 +957,22 @@ static void print_all_from(struct prb *rb, const struct pk_con_rec *hint)
 static void print_all(struct prb *rb)
 {
 	print_all_from(rb, NULL);
+}
+
+/*
+ * C6: this thread's hold was taken over while it wrote to lost_con, and it
+ * has finished the record there: hand the console back to whoever holds
+ * the lock, and tell them (C2) that it may have work again. The caller
+ * then acts as a storer that found the lock taken.
+ */
+static PK_COLD PK_NOINLINE void hand_back_lost(void)
+{
+	struct console *con = lost_con;
+
+	lost_con = NULL;
+	hold_losable = 0;
+	atomic_fetch_sub_explicit(&con->state->stuck, 1, memory_order_acq_rel);
+	pk_console_note_store();
 }
 
 /*
@@ -775,6 +986,10 @@ static int unlock_after_flush(struct prb *rb, uint64_t next, uint64_t gen)
 		recursion_seen = 0;
 		pk_store_notice(PK_LOGLEVEL_CRIT, "BUG: recent printk recursion!\n");
 		print_all(rb);
+		if (PK_UNLIKELY(lost_con)) {
+			hand_back_lost();
+			return 0;
+		}
 		next = 0;
 	}
 	console_unlock_idle(next ? next : prb_next_reserve_seq(rb));
@@ -815,6 +1030,8 @@ static PK_NOINLINE uint64_t print_locked(struct prb *rb, const struct pk_con_rec
 {
 	if (con) {
 		print_hint_fast(con, hint);
+		if (PK_UNLIKELY(lost_con))
+			return 0;
 		if (prb_is_newest(rb, hint->seq))
 			return hint->seq + 1;
 	}
@@ -829,7 +1046,7 @@ void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint)
 	int announced = 0;
 
 	for (;;) {
-		if (!console_trylock()) {
+		if (!console_trylock() && !take_over_stalled()) {
 			if (announced)
 				return; /* C1: the holder prints our record */
 			/* C2: tell the holder, then look once more (it may just
@@ -846,9 +1063,16 @@ void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint)
 			base_mask = pk_signal_mask();
 			base_mask_known = 1;
 		}
+		hold_losable = 1;
+
 		uint64_t next = print_locked(rb, hint, hint ? hint_fast_console(hint) : NULL);
 
 		hint = NULL; /* only valid for the first pass: the record may move on */
+		if (PK_UNLIKELY(lost_con)) {
+			hand_back_lost();
+			announced = 1;
+			continue;
+		}
 		if (unlock_after_flush(rb, next, gen))
 			return;
 	}
@@ -863,8 +1087,15 @@ static PK_COLD PK_NOINLINE void flush_line_unlocked(struct prb *rb, const struct
 static PK_COLD PK_NOINLINE void flush_line_locked(struct prb *rb, const struct pk_con_rec *hint, struct console *con,
 				      uint64_t gen)
 {
-	if (!unlock_after_flush(rb, print_locked(rb, hint, con), gen))
-		pk_console_flush(rb, NULL);
+	hold_losable = 1;
+
+	uint64_t next = print_locked(rb, hint, con);
+
+	if (PK_UNLIKELY(lost_con))
+		hand_back_lost();
+	else if (unlock_after_flush(rb, next, gen))
+		return;
+	pk_console_flush(rb, NULL);
 }
 
 PK_HOT void pk_console_flush_line(struct prb *rb, const struct pk_con_rec *hint, struct pk_con_line *line)
@@ -903,6 +1134,7 @@ static PK_COLD PK_NOINLINE void line_done_slow(struct pk_con_line *line, long wr
 	struct prb *rb = line->rb;
 	int err = 0;
 
+	hold_losable = 1;
 	if (written != (long)line->len) {
 		const char *p = line->p;
 		size_t len = line->len;
@@ -911,14 +1143,24 @@ static PK_COLD PK_NOINLINE void line_done_slow(struct pk_con_line *line, long wr
 			p += written;
 			len -= (size_t)written;
 		}
-		err = con_callback(con, p, len); /* finishes it, or says why not */
+		err = con_callback_marked(con, p, len); /* finishes it, or says why not */
 	}
 	in_console_write--;
+	if (PK_UNLIKELY(lost_con)) {
+		if (err)
+			con->state->failures++; /* C6: the flags are the holder's now */
+		hand_back_lost();
+		pk_console_flush(rb, NULL);
+		return;
+	}
 	if (err)
 		con_write_failed(con, err); /* (no failures to reset: hint_fast_console()) */
 	print_all_from(rb, NULL); /* the hint's text is gone with its frame */
-	if (!unlock_after_flush(rb, 0, line->gen))
-		pk_console_flush(rb, NULL);
+	if (PK_UNLIKELY(lost_con))
+		hand_back_lost();
+	else if (unlock_after_flush(rb, 0, line->gen))
+		return;
+	pk_console_flush(rb, NULL);
 }
 
 static PK_COLD PK_NOINLINE void flush_after_release(struct prb *rb)
@@ -959,13 +1201,18 @@ int pk_register_console(struct console *con)
 	if (!st)
 		return -ENOMEM;
 	console_lock_wait(-1);
-	for (struct console *c = console_list; c; c = c->state->next) {
-		if (c == con) {
-			console_unlock_raw();
-			free(st);
-			return -EBUSY;
-		}
+
+	int id = unused_id();
+
+	for (struct console *c = console_list; c; c = c->state->next)
+		if (c == con)
+			id = -EBUSY;
+	if (id < 0) {
+		console_unlock_raw();
+		free(st);
+		return id == -EBUSY ? -EBUSY : -ENOSPC;
 	}
+	st->id = (unsigned)id;
 	if (rb)
 		st->seq = (con->flags & PK_CON_PRINTBUFFER) ? prb_first_seq(rb) : prb_next_seq(rb);
 	st->direct_fd = pk_console_fd_direct(con);
@@ -997,12 +1244,15 @@ int pk_unregister_console(struct console *con)
 {
 	if (!con)
 		return -EINVAL;
-	console_lock_wait(-1);
-	int found = unlink_console(con);
+
+	int how = console_lock_wait(-1);
+	int found = con->state && con_stuck(con) ? -EBUSY : unlink_console(con);
 
 	console_unlock_raw();
-	if (!found)
-		return -EINVAL;
+	if (how == 2)
+		pk_console_flush(pk_printk_ring(), NULL); /* what waited for the stuck holder */
+	if (found <= 0)
+		return found < 0 ? found : -EINVAL;
 	free_state(con);
 	return 0;
 }
@@ -1011,7 +1261,13 @@ int pk_console_reopen(struct console *con)
 {
 	if (!con || !con->reopen)
 		return -EINVAL;
-	console_lock_wait(-1);
+
+	int how = console_lock_wait(-1);
+
+	if (con->state && con_stuck(con)) {
+		console_unlock_raw();
+		return -EBUSY;
+	}
 
 	int state, ignored;
 
@@ -1027,6 +1283,8 @@ int pk_console_reopen(struct console *con)
 		con->flags |= PK_CON_ENABLED;
 	}
 	console_unlock_raw();
+	if (how == 2)
+		pk_console_flush(pk_printk_ring(), NULL);
 	return err;
 }
 
@@ -1037,7 +1295,7 @@ static int consoles_caught_up(struct prb *rb)
 	uint64_t next = prb_next_seq(rb);
 
 	for (struct console *con = console_list; con; con = con->state->next)
-		if ((con->flags & PK_CON_ENABLED) && con->state->seq < next)
+		if ((con->flags & PK_CON_ENABLED) && (con_stuck(con) || con->state->seq < next))
 			return 0;
 	return 1;
 }
@@ -1051,8 +1309,14 @@ int pk_pr_flush(int timeout_ms, int reset_on_progress)
 	if (!rb)
 		return 1;
 	for (;;) {
-		if (console_trylock()) {
+		if (console_trylock() || take_over_stalled()) {
+			hold_losable = 1;
 			print_all(rb);
+			if (PK_UNLIKELY(lost_con)) {
+				hand_back_lost();
+				continue;
+			}
+
 			int done = consoles_caught_up(rb);
 
 			console_unlock_raw();
@@ -1076,8 +1340,10 @@ int pk_pr_flush(int timeout_ms, int reset_on_progress)
 
 void pk_console_shutdown(struct prb *rb, int release)
 {
-	if (!console_lock_wait(1000))
-		return; /* a holder is stuck in a write: leave its consoles alone */
+	/* A holder stuck in a write is taken over after PK_CONSOLE_STALL_MS
+	 * (C6); one stopped elsewhere keeps its consoles. */
+	if (!console_lock_wait(PK_CONSOLE_STALL_MS + 500))
+		return;
 	if (rb) {
 		struct prb_caller me;
 
@@ -1086,20 +1352,25 @@ void pk_console_shutdown(struct prb *rb, int release)
 		print_all(rb);
 	}
 	for (struct console *con = console_list; con; con = con->state->next) {
-		if ((con->flags & PK_CON_ENABLED) && con->state->line_open) {
+		if ((con->flags & PK_CON_ENABLED) && !con_stuck(con) && con->state->line_open) {
 			con_write(con, "\n", 1);
 			con->state->line_open = 0;
 		}
 	}
 	if (release) {
 		int state, ignored;
+		struct console **pp = &console_list;
 
 		/* C4: a release may close(2), a cancellation point. */
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
-		while (console_list) {
-			struct console *con = console_list;
+		while (*pp) {
+			struct console *con = *pp;
 
-			console_list = con->state->next;
+			if (con_stuck(con)) { /* C6: its thread may still come back to it */
+				pp = &con->state->next;
+				continue;
+			}
+			*pp = con->state->next;
 			free_state(con);
 			if (con->release)
 				con->release(con);
@@ -1129,9 +1400,21 @@ void pk_console_emergency_flush(struct prb *rb, int wait_ms)
 	}
 	if (!got) {
 		/* The holder did not let go in time (it may be this very thread,
-		 * crashed inside a console write): take the consoles over. */
-		atomic_store(&console_word, CON_TAKEN_OVER);
+		 * crashed inside a console write): take the consoles over. One
+		 * that is in another thread's write stays that thread's (C6). */
+		uint64_t w = atomic_exchange(&console_word, CON_TAKEN_OVER);
+		struct console *stuck = NULL;
+
+		if ((w & (CON_HELD | CON_WRITING)) == (CON_HELD | CON_WRITING) && (uint32_t)w != me.tid &&
+		    (stuck = console_by_id(CON_WORD_ID(w)))) {
+			stuck->state->stuck_set = CON_WORD_SET(w);
+			atomic_fetch_add_explicit(&stuck->state->stuck, 1, memory_order_acq_rel);
+		}
 	}
+	/* Buffers nobody may be inside: not the holder's, not a stuck one's. */
+	int set = free_set(1u << cur_set);
+
+	cur_set = set >= 0 ? (unsigned)set : cur_set ^ 1u;
 	atomic_store(&emergency, 1);
 	int saved_in_write = in_console_write;
 
@@ -1139,7 +1422,7 @@ void pk_console_emergency_flush(struct prb *rb, int wait_ms)
 	if (rb)
 		print_all(rb);
 	for (struct console *con = console_list; con; con = con->state->next) {
-		if ((con->flags & PK_CON_ENABLED) && (con->flags & PK_CON_CRASH_SAFE) &&
+		if ((con->flags & PK_CON_ENABLED) && (con->flags & PK_CON_CRASH_SAFE) && !con_stuck(con) &&
 		    con->state->line_open) {
 			con_write(con, "\n", 1);
 			con->state->line_open = 0;
@@ -1152,15 +1435,22 @@ void pk_console_emergency_flush(struct prb *rb, int wait_ms)
 
 void pk_console_after_fork(void)
 {
-	/* The holder, if any, was another thread: it does not exist here. */
+	/* The holder, if any, was another thread: it does not exist here, nor
+	 * does a thread stuck in a console's write (C6). */
 	atomic_store_explicit(&console_word, 0, memory_order_relaxed);
 	in_console_write = 0;
+	lost_con = NULL;
+	hold_losable = 0;
+	for (struct console *con = console_list; con; con = con->state->next)
+		atomic_store_explicit(&con->state->stuck, 0, memory_order_relaxed);
 }
 
 void pk_console_reset_positions(uint64_t seq)
 {
 	console_lock_wait(-1);
 	for (struct console *con = console_list; con; con = con->state->next) {
+		if (con_stuck(con))
+			continue; /* C6: restart_if_beyond() moves it when it is back */
 		con->state->seq = seq;
 		con->state->off = 0;
 		con->state->started = 0;

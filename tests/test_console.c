@@ -17,6 +17,9 @@
  *     console stuck in a write (timeout, then caught up);
  *   - a thread cancelled inside a console's write or release: the console
  *     lock is let go, the cancel acts afterwards;
+ *   - a thread stuck in a console's write: taken over after a second (by
+ *     printk, pr_flush, exit); the other consoles get everything with a
+ *     notice, the stuck one catches up when its write returns;
  *   - 4 threads and a slow console: every record exactly once, in order,
  *     and a printk that finds the console busy does not wait;
  *   - PK_CON_COLOR: dmesg --color's escape sequences.
@@ -783,6 +786,137 @@ static void test_cancel_inside_console_release(void **state)
 	child_result_free(&res);
 }
 
+/* ---- a holder stuck in a console's write is taken over ---- */
+
+#define STUCK_NOTICE "printk: console [capture] stuck in a write for over 1000 ms: the others go on without it\n"
+
+static sem_t in_stuck_write, leave_stuck_write;
+
+/* cap (the first console) blocks on the record "first" until told. */
+static void stuck_on_first(struct capture *c, const char *text, size_t len)
+{
+	(void)c;
+	if (len >= 5 && strncmp(text, "first", 5) == 0) {
+		sem_post(&in_stuck_write);
+		while (sem_wait(&leave_stuck_write) != 0)
+			;
+	}
+}
+
+static void *print_first(void *arg)
+{
+	(void)arg;
+	printk("first\n");
+	return NULL;
+}
+
+/*
+ * A thread stuck in the first console's write: printk never waits for it;
+ * after a second of the same write, the next printk takes the lock over and
+ * the other console gets everything, with a notice; the stuck console is
+ * not unregistered under its thread; when its write returns it prints what
+ * it missed, each record once, in order.
+ */
+static void test_stuck_holder_taken_over(void **state)
+{
+	(void)state;
+	pthread_t th;
+
+	sem_init(&in_stuck_write, 0, 0);
+	sem_init(&leave_stuck_write, 0, 0);
+	capture_init(&cap2, "other", 0);
+	assert_int_equal(pk_register_console(&cap2.con), 0);
+	cap.on_write = stuck_on_first;
+	assert_int_equal(pthread_create(&th, NULL, print_first, NULL), 0);
+	sem_wait(&in_stuck_write);
+
+	uint64_t t0 = now_ms();
+
+	printk("second\n");
+	assert_true(now_ms() - t0 < 100);
+	/* Not yet: the write has not lasted a second (the other console
+	 * waits behind the first, as before). */
+	assert_int_equal(pr_flush(0, 0), 0);
+	usleep(1100 * 1000);
+	printk("third\n");
+	assert_string_equal(capture_text(&cap2), "first\nsecond\nthird\n" STUCK_NOTICE);
+
+	/* The stuck console's state is its thread's: not unregistered,
+	 * never counted as flushed. */
+	assert_int_equal(pk_unregister_console(&cap.con), -EBUSY);
+	assert_int_equal(pr_flush(20, 0), 0);
+
+	sem_post(&leave_stuck_write);
+	pthread_join(th, NULL);
+	cap.on_write = NULL;
+	/* The returning thread printed what its console missed. */
+	assert_string_equal(capture_text(&cap), "first\nsecond\nthird\n" STUCK_NOTICE);
+	printk("fourth\n");
+	assert_int_equal(pr_flush(1000, 0), 1);
+	assert_string_equal(capture_text(&cap), "first\nsecond\nthird\n" STUCK_NOTICE "fourth\n");
+	assert_string_equal(capture_text(&cap2), "first\nsecond\nthird\n" STUCK_NOTICE "fourth\n");
+	sem_destroy(&in_stuck_write);
+	sem_destroy(&leave_stuck_write);
+}
+
+/* The same with pr_flush as the one that takes over. */
+static void test_stuck_holder_pr_flush(void **state)
+{
+	(void)state;
+	pthread_t th;
+
+	sem_init(&in_stuck_write, 0, 0);
+	sem_init(&leave_stuck_write, 0, 0);
+	capture_init(&cap2, "other", 0);
+	assert_int_equal(pk_register_console(&cap2.con), 0);
+	cap.on_write = stuck_on_first;
+	assert_int_equal(pthread_create(&th, NULL, print_first, NULL), 0);
+	sem_wait(&in_stuck_write);
+	printk("second\n");
+	/* Waits, takes over after a second, prints to the other console;
+	 * still 0: the stuck console is behind. */
+	assert_int_equal(pr_flush(2500, 0), 0);
+	assert_string_equal(capture_text(&cap2), "first\nsecond\n" STUCK_NOTICE);
+	sem_post(&leave_stuck_write);
+	pthread_join(th, NULL);
+	cap.on_write = NULL;
+	assert_int_equal(pr_flush(1000, 0), 1);
+	assert_string_equal(capture_text(&cap), "first\nsecond\n" STUCK_NOTICE);
+	sem_destroy(&in_stuck_write);
+	sem_destroy(&leave_stuck_write);
+}
+
+/* At exit, a console stuck for good: the other consoles still get the last
+ * words (exit takes the lock over), and exit does not hang. In a child;
+ * the other console is its stdout. */
+static int stuck_at_exit_child(void *arg)
+{
+	(void)arg;
+	pthread_t th;
+	struct console *out;
+
+	sem_init(&in_stuck_write, 0, 0);
+	sem_init(&leave_stuck_write, 0, 0); /* never posted */
+	cap.on_write = stuck_on_first;
+	if (pk_console_fd_create(&out, 1, "out") != 0 || pk_register_console(out) != 0)
+		return 2;
+	if (pthread_create(&th, NULL, print_first, NULL) != 0)
+		return 3;
+	sem_wait(&in_stuck_write);
+	printk("last words\n");
+	exit(0); /* pk_printk_exit() runs from atexit */
+}
+
+static void test_stuck_holder_at_exit(void **state)
+{
+	(void)state;
+	struct child_result res;
+
+	run_child_ok(stuck_at_exit_child, NULL, 5000, &res);
+	assert_string_equal(res.out, "first\nlast words\n" STUCK_NOTICE);
+	child_result_free(&res);
+}
+
 /* ---- several threads, a slow console ---- */
 
 #define HO_THREADS 4
@@ -1036,6 +1170,9 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_inside_console_release, setup_capture,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_stuck_holder_taken_over, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_stuck_holder_pr_flush, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_stuck_holder_at_exit, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_handover_slow_console, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_color, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_escape, setup_capture, teardown),

@@ -56,18 +56,23 @@ struct console {
 /*
  * Register a console: it prints records stored from now on or, with
  * PK_CON_PRINTBUFFER, the whole log first. 0, -EINVAL, -EBUSY (already
- * registered), -ENOMEM.
+ * registered), -ENOMEM, -ENOSPC (255 consoles registered).
  *
  * Context: thread-safe; may block (waits for the console lock, polling, and
  * then prints what is due); not async-signal-safe (allocates). Never from a
  * console's write, which holds the lock: it would wait for itself.
  */
 PK_API int pk_register_console(struct console *con);
-/* 0 or -EINVAL (not registered). Waits for a printing thread to let go.
+/* 0, -EINVAL (not registered) or -EBUSY (a thread has been stuck in this
+ * console's write for over a second and the others went on without it;
+ * try again when that write returns). Waits for a printing thread to let
+ * go, or takes the lock over from one stuck in another console's write.
  * Context: thread-safe; may block (waits for the console lock); not
  * async-signal-safe (frees). Never from a console's write. */
 PK_API int pk_unregister_console(struct console *con);
 /* Ask a console to reopen its output (file console: after log rotation).
+ * 0, -EINVAL (no reopen callback), -EBUSY (stuck in a write, as above) or
+ * the callback's error.
  * Context: thread-safe; may block (waits for the console lock, then runs
  * the console's reopen); not async-signal-safe. Never from a console's
  * write. */
