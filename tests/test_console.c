@@ -886,6 +886,70 @@ static void test_stuck_holder_pr_flush(void **state)
 	sem_destroy(&leave_stuck_write);
 }
 
+/* Threads printing while the first console stalls twice for over a second:
+ * after the last flush, both consoles hold every record of the log exactly
+ * once, in order, the notices included. */
+#define STALL_THREADS 3
+#define STALL_MSGS    300
+
+static void stall_twice(struct capture *c, const char *text, size_t len)
+{
+	(void)c;
+	if (len >= 7 && (strncmp(text, "T0 0050", 7) == 0 || strncmp(text, "T1 0150", 7) == 0)) {
+		struct timespec d = { 1, 100 * 1000 * 1000 };
+
+		nanosleep(&d, NULL);
+	}
+}
+
+static void *stall_printer(void *arg)
+{
+	int id = (int)(intptr_t)arg;
+
+	for (int j = 0; j < STALL_MSGS; j++) {
+		printk("T%d %04d\n", id, j);
+		usleep(5000);
+	}
+	return NULL;
+}
+
+static void test_stuck_holder_under_load(void **state)
+{
+	(void)state;
+	pthread_t th[STALL_THREADS];
+
+	capture_init(&cap2, "other", 0);
+	assert_int_equal(pk_register_console(&cap2.con), 0);
+	cap.on_write = stall_twice;
+	for (int i = 0; i < STALL_THREADS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, stall_printer, (void *)(intptr_t)i), 0);
+	for (int i = 0; i < STALL_THREADS; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(pr_flush(5000, 0), 1);
+	cap.on_write = NULL;
+
+	struct pk_log *log = pk_printk_log();
+	uint64_t next = pk_log_next_seq(log);
+	static char want[sizeof(cap.buf)];
+	size_t n = 0;
+	int notices = 0;
+
+	assert_int_equal(pk_log_first_seq(log), 0);
+	for (uint64_t seq = 0; seq < next; seq++) {
+		assert_int_equal(pk_log_read(log, seq, &rec, 0), 0);
+		assert_true(n + rec.text_len + 1 < sizeof(want));
+		memcpy(want + n, rec.text, rec.text_len);
+		n += rec.text_len;
+		want[n++] = '\n';
+		notices += strncmp(rec.text, "printk: console [capture] stuck", 31) == 0;
+	}
+	want[n] = '\0';
+	assert_int_equal(next, STALL_THREADS * STALL_MSGS + notices);
+	assert_in_range(notices, 1, 2);
+	assert_string_equal(capture_text(&cap), want);
+	assert_string_equal(capture_text(&cap2), want);
+}
+
 /* At exit, a console stuck for good: the other consoles still get the last
  * words (exit takes the lock over), and exit does not hang. In a child;
  * the other console is its stdout. */
@@ -1172,6 +1236,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stuck_holder_taken_over, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_stuck_holder_pr_flush, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_stuck_holder_under_load, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_stuck_holder_at_exit, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_handover_slow_console, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_color, setup_capture, teardown),
