@@ -44,9 +44,9 @@
  *      pk_console_flush_line() and pk_console_line_done() the calling
  *      thread holds the lock and counts as inside a console write (C3), and
  *      its only work is the raw write(2) (C4).
- *   C6 A holder stuck in a console's own write (a terminal held by ^S, a
- *      pipe nobody reads, a callback that blocks) does not silence the
- *      others for ever. While printk's own printing calls a console's
+ *   C6 A holder stuck in a console's own write (a callback that blocks, a
+ *      thread stopped in a debugger inside it; the built-in fd consoles
+ *      give up on a write after 500 ms) does not silence the others. While printk's own printing calls a console's
  *      write, the lock word says so (CON_WRITING, with the console's id and
  *      a tick that changes with every write). A thread that wants the lock
  *      and sees the same such word for PK_CONSOLE_STALL_MS takes the lock
