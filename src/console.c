@@ -64,11 +64,27 @@
  *      unregistration, reopen and exit may take the lock over too, but
  *      their own holds are never taken over; a stuck console cannot be
  *      unregistered or reopened (-EBUSY) and is not freed at exit.
+ *   C7 A console registered with PK_CON_THREADED is printed by a thread of
+ *      its own with its own buffers, never by the console lock's holder (the
+ *      print loop, the idle mark, the one-write path and the stderr
+ *      fall-back all pass it by; its state->printer is fixed at
+ *      registration, so they can tell without reading what the thread
+ *      writes). printk stores and bumps one futex word, with a FUTEX_WAKE
+ *      only when a printer thread sleeps. The thread owns the console's
+ *      state while it holds the console's owner word, taken for one record
+ *      at a time; reopen, position resets, exit and the crash path take
+ *      the same word. The thread publishes its position for pr_flush();
+ *      exit asks it to drain and waits PRINTER_EXIT_MS at most; after
+ *      fork() the child starts its own.
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef __SSE2__
@@ -81,6 +97,7 @@
 #include "caller.h"
 #include "console_line.h"
 #include "hints.h"
+#include "kmsg_format.h"
 #include "outbuf.h"
 #include "settings.h"
 #include "textfmt.h"
@@ -104,6 +121,9 @@ struct pk_console_state {
 	 * in either order. */
 	_Atomic int stuck;
 	unsigned stuck_set; /* the loop_src set the stuck thread still uses */
+	/* PK_CON_THREADED, fixed at registration: printed by its own thread
+	 * (C7), never by the print loop. */
+	struct pk_printer *printer;
 	struct console *next;
 };
 
@@ -169,6 +189,22 @@ static PK_ALWAYS_INLINE int con_stuck(const struct console *con)
 	return atomic_load_explicit(&con->state->stuck, memory_order_acquire) != 0;
 }
 
+/* C7: threaded consoles registered; printk wakes their threads. */
+static _Atomic int printers;
+static void wake_printers(void);
+
+static PK_ALWAYS_INLINE void maybe_wake_printers(void)
+{
+	if (PK_UNLIKELY(atomic_load_explicit(&printers, memory_order_relaxed)))
+		wake_printers();
+}
+
+/* C7: printed by its own thread, not by the console lock's holder. */
+static PK_ALWAYS_INLINE int con_threaded(const struct console *con)
+{
+	return con->state->printer != NULL;
+}
+
 PK_HOT int pk_console_in_write(void)
 {
 	return in_console_write;
@@ -184,8 +220,8 @@ static void pk_console_note_store(void)
 static void absorb_idle(uint64_t seq)
 {
 	for (struct console *con = console_list; con; con = con->state->next)
-		if ((con->flags & PK_CON_ENABLED) && !con_stuck(con) && !con->state->started &&
-		    con->state->seq < seq)
+		if (!con_threaded(con) && (con->flags & PK_CON_ENABLED) && !con_stuck(con) &&
+		    !con->state->started && con->state->seq < seq)
 			con->state->seq = seq;
 }
 
@@ -222,7 +258,7 @@ static void console_unlock_raw(void)
 static int all_at(uint64_t next)
 {
 	for (struct console *con = console_list; con; con = con->state->next)
-		if ((con->flags & PK_CON_ENABLED) &&
+		if (!con_threaded(con) && (con->flags & PK_CON_ENABLED) &&
 		    (con_stuck(con) || con->state->started || con->state->seq != next))
 			return 0;
 	return 1;
@@ -289,6 +325,7 @@ struct con_src {
 	const struct pk_con_rec *hint;
 	struct prb_record buf;
 	struct out out;
+	char ext[PK_MESSAGE_MAX]; /* an extended console's record in /dev/kmsg form */
 };
 
 /*
@@ -402,7 +439,7 @@ static void fall_back_to_stderr(const struct console *failed)
 	if (failed == err_con || err_con->state)
 		return;
 	for (struct console *c = console_list; c; c = c->state->next)
-		if (c->flags & PK_CON_ENABLED)
+		if (!con_threaded(c) && (c->flags & PK_CON_ENABLED))
 			return;
 	fallback_state = (struct pk_console_state){
 		.seq = failed->state->seq,
@@ -420,8 +457,10 @@ static void fall_back_to_stderr(const struct console *failed)
 
 static void free_state(struct console *con)
 {
-	if (con->state != &fallback_state)
+	if (con->state != &fallback_state) {
+		free(con->state->printer);
 		free(con->state);
+	}
 	con->state = NULL;
 }
 
@@ -430,7 +469,8 @@ static PK_NOINLINE void con_write_failed(struct console *con, int err)
 {
 	if (++con->state->failures >= CONSOLE_MAX_FAILURES) {
 		con->flags &= ~PK_CON_ENABLED;
-		fall_back_to_stderr(con);
+		if (!con_threaded(con)) /* C7: its thread does not hold the list */
+			fall_back_to_stderr(con);
 		pk_store_notice(3, "printk: console [%s] disabled after %d failed writes (error %d)\n",
 				con->name, con->state->failures, -err);
 	}
@@ -770,11 +810,42 @@ static PK_NOINLINE int restart_if_beyond(struct con_src *src, struct pk_console_
  * Print the next piece of work for @con: the rest of its current record, or
  * the next record. Returns 1 if it made progress, 0 if it is caught up.
  */
+/*
+ * An extended console (PK_CON_EXTENDED, the kernel's CON_EXTENDED as
+ * netconsole uses it) gets each record whole, in /dev/kmsg form, once it is
+ * final: a line still open waits for its end. Dropped records show as a gap
+ * in the seq field, with no notice (as the kernel). Returns as print_one.
+ */
+static PK_NOINLINE int print_one_extended(struct con_src *src, struct console *con)
+{
+	struct pk_console_state *st = con->state;
+	struct prb_record *r = &src->buf;
+	unsigned flags = atomic_load_explicit(&emergency, memory_order_relaxed) ? PRB_READ_SKIP_UNFINISHED : 0;
+
+	if (prb_read(src->rb, st->seq, r, flags) &&
+	    (!restart_if_beyond(src, st) || prb_read(src->rb, st->seq, r, flags)))
+		return 0;
+	st->seq = r->seq + 1;
+	st->off = 0;
+	st->started = 0;
+	st->dropped = 0;
+	if (pk_console_level_suppressed(r->level))
+		return 1;
+
+	size_t n = pk_kmsg_format_record(r, src->ext, false);
+
+	con_write(con, src->ext, n);
+	return 1;
+}
+
 static int print_one(struct con_src *src, struct console *con)
 {
 	struct pk_console_state *st = con->state;
 	struct out *o = &src->out;
 	struct pk_con_rec view, *r = &view;
+
+	if (PK_UNLIKELY(con->flags & PK_CON_EXTENDED))
+		return print_one_extended(src, con);
 
 	if (fetch(src, st->seq, r) && (!restart_if_beyond(src, st) || fetch(src, st->seq, r)))
 		return 0;
@@ -881,8 +952,8 @@ static PK_ALWAYS_INLINE struct console *hint_fast_console(const struct pk_con_re
 {
 	struct console *con = console_list;
 
-	if (!con || con->state->next ||
-	    (con->flags & (PK_CON_ENABLED | PK_CON_COLOR | PK_CON_ESCAPE)) != PK_CON_ENABLED)
+	if (!con || con->state->next || con_threaded(con) ||
+	    (con->flags & (PK_CON_ENABLED | PK_CON_COLOR | PK_CON_ESCAPE | PK_CON_EXTENDED)) != PK_CON_ENABLED)
 		return NULL;
 
 	struct pk_console_state *st = con->state;
@@ -942,8 +1013,8 @@ static void print_all_from(struct prb *rb, const struct pk_con_rec *hint)
 
 		progress = 0;
 		for (struct console *con = console_list; con; con = con->state->next) {
-			if ((con->flags & PK_CON_ENABLED) && (!crash || (con->flags & PK_CON_CRASH_SAFE)) &&
-			    !con_stuck(con) && print_one(src, con))
+			if (!con_threaded(con) && (con->flags & PK_CON_ENABLED) &&
+			    (!crash || (con->flags & PK_CON_CRASH_SAFE)) && !con_stuck(con) && print_one(src, con))
 				progress = 1;
 			if (PK_UNLIKELY(lost_con))
 				return; /* C6: taken over; nothing else is ours */
@@ -1041,7 +1112,10 @@ static PK_NOINLINE uint64_t print_locked(struct prb *rb, const struct pk_con_rec
 
 void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint)
 {
-	if (!rb || !flush_allowed())
+	if (!rb)
+		return;
+	maybe_wake_printers();
+	if (!flush_allowed())
 		return;
 	int announced = 0;
 
@@ -1104,7 +1178,10 @@ PK_HOT void pk_console_flush_line(struct prb *rb, const struct pk_con_rec *hint,
 	int fd;
 
 	line->len = 0;
-	if (!rb || !flush_allowed())
+	if (!rb)
+		return;
+	maybe_wake_printers();
+	if (!flush_allowed())
 		return;
 	if (PK_UNLIKELY(!base_mask_known) || !console_trylock_tid(hint->caller.tid)) {
 		flush_line_unlocked(rb, hint);
@@ -1185,6 +1262,198 @@ PK_HOT void pk_console_line_done(struct pk_con_line *line, long written)
 	line_done_slow(line, written);
 }
 
+/* ---------------------------------------------------- printer threads -- */
+
+/*
+ * C7: a PK_CON_THREADED console is printed by a thread of its own, with its
+ * own buffers and position; the console lock's holder never touches it.
+ * Whoever else must touch its state (reopen, position resets, exit, the
+ * crash path) takes its owner word first, as the thread does around every
+ * record, so two never print on it at once. printk wakes the threads
+ * through one futex word: a bump, and a FUTEX_WAKE only if one sleeps.
+ */
+enum { PRINTER_FREE, PRINTER_THREAD, PRINTER_OTHER };
+enum { PRINTER_RUN, PRINTER_DRAIN, PRINTER_STOP };
+
+struct pk_printer {
+	pthread_t thread;
+	_Atomic int owner;	/* PRINTER_* */
+	_Atomic int stop;	/* PRINTER_RUN, _DRAIN (print what is due, then exit), _STOP */
+	_Atomic int exited;
+	pk_a64 printed;		/* the console's position, published after every record */
+	struct con_src src;
+};
+
+static _Thread_local PK_TLS_IE struct pk_printer *printer_self; /* on a printer thread: its own */
+static pk_a32 printer_wake;	  /* futex word: bumped after every store the consoles print */
+static _Atomic int printer_sleepers;
+
+#define PRINTER_EXIT_MS 3000 /* what exit and unregistration wait for a printer thread */
+
+static long printer_futex(int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, (uint32_t *)&printer_wake, op, val, ts, NULL, 0);
+}
+
+/* From printk, any context: async-signal-safe, a syscall only if a thread sleeps. */
+static PK_NOINLINE void wake_printers(void)
+{
+	int saved = errno;
+
+	pk_fetch_add_sc(&printer_wake, 1);
+	if (atomic_load_explicit(&printer_sleepers, memory_order_seq_cst))
+		printer_futex(FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+	errno = saved;
+}
+
+/* Take @p's owner word for @who; 0 if it is taken. */
+static int printer_own(struct pk_printer *p, int who)
+{
+	int expected = PRINTER_FREE;
+
+	return atomic_compare_exchange_strong_explicit(&p->owner, &expected, who, memory_order_acquire,
+						       memory_order_relaxed);
+}
+
+static void printer_release(struct pk_printer *p)
+{
+	atomic_store_explicit(&p->owner, PRINTER_FREE, memory_order_release);
+}
+
+/* Take @p's owner word from normal context, waiting up to @timeout_ms
+ * (negative: for ever). */
+static int printer_own_wait(struct pk_printer *p, int timeout_ms)
+{
+	uint64_t start = pk_clock_ns();
+
+	while (!printer_own(p, PRINTER_OTHER)) {
+		if (timeout_ms >= 0 && pk_clock_ns() - start > (uint64_t)timeout_ms * 1000000u)
+			return 0;
+		struct timespec ts = { 0, 200 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+	return 1;
+}
+
+/* Holding @con's owner word: print one piece; publish the position (a
+ * disabled console counts as caught up, as in the print loop). */
+static int printer_print_one(struct console *con, struct con_src *src)
+{
+	int enabled = con->flags & PK_CON_ENABLED;
+	int progress = enabled && print_one(src, con);
+
+	enabled = con->flags & PK_CON_ENABLED; /* a failed write may have disabled it */
+	pk_store_release(&con->state->printer->printed, enabled ? con->state->seq : UINT64_MAX);
+	return progress;
+}
+
+/* Holding @con's owner word at the end of a drain: end an open line. */
+static void printer_end_line(struct console *con)
+{
+	if ((con->flags & PK_CON_ENABLED) && con->state->line_open) {
+		con_write(con, "\n", 1);
+		con->state->line_open = 0;
+	}
+}
+
+static void *printer_main(void *arg)
+{
+	struct console *con = arg;
+	struct pk_printer *p = con->state->printer;
+	sigset_t all;
+
+	printer_self = p;
+	/* Signals are the program's threads' business, not ours. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	for (;;) {
+		uint32_t gen = pk_load_sc(&printer_wake);
+		int stop = atomic_load_explicit(&p->stop, memory_order_acquire);
+		int progress = 0;
+
+		if (stop == PRINTER_STOP)
+			break;
+		if (printer_own(p, PRINTER_THREAD)) {
+			struct prb *rb = pk_printk_ring();
+
+			p->src.rb = rb;
+			p->src.hint = NULL;
+			/* One record per hold: the crash path may take over in between. */
+			while (rb && printer_print_one(con, &p->src)) {
+				progress = 1;
+				printer_release(p);
+				if (!printer_own(p, PRINTER_THREAD))
+					break;
+			}
+			if (atomic_load_explicit(&p->owner, memory_order_relaxed) == PRINTER_THREAD) {
+				if (!progress && stop == PRINTER_DRAIN)
+					printer_end_line(con);
+				printer_release(p);
+			}
+		}
+		if (progress)
+			continue;
+		if (stop == PRINTER_DRAIN)
+			break;
+
+		/* Nothing to print: sleep until printk bumps the word (a second at
+		 * most, for records stored without a wake-up: notices). */
+		struct timespec ts = { 1, 0 };
+
+		atomic_fetch_add_explicit(&printer_sleepers, 1, memory_order_seq_cst);
+		if (pk_load_sc(&printer_wake) == gen && atomic_load(&p->stop) == PRINTER_RUN)
+			printer_futex(FUTEX_WAIT_PRIVATE, gen, &ts);
+		atomic_fetch_sub_explicit(&printer_sleepers, 1, memory_order_seq_cst);
+	}
+	atomic_store_explicit(&p->exited, 1, memory_order_release);
+	return NULL;
+}
+
+static int printer_start(struct console *con)
+{
+	struct pk_printer *p = con->state->printer;
+	pthread_attr_t attr;
+	int err;
+
+	atomic_store(&p->stop, PRINTER_RUN);
+	atomic_store(&p->exited, 0);
+	atomic_store(&p->owner, PRINTER_FREE);
+	pk_store_release(&p->printed, con->state->seq);
+	if ((err = pthread_attr_init(&attr)))
+		return -err;
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	err = pthread_create(&p->thread, &attr, printer_main, con);
+	pthread_attr_destroy(&attr);
+	return -err;
+}
+
+/* Ask @con's thread to stop (@how: PRINTER_DRAIN or PRINTER_STOP) and wait
+ * up to @timeout_ms for it; 1 if it is gone (joined). */
+static int printer_stop(struct console *con, int how, int timeout_ms)
+{
+	struct pk_printer *p = con->state->printer;
+	uint64_t start = pk_clock_ns();
+
+	atomic_store_explicit(&p->stop, how, memory_order_release);
+	wake_printers();
+	while (!atomic_load_explicit(&p->exited, memory_order_acquire)) {
+		if (pk_clock_ns() - start > (uint64_t)timeout_ms * 1000000u)
+			return 0;
+		struct timespec ts = { 0, 500 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+	pthread_join(p->thread, NULL);
+	return 1;
+}
+
+/* @con's thread has printed everything before @next (or @con is disabled). */
+static int printer_caught_up(const struct console *con, uint64_t next)
+{
+	return pk_load_acquire(&con->state->printer->printed) >= next;
+}
+
 /* ------------------------------------------------------- registration -- */
 
 int pk_register_console(struct console *con)
@@ -1200,6 +1469,10 @@ int pk_register_console(struct console *con)
 
 	if (!st)
 		return -ENOMEM;
+	if ((con->flags & PK_CON_THREADED) && !(st->printer = calloc(1, sizeof(*st->printer)))) {
+		free(st);
+		return -ENOMEM;
+	}
 	console_lock_wait(-1);
 
 	int id = unused_id();
@@ -1209,6 +1482,7 @@ int pk_register_console(struct console *con)
 			id = -EBUSY;
 	if (id < 0) {
 		console_unlock_raw();
+		free(st->printer);
 		free(st);
 		return id == -EBUSY ? -EBUSY : -ENOSPC;
 	}
@@ -1218,6 +1492,18 @@ int pk_register_console(struct console *con)
 	st->direct_fd = pk_console_fd_direct(con);
 	con->state = st;
 	con->flags |= PK_CON_ENABLED;
+
+	int err = st->printer ? printer_start(con) : 0;
+
+	if (err) {
+		con->state = NULL;
+		console_unlock_raw();
+		free(st->printer);
+		free(st);
+		return err;
+	}
+	if (st->printer)
+		atomic_fetch_add(&printers, 1);
 	/* Append: consoles print in registration order. */
 	struct console **pp = &console_list;
 
@@ -1226,6 +1512,14 @@ int pk_register_console(struct console *con)
 	*pp = con;
 	console_unlock_raw();
 	pk_console_flush(rb, NULL);
+	return 0;
+}
+
+static int registered(const struct console *con)
+{
+	for (struct console *c = console_list; c; c = c->state->next)
+		if (c == con)
+			return 1;
 	return 0;
 }
 
@@ -1246,8 +1540,16 @@ int pk_unregister_console(struct console *con)
 		return -EINVAL;
 
 	int how = console_lock_wait(-1);
-	int found = con->state && con_stuck(con) ? -EBUSY : unlink_console(con);
+	int found = con->state && con_stuck(con) ? -EBUSY : registered(con);
 
+	/* C7: its thread goes first; one stuck in a write keeps it. */
+	if (found > 0 && con_threaded(con) && !printer_stop(con, PRINTER_STOP, PRINTER_EXIT_MS))
+		found = -EBUSY;
+	if (found > 0) {
+		if (con_threaded(con))
+			atomic_fetch_sub(&printers, 1);
+		unlink_console(con);
+	}
 	console_unlock_raw();
 	if (how == 2)
 		pk_console_flush(pk_printk_ring(), NULL); /* what waited for the stuck holder */
@@ -1264,7 +1566,9 @@ int pk_console_reopen(struct console *con)
 
 	int how = console_lock_wait(-1);
 
-	if (con->state && con_stuck(con)) {
+	struct pk_printer *printer = con->state ? con->state->printer : NULL;
+
+	if ((con->state && con_stuck(con)) || (printer && !printer_own_wait(printer, PRINTER_EXIT_MS))) {
 		console_unlock_raw();
 		return -EBUSY;
 	}
@@ -1282,6 +1586,10 @@ int pk_console_reopen(struct console *con)
 		con->state->failures = 0;
 		con->flags |= PK_CON_ENABLED;
 	}
+	if (printer) {
+		printer_release(printer);
+		wake_printers();
+	}
 	console_unlock_raw();
 	if (how == 2)
 		pk_console_flush(pk_printk_ring(), NULL);
@@ -1294,9 +1602,14 @@ static int consoles_caught_up(struct prb *rb)
 {
 	uint64_t next = prb_next_seq(rb);
 
-	for (struct console *con = console_list; con; con = con->state->next)
-		if ((con->flags & PK_CON_ENABLED) && (con_stuck(con) || con->state->seq < next))
+	for (struct console *con = console_list; con; con = con->state->next) {
+		if (con_threaded(con)) {
+			if (!printer_caught_up(con, next))
+				return 0;
+		} else if ((con->flags & PK_CON_ENABLED) && (con_stuck(con) || con->state->seq < next)) {
 			return 0;
+		}
+	}
 	return 1;
 }
 
@@ -1308,6 +1621,8 @@ int pk_pr_flush(int timeout_ms, int reset_on_progress)
 
 	if (!rb)
 		return 1;
+	if (atomic_load(&printers))
+		wake_printers();
 	for (;;) {
 		if (console_trylock() || take_over_stalled()) {
 			hold_losable = 1;
@@ -1351,8 +1666,23 @@ void pk_console_shutdown(struct prb *rb, int release)
 		prb_finalize_last_of(rb, me.pid);
 		print_all(rb);
 	}
+	/* C7: printer threads print what is due, end their lines and exit,
+	 * all within PRINTER_EXIT_MS: a dead output never holds exit up. */
+	uint64_t deadline = pk_clock_ns() + (uint64_t)PRINTER_EXIT_MS * 1000000u;
+
 	for (struct console *con = console_list; con; con = con->state->next) {
-		if ((con->flags & PK_CON_ENABLED) && !con_stuck(con) && con->state->line_open) {
+		if (!con_threaded(con) || atomic_load(&con->state->printer->exited))
+			continue;
+
+		uint64_t now = pk_clock_ns();
+		int left = now < deadline ? (int)((deadline - now) / 1000000u) : 0;
+
+		if (printer_stop(con, PRINTER_DRAIN, left))
+			atomic_fetch_sub(&printers, 1);
+	}
+	for (struct console *con = console_list; con; con = con->state->next) {
+		if (!con_threaded(con) && (con->flags & PK_CON_ENABLED) && !con_stuck(con) &&
+		    con->state->line_open) {
 			con_write(con, "\n", 1);
 			con->state->line_open = 0;
 		}
@@ -1366,7 +1696,8 @@ void pk_console_shutdown(struct prb *rb, int release)
 		while (*pp) {
 			struct console *con = *pp;
 
-			if (con_stuck(con)) { /* C6: its thread may still come back to it */
+			/* C6, C7: a thread may still come back to it */
+			if (con_stuck(con) || (con_threaded(con) && !atomic_load(&con->state->printer->exited))) {
 				pp = &con->state->next;
 				continue;
 			}
@@ -1378,6 +1709,46 @@ void pk_console_shutdown(struct prb *rb, int release)
 		pthread_setcancelstate(state, &ignored);
 	}
 	console_unlock_raw();
+}
+
+/*
+ * C7 on the crash path: a crash-safe console with a thread of its own is
+ * printed here too, once its thread lets go between two records (it holds
+ * the owner word for one record at a time), within the same wait budget;
+ * a crash on the printer thread itself takes its own word over.
+ */
+static void emergency_print_threaded(struct prb *rb, uint64_t start, int wait_ms)
+{
+	for (struct console *con = console_list; con; con = con->state->next) {
+		if (!con_threaded(con) || !(con->flags & PK_CON_CRASH_SAFE))
+			continue;
+
+		struct pk_printer *p = con->state->printer;
+		int own = printer_self == p;
+
+		while (!own && !(own = printer_own(p, PRINTER_OTHER))) {
+			if (pk_clock_ns() - start > (uint64_t)wait_ms * 1000000u)
+				break;
+			struct timespec ts = { 0, 100 * 1000 };
+
+			nanosleep(&ts, NULL);
+		}
+		if (!own)
+			continue;
+
+		struct con_src *src = &loop_src[cur_set];
+
+		src->rb = rb;
+		src->hint = NULL;
+		while ((con->flags & PK_CON_ENABLED) && print_one(src, con))
+			;
+		if ((con->flags & PK_CON_ENABLED) && con->state->line_open) {
+			con_write(con, "\n", 1);
+			con->state->line_open = 0;
+		}
+		if (printer_self != p)
+			printer_release(p);
+	}
 }
 
 void pk_console_emergency_flush(struct prb *rb, int wait_ms)
@@ -1422,12 +1793,14 @@ void pk_console_emergency_flush(struct prb *rb, int wait_ms)
 	if (rb)
 		print_all(rb);
 	for (struct console *con = console_list; con; con = con->state->next) {
-		if ((con->flags & PK_CON_ENABLED) && (con->flags & PK_CON_CRASH_SAFE) && !con_stuck(con) &&
-		    con->state->line_open) {
-			con_write(con, "\n", 1);
-			con->state->line_open = 0;
-		}
+		if (con_threaded(con) || !(con->flags & PK_CON_ENABLED) || !(con->flags & PK_CON_CRASH_SAFE) ||
+		    con_stuck(con) || !con->state->line_open)
+			continue;
+		con_write(con, "\n", 1);
+		con->state->line_open = 0;
 	}
+	if (rb)
+		emergency_print_threaded(rb, start, wait_ms);
 	in_console_write = saved_in_write;
 	atomic_store(&emergency, 0);
 	console_unlock_raw();
@@ -1441,20 +1814,30 @@ void pk_console_after_fork(void)
 	in_console_write = 0;
 	lost_con = NULL;
 	hold_losable = 0;
-	for (struct console *con = console_list; con; con = con->state->next)
+	for (struct console *con = console_list; con; con = con->state->next) {
 		atomic_store_explicit(&con->state->stuck, 0, memory_order_relaxed);
+		/* C7: nor do printer threads; the child gets its own. */
+		if (con_threaded(con) && !atomic_load(&con->state->printer->exited) && printer_start(con))
+			atomic_store(&con->state->printer->exited, 1);
+	}
 }
 
 void pk_console_reset_positions(uint64_t seq)
 {
 	console_lock_wait(-1);
 	for (struct console *con = console_list; con; con = con->state->next) {
-		if (con_stuck(con))
-			continue; /* C6: restart_if_beyond() moves it when it is back */
+		struct pk_printer *p = con->state->printer;
+
+		if (con_stuck(con) || (p && !printer_own_wait(p, PRINTER_EXIT_MS)))
+			continue; /* C6, C7: restart_if_beyond() moves it later */
 		con->state->seq = seq;
 		con->state->off = 0;
 		con->state->started = 0;
 		con->state->dropped = 0;
+		if (p) {
+			pk_store_release(&p->printed, seq);
+			printer_release(p);
+		}
 	}
 	console_unlock_raw();
 }

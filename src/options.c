@@ -17,7 +17,8 @@
  *   ignore_loglevel      print every level on the consoles
  *   printk.time=B        timestamp prefix (1/0, y/n, Y/N, on/off)
  *   printk.caller=B      caller prefix
- *   console=C            stderr, none, fd:N or file:PATH; repeatable
+ *   console=C            stderr, none, fd:N or file:PATH, each optionally
+ *                        followed by ,threaded and/or ,extended; repeatable
  *   log_buf_file=PATH    keep the log in a file shared with other processes
  *   log_buf_file_group=B a new log file is group-readable (0640)
  *   log_buf_file_sync=B  msync the log file at exit and on panic
@@ -37,6 +38,8 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+
+#include <printk/console.h>
 
 #include "options.h"
 
@@ -180,10 +183,36 @@ static int parse_size(const char *v, size_t n, unsigned long long min, unsigned 
 	return 0;
 }
 
+/* Trailing ",threaded" / ",extended" on a console= value: strips them from
+ * the end of @v (a path may hold commas before them) into @flags. */
+static size_t console_flags(const char *v, size_t n, short *flags)
+{
+	static const struct {
+		const char *word;
+		short flag;
+	} suffixes[] = { { ",threaded", PK_CON_THREADED }, { ",extended", PK_CON_EXTENDED } };
+
+	for (int again = 1; again;) {
+		again = 0;
+		for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+			size_t len = strlen(suffixes[i].word);
+
+			if (n > len && !memcmp(v + n - len, suffixes[i].word, len)) {
+				*flags |= suffixes[i].flag;
+				n -= len;
+				again = 1;
+			}
+		}
+	}
+	return n;
+}
+
 static int parse_console(const char *v, size_t n, unsigned long long fd_max, struct pk_opts *o)
 {
 	struct pk_opts_console c = { 0 };
 	unsigned long long fd;
+
+	n = console_flags(v, n, &c.flags);
 
 	if (is_word(v, n, "stderr")) {
 		c.kind = PK_OPTCON_STDERR;

@@ -36,6 +36,7 @@ struct pk_opts_console {
 	enum pk_opts_console_kind kind;
 	int fd;
 	char path[PK_OPTS_PATH_MAX];
+	short flags; /* PK_CON_THREADED, PK_CON_EXTENDED */
 };
 
 /*

@@ -113,6 +113,7 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 		break;
 	}
 	if (!err) {
+		con->flags |= c->flags;
 		err = pk_register_console(con);
 		if (err && con != pk_console_stderr())
 			pk_console_destroy(con);

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,6 +44,16 @@
 #include "testutil.h"
 
 static struct capture cap2, cap3;
+
+#ifdef PRINTK_TSAN
+/* test_threaded_console_after_fork starts a printer thread in the child of
+ * a threaded process, which TSan refuses unless told. */
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void)
+{
+	return "die_after_fork=0";
+}
+#endif
 
 static int teardown(void **state)
 {
@@ -981,6 +992,234 @@ static void test_stuck_holder_at_exit(void **state)
 	child_result_free(&res);
 }
 
+/* ---- extended consoles ---- */
+
+/* PK_CON_EXTENDED: each record whole, once final, in /dev/kmsg form, with
+ * the dictionary; suppressed levels skipped; an open line waits. */
+static void test_extended_console(void **state)
+{
+	(void)state;
+	/* One clock reading per call, the continuation's included. */
+	static const uint64_t ts[] = { 1291025000ull, 1500000000ull, 2000000999ull, 3000000000ull, 4000000000ull };
+	static const char dict[] = "SUBSYSTEM=net\0DEVICE=+net:eth0";
+
+	capture_init(&cap2, "ext", PK_CON_EXTENDED);
+	assert_int_equal(pk_register_console(&cap2.con), 0);
+	test_clock_set(ts, 5);
+	pr_info("Testing: ");
+	assert_string_equal(capture_text(&cap2), ""); /* not final yet */
+	assert_string_equal(capture_text(&cap), "Testing: "); /* text at once */
+	pr_cont("PASSED\n");
+	printk_emit(3, 6, dict, sizeof(dict) - 1, "link up\x01\\\n");
+	printk(KERN_DEBUG "not printed\n");
+	pr_err("two\nlines\n");
+	assert_string_equal(capture_text(&cap2), "6,0,1291025,-;Testing: PASSED\n"
+						 "30,1,2000000,-;link up\\x01\\x5c\n"
+						 " SUBSYSTEM=net\n"
+						 " DEVICE=+net:eth0\n"
+						 "3,3,4000000,-;two\\x0alines\n");
+	assert_string_equal(capture_text(&cap), "Testing: PASSED\nlink up\x01\\\ntwo\nlines\n");
+}
+
+/* ---- consoles with a thread of their own ---- */
+
+static struct capture tcap;
+static atomic_int tcap_writes, tcap_partial;
+static atomic_int tcap_delay_ms;
+
+static void threaded_on_write(struct capture *c, const char *text, size_t len)
+{
+	(void)c;
+	int ms = atomic_load(&tcap_delay_ms);
+
+	if (ms) {
+		struct timespec d = { 0, (long)ms * 1000000 };
+
+		nanosleep(&d, NULL);
+	}
+	if (len >= 9 && memcmp(text, "Testing: ", 9) == 0)
+		atomic_store(&tcap_partial, 1);
+	atomic_fetch_add(&tcap_writes, 1);
+}
+
+static void threaded_init(short flags)
+{
+	capture_init(&tcap, "threaded", PK_CON_THREADED | flags);
+	tcap.on_write = threaded_on_write;
+	atomic_store(&tcap_writes, 0);
+	atomic_store(&tcap_partial, 0);
+	atomic_store(&tcap_delay_ms, 0);
+	assert_int_equal(pk_register_console(&tcap.con), 0);
+}
+
+/* printk never waits for a threaded console: its writes take 100 ms each,
+ * three printk calls take far less; pr_flush waits for it; the bytes are
+ * those the print loop gives (prefix rules, open lines printed at once). */
+static void test_threaded_console(void **state)
+{
+	(void)state;
+	threaded_init(0);
+	atomic_store(&tcap_delay_ms, 100);
+
+	uint64_t t0 = now_ms();
+
+	pr_info("one\n");
+	pr_info("two\n");
+	pr_info("three\n");
+	assert_true(now_ms() - t0 < 100);
+	assert_string_equal(capture_text(&cap), "one\ntwo\nthree\n");
+	assert_int_equal(pr_flush(5000, 0), 1);
+	assert_string_equal(capture_text(&tcap), "one\ntwo\nthree\n");
+
+	/* An open line reaches it before its end is written. */
+	atomic_store(&tcap_delay_ms, 0);
+	pr_info("Testing: ");
+	for (int i = 0; i < 2000 && !atomic_load(&tcap_partial); i++)
+		usleep(1000);
+	assert_int_equal(atomic_load(&tcap_partial), 1);
+	pr_cont("PASSED\n");
+	pr_warn("after\n");
+	assert_int_equal(pr_flush(5000, 0), 1);
+	assert_string_equal(capture_text(&tcap), "one\ntwo\nthree\nTesting: PASSED\nafter\n");
+	assert_int_equal(pk_unregister_console(&tcap.con), 0);
+	assert_null(tcap.con.state);
+	pr_info("gone\n");
+	assert_string_equal(capture_text(&tcap), "one\ntwo\nthree\nTesting: PASSED\nafter\n");
+	/* And once more: a console can come back with a new thread. */
+	assert_int_equal(pk_register_console(&tcap.con), 0);
+	pr_info("back\n");
+	assert_int_equal(pr_flush(5000, 0), 1);
+	assert_string_equal(capture_text(&tcap), "one\ntwo\nthree\nTesting: PASSED\nafter\nback\n");
+	assert_int_equal(pk_unregister_console(&tcap.con), 0);
+}
+
+/* Threads printing at once to a threaded extended console: every record
+ * once, in seq order, after pr_flush. */
+static void *threaded_burst(void *arg)
+{
+	int id = (int)(intptr_t)arg;
+
+	for (int j = 0; j < 200; j++)
+		printk("B%d %03d\n", id, j);
+	return NULL;
+}
+
+static void test_threaded_extended_burst(void **state)
+{
+	(void)state;
+	pthread_t th[3];
+
+	threaded_init(PK_CON_EXTENDED);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, threaded_burst, (void *)(intptr_t)i), 0);
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(pr_flush(5000, 0), 1);
+
+	struct pk_log *log = pk_printk_log();
+	const char *p = capture_text(&tcap);
+	uint64_t next = pk_log_next_seq(log);
+
+	assert_int_equal(next, 600);
+	for (uint64_t seq = 0; seq < next; seq++) {
+		unsigned long long got;
+		char text[16];
+
+		assert_int_equal(pk_log_read(log, seq, &rec, 0), 0);
+		assert_int_equal(sscanf(p, "4,%llu,%*u,-;%15[^\n]\n", &got, text), 2);
+		assert_int_equal(got, seq);
+		assert_string_equal(text, rec.text);
+		p = strchr(p, '\n') + 1;
+	}
+	assert_string_equal(p, "");
+	assert_int_equal(pk_unregister_console(&tcap.con), 0);
+}
+
+/* At exit, a threaded console prints everything before the process ends;
+ * one whose write never returns holds exit up for a bounded time only. In
+ * children; their stdout is the threaded console. */
+static int threaded_exit_child(void *arg)
+{
+	struct console *out;
+	int stuck = arg != NULL;
+
+	if (pk_console_fd_create(&out, 1, "out") != 0)
+		return 2;
+	out->flags |= PK_CON_THREADED;
+	if (pk_register_console(out) != 0)
+		return 3;
+	if (stuck) {
+		sem_init(&leave_stuck_write, 0, 0); /* never posted */
+		threaded_init(0);
+		tcap.on_write = stuck_on_first;
+		printk("first\n");
+	}
+	for (int i = 0; i < 100; i++)
+		printk("line %d\n", i);
+	exit(0);
+}
+
+static void test_threaded_console_at_exit(void **state)
+{
+	(void)state;
+	struct child_result res;
+	char want[2048];
+	size_t n = 0;
+
+	for (int i = 0; i < 100; i++)
+		n += (size_t)snprintf(want + n, sizeof(want) - n, "line %d\n", i);
+	run_child_ok(threaded_exit_child, NULL, 10000, &res);
+	assert_string_equal(res.out, want);
+	child_result_free(&res);
+
+	uint64_t t0 = now_ms();
+
+	run_child_ok(threaded_exit_child, (void *)1, 10000, &res);
+	assert_true(now_ms() - t0 < 6000);
+	assert_true(strncmp(res.out, "first\n", 6) == 0);
+	assert_non_null(strstr(res.out, "line 99\n"));
+	child_result_free(&res);
+}
+
+/* After fork the child's threaded console has a thread of its own. */
+static int threaded_fork_child(void *arg)
+{
+	(void)arg;
+	struct console *out;
+
+	if (pk_console_fd_create(&out, 1, "out") != 0)
+		return 2;
+	out->flags |= PK_CON_THREADED;
+	if (pk_register_console(out) != 0)
+		return 3;
+	printk("parent\n");
+	if (pr_flush(5000, 0) != 1)
+		return 4;
+
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		printk("child\n");
+		_exit(pr_flush(5000, 0) == 1 ? 0 : 5);
+	}
+
+	int status;
+
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 6;
+	return WEXITSTATUS(status);
+}
+
+static void test_threaded_console_after_fork(void **state)
+{
+	(void)state;
+	struct child_result res;
+
+	run_child_ok(threaded_fork_child, NULL, 10000, &res);
+	assert_string_equal(res.out, "parent\nchild\n");
+	child_result_free(&res);
+}
+
 /* ---- several threads, a slow console ---- */
 
 #define HO_THREADS 4
@@ -1238,6 +1477,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stuck_holder_pr_flush, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_stuck_holder_under_load, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_stuck_holder_at_exit, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_extended_console, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_threaded_console, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_threaded_extended_burst, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_threaded_console_at_exit, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_threaded_console_after_fork, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_handover_slow_console, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_color, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_escape, setup_capture, teardown),

@@ -39,6 +39,7 @@ struct want_console {
 	enum pk_opts_console_kind kind;
 	int fd;
 	const char *path;
+	short flags;
 };
 
 struct opt_case {
@@ -107,12 +108,18 @@ static const struct opt_case cases[] = {
 	{ "printk.caller=on", 0, -1, -1, -1, -1, 1, 0, { { 0 } }, 0, { 0 } },
 	{ "printk.caller=off", 0, -1, -1, -1, -1, 0, 0, { { 0 } }, 0, { 0 } },
 	/* console= */
-	{ "console=stderr", 0, NOTHING, 1, { { PK_OPTCON_STDERR, 0, "" } }, 0, { 0 } },
-	{ "console=none", 0, NOTHING, 1, { { PK_OPTCON_NONE, 0, "" } }, 0, { 0 } },
-	{ "console=fd:3", 0, NOTHING, 1, { { PK_OPTCON_FD, 3, "" } }, 0, { 0 } },
-	{ "console=file:/tmp/x", 0, NOTHING, 1, { { PK_OPTCON_FILE, 0, "/tmp/x" } }, 0, { 0 } },
+	{ "console=stderr", 0, NOTHING, 1, { { PK_OPTCON_STDERR, 0, "", 0 } }, 0, { 0 } },
+	{ "console=none", 0, NOTHING, 1, { { PK_OPTCON_NONE, 0, "", 0 } }, 0, { 0 } },
+	{ "console=fd:3", 0, NOTHING, 1, { { PK_OPTCON_FD, 3, "", 0 } }, 0, { 0 } },
+	{ "console=file:/tmp/x", 0, NOTHING, 1, { { PK_OPTCON_FILE, 0, "/tmp/x", 0 } }, 0, { 0 } },
+	{ "console=fd:3,threaded", 0, NOTHING, 1, { { PK_OPTCON_FD, 3, "", PK_CON_THREADED } }, 0, { 0 } },
+	{ "console=file:/tmp/a,b,extended,threaded", 0, NOTHING, 1,
+	  { { PK_OPTCON_FILE, 0, "/tmp/a,b", PK_CON_THREADED | PK_CON_EXTENDED } }, 0, { 0 } },
+	{ "console=stderr,extended", 0, NOTHING, 1, { { PK_OPTCON_STDERR, 0, "", PK_CON_EXTENDED } }, 0, { 0 } },
+	{ "console=,threaded", -EINVAL, NOTHING, 0, { { 0 } }, 1,
+	  { "printk: PRINTK_OPTS: bad value in 'console=,threaded', ignored" } },
 	{ "console=fd:3 console=file:/tmp/x console=stderr", 0, NOTHING, 3,
-	  { { PK_OPTCON_FD, 3, "" }, { PK_OPTCON_FILE, 0, "/tmp/x" }, { PK_OPTCON_STDERR, 0, "" } }, 0, { 0 } },
+	  { { PK_OPTCON_FD, 3, "", 0 }, { PK_OPTCON_FILE, 0, "/tmp/x", 0 }, { PK_OPTCON_STDERR, 0, "", 0 } }, 0, { 0 } },
 	{ "console=fd:", -EINVAL, NOTHING, 0, { { 0 } }, 1,
 	  { "printk: PRINTK_OPTS: bad value in 'console=fd:', ignored" } },
 	{ "console=fd:x", -EINVAL, NOTHING, 0, { { 0 } }, 1,
@@ -132,7 +139,7 @@ static const struct opt_case cases[] = {
 	{ "loglevel=3 bogus printk.time=0", -EINVAL, -1, 3, -1, 0, -1, 0, { { 0 } }, 1,
 	  { "printk: PRINTK_OPTS: unknown option 'bogus', ignored" } },
 	{ "\t log_buf_len=8K \t\tloglevel=x  printk.caller=1\n console=fd:5 foo=bar ", -EINVAL, 8192, -1, -1, -1,
-	  1, 1, { { PK_OPTCON_FD, 5, "" } }, 2,
+	  1, 1, { { PK_OPTCON_FD, 5, "", 0 } }, 2,
 	  { "printk: PRINTK_OPTS: bad value in 'loglevel=x', ignored",
 	    "printk: PRINTK_OPTS: unknown option 'foo=bar', ignored" } },
 };
@@ -152,6 +159,7 @@ static void check_case(const struct opt_case *c)
 	assert_int_equal(o.nconsoles, c->nconsoles);
 	for (int i = 0; i < c->nconsoles; i++) {
 		assert_int_equal(o.consoles[i].kind, c->cons[i].kind);
+		assert_int_equal(o.consoles[i].flags, c->cons[i].flags);
 		if (c->cons[i].kind == PK_OPTCON_FD)
 			assert_int_equal(o.consoles[i].fd, c->cons[i].fd);
 		if (c->cons[i].kind == PK_OPTCON_FILE)

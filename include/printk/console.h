@@ -25,6 +25,15 @@ PK_BEGIN_DECLS
  * C1 controls encoded in UTF-8) print as \xNN, so logged text cannot drive
  * a terminal; set on the built-in consoles of a terminal */
 #define PK_CON_ESCAPE 0x4000
+/* The kernel's CON_EXTENDED: the console gets each record whole, once it is
+ * final, in /dev/kmsg form ("6,42,1291025,-;text\n" and " KEY=VALUE\n"
+ * dictionary lines, as kmsg_read returns it), as netconsole's extended
+ * mode; dropped records show as a gap in the seq field. */
+#define PK_CON_EXTENDED 0x0040
+/* ours: printed by a thread of its own (the kernel's nbcon printer threads):
+ * printk only stores and wakes it, so a slow console never delays a
+ * printk; pr_flush() and exit wait for it, bounded. */
+#define PK_CON_THREADED 0x0800
 
 struct pk_console_state; /* the library's per-console bookkeeping */
 
@@ -56,7 +65,8 @@ struct console {
 /*
  * Register a console: it prints records stored from now on or, with
  * PK_CON_PRINTBUFFER, the whole log first. 0, -EINVAL, -EBUSY (already
- * registered), -ENOMEM, -ENOSPC (255 consoles registered).
+ * registered), -ENOMEM, -ENOSPC (255 consoles registered), or
+ * pthread_create's error for a PK_CON_THREADED console (-EAGAIN).
  *
  * Context: thread-safe; may block (waits for the console lock, polling, and
  * then prints what is due); not async-signal-safe (allocates). Never from a
@@ -64,8 +74,9 @@ struct console {
  */
 PK_API int pk_register_console(struct console *con);
 /* 0, -EINVAL (not registered) or -EBUSY (a thread has been stuck in this
- * console's write for over a second and the others went on without it;
- * try again when that write returns). Waits for a printing thread to let
+ * console's write for over a second and the others went on without it, or
+ * a PK_CON_THREADED console's thread did not stop within 3 s: it stops when
+ * its write returns; try again then). Waits for a printing thread to let
  * go, or takes the lock over from one stuck in another console's write.
  * Context: thread-safe; may block (waits for the console lock); not
  * async-signal-safe (frees). Never from a console's write. */
@@ -100,6 +111,7 @@ PK_API void pk_console_destroy(struct console *con);
 #ifndef PRINTK_NO_KERNEL_NAMES
 #define CON_PRINTBUFFER	   PK_CON_PRINTBUFFER
 #define CON_ENABLED	   PK_CON_ENABLED
+#define CON_EXTENDED	   PK_CON_EXTENDED
 #define register_console   pk_register_console
 #define unregister_console pk_unregister_console
 #endif
