@@ -1281,6 +1281,7 @@ struct pk_printer {
 	_Atomic int stop;	/* PRINTER_RUN, _DRAIN (print what is due, then exit), _STOP */
 	_Atomic int exited;
 	pk_a64 printed;		/* the console's position, published after every record */
+	int crash_safe;		/* PK_CON_CRASH_SAFE at registration: read without the owner word */
 	struct con_src src;
 };
 
@@ -1416,13 +1417,16 @@ static int printer_start(struct console *con)
 	pthread_attr_t attr;
 	int err;
 
+	p->crash_safe = (con->flags & PK_CON_CRASH_SAFE) != 0;
 	atomic_store(&p->stop, PRINTER_RUN);
 	atomic_store(&p->exited, 0);
 	atomic_store(&p->owner, PRINTER_FREE);
 	pk_store_release(&p->printed, con->state->seq);
 	if ((err = pthread_attr_init(&attr)))
 		return -err;
-	pthread_attr_setstacksize(&attr, 64 * 1024);
+	/* A console's write callback is the program's code: room as for a
+	 * small thread of its own, not the 8 MiB default. */
+	pthread_attr_setstacksize(&attr, 256 * 1024);
 	err = pthread_create(&p->thread, &attr, printer_main, con);
 	pthread_attr_destroy(&attr);
 	return -err;
@@ -1720,7 +1724,7 @@ void pk_console_shutdown(struct prb *rb, int release)
 static void emergency_print_threaded(struct prb *rb, uint64_t start, int wait_ms)
 {
 	for (struct console *con = console_list; con; con = con->state->next) {
-		if (!con_threaded(con) || !(con->flags & PK_CON_CRASH_SAFE))
+		if (!con_threaded(con) || !con->state->printer->crash_safe)
 			continue;
 
 		struct pk_printer *p = con->state->printer;

@@ -325,6 +325,38 @@ static void test_segv_after_partial_printk(void **state)
 	child_result_free(&res);
 }
 
+/* The same with stderr printed by a thread of its own: the crash handler
+ * prints it too, the open line and the report included. */
+static int segv_threaded_child(void *arg)
+{
+	(void)arg;
+	child_reset();
+	pk_unregister_console(pk_console_stderr());
+	pk_console_stderr()->flags |= PK_CON_THREADED;
+	if (pk_register_console(pk_console_stderr()))
+		return 10;
+	if (pk_crash_handler_install())
+		return 11;
+	pr_info("first line\n");
+	pr_info("testing the frobnozzle ...");
+	store_to_null(1);
+	return 12;
+}
+
+static void test_segv_threaded_console(void **state)
+{
+	(void)state;
+	struct child_result res;
+
+	run(segv_threaded_child, &res);
+	assert_true(res.signaled);
+	assert_int_equal(res.sig, SIGSEGV);
+	assert_match(res.out, "first line\n"
+			      "testing the frobnozzle ...\n"
+			      "BUG: SIGSEGV (signal 11) at address 0x0 in pid # tid #\n");
+	child_result_free(&res);
+}
+
 /* The program had its own handler: it runs after our report, with the
  * fault's siginfo. */
 static void program_handler(int sig, siginfo_t *si, void *uctx)
@@ -588,6 +620,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_panic_with_crash_handler, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_panic_takes_over_console, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_segv_after_partial_printk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_segv_threaded_console, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chains_to_program_handler, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_returning_program_handler, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stack_overflow, setup, teardown),
