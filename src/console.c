@@ -98,6 +98,7 @@
 #include "console_line.h"
 #include "hints.h"
 #include "kmsg_format.h"
+#include "log_shared.h"
 #include "outbuf.h"
 #include "settings.h"
 #include "textfmt.h"
@@ -326,6 +327,7 @@ struct con_src {
 	struct prb_record buf;
 	struct out out;
 	char ext[PK_MESSAGE_MAX]; /* an extended console's record in /dev/kmsg form */
+	struct pk_record rec;	  /* a write_record console's record */
 };
 
 /*
@@ -483,12 +485,14 @@ static PK_NOINLINE void con_write_failed(struct console *con, int err)
  * silent. A pending cancel acts at the thread's next cancellation point.
  * pthread_setcancelstate() only changes the calling thread's own flags.
  */
-static PK_NOINLINE int con_callback(struct console *con, const char *buf, size_t len)
+static PK_NOINLINE int con_callback(struct console *con, const char *buf, size_t len, const struct pk_record *rec)
 {
 	int state, ignored, err = 0;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
-	if (con->write_checked)
+	if (rec)
+		err = con->write_record(con, rec);
+	else if (con->write_checked)
 		err = con->write_checked(con, buf, len);
 	else if (con->write)
 		con->write(con, buf, (unsigned)len);
@@ -503,10 +507,11 @@ static PK_NOINLINE int con_callback(struct console *con, const char *buf, size_t
  * finish the record on it and hand it back. A word that changed before the
  * write (a crash handler took the consoles over) is left alone.
  */
-static PK_NOINLINE int con_callback_marked(struct console *con, const char *buf, size_t len)
+static PK_NOINLINE int con_callback_marked(struct console *con, const char *buf, size_t len,
+					   const struct pk_record *rec)
 {
 	if (!hold_losable || lost_con)
-		return con_callback(con, buf, len);
+		return con_callback(con, buf, len, rec);
 
 	uint64_t held = pk_load_relaxed(&console_word);
 	uint64_t w = (held & CON_OWNER_BITS) | CON_WRITING | (uint64_t)cur_set << CON_SET_SHIFT |
@@ -516,9 +521,9 @@ static PK_NOINLINE int con_callback_marked(struct console *con, const char *buf,
 	if (!(held & CON_HELD) || (held & (CON_TAKEN_OVER_BIT | CON_WRITING)) ||
 	    !atomic_compare_exchange_strong_explicit(&console_word, &expected, w, memory_order_release,
 						     memory_order_relaxed))
-		return con_callback(con, buf, len);
+		return con_callback(con, buf, len, rec);
 
-	int err = con_callback(con, buf, len);
+	int err = con_callback(con, buf, len, rec);
 
 	expected = w;
 	if (!atomic_compare_exchange_strong_explicit(&console_word, &expected, held, memory_order_acq_rel,
@@ -547,7 +552,7 @@ static PK_ALWAYS_INLINE int con_write(struct console *con, const char *buf, size
 		}
 	}
 	if (len)
-		err = con_callback_marked(con, buf, len);
+		err = con_callback_marked(con, buf, len, NULL);
 	in_console_write--;
 	if (PK_UNLIKELY(err)) {
 		if (PK_LIKELY(!lost_con))
@@ -810,11 +815,32 @@ static PK_NOINLINE int restart_if_beyond(struct con_src *src, struct pk_console_
  * Print the next piece of work for @con: the rest of its current record, or
  * the next record. Returns 1 if it made progress, 0 if it is caught up.
  */
+/* @con's write_record: the record as the public struct. Counted like
+ * con_write (C3, C6, failures). */
+static int con_write_record(struct console *con, const struct pk_record *rec)
+{
+	in_console_write++;
+
+	int err = con_callback_marked(con, NULL, 0, rec);
+
+	in_console_write--;
+	if (PK_UNLIKELY(err)) {
+		if (PK_LIKELY(!lost_con))
+			con_write_failed(con, err);
+		else
+			con->state->failures++;
+	} else {
+		con->state->failures = 0;
+	}
+	return err;
+}
+
 /*
  * An extended console (PK_CON_EXTENDED, the kernel's CON_EXTENDED as
  * netconsole uses it) gets each record whole, in /dev/kmsg form, once it is
- * final: a line still open waits for its end. Dropped records show as a gap
- * in the seq field, with no notice (as the kernel). Returns as print_one.
+ * final: a line still open waits for its end; a console with write_record
+ * gets the same records as fields. Dropped records show as a gap in the
+ * seq field, with no notice (as the kernel). Returns as print_one.
  */
 static PK_NOINLINE int print_one_extended(struct con_src *src, struct console *con)
 {
@@ -831,6 +857,11 @@ static PK_NOINLINE int print_one_extended(struct con_src *src, struct console *c
 	st->dropped = 0;
 	if (pk_console_level_suppressed(r->level))
 		return 1;
+	if (con->write_record) {
+		pk_record_from_ring(&src->rec, r);
+		con_write_record(con, &src->rec);
+		return 1;
+	}
 
 	size_t n = pk_kmsg_format_record(r, src->ext, false);
 
@@ -844,7 +875,7 @@ static int print_one(struct con_src *src, struct console *con)
 	struct out *o = &src->out;
 	struct pk_con_rec view, *r = &view;
 
-	if (PK_UNLIKELY(con->flags & PK_CON_EXTENDED))
+	if (PK_UNLIKELY((con->flags & PK_CON_EXTENDED) || con->write_record))
 		return print_one_extended(src, con);
 
 	if (fetch(src, st->seq, r) && (!restart_if_beyond(src, st) || fetch(src, st->seq, r)))
@@ -952,7 +983,7 @@ static PK_ALWAYS_INLINE struct console *hint_fast_console(const struct pk_con_re
 {
 	struct console *con = console_list;
 
-	if (!con || con->state->next || con_threaded(con) ||
+	if (!con || con->state->next || con_threaded(con) || con->write_record ||
 	    (con->flags & (PK_CON_ENABLED | PK_CON_COLOR | PK_CON_ESCAPE | PK_CON_EXTENDED)) != PK_CON_ENABLED)
 		return NULL;
 
@@ -1220,7 +1251,7 @@ static PK_COLD PK_NOINLINE void line_done_slow(struct pk_con_line *line, long wr
 			p += written;
 			len -= (size_t)written;
 		}
-		err = con_callback_marked(con, p, len); /* finishes it, or says why not */
+		err = con_callback_marked(con, p, len, NULL); /* finishes it, or says why not */
 	}
 	in_console_write--;
 	if (PK_UNLIKELY(lost_con)) {
@@ -1464,7 +1495,7 @@ int pk_register_console(struct console *con)
 {
 	struct prb *rb = pk_printk_ring();
 
-	if (!con || (!con->write && !con->write_checked))
+	if (!con || (!con->write && !con->write_checked && !con->write_record))
 		return -EINVAL;
 	if (con->state)
 		return -EBUSY;

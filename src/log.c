@@ -224,20 +224,25 @@ int pk_log_read(struct pk_log *log, uint64_t seq, struct pk_record *rec, unsigne
 	}
 	if (err)
 		return err;
-	rec->seq = r.seq;
-	rec->ts_nsec = r.ts_nsec;
-	rec->pid = r.caller.pid;
-	rec->tid = r.caller.tid;
-	rec->sigdepth = (uint8_t)(r.caller.ctx >> 56); /* printk nesting depth */
-	rec->level = r.level;
-	rec->facility = r.facility;
-	rec->flags = r.flags;
-	rec->state = (r.rflags & PRB_REC_UNFINALIZED) ? PK_REC_UNFINALIZED : PK_REC_FINAL;
-	rec->text_len = r.text_len;
-	rec->dict_len = r.dict_len;
-	memcpy(rec->text, r.text, (size_t)r.text_len + 1);
-	memcpy(rec->dict, r.dict, (size_t)r.dict_len + 1);
+	pk_record_from_ring(rec, &r);
 	return 0;
+}
+
+void pk_record_from_ring(struct pk_record *rec, const struct prb_record *r)
+{
+	rec->seq = r->seq;
+	rec->ts_nsec = r->ts_nsec;
+	rec->pid = r->caller.pid;
+	rec->tid = r->caller.tid;
+	rec->sigdepth = (uint8_t)(r->caller.ctx >> 56); /* printk nesting depth */
+	rec->level = r->level;
+	rec->facility = r->facility;
+	rec->flags = r->flags;
+	rec->state = (r->rflags & PRB_REC_UNFINALIZED) ? PK_REC_UNFINALIZED : PK_REC_FINAL;
+	rec->text_len = r->text_len;
+	rec->dict_len = r->dict_len;
+	memcpy(rec->text, r->text, (size_t)r->text_len + 1);
+	memcpy(rec->dict, r->dict, (size_t)r->dict_len + 1);
 }
 
 int pk_log_check(struct pk_log *log)

@@ -48,6 +48,10 @@ _Static_assert(sizeof(((struct pk_record *)0)->text) == sizeof(((struct prb_reco
 _Static_assert(sizeof(((struct pk_record *)0)->dict) == sizeof(((struct prb_record *)0)->dict),
 	       "struct pk_record holds a ring record's dictionary");
 
+/* A ring record as the public struct (what pk_log_read() returns).
+ * Async-signal-safe. */
+void pk_record_from_ring(struct pk_record *rec, const struct prb_record *r);
+
 /* The ring behind @log (never NULL for a valid handle). Async-signal-safe. */
 struct prb *pk_log_ring(struct pk_log *log);
 

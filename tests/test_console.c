@@ -1021,6 +1021,54 @@ static void test_extended_console(void **state)
 	assert_string_equal(capture_text(&cap), "Testing: PASSED\nlink up\x01\\\ntwo\nlines\n");
 }
 
+/* A console with write_record gets the fields of each final record. */
+static char recbuf[4096];
+static size_t reclen;
+static int rec_fail;
+
+static int record_write(struct console *con, const struct pk_record *r)
+{
+	(void)con;
+	if (rec_fail) {
+		rec_fail--;
+		return -EPIPE;
+	}
+	reclen += (size_t)snprintf(recbuf + reclen, sizeof(recbuf) - reclen, "%llu %u/%u %s %u [%s|",
+				   (unsigned long long)r->seq, r->facility, r->level,
+				   r->pid == (uint32_t)getpid() ? "me" : "other", r->dict_len, r->text);
+	for (size_t i = 0; i < r->dict_len && reclen < sizeof(recbuf) - 1; i++)
+		recbuf[reclen++] = r->dict[i] ? r->dict[i] : ';';
+	reclen += (size_t)snprintf(recbuf + reclen, sizeof(recbuf) - reclen, "]\n");
+	return 0;
+}
+
+static void test_record_console(void **state)
+{
+	(void)state;
+	static const char dict[] = "A=1\0B=2";
+	struct console rcon = { .name = "fields", .write_record = record_write };
+
+	reclen = 0;
+	rec_fail = 0;
+	assert_int_equal(pk_register_console(&rcon), 0);
+	pr_info("half ");
+	assert_int_equal(reclen, 0);
+	pr_cont("whole\n");
+	printk_emit(3, 5, dict, sizeof(dict) - 1, "esc\x01 two\nlines\n");
+	printk(KERN_DEBUG "suppressed\n");
+	rec_fail = 3; /* three failed writes in a row disable it, with a notice */
+	pr_info("lost 1\n");
+	pr_info("lost 2\n");
+	pr_info("lost 3\n");
+	pr_info("not printed\n");
+	recbuf[reclen] = '\0';
+	assert_string_equal(recbuf, "0 0/6 me 0 [half whole|]\n"
+				    "1 3/5 me 7 [esc\x01 two\nlines|A=1;B=2]\n");
+	assert_false(rcon.flags & PK_CON_ENABLED);
+	assert_non_null(strstr(capture_text(&cap), "printk: console [fields] disabled after 3 failed writes (error 32)\n"));
+	assert_int_equal(pk_unregister_console(&rcon), 0);
+}
+
 /* ---- consoles with a thread of their own ---- */
 
 static struct capture tcap;
@@ -1478,6 +1526,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stuck_holder_under_load, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_stuck_holder_at_exit, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_extended_console, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_record_console, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_threaded_console, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_threaded_extended_burst, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_threaded_console_at_exit, setup_capture, teardown),

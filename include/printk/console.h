@@ -36,6 +36,7 @@ PK_BEGIN_DECLS
 #define PK_CON_THREADED 0x0800
 
 struct pk_console_state; /* the library's per-console bookkeeping */
+struct pk_record;	 /* <printk/log.h> */
 
 /*
  * A console's write and reopen run with the console lock held and thread
@@ -52,6 +53,15 @@ struct console {
 	 * console whose write keeps failing is disabled, with a notice record.
 	 */
 	int (*write_checked)(struct console *con, const char *text, size_t len);
+	/*
+	 * Ours, for consoles that want fields, not text (forwarders): each
+	 * record whole, once it is final, with level, facility, seq, time,
+	 * writer (pid, tid) and dictionary (<printk/log.h>); the text is not
+	 * escaped and has no prefix. Dropped records show as a gap in seq.
+	 * Used instead of the write callbacks when set; returns 0 or a
+	 * negative errno, counted like a failed write.
+	 */
+	int (*write_record)(struct console *con, const struct pk_record *rec);
 	/* Optional: reopen the output (a file console after log rotation). */
 	int (*reopen)(struct console *con);
 	/* Optional: release what the console owns, when unregistered by pk_printk_exit(). */
