@@ -703,7 +703,7 @@ static void resolve(struct ud_ctl *ctl, const struct ud_opts *o)
 	if (ctl->source == UD_SRC_KMSG)
 		ctl->caller_width = ud_kmsg_caller_width();
 	else if (ctl->source == UD_SRC_FILE || ctl->source == UD_SRC_SYSLOG)
-		ctl->caller_width = 6; /* util-linux: strlen of SHRT_MAX as gcc spells it, "0x7fff" */
+		ctl->caller_width = 6; /* util-linux: the length of SHRT_MAX's "0x7fff" */
 	if (ctl->follow && ctl->source != UD_SRC_LOG)
 		ctl->follow = ctl->follow_new = false; /* files do not grow under us */
 	ctl->fast = o->default_format && !ctl->color && ctl->source == UD_SRC_LOG;

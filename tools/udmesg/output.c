@@ -896,8 +896,8 @@ static int format_one_time(struct ud_ctl *ctl, enum ud_timefmt fmt, const struct
 	case UD_TF_CTIME:
 		return snprintf(tsbuf, size, "[%s] ", record_ctime(ctl, rec, buf, sizeof(buf)));
 	case UD_TF_CTIME_DELTA:
-		return snprintf(tsbuf, size, "[%s <%12.06f>] ", record_ctime(ctl, rec, buf, sizeof(buf)),
-				delta);
+		return snprintf(tsbuf, size, "[%s <%12.06f>] ",
+				record_ctime(ctl, rec, buf, sizeof(buf)), delta);
 	case UD_TF_DELTA:
 		return snprintf(tsbuf, size, "[<%12.06f>] ", delta);
 	case UD_TF_RELTIME: {
@@ -905,8 +905,8 @@ static int format_one_time(struct ud_ctl *ctl, enum ud_timefmt fmt, const struct
 		int n;
 		bool known = record_localtime(ctl, rec, &cur);
 
-		if (!known || cur.tm_min != ctl->lasttm.tm_min || cur.tm_hour != ctl->lasttm.tm_hour ||
-		    cur.tm_yday != ctl->lasttm.tm_yday) {
+		if (!known || cur.tm_min != ctl->lasttm.tm_min ||
+		    cur.tm_hour != ctl->lasttm.tm_hour || cur.tm_yday != ctl->lasttm.tm_yday) {
 			*timebreak = 1;
 			if (!known || strftime(buf, sizeof(buf), "%b%e %H:%M", &cur) == 0)
 				*buf = '\0';
@@ -982,8 +982,9 @@ static int format_time(struct ud_ctl *ctl, const struct urec *rec, double delta,
 
 /* What goes in front of each printed line of a record. */
 struct line_prefix {
-	char fp[32];  /* decode: "%-6s:%-6s: " */
-	char ts[UD_STAMP_MAX * UD_TF_COUNT]; /* the time column, or raw's "<pri>[time] " */
+	char fp[32]; /* decode: "%-6s:%-6s: " */
+	/* The time column, or raw's "<pri>[time] ". */
+	char ts[UD_STAMP_MAX * UD_TF_COUNT];
 	int timebreak;
 };
 

@@ -283,7 +283,8 @@ void ud_print_syslog_buffer(struct ud_ctl *ctl, const char *buf, size_t size)
 				if (begin < end && *begin == ' ')
 					begin++;
 			}
-			if (*begin == '[' && (begin[1] == ' ' || begin[1] == 'T' || begin[1] == 'C')) {
+			if (*begin == '[' &&
+			    (begin[1] == ' ' || begin[1] == 'T' || begin[1] == 'C')) {
 				rec.mesg = parse_syslog_caller(begin, end, &rec, &rec.mesg_size);
 			} else {
 				rec.mesg = begin;

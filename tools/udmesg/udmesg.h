@@ -112,7 +112,7 @@ struct ud_ctl {
 	/* --- time base: wall clock of timestamp 0 --- */
 	bool base_by_usec; /* files: util-linux's boot time + record time, in usec */
 	int64_t base_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC (or the boot time) */
-	int caller_width;    /* "[%*s] " */
+	int caller_width;  /* "[%*s] " */
 
 	/* --- output state (dmesg's dmesg_control) --- */
 	int64_t last_sec, last_usec; /* last printed timestamp, for deltas */
