@@ -13,7 +13,7 @@ expect_out() {
 	local name=$1 expected=$2
 	shift 2
 	checks=$((checks + 1))
-	printf "$expected" >"$TMP/expected"
+	printf -- "$expected" >"$TMP/expected"
 	"$UDMESG" "$@" >"$TMP/out" 2>"$TMP/err"
 	local rc=$?
 	if [ $rc -ne 0 ]; then
@@ -57,6 +57,14 @@ expect_out caller-too-long '[    1.000000] x\n' -F "$TMP/caller-long"
 # An escape sequence in a caller id is escaped like the text.
 printf '<6>[    1.000000] [T\033[31m] x\n' >"$TMP/caller-esc-file"
 expect_out caller-escaped-file '[    1.000000] [T\\x1b[31m] x\n' -F "$TMP/caller-esc-file"
+
+# -F: microseconds at the ends of strtol's range, added to a boot time's
+# fraction (util-linux adds them in unsigned arithmetic): a time far away.
+printf '<6>[ -5.-32222222222222222222222] negative\n<6>[ 2.99999999999999999999999] overflow\n' \
+	>"$TMP/usec-range"
+UDMESG_TEST_BOOTTIME=1700000000.25 expect_out usec-range-iso \
+	'-290254-11-05T18:12:20,474192+00:00 -5.-32222222222222222222222] negative\n294300-11-24T02:14:16,775807+00:00 2.99999999999999999999999] overflow\n' \
+	-F "$TMP/usec-range" --time-format iso
 
 # -K: a record ending in "caller=": util-linux copies a length of -1.
 printf '6,1,2,-,caller=;' >"$TMP/caller-end"

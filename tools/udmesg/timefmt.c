@@ -149,11 +149,12 @@ static void file_wall(const struct ud_ctl *ctl, const struct urec *rec, int64_t 
 {
 	int64_t base_us = floor_div(ctl->base_ns, 1000);
 	int64_t base_sec = floor_div(base_us, USEC_PER_SEC);
+	/* A -F record's microseconds are whatever strtol() read: any int64. */
 	int64_t frac = sat_add(base_us - base_sec * USEC_PER_SEC, rec->usec);
-	int64_t carry = floor_div(frac, USEC_PER_SEC);
+	int64_t rem = frac % USEC_PER_SEC;
 
-	*sec = sat_add(sat_add(base_sec, rec->sec), carry);
-	*usec = frac - carry * USEC_PER_SEC;
+	*sec = sat_add(sat_add(base_sec, rec->sec), frac / USEC_PER_SEC - (rem < 0));
+	*usec = rem < 0 ? rem + USEC_PER_SEC : rem;
 }
 
 void ud_record_wall(const struct ud_ctl *ctl, const struct urec *rec, time_t *sec, long *usec)
