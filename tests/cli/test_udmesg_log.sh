@@ -50,6 +50,10 @@ cases=(
 	"log-caller-force-prefix|--caller -p"
 	"log-since-until|--since @1700000010 --until @1700003920"
 	"log-partial-off|--no-partial"
+	"log-dictionary|--dictionary"
+	"log-dictionary-prefix|--dictionary -x -p"
+	"log-tf-multi|--time-format raw -T --time-format iso -d"
+	"log-level-delta|-l err,warn -d"
 )
 
 for c in "${cases[@]}"; do
@@ -87,7 +91,7 @@ for c in "${cases[@]}"; do
 	name=${c%%|*}
 	opts=${c#*|}
 	case $name in
-	log-ctime*|log-iso*|log-since*|log-partial-off) continue ;;
+	log-ctime*|log-iso*|log-since*|log-partial-off|log-tf-multi) continue ;;
 	log-caller*)
 		# shellcheck disable=SC2086
 		same "roundtrip:$name" sh -c "'$UDMESG' -B '$LOG' $opts | $NORM" -- \

@@ -13,7 +13,7 @@ expect_out() {
 	local name=$1 expected=$2
 	shift 2
 	checks=$((checks + 1))
-	printf "$expected" >"$TMP/expected"
+	printf -- "$expected" >"$TMP/expected"
 	"$UDMESG" "$@" >"$TMP/out" 2>"$TMP/err"
 	local rc=$?
 	if [ $rc -ne 0 ]; then
@@ -27,19 +27,44 @@ expect_out() {
 	fi
 }
 
-# -F: "<N" without its '>' at the end of a record. The text is empty;
-# util-linux's length of it went below zero.
+# -F: "<N" without its '>'. Current util-linux takes a priority only when
+# its '>' is in the record (2.38 took the number and skipped the byte after
+# it, past the record's end here): the text keeps what follows the '<'
+# when the priority is wanted, and nothing when the prefix is skipped.
 printf '<6\n' >"$TMP/pri-last"
 expect_out pri-unclosed-last '\n' -F "$TMP/pri-last"
-expect_out pri-unclosed-last-decode '\n' -F "$TMP/pri-last" -x
-expect_out pri-unclosed-last-json '' -F "$TMP/pri-last" -J
+expect_out pri-unclosed-last-decode '[    0.000000] 6\n' -F "$TMP/pri-last" -x
+expect_out pri-unclosed-last-json '{\n   "dmesg": [\n      {\n         "time":     0.000000,\n         "msg": "6"\n      }\n   ]\n}\n' -F "$TMP/pri-last" -J
 expect_out pri-unclosed-last-raw '<6\n' -F "$TMP/pri-last" -r
 printf '<6' >"$TMP/pri-eof"
-expect_out pri-unclosed-eof-decode '\n' -F "$TMP/pri-eof" -x
-# ... and before the next record: decoding skipped the newline after it.
+expect_out pri-unclosed-eof-decode '[    0.000000] 6\n' -F "$TMP/pri-eof" -x
 printf '<6\n<6>x\n' >"$TMP/pri-next"
 expect_out pri-unclosed-next '\n[    0.000000] x\n' -F "$TMP/pri-next"
-expect_out pri-unclosed-next-decode '\nkern  :info  : [    0.000000] x\n' -F "$TMP/pri-next" -x
+expect_out pri-unclosed-next-decode '[    0.000000] 6\nkern  :info  : [    0.000000] x\n' -F "$TMP/pri-next" -x
+
+# -F: a caller field at the end of the last record. util-linux's text
+# length goes below zero when its ']' is the last byte before the newline,
+# and with no ']' and nothing but spaces it copies a caller id of length -1:
+# here the record is empty.
+printf '<6>[    1.000000] [T1]\n' >"$TMP/caller-last"
+expect_out caller-at-end '\n' -F "$TMP/caller-last"
+printf '<6>[    1.000000] [    ' >"$TMP/caller-open"
+expect_out caller-unclosed '\n' -F "$TMP/caller-open"
+# A caller id too long for util-linux's field is dropped; its field is
+# skipped all the same.
+printf '<6>[    1.000000] [T123456789012345678901] x\n' >"$TMP/caller-long"
+expect_out caller-too-long '[    1.000000] x\n' -F "$TMP/caller-long"
+# An escape sequence in a caller id is escaped like the text.
+printf '<6>[    1.000000] [T\033[31m] x\n' >"$TMP/caller-esc-file"
+expect_out caller-escaped-file '[    1.000000] [T\\x1b[31m] x\n' -F "$TMP/caller-esc-file"
+
+# -F: microseconds at the ends of strtol's range, added to a boot time's
+# fraction (util-linux adds them in unsigned arithmetic): a time far away.
+printf '<6>[ -5.-32222222222222222222222] negative\n<6>[ 2.99999999999999999999999] overflow\n' \
+	>"$TMP/usec-range"
+UDMESG_TEST_BOOTTIME=1700000000.25 expect_out usec-range-iso \
+	'-290254-11-05T18:12:20,474192+00:00 -5.-32222222222222222222222] negative\n294300-11-24T02:14:16,775807+00:00 2.99999999999999999999999] overflow\n' \
+	-F "$TMP/usec-range" --time-format iso
 
 # -K: a record ending in "caller=": util-linux copies a length of -1.
 printf '6,1,2,-,caller=;' >"$TMP/caller-end"

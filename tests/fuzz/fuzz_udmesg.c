@@ -120,8 +120,9 @@ static void set_options(struct ud_ctl *ctl, const uint8_t *h)
 	ctl->color = h[0] & 16;
 	ctl->noesc = h[0] & 32;
 	ctl->force_prefix = h[0] & 64;
-	ctl->show_delta = h[0] & 128;
-	ctl->time_fmt = time_formats[h[1] & 7];
+	ud_time_fmt_include(ctl, time_formats[h[1] & 7]);
+	if (h[0] & 128)
+		ud_time_fmt_include(ctl, UD_TF_TIME_DELTA); /* -d */
 	ctl->fltr_lev = h[1] & 8;
 	ctl->fltr_fac = h[1] & 16;
 	ctl->levels = h[2];
@@ -136,31 +137,19 @@ static void set_options(struct ud_ctl *ctl, const uint8_t *h)
 	/* util-linux's exclusive groups: -r with -x, -d, -e, -T, -t, -L */
 	if (ctl->raw) {
 		ctl->decode = false;
-		ctl->show_delta = false;
-		if (ctl->time_fmt == UD_TF_NONE || ctl->time_fmt == UD_TF_RELTIME)
-			ctl->time_fmt = UD_TF_TIME;
+		ctl->ntime_fmts = 0;
 	}
 	/* main.c's resolve() */
 	if (ctl->json) {
-		ctl->time_fmt = UD_TF_TIME;
-		ctl->show_delta = false;
 		ctl->force_prefix = false;
 		ctl->raw = false;
 		ctl->noesc = true;
 		ctl->color = false;
 	}
+	ud_time_fmts_resolve(ctl);
 	ctl->base_ns = boot * 1000000000;
-	ctl->base_whole_sec = true;
-	if (ctl->show_delta) {
-		if (ctl->time_fmt == UD_TF_CTIME)
-			ctl->time_fmt = UD_TF_CTIME_DELTA;
-		else if (ctl->time_fmt == UD_TF_TIME)
-			ctl->time_fmt = UD_TF_TIME_DELTA;
-		else if (ctl->time_fmt != UD_TF_ISO)
-			ctl->time_fmt = UD_TF_DELTA;
-	}
-	if (ctl->source == UD_SRC_KMSG)
-		ctl->caller_width = caller_width;
+	ctl->base_by_usec = true;
+	ctl->caller_width = ctl->source == UD_SRC_KMSG ? caller_width : 6;
 	/* main.c's run_read() */
 	if (ctl->source == UD_SRC_FILE) {
 		ctl->force_prefix = false;

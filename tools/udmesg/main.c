@@ -5,8 +5,8 @@
  *
  * This file owns the command line (getopt_long, util-linux's option set,
  * rules and messages: mutually exclusive options, level and facility lists
- * with "err+" / "+warn" ranges, one time format at a time with -d merged in
- * as util-linux 2.38 does), picks the source and the action, and runs them:
+ * with "err+" / "+warn" ranges, time formats that add up and merge as in
+ * current util-linux), picks the source and the action, and runs them:
  * reading goes to source.c, printing to output.c. Three steps, each a
  * function: parse_options() (the command line as given), resolve() (what
  * it means: source, formats, the fast path) and run() (the action).
@@ -116,6 +116,7 @@ static const char usage_text[] =
 	"     --partial               also show the unfinalized newest record, marked\n"
 	"     --no-partial            never show it (default: shown when all writers are gone)\n"
 	"     --caller                show caller ids (T<tid>)\n"
+	"     --dictionary            show each record's dictionary (KEY=VALUE lines)\n"
 	"\n -h, --help                  display this help\n"
 	" -V, --version               display version\n";
 
@@ -282,6 +283,7 @@ enum {
 	OPT_PARTIAL,
 	OPT_NO_PARTIAL,
 	OPT_CALLER,
+	OPT_DICT,
 };
 
 static const struct option longopts[] = {
@@ -322,6 +324,7 @@ static const struct option longopts[] = {
 	{"partial", no_argument, NULL, OPT_PARTIAL},
 	{"no-partial", no_argument, NULL, OPT_NO_PARTIAL},
 	{"caller", no_argument, NULL, OPT_CALLER},
+	{"dictionary", no_argument, NULL, OPT_DICT},
 	{NULL, 0, NULL, 0},
 };
 
@@ -503,13 +506,13 @@ static void parse_option(int c, struct ud_ctl *ctl, struct ud_opts *o)
 		ctl->action = UD_ACT_CONSOLE_OFF;
 		break;
 	case 'd':
-		ctl->show_delta = true;
+		ud_time_fmt_include(ctl, UD_TF_TIME_DELTA);
 		break;
 	case 'E':
 		ctl->action = UD_ACT_CONSOLE_ON;
 		break;
 	case 'e':
-		ctl->time_fmt = UD_TF_RELTIME;
+		ud_time_fmt_include(ctl, UD_TF_RELTIME);
 		break;
 	case 'F':
 		ctl->file_path = optarg;
@@ -524,7 +527,7 @@ static void parse_option(int c, struct ud_ctl *ctl, struct ud_opts *o)
 		list_to_bits(optarg, &ctl->facilities, parse_facility, 0, "facility");
 		break;
 	case 'H':
-		ctl->time_fmt = UD_TF_RELTIME;
+		ud_time_fmt_include(ctl, UD_TF_RELTIME);
 		o->colormode = COLOR_AUTO;
 		break;
 	case 'J':
@@ -564,10 +567,10 @@ static void parse_option(int c, struct ud_ctl *ctl, struct ud_opts *o)
 		ctl->bufsize = parse_bufsize(optarg);
 		break;
 	case 'T':
-		ctl->time_fmt = UD_TF_CTIME;
+		ud_time_fmt_include(ctl, UD_TF_CTIME);
 		break;
 	case 't':
-		ctl->time_fmt = UD_TF_NONE;
+		ud_time_fmt_include(ctl, UD_TF_NONE);
 		break;
 	case 'u':
 		ctl->fltr_fac = true;
@@ -585,7 +588,7 @@ static void parse_option(int c, struct ud_ctl *ctl, struct ud_opts *o)
 		ctl->decode = true;
 		break;
 	case OPT_TIME_FORMAT:
-		ctl->time_fmt = which_time_format(optarg);
+		ud_time_fmt_include(ctl, which_time_format(optarg));
 		break;
 	case OPT_NOESC:
 		ctl->noesc = true;
@@ -609,6 +612,9 @@ static void parse_option(int c, struct ud_ctl *ctl, struct ud_opts *o)
 		break;
 	case OPT_CALLER:
 		ctl->caller = true;
+		break;
+	case OPT_DICT:
+		ctl->dict = true;
 		break;
 	case 'h':
 		usage();
@@ -659,39 +665,24 @@ static void resolve_source(struct ud_ctl *ctl, const struct ud_opts *o)
 			 ctl->source == UD_SRC_SYSLOG ? "--syslog" : "a text file");
 }
 
-/* The time format and its base, as util-linux 2.38 resolves them. */
+/* The time formats and their base, as current util-linux resolves them. */
 static void resolve_time(struct ud_ctl *ctl)
 {
-	bool need_wall = ctl->time_fmt == UD_TF_RELTIME || ctl->time_fmt == UD_TF_CTIME ||
-			 ctl->time_fmt == UD_TF_ISO || ctl->since || ctl->until;
+	bool need_wall = ud_time_fmt_is(ctl, UD_TF_RELTIME) || ud_time_fmt_is(ctl, UD_TF_CTIME) ||
+			 ud_time_fmt_is(ctl, UD_TF_CTIME_DELTA) || ud_time_fmt_is(ctl, UD_TF_ISO) ||
+			 ctl->since || ctl->until;
 
+	ud_time_fmts_resolve(ctl);
 	if (need_wall && (ctl->source == UD_SRC_FILE || ctl->source == UD_SRC_KMSG)) {
 		int64_t sec, usec;
 
-		if (ud_host_boot_time(&sec, &usec) != 0) {
+		/* Without a boot time the stamps count from the epoch, as in
+		 * util-linux 2.40+ (2.38 dropped them). */
+		ctl->base_by_usec = true;
+		if (ud_host_boot_time(&sec, &usec) != 0)
 			ud_warn("failed to determine boot time, timestamps will be inaccurate");
-			if (ctl->time_fmt != UD_TF_TIME)
-				ctl->time_fmt = UD_TF_NONE;
-		} else {
+		else
 			ctl->base_ns = sec * 1000000000 + usec * 1000;
-			ctl->base_whole_sec = true;
-		}
-	}
-	if (ctl->show_delta) {
-		switch (ctl->time_fmt) {
-		case UD_TF_CTIME:
-			ctl->time_fmt = UD_TF_CTIME_DELTA;
-			break;
-		case UD_TF_TIME:
-			ctl->time_fmt = UD_TF_TIME_DELTA;
-			break;
-		case UD_TF_ISO:
-			ud_warn("--show-delta is ignored when used together with iso8601 time "
-				"format");
-			break;
-		default:
-			ctl->time_fmt = UD_TF_DELTA;
-		}
 	}
 }
 
@@ -700,8 +691,6 @@ static void resolve(struct ud_ctl *ctl, const struct ud_opts *o)
 {
 	resolve_source(ctl, o);
 	if (ctl->json) {
-		ctl->time_fmt = UD_TF_TIME;
-		ctl->show_delta = false;
 		ctl->force_prefix = false;
 		ctl->raw = false;
 		ctl->noesc = true;
@@ -713,6 +702,8 @@ static void resolve(struct ud_ctl *ctl, const struct ud_opts *o)
 		pk_set_printk_caller(ctl->caller); /* kmsg_read's caller field */
 	if (ctl->source == UD_SRC_KMSG)
 		ctl->caller_width = ud_kmsg_caller_width();
+	else if (ctl->source == UD_SRC_FILE || ctl->source == UD_SRC_SYSLOG)
+		ctl->caller_width = 6; /* util-linux: the length of SHRT_MAX's "0x7fff" */
 	if (ctl->follow && ctl->source != UD_SRC_LOG)
 		ctl->follow = ctl->follow_new = false; /* files do not grow under us */
 	ctl->fast = o->default_format && !ctl->color && ctl->source == UD_SRC_LOG;
@@ -726,7 +717,8 @@ static void run_read(struct ud_ctl *ctl)
 		ud_fatal("--raw can be used together with --level or --facility only when "
 			 "reading messages from a log or kmsg records");
 	if (ctl->force_prefix && (ctl->source == UD_SRC_FILE || ctl->source == UD_SRC_SYSLOG))
-		ctl->force_prefix = false; /* only records know their lines */
+		ud_fatal("only records support multi-line messages: --force-prefix reads a log "
+			 "(-B) or kmsg records (-K)");
 	switch (ctl->source) {
 	case UD_SRC_LOG:
 		ud_read_log(ctl);
@@ -771,7 +763,6 @@ int main(int argc, char *argv[])
 	static struct ud_ctl ctl = {
 		.action = UD_ACT_READ_ALL,
 		.source = UD_SRC_LOG,
-		.time_fmt = UD_TF_TIME,
 		.partial = -1,
 	};
 	struct ud_opts o = {.colormode = COLOR_UNDEF, .default_format = true};

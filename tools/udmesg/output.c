@@ -4,11 +4,13 @@
  * formats.
  *
  *  - Text, as util-linux dmesg prints a record (its print_record): decode
- *    prefix "%-6s:%-6s: ", one time format, caller "[%*s] ", the message
- *    with non-printable characters escaped as \xHH (multibyte characters
- *    the locale can print are kept), continuation lines indented under the
- *    message, colors from dmesg's default scheme. Plus, beyond dmesg: the
- *    partial-record marker and, with -x, the dictionary as KEY=VALUE lines.
+ *    prefix "%-6s:%-6s: ", the time formats side by side, caller "[%*s] ",
+ *    the message with non-printable characters escaped as \xHH (multibyte
+ *    characters the locale can print are kept), continuation lines indented
+ *    under the message, colors from dmesg's default scheme. Plus, beyond
+ *    dmesg: the partial-record marker and, with --dictionary, the
+ *    dictionary as KEY=VALUE lines (never with -x alone: scripts that read
+ *    `dmesg -x` expect one line per record line).
  *  - JSON, util-linux's shape: {"dmesg": [{"pri": N, "time": S.U, "msg":
  *    "..."}, ...]}, 3-space indentation, objects joined by "},{".
  *  - /dev/kmsg records (--kmsg), byte for byte as libprintk's kmsg_read
@@ -881,38 +883,30 @@ void ud_print_fast(const struct ud_ctl *ctl, uint64_t ts_nsec, const char *text,
 
 /* ------------------------------------------------------- text records -- */
 
-/*
- * The time column of util-linux's print_record into @tsbuf (at least 160
- * bytes); returns its width. *@timebreak: reltime starts a new minute.
- */
-static int format_time(struct ud_ctl *ctl, const struct urec *rec, char *tsbuf, size_t size,
-		       int *timebreak)
+/* One time format's stamp into @tsbuf; returns its width. */
+static int format_one_time(struct ud_ctl *ctl, enum ud_timefmt fmt, const struct urec *rec,
+			   double delta, char *tsbuf, size_t size, int *timebreak)
 {
 	char buf[128];
 
-	switch (ctl->time_fmt) {
+	switch (fmt) {
 	case UD_TF_NONE:
-		return 0;
+	case UD_TF_COUNT:
+		break;
 	case UD_TF_CTIME:
 		return snprintf(tsbuf, size, "[%s] ", record_ctime(ctl, rec, buf, sizeof(buf)));
-	case UD_TF_CTIME_DELTA: {
-		double delta = record_count_delta(ctl, rec);
-
+	case UD_TF_CTIME_DELTA:
 		return snprintf(tsbuf, size, "[%s <%12.06f>] ",
 				record_ctime(ctl, rec, buf, sizeof(buf)), delta);
-	}
 	case UD_TF_DELTA:
-		return snprintf(tsbuf, size, "[<%12.06f>] ", record_count_delta(ctl, rec));
+		return snprintf(tsbuf, size, "[<%12.06f>] ", delta);
 	case UD_TF_RELTIME: {
 		struct tm cur;
-		double delta;
 		int n;
-
 		bool known = record_localtime(ctl, rec, &cur);
 
-		delta = record_count_delta(ctl, rec);
-		if (!known || cur.tm_min != ctl->lasttm.tm_min || cur.tm_hour != ctl->lasttm.tm_hour ||
-		    cur.tm_yday != ctl->lasttm.tm_yday) {
+		if (!known || cur.tm_min != ctl->lasttm.tm_min ||
+		    cur.tm_hour != ctl->lasttm.tm_hour || cur.tm_yday != ctl->lasttm.tm_yday) {
 			*timebreak = 1;
 			if (!known || strftime(buf, sizeof(buf), "%b%e %H:%M", &cur) == 0)
 				*buf = '\0';
@@ -935,13 +929,9 @@ static int format_time(struct ud_ctl *ctl, const struct urec *rec, char *tsbuf, 
 		fmt_sec_usec(buf, sizeof(buf), rec->sec, rec->usec);
 		return snprintf(tsbuf, size, "[%s] ", buf);
 	}
-	case UD_TF_TIME_DELTA: {
-		double delta;
-
+	case UD_TF_TIME_DELTA:
 		fmt_sec_usec(buf, sizeof(buf), rec->sec, rec->usec);
-		delta = record_count_delta(ctl, rec);
 		return snprintf(tsbuf, size, "[%s <%12.06f>] ", buf, delta);
-	}
 	case UD_TF_ISO: {
 		time_t t;
 		long usec;
@@ -951,13 +941,50 @@ static int format_time(struct ud_ctl *ctl, const struct urec *rec, char *tsbuf, 
 		return snprintf(tsbuf, size, "%s ", buf);
 	}
 	}
+	*tsbuf = '\0';
 	return 0;
+}
+
+/* The longest stamp of one format (far times included), with its NUL. */
+#define UD_STAMP_MAX 160
+
+/*
+ * The time column of util-linux's print_record into @tsbuf (room for a
+ * stamp of every format): the stamps of the formats side by side, in their
+ * order. Returns the width util-linux indents continuation lines by: the
+ * last stamp's alone, as it does. *@timebreak: reltime starts a new minute.
+ */
+static int format_time(struct ud_ctl *ctl, const struct urec *rec, double delta, char *tsbuf,
+		       size_t size, int *timebreak)
+{
+	char one[UD_STAMP_MAX];
+	size_t len = 0;
+	int width = 0;
+
+	*tsbuf = '\0';
+	for (size_t i = 0; i < ctl->ntime_fmts; i++) {
+		enum ud_timefmt fmt = ctl->time_fmts[i];
+
+		if (fmt == UD_TF_NONE)
+			return 0; /* resolved to be alone */
+		width = format_one_time(ctl, fmt, rec, delta, one, sizeof(one), timebreak);
+		if (width < 0)
+			width = 0;
+		if ((size_t)width >= sizeof(one))
+			width = (int)sizeof(one) - 1; /* cut, as snprintf left it */
+		if (len + (size_t)width < size) {
+			memcpy(tsbuf + len, one, (size_t)width + 1);
+			len += (size_t)width;
+		}
+	}
+	return width;
 }
 
 /* What goes in front of each printed line of a record. */
 struct line_prefix {
-	char fp[32];  /* decode: "%-6s:%-6s: " */
-	char ts[160]; /* the time column, or raw's "<pri>[time] " */
+	char fp[32]; /* decode: "%-6s:%-6s: " */
+	/* The time column, or raw's "<pri>[time] ". */
+	char ts[UD_STAMP_MAX * UD_TF_COUNT];
 	int timebreak;
 };
 
@@ -971,7 +998,7 @@ static void print_prefix(struct ud_ctl *ctl, const struct urec *rec, const struc
 	if (*pf->ts) {
 		if (ctl->color)
 			out_puts(pf->timebreak ? COLOR_TIMEBREAK : COLOR_TIME);
-		if (ctl->time_fmt != UD_TF_RELTIME || ctl->raw || first)
+		if (!ud_time_fmt_is(ctl, UD_TF_RELTIME) || ctl->raw || first)
 			out_puts(pf->ts);
 		else
 			out_puts("[  +0.000000] "); /* reltime: later lines are 0 after the first */
@@ -1017,7 +1044,7 @@ static void print_line(struct ud_ctl *ctl, const struct urec *rec, const char *l
 
 /* The prefix and the message; with --force-prefix, every non-empty line of
  * it on its own prefixed line (util-linux's strtok loop). */
-static void print_text(struct ud_ctl *ctl, const struct urec *rec)
+static void print_text(struct ud_ctl *ctl, const struct urec *rec, double delta)
 {
 	struct line_prefix pf = {.fp = "", .ts = "", .timebreak = 0};
 	char *copy;
@@ -1032,7 +1059,7 @@ static void print_text(struct ud_ctl *ctl, const struct urec *rec)
 		if (ctl->decode && facpri_valid(rec))
 			snprintf(pf.fp, sizeof(pf.fp), "%-6s:%-6s: ",
 				 ud_facility_names[rec->facility], ud_level_names[rec->level]);
-		ctl->indent = format_time(ctl, rec, pf.ts, sizeof(pf.ts), &pf.timebreak);
+		ctl->indent = format_time(ctl, rec, delta, pf.ts, sizeof(pf.ts), &pf.timebreak);
 		ctl->indent += (int)strlen(pf.fp);
 	}
 	print_prefix(ctl, rec, &pf, true);
@@ -1056,26 +1083,34 @@ static void print_text(struct ud_ctl *ctl, const struct urec *rec)
 
 void ud_print_record(struct ud_ctl *ctl, const struct urec *rec)
 {
+	double delta;
+
 	if (ctl->kmsg_out) {
 		ud_print_kmsg(ctl, rec);
 		return;
 	}
-	if (!accept_record(ctl, rec))
+	if (!accept_record(ctl, rec)) {
+		/* Current util-linux: the next delta counts from the record
+		 * read last, shown or not (2.38 counted from the last shown). */
+		ctl->last_sec = rec->sec;
+		ctl->last_usec = rec->usec;
 		return;
+	}
 	ctl->any_output = true;
 	if (!rec->mesg_size) {
 		if (!ctl->json)
 			out_putc('\n');
 		return;
 	}
+	delta = record_count_delta(ctl, rec);
 	if (ctl->json) {
 		print_json(ctl, rec);
 		return;
 	}
-	print_text(ctl, rec);
+	print_text(ctl, rec, delta);
 	if (rec->partial)
 		out_puts(" [partial]");
-	if (ctl->decode && rec->dict_len)
+	if (ctl->dict && rec->dict_len)
 		print_dict(ctl, rec);
 	out_putc('\n');
 	if (ctl->follow)

@@ -8,9 +8,10 @@
  *      then waits for more (pk_log_wait, no busy loop) until SIGINT/SIGTERM.
  *      The unfinalized newest record is shown with --partial, by default
  *      when no writer of the log is alive (pk_log_writers_alive).
- *  -F  syslog-format text, parsed as util-linux 2.38 parses it
- *      (get_next_syslog_record: a record starts at "\n<"; "<N>" and "[s.us]"
- *      are optional, with util-linux's laxness kept byte for byte).
+ *  -F  syslog-format text, parsed as current util-linux parses it
+ *      (get_next_syslog_record: a record starts at "\n<"; "<N>", "[s.us]"
+ *      and the caller "[  T123]" are optional, with util-linux's laxness
+ *      kept byte for byte).
  *  -K  /dev/kmsg records separated by NUL bytes, parsed as util-linux 2.40
  *      parses them (parse_kmsg_record), plus what udmesg adds: the
  *      dictionary lines and the ",partial" field libprintk's kmsg_read
@@ -158,41 +159,86 @@ static void set_time(struct urec *r, int64_t sec, int64_t usec)
 
 /* ------------------------------------------------- syslog text (-F) -- */
 
-/* util-linux 2.38's parse_faclev for "<N>": a number, then one byte skipped. */
-static const char *parse_faclev_syslog(const char *str, struct urec *r)
+/* util-linux's parse_faclev for "<N>": a number ended by the '>', which
+ * must come before @end; else nothing is taken (2.38 took any number and
+ * skipped the byte after it). */
+static const char *parse_faclev_syslog(const char *str, const char *end, struct urec *r)
 {
-	char *end = NULL;
+	char *num_end = NULL;
 	long num;
 
+	if (!memchr(str, '>', (size_t)(end - str)))
+		return str;
 	errno = 0;
-	num = strtol(str, &end, 10);
-	if (!errno && end && end > str) {
+	num = strtol(str, &num_end, 10);
+	if (!errno && num_end && num_end > str && *num_end == '>') {
 		r->pri = num;
 		ud_decode_pri(num, &r->facility, &r->level);
-		return end + 1;
+		return num_end + 1;
 	}
 	return str;
 }
 
-/* util-linux 2.38's parse_syslog_timestamp: "sec.usec]". */
-static const char *parse_syslog_timestamp(const char *str0, struct urec *r)
+/* util-linux's parse_syslog_timestamp: "sec.usec]", its ']' before @end.
+ * The seconds stay in the record even when the rest does not parse. */
+static const char *parse_syslog_timestamp(const char *str0, const char *end, struct urec *r)
 {
 	const char *str = str0;
-	char *end = NULL;
+	char *num_end = NULL;
 	long sec, usec = 0;
 
+	if (!memchr(str0, ']', (size_t)(end - str0)))
+		return str0;
 	errno = 0;
-	sec = strtol(str, &end, 10);
+	sec = strtol(str, &num_end, 10);
 	set_time(r, sec, 0);
-	if (!errno && end && *end == '.' && end[1]) {
-		str = end + 1;
-		end = NULL;
-		usec = strtol(str, &end, 10);
+	if (!errno && num_end && *num_end == '.' && num_end[1]) {
+		str = num_end + 1;
+		num_end = NULL;
+		usec = strtol(str, &num_end, 10);
 		set_time(r, sec, usec);
 	}
-	if (errno || !end || end == str || *end != ']')
+	if (errno || !num_end || num_end == str || *num_end != ']')
 		return str0;
-	return end + 1;
+	return num_end + 1;
+}
+
+/* util-linux's room for a caller id: the digits of LONG_MAX and a NUL. */
+#define SYSLOG_CALLER_MAX 20
+_Static_assert(SYSLOG_CALLER_MAX <= sizeof(((struct urec *)0)->caller), "a caller id fits");
+
+/*
+ * util-linux's caller field after the time: "[" then ' ', 'T' or 'C'. The
+ * id is what follows the spaces up to the ']' (or the record's end, its
+ * last byte then dropped, as util-linux copies it), cut at a NUL; an id too
+ * long for the field is dropped, the field skipped all the same. The text
+ * starts one byte after the ']'. Returns the text, and its size in *@size.
+ */
+static const char *parse_syslog_caller(const char *begin, const char *end, struct urec *r,
+				       size_t *size)
+{
+	const char *start = begin + 1;
+	const char *after;
+	size_t n;
+
+	while (start < end && *start == ' ')
+		start++;
+	after = skip_item(begin, end, "]");
+	n = after > start ? (size_t)(after - start) : 0;
+	if (n < SYSLOG_CALLER_MAX) {
+		/* util-linux copies n - 1 bytes; for n == 0 it overruns its
+		 * buffer: here the id is empty. */
+		size_t len = n ? strnlen(start, n - 1) : 0;
+
+		memcpy(r->caller, start, len);
+		r->caller[len] = '\0';
+	}
+	if (after >= end) {
+		*size = 0;
+		return end;
+	}
+	*size = (size_t)(end - after) - 1;
+	return after + 1;
 }
 
 void ud_print_syslog_buffer(struct ud_ctl *ctl, const char *buf, size_t size)
@@ -227,27 +273,23 @@ void ud_print_syslog_buffer(struct ud_ctl *ctl, const char *buf, size_t size)
 
 			if (*begin == '<') {
 				if (needs_faclev(ctl))
-					begin = parse_faclev_syslog(begin + 1, &rec);
+					begin = parse_faclev_syslog(begin + 1, end, &rec);
 				else
 					begin = skip_item(begin, end, ">");
-				/* "<N" at the end of a record, its '>' missing: the
-				 * byte skipped after the number is the record's end
-				 * or past it. util-linux reads on from there; the
-				 * text is empty. */
-				if (begin > end)
-					begin = end;
 			}
 			if (*begin == '[' &&
 			    (begin[1] == ' ' || (begin[1] >= '0' && begin[1] <= '9'))) {
-				if (ctl->time_fmt != UD_TF_NONE)
-					begin = parse_syslog_timestamp(begin + 1, &rec);
-				else
-					begin = skip_item(begin, end, "]");
+				begin = parse_syslog_timestamp(begin + 1, end, &rec);
 				if (begin < end && *begin == ' ')
 					begin++;
 			}
-			rec.mesg = begin;
-			rec.mesg_size = (size_t)(end - begin);
+			if (*begin == '[' &&
+			    (begin[1] == ' ' || begin[1] == 'T' || begin[1] == 'C')) {
+				rec.mesg = parse_syslog_caller(begin, end, &rec, &rec.mesg_size);
+			} else {
+				rec.mesg = begin;
+				rec.mesg_size = (size_t)(end - begin);
+			}
 			/* The newline that ends the last record is not part of
 			 * it (unless "<N" took it: the text is empty). */
 			if (rec.mesg_size && *end != '\n' && end[-1] == '\n')
@@ -532,7 +574,7 @@ static void log_rec_to_urec(const struct ud_ctl *ctl, const struct pk_record *r,
 static void set_log_time_base(struct ud_ctl *ctl, const struct pk_log_info *info)
 {
 	ctl->base_ns = info->realtime_offset_ns;
-	ctl->base_whole_sec = false;
+	ctl->base_by_usec = false;
 }
 
 /*

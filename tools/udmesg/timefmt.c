@@ -2,15 +2,19 @@
 /*
  * timefmt.c - clocks and times for udmesg.
  *
+ *  - the list of time formats and how util-linux resolves it (several
+ *    formats print side by side; --notime and the deltas merge);
  *  - the wall clock of a record: for a libprintk log, the log header's
  *    CLOCK_REALTIME - CLOCK_MONOTONIC offset plus the record's time, to the
  *    nanosecond, so -T and iso stay right after the writer is gone; for text
- *    files (-F, -K), the host's boot time with util-linux's arithmetic
- *    (boot seconds plus the record's seconds and microseconds);
+ *    files (-F, -K), the host's boot time with current util-linux's
+ *    arithmetic (boot time plus record time, both to the microsecond: the
+ *    boot time's fraction carries into the seconds);
  *  - the --since/--until grammar of util-linux (systemd's timestamps);
  *  - the iso-8601 format of util-linux (comma before the microseconds);
  *  - test hooks: UDMESG_TEST_NOW=<sec> replaces "now" for relative times,
- *    UDMESG_TEST_BOOTTIME=<sec>.<usec> replaces the host boot time.
+ *    UDMESG_TEST_BOOTTIME=<sec>[.<fraction>] replaces the host boot time
+ *    (a decimal fraction: ".5" is half a second).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -81,7 +85,7 @@ int ud_host_boot_time(int64_t *sec, int64_t *usec)
 	}
 
 	/* util-linux: gettimeofday() - CLOCK_BOOTTIME, plus the time spent
-	 * suspended (CLOCK_BOOTTIME - CLOCK_MONOTONIC) in whole seconds. */
+	 * suspended (CLOCK_BOOTTIME - CLOCK_MONOTONIC), to the microsecond. */
 	struct timeval now;
 	struct timespec up, mono;
 
@@ -92,7 +96,8 @@ int ud_host_boot_time(int64_t *sec, int64_t *usec)
 		    ((int64_t)up.tv_sec * USEC_PER_SEC + up.tv_nsec / 1000);
 
 	if (clock_gettime(CLOCK_MONOTONIC, &mono) == 0)
-		b += (int64_t)(up.tv_sec - mono.tv_sec) * USEC_PER_SEC;
+		b += (int64_t)(up.tv_sec - mono.tv_sec) * USEC_PER_SEC +
+		     (up.tv_nsec - mono.tv_nsec) / 1000;
 	*sec = b / USEC_PER_SEC;
 	*usec = b % USEC_PER_SEC;
 	return 0;
@@ -134,11 +139,32 @@ static int64_t ts_ns(const struct urec *rec)
 	return rec->ts_nsec > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)rec->ts_nsec;
 }
 
+/*
+ * A file's record: boot time + record time as util-linux adds them, in
+ * usec. Kept as seconds plus a carry so that a record's seconds near
+ * INT64_MAX saturate in seconds (and print as a time the calendar cannot
+ * hold) instead of in usec.
+ */
+static void file_wall(const struct ud_ctl *ctl, const struct urec *rec, int64_t *sec, int64_t *usec)
+{
+	int64_t base_us = floor_div(ctl->base_ns, 1000);
+	int64_t base_sec = floor_div(base_us, USEC_PER_SEC);
+	/* A -F record's microseconds are whatever strtol() read: any int64. */
+	int64_t frac = sat_add(base_us - base_sec * USEC_PER_SEC, rec->usec);
+	int64_t rem = frac % USEC_PER_SEC;
+
+	*sec = sat_add(sat_add(base_sec, rec->sec), frac / USEC_PER_SEC - (rem < 0));
+	*usec = rem < 0 ? rem + USEC_PER_SEC : rem;
+}
+
 void ud_record_wall(const struct ud_ctl *ctl, const struct urec *rec, time_t *sec, long *usec)
 {
-	if (ctl->base_whole_sec) {
-		*sec = (time_t)sat_add(floor_div(ctl->base_ns, NSEC_PER_SEC), rec->sec);
-		*usec = (long)rec->usec;
+	if (ctl->base_by_usec) {
+		int64_t s, us;
+
+		file_wall(ctl, rec, &s, &us);
+		*sec = (time_t)s;
+		*usec = (long)us;
 		return;
 	}
 
@@ -150,9 +176,12 @@ void ud_record_wall(const struct ud_ctl *ctl, const struct urec *rec, time_t *se
 
 int64_t ud_record_wall_usec(const struct ud_ctl *ctl, const struct urec *rec)
 {
-	if (ctl->base_whole_sec)
-		return sat_add(sat_add(floor_div(ctl->base_ns, 1000), sat_mul(rec->sec, USEC_PER_SEC)),
-			       rec->usec);
+	if (ctl->base_by_usec) {
+		int64_t s, us;
+
+		file_wall(ctl, rec, &s, &us);
+		return sat_add(sat_mul(s, USEC_PER_SEC), us);
+	}
 	return floor_div(sat_add(ctl->base_ns, ts_ns(rec)), 1000);
 }
 
@@ -187,6 +216,79 @@ int ud_kmsg_caller_width(void)
 	if (n < 0)
 		return 11;
 	return (int)strnlen(buf, sizeof(buf)); /* newline included, as util-linux counts */
+}
+
+/* ------------------------------------------------------ time formats -- */
+
+bool ud_time_fmt_is(const struct ud_ctl *ctl, enum ud_timefmt fmt)
+{
+	if (!ctl->ntime_fmts)
+		return fmt == UD_TF_TIME;
+	for (size_t i = 0; i < ctl->ntime_fmts; i++)
+		if (ctl->time_fmts[i] == fmt)
+			return true;
+	return false;
+}
+
+void ud_time_fmt_include(struct ud_ctl *ctl, enum ud_timefmt fmt)
+{
+	if (ctl->ntime_fmts && ud_time_fmt_is(ctl, fmt))
+		return;
+	if (ctl->ntime_fmts < UD_TF_COUNT)
+		ctl->time_fmts[ctl->ntime_fmts++] = fmt;
+}
+
+static void time_fmts_only(struct ud_ctl *ctl, enum ud_timefmt fmt)
+{
+	ctl->time_fmts[0] = fmt;
+	ctl->ntime_fmts = 1;
+}
+
+/* @delta leaves the list; @old becomes @new where it stands. */
+static void time_fmt_merge(struct ud_ctl *ctl, enum ud_timefmt delta, enum ud_timefmt old,
+			   enum ud_timefmt new)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ctl->ntime_fmts; i++)
+		if (ctl->time_fmts[i] != delta)
+			ctl->time_fmts[n++] = ctl->time_fmts[i];
+	ctl->ntime_fmts = n;
+	for (size_t i = 0; i < n; i++) {
+		if (ctl->time_fmts[i] == old) {
+			ctl->time_fmts[i] = new;
+			break;
+		}
+	}
+}
+
+/*
+ * Current util-linux dmesg's rules, in its order: JSON has its own time;
+ * --notime wins over every stamp but a delta (-t -d: the delta alone); -d
+ * (raw time with delta) and -T merge into "[ctime <delta>]"; the bare delta
+ * of --time-format delta merges into raw time, else into ctime. Anything
+ * else prints side by side.
+ */
+void ud_time_fmts_resolve(struct ud_ctl *ctl)
+{
+	if (ctl->json)
+		ctl->ntime_fmts = 0;
+	if (ud_time_fmt_is(ctl, UD_TF_NONE)) {
+		if (ud_time_fmt_is(ctl, UD_TF_TIME_DELTA) || ud_time_fmt_is(ctl, UD_TF_DELTA))
+			time_fmts_only(ctl, UD_TF_DELTA);
+		else
+			time_fmts_only(ctl, UD_TF_NONE);
+	}
+	if (ud_time_fmt_is(ctl, UD_TF_TIME_DELTA) && ud_time_fmt_is(ctl, UD_TF_CTIME))
+		time_fmt_merge(ctl, UD_TF_TIME_DELTA, UD_TF_CTIME, UD_TF_CTIME_DELTA);
+	if (ud_time_fmt_is(ctl, UD_TF_DELTA)) {
+		if (ud_time_fmt_is(ctl, UD_TF_TIME))
+			time_fmt_merge(ctl, UD_TF_DELTA, UD_TF_TIME, UD_TF_TIME_DELTA);
+		else if (ud_time_fmt_is(ctl, UD_TF_CTIME))
+			time_fmt_merge(ctl, UD_TF_DELTA, UD_TF_CTIME, UD_TF_CTIME_DELTA);
+	}
+	if (!ctl->ntime_fmts)
+		time_fmts_only(ctl, UD_TF_TIME);
 }
 
 /* ------------------------------------------------- --since / --until -- */

@@ -49,7 +49,12 @@ enum ud_source {
 	UD_SRC_SYSLOG, /* -S: the log's syslog actions (READ_ALL) */
 };
 
-/* dmesg's time formats (one at a time, as util-linux 2.38 keeps them). */
+/*
+ * dmesg's time formats. Current util-linux keeps a list of them and prints
+ * the stamps side by side in the order given (--time-format raw --ctime:
+ * "[    1.000000] [Mon Nov 14 ...] "); ud_time_fmts_resolve() merges the
+ * delta into its neighbours as it does.
+ */
 enum ud_timefmt {
 	UD_TF_NONE,
 	UD_TF_CTIME,
@@ -59,6 +64,7 @@ enum ud_timefmt {
 	UD_TF_TIME,
 	UD_TF_TIME_DELTA,
 	UD_TF_ISO,
+	UD_TF_COUNT
 };
 
 /* One record as the output side sees it, whatever the source. */
@@ -90,20 +96,23 @@ struct ud_ctl {
 	uint8_t levels;	       /* bit per level */
 	uint32_t facilities;   /* bit per facility */
 	bool fltr_lev, fltr_fac;
-	enum ud_timefmt time_fmt;
-	bool show_delta;
+	/* The time formats in the order given; none: the default (UD_TF_TIME).
+	 * After ud_time_fmts_resolve(), at least one. */
+	enum ud_timefmt time_fmts[UD_TF_COUNT];
+	size_t ntime_fmts;
 	bool raw, noesc, decode, json, force_prefix, follow, follow_new, color;
 	bool kmsg_out;	      /* --kmsg */
 	bool caller;	      /* --caller */
+	bool dict;	      /* --dictionary: KEY=VALUE lines under each record */
 	int partial;	      /* --partial: 1 on, 0 off, -1 auto (on for a dead log) */
 	bool fast;	      /* the default text format and nothing else: the fast path */
 	size_t bufsize;	      /* -s */
 	int64_t since, until; /* wall clock, usec; 0 = not given */
 
 	/* --- time base: wall clock of timestamp 0 --- */
-	bool base_whole_sec; /* util-linux's arithmetic: boot seconds + record time */
-	int64_t base_ns;     /* CLOCK_REALTIME - CLOCK_MONOTONIC */
-	int caller_width;    /* "[%*s] " */
+	bool base_by_usec; /* files: util-linux's boot time + record time, in usec */
+	int64_t base_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC (or the boot time) */
+	int caller_width;  /* "[%*s] " */
 
 	/* --- output state (dmesg's dmesg_control) --- */
 	int64_t last_sec, last_usec; /* last printed timestamp, for deltas */
@@ -169,6 +178,13 @@ extern const char *const ud_level_names[UD_NLEVELS];
 extern const char *const ud_facility_names[UD_NFACILITIES];
 
 /* timefmt.c */
+/* Add a time format to the list (util-linux's include_time_fmt: once each). */
+void ud_time_fmt_include(struct ud_ctl *ctl, enum ud_timefmt fmt);
+/* Whether @fmt is in the list (the empty list holds UD_TF_TIME). */
+bool ud_time_fmt_is(const struct ud_ctl *ctl, enum ud_timefmt fmt);
+/* The list as util-linux resolves it after the options: JSON's raw time,
+ * --notime against the deltas, the delta merged into raw or ctime. */
+void ud_time_fmts_resolve(struct ud_ctl *ctl);
 int ud_parse_timestamp(const char *s, int64_t *usec);
 /* Seconds and ns of "now" on CLOCK_REALTIME, or UDMESG_TEST_NOW. */
 int64_t ud_now_usec(void);
