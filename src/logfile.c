@@ -896,6 +896,7 @@ static int attach_file(struct pk_log **logp, const char *path, unsigned flags)
 	log->reg.fd = fd;
 	log->reg.lock_off = g.lock_off;
 	log->reg.nentries = PK_REGISTRY_ENTRIES;
+	log->reg.next_slot = &pk_log_shared(log)->next_writer_slot;
 	log->rb.owner_arg = &log->reg;
 	log->rb.owner_alive = owner_alive;
 	if (writable) {
@@ -1015,6 +1016,27 @@ static int other_writer_alive(struct pk_log *log, unsigned mine)
 					    atomic_load(&e->pid)))
 			return 1;
 	}
+	return 0;
+}
+
+int pk_log_writer_name(struct pk_log *log, uint32_t pid, char *buf, size_t size)
+{
+	char name[16];
+	int err = 0;
+
+	if (!log || !buf || !size)
+		return -EINVAL;
+	if (pid == (uint32_t)getpid())
+		pk_registry_own_name(name);
+	else if (!log->path || (err = pk_registry_name(&log->reg, pid, name)))
+		return err ? err : -ENOENT;
+
+	size_t n = strnlen(name, sizeof(name) - 1);
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, name, n);
+	buf[n] = '\0';
 	return 0;
 }
 

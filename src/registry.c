@@ -43,9 +43,59 @@ static int lock_byte(int fd, int cmd, short type, off_t off, struct flock *out)
 	return err;
 }
 
+void pk_registry_own_name(char name[16])
+{
+	const char *s = program_invocation_short_name;
+	size_t n = s ? strnlen(s, 15) : 0;
+
+	memset(name, 0, 16);
+	memcpy(name, s ? s : "", n);
+}
+
+static void store_name(struct pk_registry_entry *e)
+{
+	char name[16];
+	uint64_t w[2];
+
+	pk_registry_own_name(name);
+	memcpy(w, name, sizeof(w));
+	atomic_store(&e->comm[0], w[0]);
+	atomic_store(&e->comm[1], w[1]);
+}
+
+int pk_registry_name(struct pk_registry *reg, uint32_t pid, char name[16])
+{
+	uint64_t best_ns = 0;
+	int found = -ENOENT;
+
+	if (!reg->entries || (reg->lost && atomic_load(reg->lost)))
+		return -ENOENT;
+	for (unsigned slot = 1; slot < reg->nentries; slot++) {
+		struct pk_registry_entry *e = &reg->entries[slot];
+		uint64_t w[2], ns;
+
+		if (atomic_load_explicit(&e->pid, memory_order_acquire) != pid)
+			continue;
+		w[0] = atomic_load_explicit(&e->comm[0], memory_order_relaxed);
+		w[1] = atomic_load_explicit(&e->comm[1], memory_order_relaxed);
+		ns = atomic_load_explicit(&e->attach_ns, memory_order_relaxed);
+		if (!w[0] || (found == 0 && ns < best_ns))
+			continue;
+		memcpy(name, w, 16);
+		name[15] = '\0';
+		best_ns = ns;
+		found = 0;
+	}
+	return found;
+}
+
 int pk_registry_register(struct pk_registry *reg)
 {
-	for (unsigned slot = 1; slot < reg->nentries; slot++) {
+	unsigned span = reg->nentries - 1;
+	unsigned start = reg->next_slot ? atomic_fetch_add(reg->next_slot, 1) % span : 0;
+
+	for (unsigned i = 0; i < span; i++) {
+		unsigned slot = 1 + (start + i) % span;
 		int err = lock_byte(reg->fd, F_OFD_SETLK, F_WRLCK, (off_t)(reg->lock_off + slot), NULL);
 
 		if (err == -EAGAIN || err == -EACCES)
@@ -58,6 +108,8 @@ int pk_registry_register(struct pk_registry *reg)
 		uint32_t gen = atomic_fetch_add(&e->gen, 1) + 1;
 
 		clock_gettime(CLOCK_REALTIME, &now);
+		atomic_store(&e->pid, 0); /* no reader pairs the old pid with our name */
+		store_name(e);
 		atomic_store(&e->pid, (uint32_t)getpid());
 		atomic_store(&e->attach_ns, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
 		return (int)(slot << PK_REGISTRY_GEN_BITS | (gen & ((1u << PK_REGISTRY_GEN_BITS) - 1)));

@@ -11,9 +11,11 @@
 
 #include <stdatomic.h>
 
+#include <printk/log.h>
+
 #include "atomics.h"
 
-#define PK_REGISTRY_ENTRIES 1024 /* writers at once; slot 0 means "no owner" */
+#define PK_REGISTRY_ENTRIES (PK_LOG_WRITERS_MAX + 1) /* slot 0 means "no owner" */
 #define PK_REGISTRY_GEN_BITS 6	 /* owner code = slot << 6 | generation (16 bits) */
 #define PK_REGISTRY_ENTRY_SIZE 64
 
@@ -22,7 +24,10 @@ struct pk_registry_entry {
 	pk_a32 gen;	  /* bumped by every new owner of the slot */
 	pk_a32 pid;	  /* the owner's pid (in its namespace) */
 	pk_a64 attach_ns; /* CLOCK_REALTIME when it registered */
-	uint8_t pad[PK_REGISTRY_ENTRY_SIZE - 16];
+	/* Its program name (/proc/self/comm: up to 15 bytes, NUL-padded),
+	 * stored before its pid; zeros in files of older versions. */
+	pk_a64 comm[2];
+	uint8_t pad[PK_REGISTRY_ENTRY_SIZE - 32];
 };
 
 struct pk_registry {
@@ -34,6 +39,11 @@ struct pk_registry {
 	 * truncated): the entries are then zeros, and every record in the
 	 * ring that replaced the file's is this process's own. */
 	const _Atomic int *lost;
+	/* Where the next writer starts looking for a free slot (in the shared
+	 * header; NULL: slot 1). Slots are handed out round the table, so a
+	 * dead writer's entry, and with it its name, lasts for the next
+	 * PK_REGISTRY_ENTRIES - 1 writers. */
+	pk_a32 *next_slot;
 };
 
 /*
@@ -60,5 +70,17 @@ int pk_registry_owner_alive(struct pk_registry *reg, unsigned owner, uint32_t pi
  * if it had our pid (pids repeat across containers and reboots).
  */
 int pk_registry_pid_writes(struct pk_registry *reg, uint32_t pid, unsigned my_owner);
+
+/*
+ * The program name of the writer registered with @pid, into @name (16
+ * bytes, NUL-terminated; the newest entry if several had that pid).
+ * 0, or -ENOENT when no entry has it (never registered, or its slot was
+ * taken since). Async-signal-safe; reads only the mapping.
+ */
+int pk_registry_name(struct pk_registry *reg, uint32_t pid, char name[16]);
+
+/* This process's program name as the kernel keeps it (comm), into @name
+ * (16 bytes, NUL-terminated). Async-signal-safe after the first call. */
+void pk_registry_own_name(char name[16]);
 
 #endif

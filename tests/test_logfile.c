@@ -448,6 +448,58 @@ static void test_attach_forked_child(void **state)
 	pk_log_destroy(log);
 }
 
+/* Each writer's program name is in the file: a reader names the writer of
+ * every record, the dead ones included, also after later writers came. */
+static void test_writer_names(void **state)
+{
+	(void)state;
+	const char *p = test_dir_path("names.log");
+	static const char *const names[] = { "worker-one", "worker-two", "a-name-longer-than-15" };
+	struct pk_log *log, *ro, *mem;
+	uint32_t pids[3];
+	char buf[32];
+
+	unlink(p);
+	assert_int_equal(pk_log_open_file(&log, p, LOG_LEN, 0), 0);
+	test_log_store(log, "parent");
+	for (int i = 0; i < 3; i++) {
+		pid_t pid = fork();
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			struct pk_log *mine;
+
+			program_invocation_short_name = (char *)names[i];
+			_exit(pk_log_open_file(&mine, p, LOG_LEN, 0) || pk_log_store(mine, 0, 6, "child", 5, NULL, 0));
+		}
+		int status;
+
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		pids[i] = (uint32_t)pid;
+	}
+	assert_int_equal(pk_log_open_file(&ro, p, 0, PK_LOG_RDONLY), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(pk_log_read(ro, (uint64_t)i + 1, &rec, 0), 0);
+		assert_int_equal(rec.pid, pids[i]);
+		assert_int_equal(pk_log_writer_name(ro, rec.pid, buf, sizeof(buf)), 0);
+		assert_int_equal(strncmp(buf, names[i], 15), 0);
+		assert_int_equal(strlen(buf), strlen(names[i]) < 15 ? strlen(names[i]) : 15);
+	}
+	/* Cut to the caller's buffer; our own name; unknown pids. */
+	assert_int_equal(pk_log_writer_name(ro, pids[0], buf, 4), 0);
+	assert_string_equal(buf, "wor");
+	assert_int_equal(pk_log_writer_name(ro, (uint32_t)getpid(), buf, sizeof(buf)), 0);
+	assert_string_equal(buf, program_invocation_short_name);
+	assert_int_equal(pk_log_writer_name(ro, 0x7ffffff0u, buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(pk_log_writer_name(ro, pids[0], buf, 0), -EINVAL);
+	assert_int_equal(pk_log_create(&mem, 0), 0);
+	assert_int_equal(pk_log_writer_name(mem, pids[0], buf, sizeof(buf)), -ENOENT);
+	pk_log_destroy(mem);
+	pk_log_destroy(ro);
+	pk_log_destroy(log);
+}
+
 /* Every registry slot taken: the next writer is refused, a reader is not;
  * a slot is free again as soon as its writer's descriptor closes. */
 static void test_too_many_writers(void **state)
@@ -1604,6 +1656,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_create_bad_arguments),
 		cmocka_unit_test(test_attach_second_handle),
 		cmocka_unit_test(test_attach_forked_child),
+		cmocka_unit_test(test_writer_names),
 		cmocka_unit_test(test_too_many_writers),
 		cmocka_unit_test(test_refuse_text_and_empty),
 		cmocka_unit_test(test_refuse_truncated),

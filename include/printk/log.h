@@ -31,6 +31,7 @@ PK_BEGIN_DECLS
 
 #define PK_TEXT_MAX 1023 /* bytes of text per record (the kernel's limit) */
 #define PK_DICT_MAX 1024 /* bytes of dictionary per record */
+#define PK_LOG_WRITERS_MAX 1023 /* processes writing one log file at once */
 /* One record formatted for a reader (a kmsg_read() line with its dictionary,
  * a syslog(2) line, a kmsg_dump line) takes at most this many bytes, its
  * terminating NUL included; the rest is cut, as the kernel cuts it (its
@@ -201,6 +202,19 @@ PK_API int pk_log_read(struct pk_log *log, uint64_t seq, struct pk_record *rec, 
  * Context: any (async-signal-safe: fstat(2)), thread-safe; never waits.
  */
 PK_API int pk_log_check(struct pk_log *log);
+
+/*
+ * The program name of the process @pid that wrote into @log (a record's
+ * pid), into @buf of @size bytes (at most 15 characters, as the kernel's
+ * comm; NUL-terminated, cut to fit). This process's own name for its own
+ * pid; another writer of a shared log file is named by the log's writer
+ * table, which keeps a name until the next PK_LOG_WRITERS_MAX - 1 writers
+ * have come. 0, -EINVAL, or -ENOENT (unknown: a memory log of another
+ * process, an entry reused since, a file of an older version).
+ *
+ * Context: any (async-signal-safe, lock-free).
+ */
+PK_API int pk_log_writer_name(struct pk_log *log, uint32_t pid, char *buf, size_t size);
 
 /* Sequence number of the oldest record in the log.
  * Context: any (async-signal-safe, lock-free). */
