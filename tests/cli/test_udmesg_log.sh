@@ -173,6 +173,25 @@ else
 	echo "# a 4 MiB log is not possible in this build: parallel dump not tested"
 fi
 
+# --- --writer: each record's process -------------------------------------
+# Two processes with names of their own wrote a log and are gone: the log's
+# writer table still names them. Without --writer nothing changes.
+WR=$TMP/writers.log
+"$TESTGEN" writers "$WR" >"$TMP/writers.pids" || fail "udmesg-testgen writers"
+read -r _ apid <<<"$(grep '^alpha ' "$TMP/writers.pids")"
+read -r _ bpid <<<"$(grep '^beta ' "$TMP/writers.pids")"
+checks=$((checks + 1))
+want=$(printf '[%s:alpha] from alpha\n[%s:beta] from beta' "$apid" "$bpid")
+got=$("$UDMESG" -B "$WR" -t --writer)
+[[ $got == "$want" ]] && ok "writer-text" || { fail "writer-text"; printf '%s\n---\n%s\n' "$got" "$want"; }
+checks=$((checks + 1))
+got=$("$UDMESG" -B "$WR" -J --writer | tr -d ' \n')
+# (the times are the writers' own clocks: not compared)
+[[ $got == '{"dmesg":[{"pri":6,"time":'*',"pid":'"$apid"',"program":"alpha","msg":"fromalpha"},{"pri":6,"time":'*',"pid":'"$bpid"',"program":"beta","msg":"frombeta"}]}' ]] &&
+	ok "writer-json" || { fail "writer-json"; echo "$got"; }
+checks=$((checks + 1))
+[[ $("$UDMESG" -B "$WR" -t) == $'from alpha\nfrom beta' ]] && ok "writer-off" || fail "writer-off"
+
 # --- times at the ends of their ranges ----------------------------------
 # A log (or -F input) may hold any 64-bit time: the realtime offset at
 # INT64_MAX, a timestamp of 2^64 - 1 ns, seconds near LONG_MAX. Every time

@@ -32,6 +32,9 @@
  *                                   with no writer left included), each
  *                                   record followed by a NUL byte
  *   udmesg-testgen state FILE       the shared state the syslog actions change
+ *   udmesg-testgen writers FILE     a record from each of two processes named
+ *                                   "alpha" and "beta" (real pids, through
+ *                                   pk_log_store); prints "NAME PID" for each
  *
  * Records are stored with prb_store() on the log's ring so that timestamps,
  * callers and flags are exactly what the test says.
@@ -43,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <printk/kmsg.h>
@@ -400,6 +404,33 @@ static void far(const char *path)
 	pk_log_destroy(log);
 }
 
+/* Two writer processes with names of their own, each storing one record. */
+static void writers(const char *path)
+{
+	static const char *const names[] = { "alpha", "beta" };
+
+	unlink(path);
+	for (int i = 0; i < 2; i++) {
+		pid_t pid = fork();
+		int status;
+
+		if (pid < 0)
+			die("fork", errno);
+		if (pid == 0) {
+			struct pk_log *log;
+			char text[32];
+			int n = snprintf(text, sizeof(text), "from %s", names[i]);
+
+			program_invocation_short_name = (char *)names[i];
+			_exit(pk_log_open_file(&log, path, 64 * 1024, 0) ||
+			      pk_log_store(log, 0, 6, text, (size_t)n, NULL, 0));
+		}
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+			die("writer", EIO);
+		printf("%s %d\n", names[i], (int)pid);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "golden"))
@@ -416,6 +447,8 @@ int main(int argc, char **argv)
 		bench(argv[2], (unsigned)atoi(argv[3]));
 	else if (argc >= 3 && !strcmp(argv[1], "state"))
 		state(argv[2]);
+	else if (argc >= 3 && !strcmp(argv[1], "writers"))
+		writers(argv[2]);
 	else if (argc >= 3 && !strcmp(argv[1], "far"))
 		far(argv[2]);
 	else if (argc >= 3 && !strcmp(argv[1], "kmsg"))

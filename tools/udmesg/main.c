@@ -116,6 +116,7 @@ static const char usage_text[] =
 	"     --partial               also show the unfinalized newest record, marked\n"
 	"     --no-partial            never show it (default: shown when all writers are gone)\n"
 	"     --caller                show caller ids (T<tid>)\n"
+	"     --writer                show each record's process (pid and program name)\n"
 	"     --dictionary            show each record's dictionary (KEY=VALUE lines)\n"
 	"\n -h, --help                  display this help\n"
 	" -V, --version               display version\n";
@@ -283,6 +284,7 @@ enum {
 	OPT_PARTIAL,
 	OPT_NO_PARTIAL,
 	OPT_CALLER,
+	OPT_WRITER,
 	OPT_DICT,
 };
 
@@ -324,6 +326,7 @@ static const struct option longopts[] = {
 	{"partial", no_argument, NULL, OPT_PARTIAL},
 	{"no-partial", no_argument, NULL, OPT_NO_PARTIAL},
 	{"caller", no_argument, NULL, OPT_CALLER},
+	{"writer", no_argument, NULL, OPT_WRITER},
 	{"dictionary", no_argument, NULL, OPT_DICT},
 	{NULL, 0, NULL, 0},
 };
@@ -612,6 +615,9 @@ static void parse_option(int c, struct ud_ctl *ctl, struct ud_opts *o)
 		break;
 	case OPT_CALLER:
 		ctl->caller = true;
+		break;
+	case OPT_WRITER:
+		ctl->writer = true;
 		break;
 	case OPT_DICT:
 		ctl->dict = true;

@@ -574,6 +574,16 @@ static void print_json(struct ud_ctl *ctl, const struct urec *rec)
 		json_name("caller");
 		json_string(rec->caller, SIZE_MAX);
 	}
+	if (rec->has_writer) {
+		json_name("pid");
+		snprintf(buf, sizeof(buf), "%u", rec->pid);
+		out_puts(buf);
+		json_name("program");
+		if (rec->program[0])
+			json_string(rec->program, SIZE_MAX);
+		else
+			out_puts("null");
+	}
 	json_name("msg");
 	if (rec->mesg_size && rec->mesg[0])
 		json_string(rec->mesg, rec->mesg_size);
@@ -1013,6 +1023,14 @@ static void print_prefix(struct ud_ctl *ctl, const struct urec *rec, const struc
 		/* From the file with -K: escaped as the text is, so that it
 		 * cannot drive a terminal (a kernel's ids are plain). */
 		safe_write(ctl, cid, strlen(cid), 0);
+	}
+	if (rec->has_writer) {
+		char wid[48];
+		int n = snprintf(wid, sizeof(wid), "[%u:%s] ", rec->pid, rec->program[0] ? rec->program : "?");
+
+		ctl->indent += n;
+		/* A name is whatever the writer's argv[0] said: escaped. */
+		safe_write(ctl, wid, strlen(wid), 0);
 	}
 }
 

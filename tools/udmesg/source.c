@@ -564,6 +564,12 @@ static void log_rec_to_urec(const struct ud_ctl *ctl, const struct pk_record *r,
 		snprintf(u->caller, sizeof(u->caller), "T%u", r->tid);
 	else
 		u->caller[0] = '\0';
+	u->has_writer = ctl->writer;
+	if (ctl->writer) {
+		u->pid = r->pid;
+		if (pk_log_writer_name(ctl->log, r->pid, u->program, sizeof(u->program)))
+			u->program[0] = '\0';
+	}
 	u->dict = r->dict;
 	u->dict_len = r->dict_len;
 	u->flag = (r->flags & PK_REC_CONT) ? 'c' : '-';
@@ -835,6 +841,7 @@ int ud_read_log(struct ud_ctl *ctl)
 	uint64_t seq;
 	int partial = ctl->partial;
 
+	ctl->log = log;
 	pk_log_info(log, &info);
 	set_log_time_base(ctl, &info);
 	ctl->caller_width = 6; /* the kernel's "[%6s]" */

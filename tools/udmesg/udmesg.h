@@ -79,6 +79,9 @@ struct urec {
 	uint64_t ts_nsec; /* the same in ns (exact for log records) */
 	uint64_t seq;	  /* log and kmsg records */
 	char caller[24];  /* "T123": shown when non-empty */
+	uint32_t pid;	  /* --writer: the writing process (log records) */
+	char program[16]; /* --writer: its name, "" when the log does not know it */
+	bool has_writer;  /* pid and program are set */
 	const char *dict; /* KEY=VALUE entries separated by NUL bytes */
 	size_t dict_len;
 	char flag;    /* kmsg flag: '-' or 'c' */
@@ -104,6 +107,7 @@ struct ud_ctl {
 	bool kmsg_out;	      /* --kmsg */
 	bool caller;	      /* --caller */
 	bool dict;	      /* --dictionary: KEY=VALUE lines under each record */
+	bool writer;	      /* --writer: the writing process of each record */
 	int partial;	      /* --partial: 1 on, 0 off, -1 auto (on for a dead log) */
 	bool fast;	      /* the default text format and nothing else: the fast path */
 	size_t bufsize;	      /* -s */
@@ -113,6 +117,7 @@ struct ud_ctl {
 	bool base_by_usec; /* files: util-linux's boot time + record time, in usec */
 	int64_t base_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC (or the boot time) */
 	int caller_width;  /* "[%*s] " */
+	struct pk_log *log; /* -B: the log, to name the writers */
 
 	/* --- output state (dmesg's dmesg_control) --- */
 	int64_t last_sec, last_usec; /* last printed timestamp, for deltas */
