@@ -33,7 +33,7 @@ struct pk_log_shared {
 	pk_a64 syslog_partial;	/* bytes of the record at syslog_seq already read */
 	pk_a64 realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC (two's complement) */
 	pk_a32 pollers;		/* readers waiting through a poll doorbell */
-	pk_a32 next_writer_slot; /* registry.c: where the next writer looks for a slot */
+	pk_a32 reserved0;
 	/* File logs (written once at creation, before the file is published): */
 	uint64_t file_size;	  /* the whole file; 0 for a memory log */
 	uint64_t registry_off;	  /* writer registry entries */

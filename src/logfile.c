@@ -896,7 +896,6 @@ static int attach_file(struct pk_log **logp, const char *path, unsigned flags)
 	log->reg.fd = fd;
 	log->reg.lock_off = g.lock_off;
 	log->reg.nentries = PK_REGISTRY_ENTRIES;
-	log->reg.next_slot = &pk_log_shared(log)->next_writer_slot;
 	log->rb.owner_arg = &log->reg;
 	log->rb.owner_alive = owner_alive;
 	if (writable) {

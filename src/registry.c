@@ -52,15 +52,50 @@ void pk_registry_own_name(char name[16])
 	memcpy(name, s ? s : "", n);
 }
 
+/* Our name into @e, the previous writer's moved to the second place. A
+ * reader matches a name by its pid, which is zero while the name it goes
+ * with changes. */
 static void store_name(struct pk_registry_entry *e)
 {
 	char name[16];
 	uint64_t w[2];
+	uint32_t old = atomic_load(&e->name_pid);
 
+	if (old && old != (uint32_t)getpid()) {
+		atomic_store(&e->prev_pid, 0);
+		atomic_store(&e->prev_comm[0], atomic_load(&e->comm[0]));
+		atomic_store(&e->prev_comm[1], atomic_load(&e->comm[1]));
+		atomic_store(&e->prev_pid, old);
+	}
+	atomic_store(&e->name_pid, 0);
 	pk_registry_own_name(name);
 	memcpy(w, name, sizeof(w));
 	atomic_store(&e->comm[0], w[0]);
 	atomic_store(&e->comm[1], w[1]);
+	atomic_store(&e->name_pid, (uint32_t)getpid());
+}
+
+/* @e's name for @pid, if it has one: 1 and its attach time in *@ns. */
+static int entry_name(struct pk_registry_entry *e, uint32_t pid, char name[16], uint64_t *ns)
+{
+	uint64_t w[2];
+
+	if (atomic_load_explicit(&e->name_pid, memory_order_acquire) == pid) {
+		w[0] = atomic_load_explicit(&e->comm[0], memory_order_relaxed);
+		w[1] = atomic_load_explicit(&e->comm[1], memory_order_relaxed);
+		*ns = atomic_load_explicit(&e->attach_ns, memory_order_relaxed);
+	} else if (atomic_load_explicit(&e->prev_pid, memory_order_acquire) == pid) {
+		w[0] = atomic_load_explicit(&e->prev_comm[0], memory_order_relaxed);
+		w[1] = atomic_load_explicit(&e->prev_comm[1], memory_order_relaxed);
+		*ns = 0; /* older than any current entry */
+	} else {
+		return 0;
+	}
+	if (!w[0])
+		return 0;
+	memcpy(name, w, 16);
+	name[15] = '\0';
+	return 1;
 }
 
 int pk_registry_name(struct pk_registry *reg, uint32_t pid, char name[16])
@@ -71,18 +106,12 @@ int pk_registry_name(struct pk_registry *reg, uint32_t pid, char name[16])
 	if (!reg->entries || (reg->lost && atomic_load(reg->lost)))
 		return -ENOENT;
 	for (unsigned slot = 1; slot < reg->nentries; slot++) {
-		struct pk_registry_entry *e = &reg->entries[slot];
-		uint64_t w[2], ns;
+		char cand[16];
+		uint64_t ns;
 
-		if (atomic_load_explicit(&e->pid, memory_order_acquire) != pid)
+		if (!entry_name(&reg->entries[slot], pid, cand, &ns) || (found == 0 && ns < best_ns))
 			continue;
-		w[0] = atomic_load_explicit(&e->comm[0], memory_order_relaxed);
-		w[1] = atomic_load_explicit(&e->comm[1], memory_order_relaxed);
-		ns = atomic_load_explicit(&e->attach_ns, memory_order_relaxed);
-		if (!w[0] || (found == 0 && ns < best_ns))
-			continue;
-		memcpy(name, w, 16);
-		name[15] = '\0';
+		memcpy(name, cand, 16);
 		best_ns = ns;
 		found = 0;
 	}
@@ -91,11 +120,7 @@ int pk_registry_name(struct pk_registry *reg, uint32_t pid, char name[16])
 
 int pk_registry_register(struct pk_registry *reg)
 {
-	unsigned span = reg->nentries - 1;
-	unsigned start = reg->next_slot ? atomic_fetch_add(reg->next_slot, 1) % span : 0;
-
-	for (unsigned i = 0; i < span; i++) {
-		unsigned slot = 1 + (start + i) % span;
+	for (unsigned slot = 1; slot < reg->nentries; slot++) {
 		int err = lock_byte(reg->fd, F_OFD_SETLK, F_WRLCK, (off_t)(reg->lock_off + slot), NULL);
 
 		if (err == -EAGAIN || err == -EACCES)
@@ -108,7 +133,6 @@ int pk_registry_register(struct pk_registry *reg)
 		uint32_t gen = atomic_fetch_add(&e->gen, 1) + 1;
 
 		clock_gettime(CLOCK_REALTIME, &now);
-		atomic_store(&e->pid, 0); /* no reader pairs the old pid with our name */
 		store_name(e);
 		atomic_store(&e->pid, (uint32_t)getpid());
 		atomic_store(&e->attach_ns, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);

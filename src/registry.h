@@ -24,11 +24,17 @@ struct pk_registry_entry {
 	pk_a32 gen;	  /* bumped by every new owner of the slot */
 	pk_a32 pid;	  /* the owner's pid (in its namespace) */
 	pk_a64 attach_ns; /* CLOCK_REALTIME when it registered */
-	/* Its program name (/proc/self/comm: up to 15 bytes, NUL-padded),
-	 * stored before its pid; zeros in files of older versions. */
+	/* Names for readers (zeros in files of older versions): the program
+	 * name of the writer that registered with name_pid (at most 15 bytes,
+	 * NUL-padded), and of the one before it in this slot, so that a
+	 * restarted program still names the records of the run before. */
 	pk_a64 comm[2];
-	uint8_t pad[PK_REGISTRY_ENTRY_SIZE - 32];
+	pk_a32 name_pid;
+	pk_a32 prev_pid;
+	pk_a64 prev_comm[2];
+	uint8_t pad[PK_REGISTRY_ENTRY_SIZE - 56];
 };
+_Static_assert(sizeof(struct pk_registry_entry) == PK_REGISTRY_ENTRY_SIZE, "a registry entry is file format");
 
 struct pk_registry {
 	struct pk_registry_entry *entries; /* in the mapping */
@@ -39,11 +45,6 @@ struct pk_registry {
 	 * truncated): the entries are then zeros, and every record in the
 	 * ring that replaced the file's is this process's own. */
 	const _Atomic int *lost;
-	/* Where the next writer starts looking for a free slot (in the shared
-	 * header; NULL: slot 1). Slots are handed out round the table, so a
-	 * dead writer's entry, and with it its name, lasts for the next
-	 * PK_REGISTRY_ENTRIES - 1 writers. */
-	pk_a32 *next_slot;
 };
 
 /*

@@ -208,9 +208,10 @@ PK_API int pk_log_check(struct pk_log *log);
  * pid), into @buf of @size bytes (at most 15 characters, as the kernel's
  * comm; NUL-terminated, cut to fit). This process's own name for its own
  * pid; another writer of a shared log file is named by the log's writer
- * table, which keeps a name until the next PK_LOG_WRITERS_MAX - 1 writers
- * have come. 0, -EINVAL, or -ENOENT (unknown: a memory log of another
- * process, an entry reused since, a file of an older version).
+ * table, which keeps a dead writer's name until two later writers have
+ * taken its place (a program restarted once still names its last run).
+ * 0, -EINVAL, or -ENOENT (unknown: a memory log of another process, a
+ * place taken twice since, a file of an older version).
  *
  * Context: any (async-signal-safe, lock-free).
  */
