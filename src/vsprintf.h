@@ -104,4 +104,14 @@ int pk_vsnprintf_last(char *buf, size_t size, char *last, const char *fmt, va_li
 int pk_vscnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int pk_scnprintf(char *buf, size_t size, const char *fmt, ...) PK_PRINTF_FORMAT(3, 4);
 
+/*
+ * PRINTK_OPTS's no_hash_pointers: from now on a hashed %p (and %pK, and %pe
+ * of a valid pointer) prints the address itself. Returns 1 if this call
+ * turned it on, 0 if it was on already; start-up then stores the kernel's
+ * warning banner, pk_no_hash_pointers_banner, one record a line.
+ */
+int pk_no_hash_pointers_enable(void);
+#define PK_NO_HASH_POINTERS_BANNER_LINES 13
+extern const char *const pk_no_hash_pointers_banner[PK_NO_HASH_POINTERS_BANNER_LINES];
+
 #endif /* PRINTK_VSPRINTF_H */
