@@ -5,13 +5,23 @@
  * This module owns all formatting done by the library. It must stay usable
  * from a signal handler, so:
  *  - it is async-signal-safe: it calls only memcpy, memmove, memset,
- *    strlen, strnlen, strchrnul and glibc's table look-ups
- *    strerrordesc_np/strerrorname_np, and keeps no static mutable state;
+ *    strlen, strnlen, strchrnul, glibc's table look-ups
+ *    strerrordesc_np/strerrorname_np and, once per process for the first
+ *    hashed %p, getrandom(2) (then clock_gettime and getpid if that fails);
+ *  - its only static mutable state is two atomic words, each written once:
+ *    the %p hash seed (published by one CAS, so a signal handler that
+ *    interrupts the drawing never waits for it) and the no_hash_pointers
+ *    switch;
  *  - it never allocates: scratch space is a bounded amount of stack (see
  *    vsprintf.h for the figures);
  *  - it never consults the locale: the output is what glibc prints in the
  *    C locale, byte for byte, for every standard conversion;
- *  - it never writes errno (not even to restore it).
+ *  - it never writes errno, with one exception: a getrandom(2) that fails
+ *    writes it, and the value %m would read is put back at once.
+ *
+ * The kernel-semantics entry points (printk's) also print the kernel's %p
+ * extensions byte for byte as Linux lib/vsprintf.c does; the C99 ones keep
+ * glibc's %p (docs/kernel-compat.md, section 14).
  *
  * Floating point is converted exactly: the significand is split into an
  * integer part, kept as base-10^9 limbs, and a binary fraction that yields
