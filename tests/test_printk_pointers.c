@@ -27,6 +27,7 @@
 #include <printk/printk.h>
 
 #include "fixture.h"
+#include "options.h"
 #include "testutil.h"
 #include "vsprintf.h"
 
@@ -467,6 +468,23 @@ static void test_printk_record(void **state)
 	assert_string_equal(rec.text, "eth0: 2d:48:d6:fc:7a:05 -ENODEV");
 }
 
+/* PRINTK_OPTS: the bare word only, as the kernel's parameter. */
+static void test_option_parse(void **state)
+{
+	static struct pk_opts o;
+
+	(void)state;
+	assert_int_equal(pk_opts_parse("", &o), 0);
+	assert_int_equal(o.no_hash_pointers, -1);
+	assert_int_equal(pk_opts_parse("quiet no_hash_pointers", &o), 0);
+	assert_int_equal(o.no_hash_pointers, 1);
+	assert_int_equal(pk_opts_parse("no_hash_pointers=1", &o), -EINVAL);
+	assert_int_equal(o.no_hash_pointers, -1);
+	assert_int_equal(o.nwarnings, 1);
+	assert_string_equal(o.warnings[0],
+			    "printk: PRINTK_OPTS: bad value in 'no_hash_pointers=1', ignored");
+}
+
 /* no_hash_pointers is one-way: a child turns it on. */
 static int no_hash_child(void *arg)
 {
@@ -569,6 +587,7 @@ int main(void)
 		cmocka_unit_test(test_glibc_entry_unchanged),
 		cmocka_unit_test_setup_teardown(test_printk_record, setup_capture,
 						teardown_capture),
+		cmocka_unit_test(test_option_parse),
 		cmocka_unit_test(test_no_hash_pointers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
