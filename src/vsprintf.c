@@ -2622,6 +2622,242 @@ static void k_err_ptr(struct sink *s, const void *p, const struct kspec *k)
 	knumber(s, (unsigned long long)(long long)err, false, n);
 }
 
+/* ---- bitmaps, FourCC codes, times ---- */
+
+#define K_LONG_BITS ((int)(sizeof(unsigned long) * CHAR_BIT))
+
+static unsigned long bitmap_word(const unsigned char *map, int word)
+{
+	unsigned long w;
+
+	memcpy(&w, map + (size_t)word * sizeof(w), sizeof(w));
+	return w;
+}
+
+/* %*pb: the width is the number of bits; 32-bit chunks in hex, highest first. */
+static void k_bitmap(struct sink *s, const unsigned char *map, const struct kspec *k)
+{
+	int nbits = k->width > 0 ? k->width : 0;
+	int chunk = nbits & 31 ? nbits & 31 : 32;
+	int i = ((nbits + 31) & ~31) - 32;
+	bool first = true;
+
+	if (!kcheck(s, map, k))
+		return;
+	for (; i >= 0; i -= 32, chunk = 32) {
+		struct kspec d = {K_ZEROPAD, (chunk + 3) / 4, -1};
+		unsigned long w = bitmap_word(map, i / K_LONG_BITS);
+		uint32_t v = (uint32_t)(w >> (i % K_LONG_BITS)) & (uint32_t)((1ULL << chunk) - 1);
+
+		if (!first)
+			sink_putc(s, ',');
+		first = false;
+		knumber(s, v, true, d);
+	}
+}
+
+static bool bitmap_bit(const unsigned char *map, int i)
+{
+	return (bitmap_word(map, i / K_LONG_BITS) >> (i % K_LONG_BITS)) & 1;
+}
+
+/* %*pbl: the set bits as ranges, "2-3,5,7". */
+static void k_bitmap_list(struct sink *s, const unsigned char *map, const struct kspec *k)
+{
+	struct kspec d = {0, -1, -1};
+	int nbits = k->width > 0 ? k->width : 0;
+	bool first = true;
+	int i = 0;
+
+	if (!kcheck(s, map, k))
+		return;
+	while (i < nbits) {
+		int lo;
+
+		if (!bitmap_bit(map, i)) {
+			/* A whole zero word at once: %*pbl of a large, sparse map. */
+			if (i % K_LONG_BITS == 0 && !bitmap_word(map, i / K_LONG_BITS))
+				i += K_LONG_BITS;
+			else
+				i++;
+			continue;
+		}
+		lo = i;
+		while (i < nbits && bitmap_bit(map, i))
+			i++;
+		if (!first)
+			sink_putc(s, ',');
+		first = false;
+		knumber(s, (unsigned long long)lo, false, d);
+		if (i - 1 != lo) {
+			sink_putc(s, '-');
+			knumber(s, (unsigned long long)(i - 1), false, d);
+		}
+	}
+}
+
+static uint32_t swab32(uint32_t v)
+{
+	return v >> 24 | (v >> 8 & 0xff00) | (v << 8 & 0xff0000) | v << 24;
+}
+
+/* %p4c[chnlb]: four characters and the code in hex (V4L2/DRM pixel formats for c). */
+static void k_fourcc(struct sink *s, const void *ptr, const char *ext, const struct kspec *k)
+{
+	char out[sizeof("0123 little-endian (0x01234567)")];
+	struct sink t = {out, sizeof(out) - 1, 0, 0, true};
+	bool le = true, pixel = ext[2] == 'c';
+	uint32_t orig, val;
+	int i;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	le = false;
+#endif
+	if (ext[1] != 'c') {
+		kerror(s, "(%p4?)", k);
+		return;
+	}
+	if (!kcheck(s, ptr, k))
+		return;
+	memcpy(&orig, ptr, sizeof(orig));
+	switch (ext[2]) {
+	case 'h':
+	case 'c':
+		break;
+	case 'n':
+		orig = swab32(orig);
+		break;
+	case 'l':
+		orig = le ? orig : swab32(orig);
+		break;
+	case 'b':
+		orig = le ? swab32(orig) : orig;
+		break;
+	default:
+		kerror(s, "(%p4?)", k);
+		return;
+	}
+	val = pixel ? swab32(orig & ~(1u << 31)) : orig;
+	for (i = 0; i < 4; i++) {
+		unsigned char c = (unsigned char)(val >> ((3 - i) * 8));
+
+		sink_putc(&t, c >= 0x20 && c < 0x7f ? (char)c : '.');
+	}
+	if (pixel) {
+		if (orig & (1u << 31))
+			sink_put(&t, " big-endian", 11);
+		else
+			sink_put(&t, " little-endian", 14);
+	}
+	sink_put(&t, " (", 2);
+	kspecial_hex(&t, orig, 4);
+	sink_putc(&t, ')');
+	kstring(s, out, t.len, k);
+}
+
+/* The first nine fields of the kernel's struct rtc_time, as in a struct tm. */
+struct k_rtc {
+	int sec, min, hour, mday, mon, year, wday, yday, isdst;
+};
+
+/* Days since 1970-01-01 to a proleptic Gregorian date (year - 1900, month 0-11). */
+static void civil_from_days(long long z, struct k_rtc *tm)
+{
+	long long era, doe, yoe, doy, mp, y;
+
+	z += 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = z - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	y = yoe + era * 400 + (mp >= 10);
+	tm->mday = (int)(doy - (153 * mp + 2) / 5 + 1);
+	tm->mon = (int)(mp < 10 ? mp + 2 : mp - 10);
+	tm->year = (int)(y - 1900);
+}
+
+/* %pt[RT][dt][rs]: ISO 8601 date and time; r: the fields as stored; s: ' ' for 'T'. */
+static void k_time(struct sink *s, const void *ptr, const char *ext, const struct kspec *k)
+{
+	struct kspec d2 = {K_ZEROPAD, 2, -1}, d4 = {K_ZEROPAD, 4, -1};
+	bool have_d = true, have_t = true, raw = false, iso = true;
+	struct k_rtc tm;
+	size_t i = 2;
+
+	if (!kcheck(s, ptr, k))
+		return;
+	if (ext[1] == 'R') {
+		memcpy(&tm, ptr, sizeof(tm));
+	} else {
+		int64_t t;
+		long long days, secs;
+
+		memcpy(&t, ptr, sizeof(t));
+		days = t / 86400;
+		secs = t % 86400;
+		if (secs < 0) {
+			secs += 86400;
+			days--;
+		}
+		civil_from_days(days, &tm);
+		tm.hour = (int)(secs / 3600);
+		tm.min = (int)(secs / 60 % 60);
+		tm.sec = (int)(secs % 60);
+	}
+	if (ext[i] == 'd') {
+		have_t = false;
+		i++;
+	} else if (ext[i] == 't') {
+		have_d = false;
+		i++;
+	}
+	for (;; i++) {
+		if (ext[i] == 'r')
+			raw = true;
+		else if (ext[i] == 's')
+			iso = false;
+		else
+			break;
+	}
+	if (have_d) {
+		knumber(s, (unsigned long long)(long long)(tm.year + (raw ? 0 : 1900)), false, d4);
+		sink_putc(s, '-');
+		knumber(s, (unsigned long long)(long long)(tm.mon + (raw ? 0 : 1)), false, d2);
+		sink_putc(s, '-');
+		knumber(s, (unsigned long long)(long long)tm.mday, false, d2);
+	}
+	if (have_d && have_t)
+		sink_putc(s, iso ? 'T' : ' ');
+	if (have_t) {
+		knumber(s, (unsigned long long)(long long)tm.hour, false, d2);
+		sink_putc(s, ':');
+		knumber(s, (unsigned long long)(long long)tm.min, false, d2);
+		sink_putc(s, ':');
+		knumber(s, (unsigned long long)(long long)tm.sec, false, d2);
+	}
+}
+
+/* %pra: a struct range of two u64, "[range 0x...-0x...]" (one number if equal). */
+static void k_range(struct sink *s, const void *ptr, const struct kspec *k)
+{
+	char out[sizeof("[range 0x0123456789abcdef-0x0123456789abcdef]")];
+	struct sink t = {out, sizeof(out) - 1, 0, 0, true};
+	uint64_t r[2];
+
+	if (!kcheck(s, ptr, k))
+		return;
+	memcpy(r, ptr, sizeof(r));
+	sink_put(&t, "[range ", 7);
+	kspecial_hex(&t, r[0], 8);
+	if (r[0] != r[1]) {
+		sink_putc(&t, '-');
+		kspecial_hex(&t, r[1], 8);
+	}
+	sink_putc(&t, ']');
+	kstring(s, out, t.len, k);
+}
+
 /* ---- the dispatcher ---- */
 
 /*
@@ -2715,23 +2951,37 @@ static PK_NOINLINE const char *kernel_pointer(struct sink *s, const struct spec 
 		}
 		kdefault_pointer(s, ptr, &k);
 		break;
-	case 'N':
+	case 'N': {
+		uint64_t v;
+
+		if (!kcheck(s, ptr, &k))
+			break;
 		if (ext[1] != 'F') {
 			kerror(s, "(%pN?)", &k);
 			break;
 		}
-		kdefault_pointer(s, ptr, &k);
+		memcpy(&v, ptr, sizeof(v));
+		kspecial_hex(s, v, (int)sizeof(v));
 		break;
+	}
 	case 't':
-		if (ext[1] != 'R' && ext[1] != 'T') {
+		if (ext[1] != 'R' && ext[1] != 'T')
 			kerror(s, "(%pt?)", &k);
-			break;
-		}
-		kdefault_pointer(s, ptr, &k);
+		else
+			k_time(s, ptr, ext, &k);
 		break;
 	case '4':
-		if (ext[1] != 'c') {
-			kerror(s, "(%p4?)", &k);
+		k_fourcc(s, ptr, ext, &k);
+		break;
+	case 'b':
+		if (ext[1] == 'l')
+			k_bitmap_list(s, ptr, &k);
+		else
+			k_bitmap(s, ptr, &k);
+		break;
+	case 'r':
+		if (ext[1] == 'a') {
+			k_range(s, ptr, &k);
 			break;
 		}
 		kdefault_pointer(s, ptr, &k);

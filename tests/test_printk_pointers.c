@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <printk/printk.h>
 
@@ -409,6 +410,9 @@ static void test_unknown_and_letters(void **state)
 	assert_string_equal(kfmt(b, sizeof(b), "%pK123|", p), a);
 	/* %pf, %pt, %pN, %p4, %pA: only their full forms are known */
 	T("(%pf?)|(%pt?)|(%pN?)|(%p4?)|(%pA?)", "%pf|%pt|%pN|%p4|%pA", p, p, p, p, p);
+	/* the kernel-object ones print as %p */
+	assert_string_equal(kfmt(b, sizeof(b), "%pR|", p), a);
+	assert_string_equal(kfmt(b, sizeof(b), "%pd2|", p), a);
 	/* %pks/%pus print a string; any other letter is invalid */
 	TN("abc|(einval)|ab", "%pks|%pkx|%.2pus", "abc", "abc", "abc");
 	/* Latin-1 letters are letters to the kernel */
@@ -417,6 +421,116 @@ static void test_unknown_and_letters(void **state)
 	/* the letters end at anything else */
 	if (sizeof(void *) == 8)
 		T("0000000000000000-x", "%px-x", NULL);
+}
+
+static void set_bits(unsigned long *map, int from, int n)
+{
+	const int bits = (int)(sizeof(long) * 8);
+
+	for (int i = from; i < from + n; i++)
+		map[i / bits] |= 1UL << (i % bits);
+}
+
+static void test_bitmap(void **state)
+{
+	static unsigned long bits[(1 << 16) / (sizeof(long) * 8)];
+	unsigned long small = 0;
+	const int primes[] = {2, 3, 5, 7, 11, 13, 17, 19};
+
+	(void)state;
+	/* printf_kunit.c's cases: the width is the number of bits */
+	T("00000|00000", "%20pb|%*pb", &small, 20, &small);
+	T("|", "%20pbl|%*pbl", &small, 20, &small);
+	for (int i = 0; i < 8; i++)
+		small |= 1UL << primes[i];
+	T("a28ac|a28ac", "%20pb|%*pb", &small, 20, &small);
+	T("2-3,5,7,11,13,17,19|2-3,5,7,11,13,17,19", "%20pbl|%*pbl", &small, 20, &small);
+	small = (1UL << 20) - 1;
+	T("fffff|fffff", "%20pb|%*pb", &small, 20, &small);
+	T("0-19|0-19", "%20pbl|%*pbl", &small, 20, &small);
+	set_bits(bits, 1, 20);
+	set_bits(bits, 60000, 15);
+	T("1-20,60000-60014", "%*pbl", 1 << 16, bits);
+	/* 32-bit chunks, highest first, the top one as wide as its bits */
+	memset(bits, 0, 16);
+	set_bits(bits, 0, 1);
+	set_bits(bits, 40, 1);
+	T("00,00000100,00000001", "%72pb", bits);
+	/* no width: nothing */
+	T("[]", "[%pb]", bits);
+}
+
+static void test_fourcc(void **state)
+{
+	static const struct {
+		uint32_t code;
+		const char *fmt, *str;
+	} cases[] = {
+		{0x3231564e, "%p4cc", "NV12 little-endian (0x3231564e)"},
+		{0xb231564e, "%p4cc", "NV12 big-endian (0xb231564e)"},
+		{0x10111213, "%p4cc", ".... little-endian (0x10111213)"},
+		{0x20303159, "%p4cc", "Y10  little-endian (0x20303159)"},
+		{0x41424344, "%p4ch", "ABCD (0x41424344)"},
+		{0x41424344, "%p4cn", "DCBA (0x44434241)"},
+	};
+	uint32_t le, be;
+	const unsigned char abcd[4] = {0x44, 0x43, 0x42, 0x41}; /* 0x41424344 little-endian */
+	const unsigned char abcd_be[4] = {0x41, 0x42, 0x43, 0x44};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_nowarn(__LINE__, cases[i].str, cases[i].fmt, &cases[i].code);
+	memcpy(&le, abcd, 4);
+	memcpy(&be, abcd_be, 4);
+	T("ABCD (0x41424344)|ABCD (0x41424344)", "%p4cl|%p4cb", &le, &be);
+	T("(%p4?)|(%p4?)", "%p4|%p4cx", &le, &le);
+}
+
+static void test_time(void **state)
+{
+	/* 1543210543; the first nine fields of struct rtc_time are struct tm's */
+	struct tm tm = {.tm_sec = 43,
+			.tm_min = 35,
+			.tm_hour = 5,
+			.tm_mday = 26,
+			.tm_mon = 10,
+			.tm_year = 118};
+	int64_t t = 1546615943; /* 2019-01-04T15:32:23 */
+	int64_t before = -1;	/* 1969-12-31T23:59:59 */
+
+	(void)state;
+	/* printf_kunit.c's cases */
+	T("(%pt?)", "%pt", &tm);
+	T("2018-11-26T05:35:43", "%ptR", &tm);
+	T("0118-10-26T05:35:43", "%ptRr", &tm);
+	T("05:35:43|2018-11-26", "%ptRt|%ptRd", &tm, &tm);
+	T("05:35:43|0118-10-26", "%ptRtr|%ptRdr", &tm, &tm);
+	T("05:35:43|2018-11-26", "%ptRttr|%ptRdtr", &tm, &tm);
+	T("05:35:43 tr|2018-11-26 tr", "%ptRt tr|%ptRd tr", &tm, &tm);
+	T("2019-01-04T15:32:23", "%ptT", &t);
+	T("0119-00-04T15:32:23", "%ptTr", &t);
+	T("15:32:23|2019-01-04", "%ptTt|%ptTd", &t, &t);
+	T("15:32:23|0119-00-04", "%ptTtr|%ptTdr", &t, &t);
+	T("2019-01-04 15:32:23", "%ptTs", &t);
+	T("0119-00-04 15:32:23", "%ptTsr", &t);
+	T("15:32:23|2019-01-04", "%ptTts|%ptTds", &t, &t);
+	T("15:32:23|0119-00-04", "%ptTtrs|%ptTdrs", &t, &t);
+	T("1969-12-31T23:59:59", "%ptT", &before);
+}
+
+static void test_small_structs(void **state)
+{
+	uint64_t range[2] = {0xc0ffee00ba5eba11ULL, 0xc0ffee00ba5eba11ULL};
+	uint64_t features = 0x1234;
+
+	(void)state;
+	T("[range 0xc0ffee00ba5eba11]", "%pra", range);
+	range[0] = 0xc0ffee;
+	range[1] = 0xba5eba11;
+	T("[range 0x0000000000c0ffee-0x00000000ba5eba11]", "%pra", range);
+	/* netdev_features_t: 64 bits; only %pNF is known, after the pointer check */
+	T("0x0000000000001234", "%pNF", &features);
+	T("(%pN?)|(null)", "%pN|%pN", &features, NULL);
 }
 
 static int va_helper(const char *fmt, ...) PK_PRINTF_FORMAT(1, 2);
@@ -583,6 +697,10 @@ int main(void)
 		cmocka_unit_test(test_address_val),
 		cmocka_unit_test(test_symbols),
 		cmocka_unit_test(test_unknown_and_letters),
+		cmocka_unit_test(test_bitmap),
+		cmocka_unit_test(test_fourcc),
+		cmocka_unit_test(test_time),
+		cmocka_unit_test(test_small_structs),
 		cmocka_unit_test(test_va_format),
 		cmocka_unit_test(test_glibc_entry_unchanged),
 		cmocka_unit_test_setup_teardown(test_printk_record, setup_capture,
