@@ -8,8 +8,9 @@
  *
  * Raw mode (bit 0 clear): the body up to its first NUL is the format, as
  * it is, except that every "pV" becomes "pv" (a %pV argument must point to
- * a real struct va_format) and every "pE" "pe" (printk's %*pE reads as many
- * bytes as the width says), and it is cut before its 49th '%'. Every
+ * a real struct va_format), every "pE" "pe" and every "pb" "pq" (printk's
+ * %*pE and %*pb read as many bytes or bits as the width says), and it is
+ * cut before its 49th '%'. Every
  * integer or pointer argument is a 4-byte aligned pointer into a copy of
  * the body, NUL-terminated and followed by zero bytes, so any conversion
  * may take any argument: it is a valid string, wide string (%ls) or
@@ -193,8 +194,8 @@ static void run_raw(const uint8_t *body, size_t n)
 
 		if (ch == '%' && ++convs > RAW_CONVS)
 			break;
-		if ((ch == 'V' || ch == 'E') && len && fmt[len - 1] == 'p')
-			ch = ch == 'V' ? 'v' : 'e';
+		if (len && fmt[len - 1] == 'p' && ch && strchr("VEb", ch))
+			ch = ch == 'V' ? 'v' : ch == 'E' ? 'e' : 'q';
 		fmt[len++] = ch;
 	}
 	fmt[len] = '\0';
