@@ -24,6 +24,7 @@
  *   log_buf_file_sync=B  msync the log file at exit and on panic
  *   printk.devkmsg=M     on, off or ratelimit: what kmsg writers may do
  *   crash_dump=B         install the fatal-signal handler
+ *   no_hash_pointers     %p prints addresses instead of their hashes
  *
  * Invariants:
  *  - a new option is one row in pk_opts_table and one field in struct
@@ -67,6 +68,7 @@ const struct pk_opt_def pk_opts_table[] = {
 	{ "log_buf_file_sync", PK_OPT_BOOL, .max = 1, FIELD(log_buf_file_sync) },
 	{ "printk.devkmsg", PK_OPT_CHOICE, .choices = devkmsg_choices, FIELD(devkmsg) },
 	{ "crash_dump", PK_OPT_BOOL, .max = 1, FIELD(crash_dump) },
+	{ "no_hash_pointers", PK_OPT_FLAG, .min = 1, .max = 1, FIELD(no_hash_pointers) },
 };
 const size_t pk_opts_table_len = sizeof(pk_opts_table) / sizeof(pk_opts_table[0]);
 

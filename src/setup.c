@@ -176,6 +176,10 @@ static int apply_options(struct pk_opts *o, int startup)
 	if (o->devkmsg[0])
 		pk_set_devkmsg(o->devkmsg);
 	pk_printk_log();
+	/* The kernel's warning banner (lib/vsprintf.c), once. */
+	if (o->no_hash_pointers > 0 && pk_no_hash_pointers_enable())
+		for (int i = 0; i < PK_NO_HASH_POINTERS_BANNER_LINES; i++)
+			pk_printk(PK_KERN_WARNING "%s\n", pk_no_hash_pointers_banner[i]);
 	if (startup && o->nconsoles == 0)
 		pk_register_console(pk_console_stderr());
 	int usable = 0, wanted = 0;

@@ -6,16 +6,23 @@
  * library's vsnprintf (locale look-ups, malloc for wide or large
  * conversions, errno writes). This module owns the whole of formatting:
  * standard conversions byte for byte as glibc's snprintf prints them in the
- * C locale, exact (correctly rounded) floating point, and the kernel's %pV.
+ * C locale, exact (correctly rounded) floating point, the kernel's %pV, and
+ * for printk (the kernel-semantics entry points) the kernel's other %p
+ * extensions.
  *
  * Invariants for every function declared here:
- *  - async-signal-safe and thread-safe: no locks, no static mutable state;
+ *  - async-signal-safe and thread-safe: no locks; the only static mutable
+ *    state is the %p hash seed, drawn once by the first hashed %p
+ *    (getrandom(2)) and published with one CAS, and the no_hash_pointers
+ *    switch;
  *  - no allocation: all scratch space is on the stack, bounded: about 200
  *    bytes for the driver, 1 KiB more during a double conversion, 3 KiB
  *    during a long double one, 1.3 KiB while a format with positional
- *    arguments is processed, about 300 bytes per level of %pV;
+ *    arguments is processed, about 300 bytes per level of %pV, about
+ *    500 bytes while a kernel %p extension is printed;
  *  - no locale: always the C locale's decimal point and no grouping;
- *  - errno is never changed (%m reads it);
+ *  - errno is never changed (%m reads it): the one write, by a failing
+ *    getrandom(2), is undone before anything reads it;
  *  - never writes more than size bytes, never reads a %s argument beyond
  *    its precision, never writes through a %n argument.
  *
@@ -80,8 +87,12 @@ int pk_snprintf(char *buf, size_t size, const char *fmt, ...) PK_PRINTF_FORMAT(3
  * Kernel semantics for printk: never loses the message. Returns the length
  * of the complete output like pk_vsnprintf, and reports in *@last its last
  * byte, even when the output was cut (0 for empty output): printk keeps the
- * newline of a message longer than its buffer. Where pk_vsnprintf would
- * fail, it does not:
+ * newline of a message longer than its buffer. %p is the kernel's: hashed
+ * (NULL and ERR_PTR values print as they are), and the letters and digits
+ * after it select an extension (%pM, %pI4, %pISpc, %pU, %*ph, %pE, %pe,
+ * %px, %pK, %pa, %pS, %pV...) and are never printed; unknown ones print as
+ * %p (docs/kernel-compat.md, section 14). Where pk_vsnprintf would fail, it
+ * does not:
  *  - a width above 2^23 - 1 or a precision above 2^15 - 1 (the kernel's
  *    FIELD_WIDTH_MAX and PRECISION_MAX), "*" ones included, is clamped to
  *    that limit; so is one written in the format too large for an int:
@@ -103,5 +114,15 @@ int pk_vsnprintf_last(char *buf, size_t size, char *last, const char *fmt, va_li
  */
 int pk_vscnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int pk_scnprintf(char *buf, size_t size, const char *fmt, ...) PK_PRINTF_FORMAT(3, 4);
+
+/*
+ * PRINTK_OPTS's no_hash_pointers: from now on a hashed %p (and %pK, and %pe
+ * of a valid pointer) prints the address itself. Returns 1 if this call
+ * turned it on, 0 if it was on already; start-up then stores the kernel's
+ * warning banner, pk_no_hash_pointers_banner, one record a line.
+ */
+int pk_no_hash_pointers_enable(void);
+#define PK_NO_HASH_POINTERS_BANNER_LINES 13
+extern const char *const pk_no_hash_pointers_banner[PK_NO_HASH_POINTERS_BANNER_LINES];
 
 #endif /* PRINTK_VSPRINTF_H */

@@ -1150,7 +1150,8 @@ static void test_truncation(void **state)
 	truncate_all("worker %d processed %s in %lu us\n", 17, "job-42", 123456UL);
 	truncate_all("%-8s|%08.3f|%+e|%#x", "ab", 3.14159, -2.5e-10, 0xbeefu);
 	truncate_all("%.30f %La", 1.0 / 7, 1.0L / 7);
-	truncate_all("%5lc%ls|%10p|%s", (wint_t)'w', L"ide", (void *)0x1234, null_str);
+	/* %p is hashed by the kernel-semantics pk_vscnprintf (test_printk_pointers.c) */
+	truncate_all("%5lc%ls|%10x|%s", (wint_t)'w', L"ide", 0x1234u, null_str);
 	truncate_all("%2$s=%1$d", 7, "seven");
 	truncate_all("%.0f %g", 1e22, 1e-300);
 }
