@@ -3,7 +3,8 @@
 # Build everything and run every test: unit, stress and CLI suites with gcc
 # (-Werror), then the same suites rebuilt with clang under ASan+UBSan and
 # under TSan, a build with small ring ids (wrap-around within seconds), and a
-# consumer built against the installed headers as C and C++.
+# consumer built against the installed headers as C and C++, and the Debian
+# packages built and used.
 # Ends with one summary line: "N passed, N failed".
 set -uo pipefail
 
@@ -67,6 +68,13 @@ if bash tests/install/check.sh "$out/gcc" "$out/install"; then
 	passed=$((passed + 1))
 else
 	failed=$((failed + 1)); failures+=("install consumer")
+fi
+
+note "deb: Debian packages built, extracted into an empty root and linked against"
+if bash tests/install/deb.sh; then
+	passed=$((passed + 1))
+else
+	failed=$((failed + 1)); failures+=("debian packages")
 fi
 
 note "fuzz: every target for ${FUZZ_SECONDS:-10}s over tests/fuzz/corpus/<target>"
