@@ -34,7 +34,8 @@ static void test_macros_agree(void **state)
 		 PRINTK_VERSION_PATCH);
 	assert_string_equal(PRINTK_VERSION_STRING, want);
 	assert_int_equal(PRINTK_VERSION_NUMBER, PRINTK_VERSION_MAJOR * 65536 +
-							PRINTK_VERSION_MINOR * 256 + PRINTK_VERSION_PATCH);
+							PRINTK_VERSION_MINOR * 256 +
+							PRINTK_VERSION_PATCH);
 	assert_true(PRINTK_VERSION(0, 1, 0) < PRINTK_VERSION(0, 1, 1));
 	assert_true(PRINTK_VERSION(0, 1, 255) < PRINTK_VERSION(0, 2, 0));
 	assert_true(PRINTK_VERSION(0, 255, 255) < PRINTK_VERSION(1, 0, 0));

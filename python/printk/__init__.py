@@ -71,7 +71,16 @@ _lib = None
 def _library():
     global _lib
     if _lib is None:
-        lib = ctypes.CDLL(os.environ.get("PRINTK_LIBRARY") or _SONAME)
+        # The library applies PRINTK_OPTS when it loads, and log_buf_file=
+        # there would make this process a writer of that file (created if
+        # missing). A reader must not be one: the library is loaded with
+        # PRINTK_OPTS out of the environment, then it is put back.
+        opts = os.environ.pop("PRINTK_OPTS", None)
+        try:
+            lib = ctypes.CDLL(os.environ.get("PRINTK_LIBRARY") or _SONAME)
+        finally:
+            if opts is not None:
+                os.environ["PRINTK_OPTS"] = opts
         lib.pk_version.restype = ctypes.c_char_p
         lib.pk_version.argtypes = []
         lib.pk_log_open_file.restype = ctypes.c_int

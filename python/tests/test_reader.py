@@ -7,6 +7,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
@@ -116,6 +117,23 @@ def test_reading_never_writes(tmp_path):
     assert len(list(printk.open(log))) == 5
     assert len(list(printk.open(log, partial=True))) == 5
     assert (hashlib.sha256(log.read_bytes()).hexdigest(), os.stat(log).st_mtime_ns) == before
+
+
+def test_printk_opts_do_not_make_the_reader_a_writer(tmp_path):
+    """PRINTK_OPTS=log_buf_file= in the reader's environment (as udmesg's
+    default log) neither creates that file nor opens it for writing."""
+    log = tmp_path / "a.log"
+    run_writer(log, recs(2))
+    other = tmp_path / "other.log"
+    code = ("import os, printk; print([r.text for r in printk.open(%r)]); "
+            "print(os.environ['PRINTK_OPTS'])" % str(log))
+    env = dict(os.environ, PRINTK_OPTS="log_buf_file=%s console=stderr" % other,
+               PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["['r0', 'r1']", "log_buf_file=%s console=stderr" % other]
+    assert not other.exists()
 
 
 def test_errors(tmp_path):

@@ -31,7 +31,7 @@ src=$tmp/libprintk-$version
 mkdir -p "$src"
 if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
-		while IFS= read -r -d '' f; do [[ -e $f ]] && printf '%s\0' "$f"; done |
+		while IFS= read -r -d '' f; do if [[ -e $f ]]; then printf '%s\0' "$f"; fi; done |
 		tar --null -T - -cf -) | tar -xf - -C "$src"
 else
 	tar -C "$top" --exclude=./build --exclude='./build-*' -cf - . | tar -xf - -C "$src"
