@@ -4,8 +4,9 @@
 # temporary directory, so that nothing lands in the tree or beside it; check
 # what each package holds; extract them with dpkg -x into an empty root and
 # build consumer.c against that root through pkg-config (sysroot) as C and
-# C++ and through find_package(printk), then run it and the extracted
-# udmesg; finally run lintian, which must report no error.
+# C++ and through find_package(printk), then run it, the extracted udmesg
+# and the Python reader (python/) over the extracted library; finally run
+# lintian, which must report no error.
 # The package build runs the unit tests (ctest -L unit) unless
 # DEB_BUILD_OPTIONS says nocheck.
 # usage: deb.sh   (needs dpkg-dev, debhelper, cmake, pkg-config, g++; lintian
@@ -104,6 +105,29 @@ cmake --build "$tmp/cm" >>"$tmp/cm.log" 2>&1 || { cat "$tmp/cm.log"; fail "CMake
 "$tmp/cm/consumer"
 [[ $("$root/usr/bin/udmesg" --version) == "udmesg from libprintk $version" ]] ||
 	fail "extracted udmesg --version says: $("$root/usr/bin/udmesg" --version)"
+# The Python reader (python/) over the extracted library, on a log the
+# consumer's library wrote.
+if [[ -x /usr/bin/python3 ]]; then
+	PRINTK_LIBRARY=$root$lib/libprintk.so.0 PYTHONPATH=$top/python PYTHONDONTWRITEBYTECODE=1 \
+		/usr/bin/python3 - "$tmp/py.log" "$version" <<'PY' || fail "the Python reader failed on the extracted library"
+import ctypes, os, sys
+import printk
+path, version = sys.argv[1], sys.argv[2]
+assert printk.library_version() == version, printk.library_version()
+# A child writes, so that this process stays a reader only.
+pid = os.fork()
+if pid == 0:
+    lib = ctypes.CDLL(os.environ["PRINTK_LIBRARY"])
+    log = ctypes.c_void_p()
+    ok = lib.pk_log_open_file(ctypes.byref(log), path.encode(), ctypes.c_size_t(0), 0) == 0 and \
+        lib.pk_log_store(log, 1, 6, b"packaged", ctypes.c_size_t(8), None, ctypes.c_size_t(0)) == 0
+    os._exit(0 if ok else 1)
+assert os.waitpid(pid, 0)[1] == 0
+got = [(r.seq, r.level, r.facility, r.text) for r in printk.open(path)]
+assert got == [(0, 6, 1, "packaged")], got
+print("python reader ok (libprintk %s)" % version)
+PY
+fi
 echo "deb: consumers built with pkg-config (sysroot) and find_package against the extracted packages"
 # Every symbol the extracted library exports is in the symbols file, with
 # its version node.
