@@ -3,7 +3,8 @@
 # Build everything and run every test: unit, stress and CLI suites with gcc
 # (-Werror), then the same suites rebuilt with clang under ASan+UBSan and
 # under TSan, a build with small ring ids (wrap-around within seconds), and a
-# consumer built against the installed headers as C and C++.
+# consumer built against the installed headers as C and C++, the Python
+# reader's tests (python/tests) and the Debian packages built and used.
 # Ends with one summary line: "N passed, N failed".
 set -uo pipefail
 
@@ -62,11 +63,35 @@ run_suite clang-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang 
 run_suite small-ids-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=gcc -DPRINTK_SANITIZE=address \
 	-DPRINTK_RING_SMALL_IDS=ON -DPRINTK_BUILD_BENCH=OFF -DPRINTK_BUILD_EXAMPLES=OFF
 
+note "python: the printk reader package (python/) over the gcc build's libprintk.so.0"
+pylog=$out/python.log
+PRINTK_LIBRARY=$out/gcc/libprintk.so.0 PYTHONDONTWRITEBYTECODE=1 \
+	/usr/bin/python3 -m pytest -q -p no:cacheprovider python/tests 2>&1 | tee "$pylog"
+pysummary=$(grep -E '^(=+ )?[0-9]+ (passed|failed|errors?|skipped).* in [0-9.]+s' "$pylog" | tail -1)
+pypass=0 pyfail=0
+[[ $pysummary =~ ([0-9]+)\ passed ]] && pypass=${BASH_REMATCH[1]}
+[[ $pysummary =~ ([0-9]+)\ failed ]] && pyfail=${BASH_REMATCH[1]}
+[[ $pysummary =~ ([0-9]+)\ error ]] && pyfail=$((pyfail + BASH_REMATCH[1]))
+if [[ -z $pysummary ]]; then
+	failed=$((failed + 1)); failures+=("python: pytest did not finish")
+else
+	passed=$((passed + pypass))
+	failed=$((failed + pyfail))
+	((pyfail == 0)) || failures+=("python: $pyfail failed")
+fi
+
 note "install: consumer built against the installed headers (C and C++)"
 if bash tests/install/check.sh "$out/gcc" "$out/install"; then
 	passed=$((passed + 1))
 else
 	failed=$((failed + 1)); failures+=("install consumer")
+fi
+
+note "deb: Debian packages built, extracted into an empty root and linked against"
+if bash tests/install/deb.sh; then
+	passed=$((passed + 1))
+else
+	failed=$((failed + 1)); failures+=("debian packages")
 fi
 
 note "fuzz: every target for ${FUZZ_SECONDS:-10}s over tests/fuzz/corpus/<target>"

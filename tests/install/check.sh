@@ -20,6 +20,10 @@ cflags=$(pkg-config --cflags printk)
 libs=$(pkg-config --libs printk)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The generated header is installed with the others (the loop below compiles it).
+[[ -f $prefix/include/printk/version.h ]] || { echo "printk/version.h not installed"; exit 1; }
+[[ $(pkg-config --modversion printk) == "$(sed -n 's/^#define PRINTK_VERSION_STRING "\(.*\)"$/\1/p' \
+	"$prefix/include/printk/version.h")" ]] || { echo "printk.pc and version.h disagree"; exit 1; }
 
 for h in "$prefix"/include/printk/*.h; do
 	name=$(basename "$h")

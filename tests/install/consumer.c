@@ -2,9 +2,11 @@
 /*
  * consumer.c - a program built against the *installed* libprintk, as C and
  * as C++ (tests/install/check.sh): every public header must compile in both
- * languages, and the library must link and work.
+ * languages, and the library must link and work, and be the release its
+ * headers name.
  */
 #include <printk/log.h>
+#include <printk/version.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,10 @@ int main(void)
 	struct pk_log *log;
 	struct pk_record *rec = (struct pk_record *)calloc(1, sizeof(*rec));
 
+	if (strcmp(pk_version(), PRINTK_VERSION_STRING) != 0) {
+		printf("library %s, headers %s\n", pk_version(), PRINTK_VERSION_STRING);
+		return 4;
+	}
 	if (!rec || pk_log_create(&log, 0) != 0)
 		return 1;
 	if (pk_log_store(log, 1, 6, "installed", 9, NULL, 0) != 0)
@@ -23,6 +29,6 @@ int main(void)
 		return 3;
 	pk_log_destroy(log);
 	free(rec);
-	puts("consumer ok");
+	printf("consumer ok (libprintk %s)\n", pk_version());
 	return 0;
 }
