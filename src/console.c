@@ -1396,8 +1396,16 @@ static void *printer_main(void *arg)
 	sigset_t all;
 
 	printer_self = p;
-	/* Signals are the program's threads' business, not ours. */
+	/* Signals sent to the process are its threads' business, not ours;
+	 * the ones a fault raises stay open, for the crash handler and the
+	 * repair of a truncated log file's mapping (SIGBUS). */
 	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGILL);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGTRAP);
+	sigdelset(&all, SIGSYS);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	for (;;) {
 		uint32_t gen = pk_load_sc(&printer_wake);
