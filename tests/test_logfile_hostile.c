@@ -498,6 +498,58 @@ static int printk_child(void *arg)
 	return 0;
 }
 
+/* The same with a console printed by its own thread, which reads the
+ * mapping too: the SIGBUS on that thread is repaired as well. It may fall
+ * behind and lose lines to the ring (counted), but prints in order and
+ * reaches the last line. */
+static unsigned threaded_lines, threaded_last, threaded_bad;
+
+static void count_threaded(struct console *con, const char *text, unsigned len)
+{
+	(void)con;
+	for (const char *p = text, *end = text + len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		unsigned n;
+
+		if (!nl)
+			break;
+		if (sscanf(p, "after %u:", &n) == 1) {
+			if (threaded_lines++ && n <= threaded_last)
+				threaded_bad++;
+			threaded_last = n;
+		}
+		p = nl + 1;
+	}
+}
+
+static int printk_threaded_child(void *arg)
+{
+	struct trunc_child *c = arg;
+	static struct console con = { .name = "thread", .write = count_threaded, .flags = PK_CON_THREADED };
+
+	pk_printk_exit();
+	if (pk_set_log_buf_file(c->path, 0) || pk_register_console(&con))
+		return 10;
+	pk_set_printk_time(0);
+	for (unsigned i = 0; i < 200; i++)
+		printk(KERN_INFO "before %u: %0400u\n", i, i);
+	if (pr_flush(5000, 0) != 1 || wait_go(c))
+		return 11;
+	/* Truncated now. Nothing here touches the mapping for a while: the
+	 * printer thread, waking once a second, is the one that meets it. */
+	usleep(1500 * 1000);
+	for (unsigned i = 0; i < 2000; i++)
+		printk(KERN_INFO "after %u: %0400u\n", i, i);
+	if (pk_log_check(pk_printk_log()) != -ESTALE)
+		return 12;
+	if (pr_flush(5000, 0) != 1 || threaded_bad || !threaded_lines || threaded_last != 1999) {
+		printf("threaded console: %u lines, last %u, %u out of order\n", threaded_lines, threaded_last,
+		       threaded_bad);
+		return 13;
+	}
+	return 0;
+}
+
 static void truncate_under(int (*fn)(void *), const char *name, int big)
 {
 	const char *p = test_dir_path(name);
@@ -552,6 +604,7 @@ static void test_truncated_under_writers(void **state)
 	(void)state;
 	truncate_under(store_child, "store.log", 1);
 	truncate_under(printk_child, "printk.log", 0);
+	truncate_under(printk_threaded_child, "threaded.log", 0);
 }
 
 /* `udmesg -B FILE -w` following a log that is truncated: one clear line,
