@@ -821,6 +821,28 @@ static void *print_first(void *arg)
 	return NULL;
 }
 
+/* A second console "other", and a thread stuck in cap's write of "first". */
+static void start_stuck_first(pthread_t *th)
+{
+	sem_init(&in_stuck_write, 0, 0);
+	sem_init(&leave_stuck_write, 0, 0);
+	capture_init(&cap2, "other", 0);
+	assert_int_equal(pk_register_console(&cap2.con), 0);
+	cap.on_write = stuck_on_first;
+	assert_int_equal(pthread_create(th, NULL, print_first, NULL), 0);
+	sem_wait(&in_stuck_write);
+}
+
+/* Let that write return; the thread finishes and is gone. */
+static void end_stuck_first(pthread_t th)
+{
+	sem_post(&leave_stuck_write);
+	pthread_join(th, NULL);
+	cap.on_write = NULL;
+	sem_destroy(&in_stuck_write);
+	sem_destroy(&leave_stuck_write);
+}
+
 /*
  * A thread stuck in the first console's write: printk never waits for it;
  * after a second of the same write, the next printk takes the lock over and
@@ -833,13 +855,7 @@ static void test_stuck_holder_taken_over(void **state)
 	(void)state;
 	pthread_t th;
 
-	sem_init(&in_stuck_write, 0, 0);
-	sem_init(&leave_stuck_write, 0, 0);
-	capture_init(&cap2, "other", 0);
-	assert_int_equal(pk_register_console(&cap2.con), 0);
-	cap.on_write = stuck_on_first;
-	assert_int_equal(pthread_create(&th, NULL, print_first, NULL), 0);
-	sem_wait(&in_stuck_write);
+	start_stuck_first(&th);
 
 	uint64_t t0 = now_ms();
 
@@ -857,17 +873,13 @@ static void test_stuck_holder_taken_over(void **state)
 	assert_int_equal(pk_unregister_console(&cap.con), -EBUSY);
 	assert_int_equal(pr_flush(20, 0), 0);
 
-	sem_post(&leave_stuck_write);
-	pthread_join(th, NULL);
-	cap.on_write = NULL;
+	end_stuck_first(th);
 	/* The returning thread printed what its console missed. */
 	assert_string_equal(capture_text(&cap), "first\nsecond\nthird\n" STUCK_NOTICE);
 	printk("fourth\n");
 	assert_int_equal(pr_flush(1000, 0), 1);
 	assert_string_equal(capture_text(&cap), "first\nsecond\nthird\n" STUCK_NOTICE "fourth\n");
 	assert_string_equal(capture_text(&cap2), "first\nsecond\nthird\n" STUCK_NOTICE "fourth\n");
-	sem_destroy(&in_stuck_write);
-	sem_destroy(&leave_stuck_write);
 }
 
 /* The same with pr_flush as the one that takes over. */
@@ -876,25 +888,15 @@ static void test_stuck_holder_pr_flush(void **state)
 	(void)state;
 	pthread_t th;
 
-	sem_init(&in_stuck_write, 0, 0);
-	sem_init(&leave_stuck_write, 0, 0);
-	capture_init(&cap2, "other", 0);
-	assert_int_equal(pk_register_console(&cap2.con), 0);
-	cap.on_write = stuck_on_first;
-	assert_int_equal(pthread_create(&th, NULL, print_first, NULL), 0);
-	sem_wait(&in_stuck_write);
+	start_stuck_first(&th);
 	printk("second\n");
 	/* Waits, takes over after a second, prints to the other console;
 	 * still 0: the stuck console is behind. */
 	assert_int_equal(pr_flush(2500, 0), 0);
 	assert_string_equal(capture_text(&cap2), "first\nsecond\n" STUCK_NOTICE);
-	sem_post(&leave_stuck_write);
-	pthread_join(th, NULL);
-	cap.on_write = NULL;
+	end_stuck_first(th);
 	assert_int_equal(pr_flush(1000, 0), 1);
 	assert_string_equal(capture_text(&cap), "first\nsecond\n" STUCK_NOTICE);
-	sem_destroy(&in_stuck_write);
-	sem_destroy(&leave_stuck_write);
 }
 
 /* Threads printing while the first console stalls twice for over a second:

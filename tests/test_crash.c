@@ -290,12 +290,19 @@ static void test_panic_takes_over_console(void **state)
 
 /* ---- the fatal-signal handler ---- */
 
+/* @arg non-NULL: stderr is printed by a thread of its own, which the crash
+ * handler prints too, the open line and the report included. */
 static int segv_child(void *arg)
 {
 	struct kmsg_dumper *d;
 
-	(void)arg;
 	child_reset();
+	if (arg) {
+		pk_unregister_console(pk_console_stderr());
+		pk_console_stderr()->flags |= PK_CON_THREADED;
+		if (pk_register_console(pk_console_stderr()))
+			return 9;
+	}
 	if (pk_kmsg_dump_file_create(&d, dump_path) || kmsg_dump_register(d))
 		return 10;
 	if (pk_crash_handler_install())
@@ -306,12 +313,12 @@ static int segv_child(void *arg)
 	return 12;
 }
 
-static void test_segv_after_partial_printk(void **state)
+static void check_segv(void *threaded)
 {
-	(void)state;
 	struct child_result res;
 
-	run(segv_child, &res);
+	run_child(segv_child, threaded, CHILD_TIMEOUT_MS, &res);
+	assert_false(res.timed_out);
 	assert_true(res.signaled);
 	assert_int_equal(res.sig, SIGSEGV);
 	assert_match(res.out, "first line\n"
@@ -325,36 +332,16 @@ static void test_segv_after_partial_printk(void **state)
 	child_result_free(&res);
 }
 
-/* The same with stderr printed by a thread of its own: the crash handler
- * prints it too, the open line and the report included. */
-static int segv_threaded_child(void *arg)
+static void test_segv_after_partial_printk(void **state)
 {
-	(void)arg;
-	child_reset();
-	pk_unregister_console(pk_console_stderr());
-	pk_console_stderr()->flags |= PK_CON_THREADED;
-	if (pk_register_console(pk_console_stderr()))
-		return 10;
-	if (pk_crash_handler_install())
-		return 11;
-	pr_info("first line\n");
-	pr_info("testing the frobnozzle ...");
-	store_to_null(1);
-	return 12;
+	(void)state;
+	check_segv(NULL);
 }
 
 static void test_segv_threaded_console(void **state)
 {
 	(void)state;
-	struct child_result res;
-
-	run(segv_threaded_child, &res);
-	assert_true(res.signaled);
-	assert_int_equal(res.sig, SIGSEGV);
-	assert_match(res.out, "first line\n"
-			      "testing the frobnozzle ...\n"
-			      "BUG: SIGSEGV (signal 11) at address 0x0 in pid # tid #\n");
-	child_result_free(&res);
+	check_segv((void *)1);
 }
 
 /* The program had its own handler: it runs after our report, with the

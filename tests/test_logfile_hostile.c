@@ -453,9 +453,10 @@ static int store_child(void *arg)
 	return 0;
 }
 
-/* Counts the console lines printk_child() prints after the truncation,
- * and checks they come in order. */
-static unsigned after_lines, after_bad;
+/* Counts the console lines printk_child() prints after the truncation:
+ * how many, the last number, how many broke the sequence (@after_bad: not
+ * the next number; @after_back: not even a later one). */
+static unsigned after_lines, after_bad, after_back, after_last;
 
 static void count_after(struct console *con, const char *text, unsigned len)
 {
@@ -466,8 +467,11 @@ static void count_after(struct console *con, const char *text, unsigned len)
 
 		if (!nl)
 			break;
-		if (sscanf(p, "after %u:", &n) == 1 && n != after_lines++)
-			after_bad++;
+		if (sscanf(p, "after %u:", &n) == 1) {
+			after_back += after_lines && n <= after_last;
+			after_bad += n != after_lines++;
+			after_last = n;
+		}
 		p = nl + 1;
 	}
 }
@@ -502,30 +506,10 @@ static int printk_child(void *arg)
  * mapping too: the SIGBUS on that thread is repaired as well. It may fall
  * behind and lose lines to the ring (counted), but prints in order and
  * reaches the last line. */
-static unsigned threaded_lines, threaded_last, threaded_bad;
-
-static void count_threaded(struct console *con, const char *text, unsigned len)
-{
-	(void)con;
-	for (const char *p = text, *end = text + len; p < end;) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		unsigned n;
-
-		if (!nl)
-			break;
-		if (sscanf(p, "after %u:", &n) == 1) {
-			if (threaded_lines++ && n <= threaded_last)
-				threaded_bad++;
-			threaded_last = n;
-		}
-		p = nl + 1;
-	}
-}
-
 static int printk_threaded_child(void *arg)
 {
 	struct trunc_child *c = arg;
-	static struct console con = { .name = "thread", .write = count_threaded, .flags = PK_CON_THREADED };
+	static struct console con = { .name = "thread", .write = count_after, .flags = PK_CON_THREADED };
 
 	pk_printk_exit();
 	if (pk_set_log_buf_file(c->path, 0) || pk_register_console(&con))
@@ -542,9 +526,9 @@ static int printk_threaded_child(void *arg)
 		printk(KERN_INFO "after %u: %0400u\n", i, i);
 	if (pk_log_check(pk_printk_log()) != -ESTALE)
 		return 12;
-	if (pr_flush(5000, 0) != 1 || threaded_bad || !threaded_lines || threaded_last != 1999) {
-		printf("threaded console: %u lines, last %u, %u out of order\n", threaded_lines, threaded_last,
-		       threaded_bad);
+	if (pr_flush(5000, 0) != 1 || after_back || !after_lines || after_last != 1999) {
+		printf("threaded console: %u lines, last %u, %u out of order\n", after_lines, after_last,
+		       after_back);
 		return 13;
 	}
 	return 0;
