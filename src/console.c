@@ -190,6 +190,12 @@ static PK_ALWAYS_INLINE int con_stuck(const struct console *con)
 	return atomic_load_explicit(&con->state->stuck, memory_order_acquire) != 0;
 }
 
+/* pk_console_reopen_all() requests: the print loop's holder and each
+ * printer thread reopen their consoles when this moved since they last
+ * looked. */
+static pk_a32 reopen_gen;
+static uint32_t loop_reopen_gen; /* the holder's */
+
 /* C7: threaded consoles registered; printk wakes their threads. */
 static _Atomic int printers;
 static void wake_printers(void);
@@ -307,6 +313,39 @@ static int console_lock_wait(int timeout_ms)
 		nanosleep(&ts, NULL);
 	}
 	return 1;
+}
+
+/* ------------------------------------------------------------- reopen -- */
+
+/*
+ * @con's reopen, by whoever owns its state (the lock's holder; for a
+ * threaded console, the holder of its owner word), with cancellation held
+ * off (see con_callback()). A console that reopens well prints again.
+ */
+static int reopen_console(struct console *con)
+{
+	int state, ignored;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+	int err = con->reopen(con);
+
+	pthread_setcancelstate(state, &ignored);
+	con->state->direct_fd = pk_console_fd_direct(con); /* it may have changed, even on failure */
+	if (!err) {
+		con->state->failures = 0;
+		con->flags |= PK_CON_ENABLED;
+	}
+	return err;
+}
+
+/* Holding the lock, after pk_console_reopen_all(): reopen the print
+ * loop's consoles (threaded ones reopen themselves). */
+static PK_COLD PK_NOINLINE void reopen_loop_consoles(void)
+{
+	loop_reopen_gen = pk_load_relaxed(&reopen_gen);
+	for (struct console *con = console_list; con; con = con->state->next)
+		if (!con_threaded(con) && !con_stuck(con) && con->reopen)
+			reopen_console(con);
 }
 
 /* ------------------------------------------------------------- output -- */
@@ -1168,6 +1207,8 @@ void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint)
 			base_mask = pk_signal_mask();
 			base_mask_known = 1;
 		}
+		if (PK_UNLIKELY(pk_load_relaxed(&reopen_gen) != loop_reopen_gen))
+			reopen_loop_consoles();
 		hold_losable = 1;
 
 		uint64_t next = print_locked(rb, hint, hint ? hint_fast_console(hint) : NULL);
@@ -1313,6 +1354,7 @@ struct pk_printer {
 	_Atomic int exited;
 	pk_a64 printed;		/* the console's position, published after every record */
 	int crash_safe;		/* PK_CON_CRASH_SAFE at registration: read without the owner word */
+	uint32_t reopen_gen;	/* the thread's: reopen_gen when it last reopened */
 	struct con_src src;
 };
 
@@ -1419,6 +1461,11 @@ static void *printer_main(void *arg)
 
 			p->src.rb = rb;
 			p->src.hint = NULL;
+			if (PK_UNLIKELY(pk_load_relaxed(&reopen_gen) != p->reopen_gen)) {
+				p->reopen_gen = pk_load_relaxed(&reopen_gen);
+				if (con->reopen)
+					reopen_console(con);
+			}
 			/* One record per hold: the crash path may take over in between. */
 			while (rb && printer_print_one(con, &p->src)) {
 				progress = 1;
@@ -1457,6 +1504,7 @@ static int printer_start(struct console *con)
 	int err;
 
 	p->crash_safe = (con->flags & PK_CON_CRASH_SAFE) != 0;
+	p->reopen_gen = pk_load_relaxed(&reopen_gen);
 	atomic_store(&p->stop, PRINTER_RUN);
 	atomic_store(&p->exited, 0);
 	atomic_store(&p->owner, PRINTER_FREE);
@@ -1602,6 +1650,18 @@ int pk_unregister_console(struct console *con)
 	return 0;
 }
 
+int pk_console_reopen_all(void)
+{
+	/* Whoever holds the lock now sees the generation move when it lets go
+	 * (C2) and reopens before it prints again; if nobody does, we do. */
+	pk_fetch_add_sc(&reopen_gen, 1);
+	pk_console_note_store();
+	if (atomic_load_explicit(&printers, memory_order_relaxed))
+		wake_printers();
+	pk_console_flush(pk_printk_ring(), NULL);
+	return 0;
+}
+
 int pk_console_reopen(struct console *con)
 {
 	if (!con || !con->reopen)
@@ -1616,19 +1676,8 @@ int pk_console_reopen(struct console *con)
 		return -EBUSY;
 	}
 
-	int state, ignored;
+	int err = con->state ? reopen_console(con) : con->reopen(con);
 
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state); /* see con_callback() */
-	int err = con->reopen(con);
-
-	pthread_setcancelstate(state, &ignored);
-
-	if (con->state) /* the fd may have changed, even if a step failed */
-		con->state->direct_fd = pk_console_fd_direct(con);
-	if (!err && con->state) {
-		con->state->failures = 0;
-		con->flags |= PK_CON_ENABLED;
-	}
 	if (printer) {
 		printer_release(printer);
 		wake_printers();

@@ -387,6 +387,53 @@ static void test_file_append_and_reopen(void **state)
 	rmdir(dir2);
 }
 
+/* pk_console_reopen_all() from a SIGHUP handler, as a daemon does after
+ * logrotate: a file console printed by the loop and one printed by its own
+ * thread both move to the new files. */
+static void on_sighup(int sig)
+{
+	(void)sig;
+	pk_console_reopen_all();
+}
+
+static void test_reopen_all_from_sighup(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/pk_console_fd_XXXXXX";
+	char path[2][256], rotated[2][256];
+	struct console *con[2];
+	struct sigaction sa = { .sa_handler = on_sighup }, old;
+
+	assert_non_null(mkdtemp(dir));
+	for (int i = 0; i < 2; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/%d.log", dir, i);
+		snprintf(rotated[i], sizeof(rotated[i]), "%s/%d.log.1", dir, i);
+		assert_int_equal(pk_console_file_create(&con[i], path[i]), 0);
+	}
+	con[1]->flags |= PK_CON_THREADED;
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pk_register_console(con[i]), 0);
+	pr_info("before\n");
+	assert_int_equal(pr_flush(5000, 0), 1);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(rename(path[i], rotated[i]), 0);
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGHUP, &sa, &old), 0);
+	assert_int_equal(raise(SIGHUP), 0);
+	assert_int_equal(sigaction(SIGHUP, &old, NULL), 0);
+	pr_info("after\n");
+	assert_int_equal(pr_flush(5000, 0), 1);
+	for (int i = 0; i < 2; i++) {
+		assert_string_equal(slurp(rotated[i]), "before\n");
+		assert_string_equal(slurp(path[i]), "after\n");
+		assert_int_equal(pk_unregister_console(con[i]), 0);
+		pk_console_destroy(con[i]);
+		unlink(path[i]);
+		unlink(rotated[i]);
+	}
+	rmdir(dir);
+}
+
 /* ---- arguments, destroy ---- */
 
 static void test_bad_arguments(void **state)
@@ -938,6 +985,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_nonblocking_full_pipe, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_blocking_full_pipe, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_file_append_and_reopen, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_reopen_all_from_sighup, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_bad_arguments, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_destroy_frees, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_dev_null, setup_capture, teardown_capture),

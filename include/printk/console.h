@@ -98,6 +98,14 @@ PK_API int pk_unregister_console(struct console *con);
  * the console's reopen); not async-signal-safe. Never from a console's
  * write. */
 PK_API int pk_console_reopen(struct console *con);
+/* Reopen every console that can (file consoles: after logrotate moved
+ * their files), for a SIGHUP handler: the reopen happens here if the
+ * console lock is free, else when its holder lets go; a threaded console's
+ * thread reopens its own before its next record. Returns 0.
+ * Context: any (async-signal-safe: a file console's reopen is open(2) and
+ * close(2)); never waits. A console's own reopen callback must be
+ * async-signal-safe too for this to hold. */
+PK_API int pk_console_reopen_all(void);
 
 /* Built-in consoles. Crash safe; coloured when the fd is a terminal. */
 
