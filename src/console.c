@@ -1362,7 +1362,14 @@ static _Thread_local PK_TLS_IE struct pk_printer *printer_self; /* on a printer 
 static pk_a32 printer_wake;	  /* futex word: bumped after every store the consoles print */
 static _Atomic int printer_sleepers;
 
-#define PRINTER_EXIT_MS 3000 /* what exit and unregistration wait for a printer thread */
+/* What exit and unregistration wait for printer threads (console_drain_ms=). */
+static _Atomic int printer_exit_ms = 3000;
+#define PRINTER_EXIT_MS atomic_load_explicit(&printer_exit_ms, memory_order_relaxed)
+
+void pk_console_set_drain_ms(int ms)
+{
+	atomic_store(&printer_exit_ms, ms < 0 ? 0 : ms);
+}
 
 static long printer_futex(int op, uint32_t val, const struct timespec *ts)
 {

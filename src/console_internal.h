@@ -50,6 +50,9 @@ void pk_console_shutdown(struct prb *rb, int release);
 void pk_console_emergency_flush(struct prb *rb, int wait_ms);
 /* After fork(), in the child. */
 void pk_console_after_fork(void);
+/* How long exit and unregistration wait for printer threads (PRINTK_OPTS
+ * console_drain_ms=; default 3000). */
+void pk_console_set_drain_ms(int ms);
 /* The log changed (pk_set_log_buf_len/file, pk_printk_exit): consoles
  * restart at @seq. */
 void pk_console_reset_positions(uint64_t seq);

@@ -24,6 +24,7 @@
  *   log_buf_file_sync=B  msync the log file at exit and on panic
  *   printk.devkmsg=M     on, off or ratelimit: what kmsg writers may do
  *   crash_dump=B         install the fatal-signal handler
+ *   console_drain_ms=N   what exit waits for printer threads (0..600000)
  *   no_hash_pointers     %p prints addresses instead of their hashes
  *
  * Invariants:
@@ -68,6 +69,7 @@ const struct pk_opt_def pk_opts_table[] = {
 	{ "log_buf_file_sync", PK_OPT_BOOL, .max = 1, FIELD(log_buf_file_sync) },
 	{ "printk.devkmsg", PK_OPT_CHOICE, .choices = devkmsg_choices, FIELD(devkmsg) },
 	{ "crash_dump", PK_OPT_BOOL, .max = 1, FIELD(crash_dump) },
+	{ "console_drain_ms", PK_OPT_UINT, .min = 0, .max = 600000, FIELD(console_drain_ms) },
 	{ "no_hash_pointers", PK_OPT_FLAG, .min = 1, .max = 1, FIELD(no_hash_pointers) },
 };
 const size_t pk_opts_table_len = sizeof(pk_opts_table) / sizeof(pk_opts_table[0]);

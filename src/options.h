@@ -50,6 +50,7 @@ struct pk_opts {
 	int log_buf_file_sync;
 	char devkmsg[16];  /* printk.devkmsg=: "on", "off" or "ratelimit" */
 	int crash_dump;	   /* crash_dump= */
+	int console_drain_ms; /* console_drain_ms= */
 	int no_hash_pointers; /* no_hash_pointers: %p prints addresses unhashed */
 	int console_loglevel;
 	int ignore_loglevel;

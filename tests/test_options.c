@@ -112,6 +112,7 @@ static const struct opt_case cases[] = {
 	{ "console=none", 0, NOTHING, 1, { { PK_OPTCON_NONE, 0, "", 0 } }, 0, { 0 } },
 	{ "console=fd:3", 0, NOTHING, 1, { { PK_OPTCON_FD, 3, "", 0 } }, 0, { 0 } },
 	{ "console=file:/tmp/x", 0, NOTHING, 1, { { PK_OPTCON_FILE, 0, "/tmp/x", 0 } }, 0, { 0 } },
+	{ "console_drain_ms=0", 0, NOTHING, 0, { { 0 } }, 0, { 0 } },
 	{ "console=fd:3,threaded", 0, NOTHING, 1, { { PK_OPTCON_FD, 3, "", PK_CON_THREADED } }, 0, { 0 } },
 	{ "console=file:/tmp/a,b,extended,threaded", 0, NOTHING, 1,
 	  { { PK_OPTCON_FILE, 0, "/tmp/a,b", PK_CON_THREADED | PK_CON_EXTENDED } }, 0, { 0 } },
