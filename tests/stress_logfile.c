@@ -289,7 +289,7 @@ static void two_writers_round(int writable_reader, unsigned n, unsigned *records
 	struct pk_log *log;
 	int start[2];
 	pid_t pid[2];
-	unsigned next[2] = { 0, 0 }, done = 0;
+	unsigned next[2] = { 0, 0 }, done = 0, gaps = 0, failed = 0;
 	uint32_t pids[2];
 
 	unlink(path);
@@ -323,7 +323,12 @@ static void two_writers_round(int writable_reader, unsigned n, unsigned *records
 			continue;
 		}
 		assert_int_equal(err, 0);
-		assert_int_equal(rec.seq, seq); /* nothing lost */
+		/* Nothing lost. A writer descheduled for PRB_STALL_NS between its
+		 * reservation and its claim (a loaded machine) has its slot stolen:
+		 * a counted gap, and its store fails and is made again. */
+		assert_true(rec.seq >= seq);
+		gaps += (unsigned)(rec.seq - seq);
+		seq = rec.seq;
 		assert_int_equal(check_text(rec.text, rec.text_len, &w, &t, &c), 0);
 		assert_true(w < 2);
 		assert_int_equal(t, 0);
@@ -339,16 +344,19 @@ static void two_writers_round(int writable_reader, unsigned n, unsigned *records
 
 		test_reap(pid[w], &status, 60 * 1000);
 		assert_true(WIFEXITED(status));
-		assert_int_equal(WEXITSTATUS(status), 0); /* no store failed */
+		failed += (unsigned)WEXITSTATUS(status); /* stores refused (and made again) */
 	}
 	assert_int_equal(pk_log_read(log, seq, &rec, PK_READ_UNFINALIZED), -EAGAIN);
-	assert_int_equal(pk_log_next_seq(log), 2 * n);
+	assert_int_equal(pk_log_next_seq(log), 2 * n + gaps);
 
 	struct prb_stats st;
 
 	get_stats(log, &st);
+	if (gaps)
+		print_message("%u slots stolen from stalled writers (loaded machine)\n", gaps);
 	assert_int_equal(st.holes, 0);
-	assert_int_equal(st.stolen, 0);
+	assert_int_equal(st.stolen, gaps); /* every gap is a steal... */
+	assert_int_equal(failed, gaps);	   /* ...whose store failed and was made again */
 	assert_int_equal(st.corrupt, 0);
 	assert_int_equal(st.reserve_failed, 0);
 	pk_log_destroy(log);
@@ -357,14 +365,18 @@ static void two_writers_round(int writable_reader, unsigned n, unsigned *records
 	assert_int_equal(pk_log_open_file(&log, path, 0, PK_LOG_RDONLY), 0);
 	assert_int_equal(pk_log_first_seq(log), 0);
 	next[0] = next[1] = 0;
-	for (seq = 0; seq < 2 * n; seq++) {
+	for (seq = 0; seq < 2 * n + gaps; seq++) {
 		unsigned w, t, c;
 
 		assert_int_equal(pk_log_read(log, seq, &rec, 0), 0);
-		assert_int_equal(rec.seq, seq);
+		if (rec.seq != seq) { /* a stolen slot, as the live reader saw */
+			assert_true(gaps > 0 && rec.seq > seq);
+			seq = rec.seq;
+		}
 		assert_int_equal(check_text(rec.text, rec.text_len, &w, &t, &c), 0);
 		assert_int_equal(c, next[w]++);
 	}
+	assert_int_equal(next[0] + next[1], 2 * n);
 	pk_log_destroy(log);
 	*records += done;
 }
