@@ -63,7 +63,9 @@ need libprintk-dev "$lib/libprintk.so" "$lib/libprintk.a" "$lib/pkgconfig/printk
 	/usr/include/printk/printk.h /usr/include/printk/version.h \
 	"$lib/cmake/printk/printkConfig.cmake" "$lib/cmake/printk/printkTargets.cmake" \
 	/usr/share/doc/libprintk-dev/README.md.gz /usr/share/doc/libprintk-dev/NEWS.md.gz \
-	/usr/share/doc/libprintk-dev/examples/boot-demo.c /usr/share/doc/libprintk-dev/copyright
+	/usr/share/doc/libprintk-dev/examples/boot-demo.c /usr/share/doc/libprintk-dev/copyright \
+	/usr/share/man/man3/printk.3.gz /usr/share/man/man3/pk_log_read.3.gz \
+	/usr/share/man/man7/printk-opts.7.gz /usr/share/man/man7/libprintk.7.gz
 need udmesg /usr/bin/udmesg /usr/share/man/man1/udmesg.1.gz /usr/share/doc/udmesg/copyright
 # The library package: its symbols file, from the version script.
 dpkg-deb --ctrl-tarfile "$tmp/libprintk0_${debversion}_$arch.deb" | tar -xOf - ./symbols >"$tmp/symbols" ||
