@@ -44,6 +44,12 @@
 
 #define PRINTK_MAX_NESTING 4 /* outermost call + 3 nested, like PRINTK_MAX_RECURSION */
 
+/* A program linked statically takes setup.c (its constructor starts the
+ * library: the default log, PRINTK_OPTS, the consoles) because printk is
+ * in it; see pk_setup_link_anchor. Not a dependency: nothing reads it. */
+extern const char pk_setup_link_anchor;
+const char *const pk_printk_link_setup = &pk_setup_link_anchor;
+
 static pk_a64 nesting_dropped;
 /* Lines the ring refused (-ENOBUFS: its oldest record was still being
  * written, e.g. by a process stopped inside it), not yet reported. */

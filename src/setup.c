@@ -262,6 +262,11 @@ static void printk_start(void)
 	apply_options(&o, 1);
 }
 
+/* Referenced by printk.c only so that a program linked against the static
+ * library gets this file, and with it the constructor below: the linker
+ * takes an archive member only for a symbol something needs. */
+const char pk_setup_link_anchor = 0;
+
 #if defined(__GNUC__) || defined(__clang__)
 /* At load time, so the first printk (which may come from a signal handler)
  * finds the log and the consoles ready; not in a program that only reads

@@ -38,6 +38,13 @@ gcc -std=c11 -Wall -Wextra -Werror $cflags "$here/consumer.c" $libs -o "$tmp/con
 LD_LIBRARY_PATH=$libdir "$tmp/consumer_c"
 g++ -x c++ -Wall -Wextra -Werror $cflags "$here/consumer.c" $libs -o "$tmp/consumer_cxx"
 LD_LIBRARY_PATH=$libdir "$tmp/consumer_cxx"
+# Linked statically, a program that only calls printk still starts the
+# library (the constructor lives in a file printk itself does not need).
+printf '#include <printk/printk.h>\nint main(void) { pr_info("static ok\\n"); return 0; }\n' >"$tmp/static.c"
+gcc -std=c11 -Wall -Werror $cflags "$tmp/static.c" "$libdir/libprintk.a" -lpthread -o "$tmp/static"
+out=$(PRINTK_OPTS=printk.time=0 "$tmp/static" 2>&1)
+[[ $out == "static ok" ]] || { echo "statically linked printk printed '$out', not 'static ok'"; exit 1; }
+echo "static consumer ok"
 cmake -S "$here/cmake" -B "$tmp/cm" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$tmp/cm" >/dev/null
 LD_LIBRARY_PATH=$libdir "$tmp/cm/consumer"
