@@ -1352,6 +1352,7 @@ struct pk_printer {
 	_Atomic int owner;	/* PRINTER_* */
 	_Atomic int stop;	/* PRINTER_RUN, _DRAIN (print what is due, then exit), _STOP */
 	_Atomic int exited;
+	int joined;		/* pthread_join()ed: by whoever stopped it, once */
 	pk_a64 printed;		/* the console's position, published after every record */
 	int crash_safe;		/* PK_CON_CRASH_SAFE at registration: read without the owner word */
 	uint32_t reopen_gen;	/* the thread's: reopen_gen when it last reopened */
@@ -1514,6 +1515,7 @@ static int printer_start(struct console *con)
 	p->reopen_gen = pk_load_relaxed(&reopen_gen);
 	atomic_store(&p->stop, PRINTER_RUN);
 	atomic_store(&p->exited, 0);
+	p->joined = 0;
 	atomic_store(&p->owner, PRINTER_FREE);
 	pk_store_release(&p->printed, con->state->seq);
 	if ((err = pthread_attr_init(&attr)))
@@ -1527,12 +1529,15 @@ static int printer_start(struct console *con)
 }
 
 /* Ask @con's thread to stop (@how: PRINTER_DRAIN or PRINTER_STOP) and wait
- * up to @timeout_ms for it; 1 if it is gone (joined). */
+ * up to @timeout_ms for it: 1 if this call joined it, 2 if it was joined
+ * before, 0 if it is still running. */
 static int printer_stop(struct console *con, int how, int timeout_ms)
 {
 	struct pk_printer *p = con->state->printer;
 	uint64_t start = pk_clock_ns();
 
+	if (p->joined)
+		return 2; /* stopped before (exit, then an unregistration) */
 	atomic_store_explicit(&p->stop, how, memory_order_release);
 	wake_printers();
 	while (!atomic_load_explicit(&p->exited, memory_order_acquire)) {
@@ -1543,6 +1548,7 @@ static int printer_stop(struct console *con, int how, int timeout_ms)
 		nanosleep(&ts, NULL);
 	}
 	pthread_join(p->thread, NULL);
+	p->joined = 1;
 	return 1;
 }
 
@@ -1641,10 +1647,12 @@ int pk_unregister_console(struct console *con)
 	int found = con->state && con_stuck(con) ? -EBUSY : registered(con);
 
 	/* C7: its thread goes first; one stuck in a write keeps it. */
-	if (found > 0 && con_threaded(con) && !printer_stop(con, PRINTER_STOP, PRINTER_EXIT_MS))
+	int stopped = found > 0 && con_threaded(con) ? printer_stop(con, PRINTER_STOP, PRINTER_EXIT_MS) : -1;
+
+	if (stopped == 0)
 		found = -EBUSY;
 	if (found > 0) {
-		if (con_threaded(con))
+		if (stopped == 1)
 			atomic_fetch_sub(&printers, 1);
 		unlink_console(con);
 	}
@@ -1770,13 +1778,13 @@ void pk_console_shutdown(struct prb *rb, int release)
 	uint64_t deadline = pk_clock_ns() + (uint64_t)PRINTER_EXIT_MS * 1000000u;
 
 	for (struct console *con = console_list; con; con = con->state->next) {
-		if (!con_threaded(con) || atomic_load(&con->state->printer->exited))
+		if (!con_threaded(con) || con->state->printer->joined)
 			continue;
 
 		uint64_t now = pk_clock_ns();
 		int left = now < deadline ? (int)((deadline - now) / 1000000u) : 0;
 
-		if (printer_stop(con, PRINTER_DRAIN, left))
+		if (printer_stop(con, PRINTER_DRAIN, left) == 1)
 			atomic_fetch_sub(&printers, 1);
 	}
 	for (struct console *con = console_list; con; con = con->state->next) {
@@ -1796,7 +1804,7 @@ void pk_console_shutdown(struct prb *rb, int release)
 			struct console *con = *pp;
 
 			/* C6, C7: a thread may still come back to it */
-			if (con_stuck(con) || (con_threaded(con) && !atomic_load(&con->state->printer->exited))) {
+			if (con_stuck(con) || (con_threaded(con) && !con->state->printer->joined)) {
 				pp = &con->state->next;
 				continue;
 			}
