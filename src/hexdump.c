@@ -82,7 +82,8 @@ int pk_hex_dump_to_buffer(const void *buf, size_t len, int rowsize, int groupsiz
 	for (int i = 0; i < ngroups; i++) {
 		if (i)
 			*p++ = ' ';
-		p = put_hex(p, load(bytes + (size_t)i * (size_t)groupsize, groupsize), groupsize * 2);
+		p = put_hex(p, load(bytes + (size_t)i * (size_t)groupsize, groupsize),
+			    groupsize * 2);
 	}
 	if (ascii) {
 		while (p < row + ascii_column)
@@ -115,7 +116,8 @@ void pk_print_hex_dump(const char *level, const char *prefix_str, int prefix_typ
 		pk_hex_dump_to_buffer(bytes + off, n, rowsize, groupsize, row, sizeof(row), ascii);
 		switch (prefix_type) {
 		case PK_DUMP_PREFIX_ADDRESS:
-			pk_printk("%s%s%p: %s\n", level, prefix_str, (const void *)(bytes + off), row);
+			pk_printk("%s%s%p: %s\n", level, prefix_str, (const void *)(bytes + off),
+				  row);
 			break;
 		case PK_DUMP_PREFIX_OFFSET:
 			/* The kernel's offset is an int: a dump past 2 GiB wraps as its does. */
