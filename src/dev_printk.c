@@ -10,6 +10,7 @@
  * device message always ends its line; nothing here allocates.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <printk/dev_printk.h>
@@ -73,6 +74,45 @@ int pk_dev_printk(const char *level, const struct pk_device *dev, const char *fm
 	}
 	va_end(ap);
 	return r;
+}
+
+/* drivers/base/core.c's dev_probe_failed(). */
+static void probe_failed(const struct pk_device *dev, int err, int fatal, const char *fmt,
+			 va_list ap)
+{
+	va_list copy; /* a va_list parameter may be an array that decayed: &ap is no va_list * */
+	const void *errptr = (const void *)(intptr_t)err; /* ERR_PTR(err), for %pe */
+
+	/* -EPROBE_DEFER: the kernel's dev_dbg() there is compiled out unless
+	 * CONFIG_DEBUG_DRIVER; it also records the reason in debugfs, which a
+	 * process does not have. -ENOMEM prints nothing. */
+	if (err == -PK_EPROBE_DEFER || err == -ENOMEM)
+		return;
+	va_copy(copy, ap);
+	struct va_format vaf = { .fmt = fmt, .va = &copy };
+
+	pk_dev_printk(fatal ? PK_KERN_ERR : PK_KERN_WARNING, dev, "error %pe: %pV", errptr, &vaf);
+	va_end(copy);
+}
+
+int pk_dev_err_probe(const struct pk_device *dev, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	probe_failed(dev, err, 1, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+int pk_dev_warn_probe(const struct pk_device *dev, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	probe_failed(dev, err, 0, fmt, ap);
+	va_end(ap);
+	return err;
 }
 
 int pk_dev_set_name(struct pk_device *dev, const char *fmt, ...)

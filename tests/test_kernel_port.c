@@ -8,7 +8,7 @@
  * prints with dev_info/dev_notice/dev_warn_once/dev_dbg, dumps a
  * descriptor with print_hex_dump() and print_hex_dump_bytes(), names a
  * child device with dev_set_name(), fails on a bad descriptor with
- * dev_err(); an interrupt handler that reports with pr_info_once,
+ * dev_err(), or with dev_err_probe()/dev_warn_probe(); an interrupt handler that reports with pr_info_once,
  * pr_warn_once, printk_deferred_once and dev_err_ratelimited. The second
  * part plays the bus and the test: it makes the devices, calls the driver,
  * and compares the console with the lines a kernel prints for these calls.
@@ -84,6 +84,15 @@ static int frob_probe(struct device *dev, struct frob_priv *priv, const unsigned
 	if (ret)
 		return ret;
 	dev_notice(&priv->child, "registered, parent %s\n", dev_name(priv->child.parent));
+	return 0;
+}
+
+static int frob_get_resources(struct device *dev, int clk_err, int irq_err)
+{
+	if (clk_err)
+		return dev_err_probe(dev, clk_err, "failed to get clock %s\n", "ref");
+	if (irq_err)
+		return dev_warn_probe(dev, irq_err, "no wake irq, wake-up disabled\n");
 	return 0;
 }
 
@@ -194,6 +203,32 @@ static void test_probe_error_path(void **state)
 	assert_dict("SUBSYSTEM=platform\0DEVICE=+platform:frob.2", 42);
 }
 
+/* dev_err_probe(): "error <name of the code>: ", nothing for -EPROBE_DEFER
+ * (a debug message) and -ENOMEM; dev_warn_probe() at KERN_WARNING. */
+static void test_probe_helpers(void **state)
+{
+	(void)state;
+	struct device pdev = { .init_name = "frob.4", .driver = "frobdev", .subsystem = "platform" };
+	uint64_t seq = next_seq();
+
+	assert_int_equal(frob_get_resources(&pdev, -EPROBE_DEFER, 0), -517);
+	assert_int_equal(frob_get_resources(&pdev, -ENOMEM, 0), -ENOMEM);
+	assert_int_equal(next_seq(), seq);
+	assert_int_equal(frob_get_resources(&pdev, -ENOENT, 0), -ENOENT);
+	assert_int_equal(frob_get_resources(&pdev, -1234, 0), -1234);
+	assert_int_equal(frob_get_resources(&pdev, 0, -ENXIO), -ENXIO);
+	assert_int_equal(frob_get_resources(&pdev, 0, 0), 0);
+	assert_string_equal(capture_text(&cap),
+			    "frobdev frob.4: error -ENOENT: failed to get clock ref\n"
+			    "frobdev frob.4: error -1234: failed to get clock ref\n"
+			    "frobdev frob.4: error -ENXIO: no wake irq, wake-up disabled\n");
+	read_at(seq);
+	assert_int_equal(rec.level, 3);
+	assert_dict("SUBSYSTEM=platform\0DEVICE=+platform:frob.4", 42);
+	read_at(seq + 2);
+	assert_int_equal(rec.level, 4);
+}
+
 static void test_interrupts_once_and_ratelimited(void **state)
 {
 	(void)state;
@@ -294,6 +329,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_probe_prints_as_the_kernel, setup_capture,
 						teardown_capture),
 		cmocka_unit_test_setup_teardown(test_probe_error_path, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_probe_helpers, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_interrupts_once_and_ratelimited, setup_capture,
 						teardown_capture),
 		cmocka_unit_test_setup_teardown(test_once_under_threads, setup_capture, teardown_capture),

@@ -82,6 +82,22 @@ PK_API int pk_dev_set_name(struct pk_device *dev, const char *fmt, ...) PK_PRINT
 PK_API int pk_dev_printk(const char *level, const struct pk_device *dev, const char *fmt, ...)
 	PK_PRINTF(3, 4);
 
+/* The kernel's "probe again later" code (Linux include/linux/errno.h). */
+#define PK_EPROBE_DEFER 517
+
+/*
+ * A probe's failure, the kernel's way: returns @err; prints
+ * "<driver> <device>: error <%pe of err>: <text>" with dev_err (dev_warn
+ * for pk_dev_warn_probe), except for -EPROBE_DEFER (the kernel's debug
+ * message, compiled out as there without DEBUG) and -ENOMEM (nothing: the
+ * allocator has said enough).
+ * Context: as pk_dev_printk().
+ */
+PK_API int pk_dev_err_probe(const struct pk_device *dev, int err, const char *fmt, ...)
+	PK_PRINTF(3, 4);
+PK_API int pk_dev_warn_probe(const struct pk_device *dev, int err, const char *fmt, ...)
+	PK_PRINTF(3, 4);
+
 /* #define dev_fmt(fmt) "mydrv: " fmt before the include prefixes the
  * text of dev_emerg() ... dev_dbg() (not dev_printk()), as in the kernel. */
 #ifndef dev_fmt
@@ -171,6 +187,11 @@ PK_API int pk_dev_printk(const char *level, const struct pk_device *dev, const c
 #define dev_notice_ratelimited	pk_dev_notice_ratelimited
 #define dev_info_ratelimited	pk_dev_info_ratelimited
 #define dev_dbg_ratelimited	pk_dev_dbg_ratelimited
+#define dev_err_probe		pk_dev_err_probe
+#define dev_warn_probe		pk_dev_warn_probe
+#ifndef EPROBE_DEFER
+#define EPROBE_DEFER PK_EPROBE_DEFER
+#endif
 #endif
 
 PK_END_DECLS
