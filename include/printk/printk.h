@@ -11,7 +11,9 @@
  * continuation fragments from the same caller join one record for readers.
  * Exported symbols carry a pk_ prefix; the kernel spellings (printk, pr_info,
  * KERN_INFO, ...) are macros. Define PRINTK_NO_KERNEL_NAMES before including
- * to hide them when they clash with your own names.
+ * to hide them when they clash with your own names, or just the generic
+ * ones: PRINTK_NO_PANIC_NAME, PRINTK_NO_HZ, PRINTK_NO_DO_SYSLOG_NAME,
+ * PRINTK_NO_HEX_NAMES, PRINTK_NO_DEVICE_NAME (README, "printk").
  *
  * Every function's comment ends with a "Context:" line, as in the kernel's
  * kernel-doc: may it run in a signal handler, may it block, is it
