@@ -122,7 +122,9 @@ PK_API void pk_kmsg_dump_file_destroy(struct kmsg_dumper *dumper);
 #define kmsg_dump_rewind	pk_kmsg_dump_rewind
 #define kmsg_dump_get_line	pk_kmsg_dump_get_line
 #define kmsg_dump_get_buffer	pk_kmsg_dump_get_buffer
+#ifndef PRINTK_NO_PANIC_NAME
 #define panic			pk_panic
+#endif
 #endif
 
 PK_END_DECLS

@@ -11,7 +11,9 @@
  * continuation fragments from the same caller join one record for readers.
  * Exported symbols carry a pk_ prefix; the kernel spellings (printk, pr_info,
  * KERN_INFO, ...) are macros. Define PRINTK_NO_KERNEL_NAMES before including
- * to hide them when they clash with your own names.
+ * to hide them when they clash with your own names, or just the generic
+ * ones: PRINTK_NO_PANIC_NAME, PRINTK_NO_HZ, PRINTK_NO_DO_SYSLOG_NAME,
+ * PRINTK_NO_HEX_NAMES, PRINTK_NO_DEVICE_NAME (README, "printk").
  *
  * Every function's comment ends with a "Context:" line, as in the kernel's
  * kernel-doc: may it run in a signal handler, may it block, is it
@@ -22,8 +24,14 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#ifdef __cplusplus
+#include <atomic>
+#else
+#include <stdatomic.h>
+#endif
 
 #include <printk/compiler.h>
+#include <printk/hexdump.h>
 #include <printk/kern_levels.h>
 #include <printk/log.h>
 
@@ -209,6 +217,60 @@ PK_API void pk_printk_exit(void);
 #define pk_pr_debug(...) pk_no_printk(PK_KERN_DEBUG pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
 #endif
 
+/* ---- once per call site ----------------------------------------------------- */
+
+/*
+ * PK_DO_ONCE(call) runs @call the first time this line is reached, never
+ * again: one flag per call site, as the kernel's DO_ONCE_LITE. The kernel
+ * checks, then sets, a plain bool (two racing CPUs may both print); here a
+ * relaxed load keeps the common path a plain read and an atomic exchange
+ * picks exactly one winner, so it is free of data races and safe in a
+ * signal handler (lock-free atomics). A statement, where the kernel's is
+ * an expression that is always true.
+ */
+#ifdef __cplusplus
+#define PK_ONCE_FLAG(flag)  static std::atomic<bool> flag(false)
+#define PK_ONCE_FIRST(flag) \
+	(!flag.load(std::memory_order_relaxed) && !flag.exchange(true, std::memory_order_relaxed))
+#else
+#define PK_ONCE_FLAG(flag)  static atomic_bool flag
+#define PK_ONCE_FIRST(flag)                                      \
+	(!atomic_load_explicit(&flag, memory_order_relaxed) && \
+	 !atomic_exchange_explicit(&flag, 1, memory_order_relaxed))
+#endif
+#define PK_DO_ONCE(call)                           \
+	do {                                       \
+		PK_ONCE_FLAG(pk_once_done_);       \
+		if (PK_ONCE_FIRST(pk_once_done_)) \
+			call;                      \
+	} while (0)
+
+#define pk_printk_once(...) PK_DO_ONCE(pk_printk(__VA_ARGS__))
+#define PK_PR_ONCE(level, ...) \
+	pk_printk_once(level pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
+#define pk_pr_emerg_once(...)  PK_PR_ONCE(PK_KERN_EMERG, __VA_ARGS__)
+#define pk_pr_alert_once(...)  PK_PR_ONCE(PK_KERN_ALERT, __VA_ARGS__)
+#define pk_pr_crit_once(...)   PK_PR_ONCE(PK_KERN_CRIT, __VA_ARGS__)
+#define pk_pr_err_once(...)    PK_PR_ONCE(PK_KERN_ERR, __VA_ARGS__)
+#define pk_pr_warn_once(...)   PK_PR_ONCE(PK_KERN_WARNING, __VA_ARGS__)
+#define pk_pr_notice_once(...) PK_PR_ONCE(PK_KERN_NOTICE, __VA_ARGS__)
+#define pk_pr_info_once(...)   PK_PR_ONCE(PK_KERN_INFO, __VA_ARGS__)
+#ifdef DEBUG
+#define pk_pr_devel_once(...) PK_PR_ONCE(PK_KERN_DEBUG, __VA_ARGS__)
+#define pk_pr_debug_once(...) PK_PR_ONCE(PK_KERN_DEBUG, __VA_ARGS__)
+#else
+#define pk_pr_devel_once(...) pk_no_printk(PK_KERN_DEBUG pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
+#define pk_pr_debug_once(...) pk_no_printk(PK_KERN_DEBUG pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
+#endif
+
+/*
+ * The kernel's printk_deferred() stores the record and leaves the console
+ * to an irq_work, for callers that hold the scheduler's locks. A process
+ * has no such locks: it is printk, with the same output.
+ */
+#define pk_printk_deferred	pk_printk
+#define pk_printk_deferred_once pk_printk_once
+
 #ifndef PRINTK_NO_KERNEL_NAMES
 #define printk		  pk_printk
 #define vprintk		  pk_vprintk
@@ -232,6 +294,19 @@ PK_API void pk_printk_exit(void);
 #define pr_flush	  pk_pr_flush
 #define console_silent	  pk_console_silent
 #define console_verbose	  pk_console_verbose
+#define DO_ONCE_LITE(func, ...)	PK_DO_ONCE(func(__VA_ARGS__))
+#define printk_once	  pk_printk_once
+#define printk_deferred	  pk_printk_deferred
+#define printk_deferred_once pk_printk_deferred_once
+#define pr_emerg_once	  pk_pr_emerg_once
+#define pr_alert_once	  pk_pr_alert_once
+#define pr_crit_once	  pk_pr_crit_once
+#define pr_err_once	  pk_pr_err_once
+#define pr_warn_once	  pk_pr_warn_once
+#define pr_notice_once	  pk_pr_notice_once
+#define pr_info_once	  pk_pr_info_once
+#define pr_devel_once	  pk_pr_devel_once
+#define pr_debug_once	  pk_pr_debug_once
 #endif
 
 PK_END_DECLS

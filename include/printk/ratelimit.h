@@ -73,9 +73,18 @@ PK_API bool pk_printk_timed_ratelimit(unsigned long *caller_ms, unsigned int int
 #define pk_pr_warn_ratelimited(...)   pk_printk_ratelimited(PK_KERN_WARNING pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
 #define pk_pr_notice_ratelimited(...) pk_printk_ratelimited(PK_KERN_NOTICE pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
 #define pk_pr_info_ratelimited(...)   pk_printk_ratelimited(PK_KERN_INFO pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
+#ifdef DEBUG
+#define pk_pr_devel_ratelimited(...) pk_printk_ratelimited(PK_KERN_DEBUG pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
+#define pk_pr_debug_ratelimited(...) pk_printk_ratelimited(PK_KERN_DEBUG pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
+#else
+#define pk_pr_devel_ratelimited(...) pk_no_printk(PK_KERN_DEBUG pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
+#define pk_pr_debug_ratelimited(...) pk_no_printk(PK_KERN_DEBUG pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
+#endif
 
 #ifndef PRINTK_NO_KERNEL_NAMES
+#ifndef PRINTK_NO_HZ
 #define HZ			    PK_HZ
+#endif
 #define DEFAULT_RATELIMIT_INTERVAL  PK_DEFAULT_RATELIMIT_INTERVAL
 #define DEFAULT_RATELIMIT_BURST	    PK_DEFAULT_RATELIMIT_BURST
 #define RATELIMIT_MSG_ON_RELEASE    PK_RATELIMIT_MSG_ON_RELEASE
@@ -94,6 +103,8 @@ PK_API bool pk_printk_timed_ratelimit(unsigned long *caller_ms, unsigned int int
 #define pr_warn_ratelimited	    pk_pr_warn_ratelimited
 #define pr_notice_ratelimited	    pk_pr_notice_ratelimited
 #define pr_info_ratelimited	    pk_pr_info_ratelimited
+#define pr_devel_ratelimited	    pk_pr_devel_ratelimited
+#define pr_debug_ratelimited	    pk_pr_debug_ratelimited
 #endif
 
 PK_END_DECLS

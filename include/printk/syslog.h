@@ -47,7 +47,9 @@ PK_API int pk_do_syslog_log(struct pk_log *log, int type, char *buf, int len);
 #define SYSLOG_ACTION_CONSOLE_LEVEL PK_SYSLOG_ACTION_CONSOLE_LEVEL
 #define SYSLOG_ACTION_SIZE_UNREAD   PK_SYSLOG_ACTION_SIZE_UNREAD
 #define SYSLOG_ACTION_SIZE_BUFFER   PK_SYSLOG_ACTION_SIZE_BUFFER
+#ifndef PRINTK_NO_DO_SYSLOG_NAME
 #define do_syslog		    pk_do_syslog
+#endif
 #endif
 
 PK_END_DECLS
