@@ -26,6 +26,7 @@
 
 #include "caller.h"
 #include "console_line.h"
+#include "console_net.h"
 #include "hints.h"
 
 #define CONSOLE_WRITE_BUDGET_MS 500
@@ -264,6 +265,10 @@ int pk_console_file_create(struct console **conp, const char *path)
 
 void pk_console_destroy(struct console *con)
 {
+	if (pk_console_net_owns(con)) {
+		pk_console_net_free(con);
+		return;
+	}
 	if (!con || con == &stderr_console.con || con->write_checked != fd_write)
 		return;
 
