@@ -10,6 +10,7 @@ packages=(
 	libcmocka-dev                   # test framework
 	util-linux                      # dmesg, the reference for udmesg's output
 	python3                         # scripts/layers.py (the layering test)
+	rsyslog systemd                 # real collectors for the forwarding consoles' tests (label daemons)
 )
 
 missing=()
