@@ -85,6 +85,7 @@ struct net_console {
 	pid_t comm_pid; /* app names of other processes' records (a shared log file) */
 	char comm[64];
 	_Atomic uint64_t sent, send_errors, dropped, connects;
+	struct pk_record notice; /* the dropped notice, as a record */
 	char buf[MSG_BUF];
 };
 
@@ -629,19 +630,19 @@ static size_t format_record(struct net_console *nc, const struct pk_record *rec)
 /* The dropped notice as a record of its own: level 4, no dictionary. */
 static size_t format_notice(struct net_console *nc, const struct pk_record *next, uint64_t n)
 {
-	static struct pk_record notice; /* N1: the printer thread's alone */
+	struct pk_record *notice = &nc->notice;
 
-	memset(&notice, 0, offsetof(struct pk_record, text));
-	notice.seq = next->seq;
-	notice.ts_nsec = next->ts_nsec;
-	notice.pid = (uint32_t)getpid();
-	notice.tid = next->tid;
-	notice.level = 4;
-	notice.facility = next->facility;
-	notice.text_len = (uint16_t)snprintf(notice.text, sizeof(notice.text), "** %llu printk messages dropped **",
-					     (unsigned long long)n);
-	notice.dict[0] = '\0';
-	return format_record(nc, &notice);
+	memset(notice, 0, offsetof(struct pk_record, text));
+	notice->seq = next->seq;
+	notice->ts_nsec = next->ts_nsec;
+	notice->pid = (uint32_t)getpid();
+	notice->tid = next->tid;
+	notice->level = 4;
+	notice->facility = next->facility;
+	notice->text_len = (uint16_t)snprintf(notice->text, sizeof(notice->text),
+					      "** %llu printk messages dropped **", (unsigned long long)n);
+	notice->dict[0] = '\0';
+	return format_record(nc, notice);
 }
 
 static void schedule_retry(struct net_console *nc)
@@ -686,7 +687,7 @@ static int send_failed(struct net_console *nc, int err)
 	atomic_fetch_add_explicit(&nc->send_errors, 1, memory_order_relaxed);
 	if (nc->kind == NET_TCP) {
 		net_close(nc);
-		nc->next_try_ns = 0;
+		schedule_retry(nc);
 		return -EAGAIN;
 	}
 	/* A full receiver queue: the record waits rather than being lost. */
