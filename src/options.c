@@ -239,10 +239,10 @@ static int parse_console(const char *v, size_t n, unsigned long long fd_max, str
 			memcpy(c.path, v + 8, n - 8);
 	} else if (n > 7 && !strncmp(v, "syslog:", 7)) {
 		/* The forwarders print from a thread of their own anyway. */
-		if (n > 15 && !memcmp(v + n - 8, ",rfc3164", 8)) {
+		if (n >= 15 && !memcmp(v + n - 8, ",rfc3164", 8)) {
 			c.format = PK_SYSLOG_RFC3164;
 			n = console_flags(v, n - 8, &c.flags);
-		} else if (n > 15 && !memcmp(v + n - 8, ",rfc5424", 8)) {
+		} else if (n >= 15 && !memcmp(v + n - 8, ",rfc5424", 8)) {
 			n = console_flags(v, n - 8, &c.flags);
 		}
 		if (n <= 7 || n - 7 >= sizeof(c.path))
