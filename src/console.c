@@ -73,9 +73,12 @@
  *      only when a printer thread sleeps. The thread owns the console's
  *      state while it holds the console's owner word, taken for one record
  *      at a time; reopen, position resets, exit and the crash path take
- *      the same word. The thread publishes its position for pr_flush();
- *      exit asks it to drain and waits PRINTER_EXIT_MS at most; after
- *      fork() the child starts its own.
+ *      the same word. A write_record that answers -EAGAIN leaves the
+ *      position on its record, uncounted as a failure (a forwarder whose
+ *      receiver is away); the records the ring overwrites meanwhile are
+ *      counted for pk_console_take_dropped(). The thread publishes its
+ *      position for pr_flush(); exit asks it to drain and waits
+ *      PRINTER_EXIT_MS at most; after fork() the child starts its own.
  */
 #include <errno.h>
 #include <limits.h>

@@ -59,7 +59,7 @@
 #define CONNECT_TIMEOUT_MS 1000
 #define BACKOFF_MIN_MS	   100
 #define BACKOFF_MAX_MS	   10000
-#define RETRY_SLEEP_MS	   250 /* the longest a write sleeps for the next attempt */
+#define RETRY_SLEEP_MS	   250	/* the longest a write sleeps for the next attempt */
 #define MSG_BUF		   8192 /* the largest message any record makes, with room */
 #define SD_NAME_MAX	   32	/* RFC 5424 */
 #define JOURNAL_NAME_MAX   64	/* journald's field names */
@@ -78,7 +78,7 @@ struct net_console {
 	int ever_connected;
 	unsigned backoff_ms;
 	uint64_t next_try_ns;
-	uint64_t lost; /* taken from the console layer, not reported yet */
+	uint64_t lost;	     /* taken from the console layer, not reported yet */
 	size_t max_datagram; /* journal: larger goes through a memfd (0: the socket's limit) */
 	char host[256];
 	char app[64];
@@ -169,7 +169,8 @@ size_t pk_net_sd_name(char *out, const char *key, size_t n)
 	for (size_t i = 0; i < n && len < SD_NAME_MAX; i++) {
 		unsigned char c = (unsigned char)key[i];
 
-		out[len++] = (c < 33 || c > 126 || c == '=' || c == ']' || c == '"') ? '_' : (char)c;
+		out[len++] =
+			(c < 33 || c > 126 || c == '=' || c == ']' || c == '"') ? '_' : (char)c;
 	}
 	out[len] = '\0';
 	return len;
@@ -228,8 +229,8 @@ static void sb_header_field(struct sb *b, const char *s, size_t max)
 
 /* Call @fn for each KEY=VALUE of @rec's dictionary (entries without '='
  * or with an empty key are skipped). */
-static void each_dict(const struct pk_record *rec, void (*fn)(void *, const char *, size_t, const char *, size_t),
-		      void *arg)
+static void each_dict(const struct pk_record *rec,
+		      void (*fn)(void *, const char *, size_t, const char *, size_t), void *arg)
 {
 	size_t n = rec->dict_len > PK_DICT_MAX ? PK_DICT_MAX : rec->dict_len;
 
@@ -256,7 +257,8 @@ static int64_t realtime_offset(void)
 {
 	struct pk_log *log = pk_printk_log_peek();
 
-	return log ? (int64_t)pk_load_relaxed(&pk_log_shared(log)->realtime_offset_ns) : pk_realtime_offset_ns();
+	return log ? (int64_t)pk_load_relaxed(&pk_log_shared(log)->realtime_offset_ns)
+		   : pk_realtime_offset_ns();
 }
 
 static const char *app_name(struct net_console *nc, uint32_t pid)
@@ -297,8 +299,9 @@ static void sd_param(void *arg, const char *k, size_t kn, const char *v, size_t 
 	sb_ch(b, '"');
 }
 
-size_t pk_net_format_syslog(char *out, size_t cap, const struct pk_record *rec, int format, unsigned enterprise,
-			    const char *host, const char *app, int64_t rt_offset)
+size_t pk_net_format_syslog(char *out, size_t cap, const struct pk_record *rec, int format,
+			    unsigned enterprise, const char *host, const char *app,
+			    int64_t rt_offset)
 {
 	struct sb b = { out, 0, cap };
 	uint64_t rt = rec->ts_nsec + (uint64_t)rt_offset;
@@ -315,8 +318,8 @@ size_t pk_net_format_syslog(char *out, size_t cap, const struct pk_record *rec, 
 						 "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
 
 		localtime_r(&secs, &tm);
-		snprintf(t, sizeof(t), "%s %2d %02d:%02d:%02d ", mon[tm.tm_mon % 12], tm.tm_mday, tm.tm_hour,
-			 tm.tm_min, tm.tm_sec);
+		snprintf(t, sizeof(t), "%s %2d %02d:%02d:%02d ", mon[tm.tm_mon % 12], tm.tm_mday,
+			 tm.tm_hour, tm.tm_min, tm.tm_sec);
 		sb_str(&b, t);
 		sb_header_field(&b, host, 255);
 		sb_ch(&b, ' ');
@@ -327,8 +330,9 @@ size_t pk_net_format_syslog(char *out, size_t cap, const struct pk_record *rec, 
 		return b.len;
 	}
 	gmtime_r(&secs, &tm);
-	snprintf(t, sizeof(t), "1 %04d-%02d-%02dT%02d:%02d:%02d.%06uZ ", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned)(rt % 1000000000u / 1000u));
+	snprintf(t, sizeof(t), "1 %04d-%02d-%02dT%02d:%02d:%02d.%06uZ ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (unsigned)(rt % 1000000000u / 1000u));
 	sb_str(&b, t);
 	sb_header_field(&b, host, 255);
 	sb_ch(&b, ' ');
@@ -378,8 +382,9 @@ static void jfield_u64(struct sb *b, const char *name, uint64_t v)
 	jfield(b, name, t, (size_t)n);
 }
 
-static const char *const journal_own[] = { "MESSAGE",	 "PRIORITY", "SYSLOG_FACILITY",	     "SYSLOG_IDENTIFIER",
-					   "SYSLOG_PID", "TID",	     "PRINTK_REALTIME_USEC", "PRINTK_SEQ" };
+static const char *const journal_own[] = {
+	"MESSAGE",    "PRIORITY", "SYSLOG_FACILITY",	  "SYSLOG_IDENTIFIER",
+	"SYSLOG_PID", "TID",	  "PRINTK_REALTIME_USEC", "PRINTK_SEQ" };
 
 static void journal_param(void *arg, const char *k, size_t kn, const char *v, size_t vn)
 {
@@ -554,7 +559,8 @@ static int journal_send(struct net_console *nc, const char *p, size_t n)
 		else if (k > 0)
 			off += (size_t)k;
 	}
-	if (!err && fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+	if (!err &&
+	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
 		err = -errno;
 	if (!err) {
 		union {
@@ -591,7 +597,8 @@ static int net_send(struct net_console *nc, char *msg, size_t n)
 	case NET_UNIX: {
 		ssize_t w;
 
-		while ((w = sendto(nc->fd, msg, n, MSG_NOSIGNAL, (struct sockaddr *)&nc->addr, nc->addr_len)) < 0 &&
+		while ((w = sendto(nc->fd, msg, n, MSG_NOSIGNAL, (struct sockaddr *)&nc->addr,
+				   nc->addr_len)) < 0 &&
 		       errno == EINTR)
 			;
 		return w < 0 ? -errno : 0;
@@ -624,7 +631,8 @@ static size_t format_record(struct net_console *nc, const struct pk_record *rec)
 
 	if (nc->kind == NET_JOURNAL)
 		return pk_net_format_journal(out, cap, rec, app, realtime_offset());
-	return pk_net_format_syslog(out, cap, rec, nc->format, nc->enterprise, nc->host, app, realtime_offset());
+	return pk_net_format_syslog(out, cap, rec, nc->format, nc->enterprise, nc->host, app,
+				    realtime_offset());
 }
 
 /* The dropped notice as a record of its own: level 4, no dictionary. */
@@ -639,8 +647,9 @@ static size_t format_notice(struct net_console *nc, const struct pk_record *next
 	notice->tid = next->tid;
 	notice->level = 4;
 	notice->facility = next->facility;
-	notice->text_len = (uint16_t)snprintf(notice->text, sizeof(notice->text),
-					      "** %llu printk messages dropped **", (unsigned long long)n);
+	notice->text_len =
+		(uint16_t)snprintf(notice->text, sizeof(notice->text),
+				   "** %llu printk messages dropped **", (unsigned long long)n);
 	notice->dict[0] = '\0';
 	return format_record(nc, notice);
 }
@@ -834,8 +843,9 @@ static int inet_addr_of(struct net_console *nc, const char *hp, int stream)
 			return -EINVAL;
 		hlen = (size_t)(colon - hp);
 	}
-	if (!hlen || hlen >= sizeof(host) || !colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1) ||
-	    strlen(colon + 1) > 5 || atoi(colon + 1) < 1 || atoi(colon + 1) > 65535)
+	if (!hlen || hlen >= sizeof(host) || !colon[1] ||
+	    strspn(colon + 1, "0123456789") != strlen(colon + 1) || strlen(colon + 1) > 5 ||
+	    atoi(colon + 1) < 1 || atoi(colon + 1) > 65535)
 		return -EINVAL;
 	memcpy(host, h, hlen);
 	host[hlen] = '\0';
@@ -852,7 +862,8 @@ static int inet_addr_of(struct net_console *nc, const char *hp, int stream)
 	return 0;
 }
 
-int pk_console_syslog_create(struct console **conp, const char *target, int format, unsigned enterprise)
+int pk_console_syslog_create(struct console **conp, const char *target, int format,
+			     unsigned enterprise)
 {
 	if (!conp || !target || (format != PK_SYSLOG_RFC5424 && format != PK_SYSLOG_RFC3164))
 		return -EINVAL;

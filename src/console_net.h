@@ -23,8 +23,9 @@ void pk_console_net_set_max_datagram(struct console *con, size_t n);
 
 /* A record as one syslog message (no framing) into @out; its length, cut
  * at @cap. @rt_offset: CLOCK_REALTIME - CLOCK_MONOTONIC. */
-size_t pk_net_format_syslog(char *out, size_t cap, const struct pk_record *rec, int format, unsigned enterprise,
-			    const char *host, const char *app, int64_t rt_offset);
+size_t pk_net_format_syslog(char *out, size_t cap, const struct pk_record *rec, int format,
+			    unsigned enterprise, const char *host, const char *app,
+			    int64_t rt_offset);
 /* A record as one journal native-protocol payload. */
 size_t pk_net_format_journal(char *out, size_t cap, const struct pk_record *rec, const char *app,
 			     int64_t rt_offset);

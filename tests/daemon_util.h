@@ -17,13 +17,13 @@
 #include "testutil.h"
 
 /* The collector could not be started: fail loudly as root, else skip. */
-#define daemon_unavailable(...)                                                          \
-	do {                                                                             \
-		print_message("daemon unavailable: " __VA_ARGS__);                       \
-		print_message("\n");                                                     \
-		if (geteuid() == 0)                                                      \
-			fail_msg("a collector the test needs did not start (root: CI)"); \
-		skip();                                                                  \
+#define daemon_unavailable(...)                                                                    \
+	do {                                                                                       \
+		print_message("daemon unavailable: " __VA_ARGS__);                                 \
+		print_message("\n");                                                               \
+		if (geteuid() == 0)                                                                \
+			fail_msg("a collector the test needs did not start (root: CI)");           \
+		skip();                                                                            \
 	} while (0)
 
 /*
@@ -74,11 +74,21 @@ static inline char *json_get(const char *line, const char *key, size_t *lenp)
 			}
 			p++;
 			switch (*p) {
-			case 'n': out[n++] = '\n'; break;
-			case 't': out[n++] = '\t'; break;
-			case 'r': out[n++] = '\r'; break;
-			case 'b': out[n++] = '\b'; break;
-			case 'f': out[n++] = '\f'; break;
+			case 'n':
+				out[n++] = '\n';
+				break;
+			case 't':
+				out[n++] = '\t';
+				break;
+			case 'r':
+				out[n++] = '\r';
+				break;
+			case 'b':
+				out[n++] = '\b';
+				break;
+			case 'f':
+				out[n++] = '\f';
+				break;
 			case 'u': {
 				char hex[5] = { p[1], p[2], p[3], p[4], 0 };
 				unsigned cp = (unsigned)strtoul(hex, NULL, 16);
@@ -96,7 +106,9 @@ static inline char *json_get(const char *line, const char *key, size_t *lenp)
 				}
 				break;
 			}
-			default: out[n++] = *p; break;
+			default:
+				out[n++] = *p;
+				break;
 			}
 		}
 	} else { /* a number */

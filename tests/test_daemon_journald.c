@@ -79,7 +79,8 @@ static char *journal_json(void)
 		return NULL;
 	while ((e = readdir(d)))
 		if (e->d_name[0] != '.')
-			snprintf(jdir, sizeof(jdir), "%s/%s", test_dir_path("run-log/journal"), e->d_name);
+			snprintf(jdir, sizeof(jdir), "%s/%s", test_dir_path("run-log/journal"),
+				 e->d_name);
 	closedir(d);
 	if (!jdir[0])
 		return NULL;
@@ -106,7 +107,8 @@ static int jd_start(void)
 		 "set -e\nmount -t proc proc /proc\n"
 		 "mount --bind %s/run-systemd /run/systemd\n"
 		 "mount --bind %s/run-log /run/log\n"
-		 "if [ -d /var/log/journal ]; then mount --bind %s/var-log-journal /var/log/journal; fi\n"
+		 "if [ -d /var/log/journal ]; then mount --bind %s/var-log-journal "
+		 "/var/log/journal; fi\n"
 		 "mount --bind %s/journald.conf /etc/systemd/journald.conf\n"
 		 "exec env SYSTEMD_LOG_TARGET=console /lib/systemd/systemd-journald\n",
 		 d, d, d, d);
@@ -120,8 +122,8 @@ static int jd_start(void)
 
 		dup2(fd, 1);
 		dup2(fd, 2);
-		execlp("unshare", "unshare", "--mount", "--pid", "--kill-child=SIGTERM", "--propagation", "private",
-		       "sh", test_dir_path("inner.sh"), (char *)NULL);
+		execlp("unshare", "unshare", "--mount", "--pid", "--kill-child=SIGTERM",
+		       "--propagation", "private", "sh", test_dir_path("inner.sh"), (char *)NULL);
 		_exit(127);
 	}
 
@@ -220,7 +222,8 @@ static void assert_field(const char *line, const char *key, const char *want, si
 	char *v = json_get(line, key, &len);
 
 	if (!v || len != want_len || memcmp(v, want, len))
-		fail_msg("%s: got '%s', want '%.*s' in %s", key, v ? v : "(missing)", (int)want_len, want, line);
+		fail_msg("%s: got '%s', want '%.*s' in %s", key, v ? v : "(missing)", (int)want_len,
+			 want, line);
 	free(v);
 }
 
@@ -256,7 +259,8 @@ static void check_common(const char *line, const struct pk_record *rec, int fac)
 	assert_str(line, "TID", t);
 	snprintf(t, sizeof(t), "%llu", (unsigned long long)rec->seq);
 	assert_str(line, "PRINTK_SEQ", t);
-	snprintf(t, sizeof(t), "%llu", (unsigned long long)((rec->ts_nsec + (uint64_t)info.realtime_offset_ns) / 1000));
+	snprintf(t, sizeof(t), "%llu",
+		 (unsigned long long)((rec->ts_nsec + (uint64_t)info.realtime_offset_ns) / 1000));
 	assert_str(line, "PRINTK_REALTIME_USEC", t);
 	assert_str(line, "_TRANSPORT", "journal");
 }
@@ -281,16 +285,17 @@ static void test_fields(void **state)
 {
 	(void)state;
 	struct console *con = add_console();
-	static const char dict[] = "SUBSYSTEM=net\0"
-				   "DEVICE=+net:eth0\0"
-				   "lower.key=v1\0"
-				   "_under=v2\0"
-				   "9lives=v3\0"
-				   "PRIORITY=v4\0"
-				   "A123456789B123456789C123456789D123456789E123456789F123456789G123456789=v5\0"
-				   "ML=two\nlines\0"
-				   "=empty key\0"
-				   "noequals";
+	static const char dict[] =
+		"SUBSYSTEM=net\0"
+		"DEVICE=+net:eth0\0"
+		"lower.key=v1\0"
+		"_under=v2\0"
+		"9lives=v3\0"
+		"PRIORITY=v4\0"
+		"A123456789B123456789C123456789D123456789E123456789F123456789G123456789=v5\0"
+		"ML=two\nlines\0"
+		"=empty key\0"
+		"noequals";
 	char big[PK_TEXT_MAX + 1];
 
 	memset(big, 'j', PK_TEXT_MAX);
@@ -318,7 +323,8 @@ static void test_fields(void **state)
 	assert_str(g.line[0], "X_UNDER", "v2");
 	assert_str(g.line[0], "X9LIVES", "v3");
 	assert_str(g.line[0], "DICT_PRIORITY", "v4");
-	assert_str(g.line[0], "A123456789B123456789C123456789D123456789E123456789F123456789G123", "v5");
+	assert_str(g.line[0], "A123456789B123456789C123456789D123456789E123456789F123456789G123",
+		   "v5");
 	assert_str(g.line[0], "ML", "two\nlines");
 	assert_null(strstr(g.line[0], "empty key"));
 
@@ -415,8 +421,9 @@ static int setup(void **state)
 		char *log = slurp(test_dir_path("journald.log"));
 
 		jd_stop();
-		daemon_unavailable("systemd-journald did not start (needs root, unshare, Debian systemd): %s",
-				   log ? log : "no output");
+		daemon_unavailable(
+			"systemd-journald did not start (needs root, unshare, Debian systemd): %s",
+			log ? log : "no output");
 	}
 	return 0;
 }

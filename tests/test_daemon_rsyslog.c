@@ -67,17 +67,20 @@ static void write_conf(void)
 
 	assert_non_null(f);
 	fprintf(f,
-		"global(workDirectory=\"%s/spool\" net.enableDNS=\"off\" processInternalMessages=\"on\"\n"
+		"global(workDirectory=\"%s/spool\" net.enableDNS=\"off\" "
+		"processInternalMessages=\"on\"\n"
 		"       parser.escapeControlCharactersOnReceive=\"off\" maxMessageSize=\"64k\")\n"
 		"module(load=\"imudp\")\nmodule(load=\"imtcp\")\n"
 		"input(type=\"imudp\" address=\"127.0.0.1\" port=\"%d\" rateLimit.interval=\"0\")\n"
-		"input(type=\"imtcp\" address=\"127.0.0.1\" port=\"%d\" supportOctetCountedFraming=\"on\")\n"
+		"input(type=\"imtcp\" address=\"127.0.0.1\" port=\"%d\" "
+		"supportOctetCountedFraming=\"on\")\n"
 		"template(name=\"j\" type=\"list\" option.jsonf=\"on\") {\n"
 		" property(outname=\"inputname\" name=\"inputname\" format=\"jsonf\")\n"
 		" property(outname=\"pri\" name=\"pri\" format=\"jsonf\")\n"
 		" property(outname=\"facility\" name=\"syslogfacility\" format=\"jsonf\")\n"
 		" property(outname=\"severity\" name=\"syslogseverity\" format=\"jsonf\")\n"
-		" property(outname=\"timestamp\" name=\"timereported\" dateFormat=\"rfc3339\" format=\"jsonf\")\n"
+		" property(outname=\"timestamp\" name=\"timereported\" dateFormat=\"rfc3339\" "
+		"format=\"jsonf\")\n"
 		" property(outname=\"hostname\" name=\"hostname\" format=\"jsonf\")\n"
 		" property(outname=\"app_name\" name=\"app-name\" format=\"jsonf\")\n"
 		" property(outname=\"procid\" name=\"procid\" format=\"jsonf\")\n"
@@ -95,8 +98,9 @@ static void write_conf(void)
 static int tcp_open(void)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)tcp_port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				.sin_port = htons((uint16_t)tcp_port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	int ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
 
 	close(fd);
@@ -106,8 +110,9 @@ static int tcp_open(void)
 static void udp_probe(unsigned n)
 {
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)udp_port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				.sin_port = htons((uint16_t)udp_port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	char m[64];
 	int len = snprintf(m, sizeof(m), "<13>1 - - probe - - - probe-%u", n);
 
@@ -119,7 +124,8 @@ static void udp_probe(unsigned n)
 static int rs_start(void)
 {
 	static unsigned probe;
-	const char *bin = access("/usr/sbin/rsyslogd", X_OK) == 0 ? "/usr/sbin/rsyslogd" : "rsyslogd";
+	const char *bin =
+		access("/usr/sbin/rsyslogd", X_OK) == 0 ? "/usr/sbin/rsyslogd" : "rsyslogd";
 
 	rs_pid = fork();
 	assert_true(rs_pid >= 0);
@@ -128,8 +134,8 @@ static int rs_start(void)
 
 		dup2(fd, 1);
 		dup2(fd, 2);
-		execl(bin, "rsyslogd", "-n", "-f", test_dir_path("rsyslog.conf"), "-i", test_dir_path("rsyslogd.pid"),
-		      (char *)NULL);
+		execl(bin, "rsyslogd", "-n", "-f", test_dir_path("rsyslog.conf"), "-i",
+		      test_dir_path("rsyslogd.pid"), (char *)NULL);
 		_exit(127);
 	}
 
@@ -179,7 +185,8 @@ static void rs_start_or_give_up(void)
 		char *log = slurp(test_dir_path("rsyslogd.log"));
 
 		rs_stop();
-		daemon_unavailable("rsyslogd did not start (Debian: rsyslog): %s", log ? log : "no output");
+		daemon_unavailable("rsyslogd did not start (Debian: rsyslog): %s",
+				   log ? log : "no output");
 	}
 }
 
@@ -260,8 +267,9 @@ static void rfc3339(const struct pk_record *rec, char *out, size_t n)
 	time_t s = (time_t)(rt / 1000000000u);
 
 	gmtime_r(&s, &tm);
-	snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-		 tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned)(rt % 1000000000u / 1000u));
+	snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (unsigned)(rt % 1000000000u / 1000u));
 }
 
 /* "udp:127.0.0.1:PORT" or "tcp:..." of this test's rsyslogd. */
@@ -292,7 +300,8 @@ static void drop_console(struct console *con)
 static const char bom[] = "\xef\xbb\xbf";
 
 /* One record's fields and raw message, RFC 5424. */
-static void check_5424(const char *line, const struct pk_record *rec, int pri, const char *sd, const char *text)
+static void check_5424(const char *line, const struct pk_record *rec, int pri, const char *sd,
+		       const char *text)
 {
 	char t[64], want[4096];
 
@@ -318,8 +327,8 @@ static void check_5424(const char *line, const struct pk_record *rec, int pri, c
 			utf8 = 0;
 	snprintf(want, sizeof(want), "%s%s", utf8 ? bom : "", text);
 	assert_field(line, "msg", want);
-	snprintf(want, sizeof(want), "<%d>1 %s %s %s %d - %s %s%s", pri, t, host, app, (int)getpid(), sd,
-		 utf8 ? bom : "", text);
+	snprintf(want, sizeof(want), "<%d>1 %s %s %s %d - %s %s%s", pri, t, host, app,
+		 (int)getpid(), sd, utf8 ? bom : "", text);
 	assert_field(line, "rawmsg", want);
 }
 
@@ -357,27 +366,33 @@ static void test_udp_rfc5424(void **state)
 	assert_int_equal(g.n, 5);
 
 	find_record("U5-plain", &rec);
-	snprintf(sd, sizeof(sd), "[printk@32473 seq=\"%llu\" tid=\"%u\" SUBSYSTEM=\"net\" DEVICE=\"+net:eth0\"]",
+	snprintf(sd, sizeof(sd),
+		 "[printk@32473 seq=\"%llu\" tid=\"%u\" SUBSYSTEM=\"net\" DEVICE=\"+net:eth0\"]",
 		 (unsigned long long)rec.seq, rec.tid);
 	assert_int_equal(rec.tid, (unsigned)syscall(SYS_gettid));
 	check_5424(g.line[0], &rec, 8 + 3, sd, "U5-plain kern err with a dictionary");
 
 	find_record("U5-multi", &rec);
-	snprintf(sd, sizeof(sd), "[printk@32473 seq=\"%llu\" tid=\"%u\"]", (unsigned long long)rec.seq, rec.tid);
-	check_5424(g.line[1], &rec, 3 * 8 + 6, sd, "U5-multi first line\n\tsecond line, tab\nthird");
+	snprintf(sd, sizeof(sd), "[printk@32473 seq=\"%llu\" tid=\"%u\"]",
+		 (unsigned long long)rec.seq, rec.tid);
+	check_5424(g.line[1], &rec, 3 * 8 + 6, sd,
+		   "U5-multi first line\n\tsecond line, tab\nthird");
 
 	find_record("U5-big", &rec);
 	assert_int_equal(rec.text_len, PK_TEXT_MAX);
-	snprintf(sd, sizeof(sd), "[printk@32473 seq=\"%llu\" tid=\"%u\"]", (unsigned long long)rec.seq, rec.tid);
+	snprintf(sd, sizeof(sd), "[printk@32473 seq=\"%llu\" tid=\"%u\"]",
+		 (unsigned long long)rec.seq, rec.tid);
 	check_5424(g.line[2], &rec, 16 * 8 + 5, sd, big);
 
 	find_record("U5-bytes", &rec);
-	snprintf(sd, sizeof(sd), "[printk@32473 seq=\"%llu\" tid=\"%u\"]", (unsigned long long)rec.seq, rec.tid);
+	snprintf(sd, sizeof(sd), "[printk@32473 seq=\"%llu\" tid=\"%u\"]",
+		 (unsigned long long)rec.seq, rec.tid);
 	check_5424(g.line[3], &rec, 23 * 8 + 0, sd, "U5-bytes \xff\xfe not UTF-8");
 
 	find_record("U5-escapes", &rec);
 	snprintf(sd, sizeof(sd),
-		 "[printk@32473 seq=\"%llu\" tid=\"%u\" my_key=\"a\\\"b\\]c\\\\d\" lower.case=\"ok\" "
+		 "[printk@32473 seq=\"%llu\" tid=\"%u\" my_key=\"a\\\"b\\]c\\\\d\" "
+		 "lower.case=\"ok\" "
 		 "A_NAME_LONGER_THAN_THIRTY_TWO_CH=\"long\" BIN=\"x\xef\xbf\xbd y\"]",
 		 (unsigned long long)rec.seq, rec.tid);
 	check_5424(g.line[4], &rec, 8 + 4, sd, "U5-escapes caf\xc3\xa9");
@@ -405,8 +420,8 @@ static void test_enterprise_number(void **state)
 	wait_for("EN-one", 1, &g);
 	assert_int_equal(g.n, 1);
 	find_record("EN-one", &rec);
-	snprintf(sd, sizeof(sd), "[printk@99999 seq=\"%llu\" tid=\"%u\" K=\"v\"]", (unsigned long long)rec.seq,
-		 rec.tid);
+	snprintf(sd, sizeof(sd), "[printk@99999 seq=\"%llu\" tid=\"%u\" K=\"v\"]",
+		 (unsigned long long)rec.seq, rec.tid);
 	check_5424(g.line[0], &rec, 14, sd, "EN-one");
 	got_free(&g);
 	drop_console(con);
@@ -439,7 +454,8 @@ static void test_udp_rfc3164(void **state)
 	snprintf(want, sizeof(want), "%d", (int)getpid());
 	assert_field(g.line[0], "procid", want);
 	assert_field(g.line[0], "msg", " O3-old style\nsecond line");
-	snprintf(want, sizeof(want), "<10>%s %s %s[%d]: O3-old style\nsecond line", t, host, app, (int)getpid());
+	snprintf(want, sizeof(want), "<10>%s %s %s[%d]: O3-old style\nsecond line", t, host, app,
+		 (int)getpid());
 	assert_field(g.line[0], "rawmsg", want);
 	got_free(&g);
 	drop_console(con);
@@ -449,7 +465,8 @@ static void test_udp_rfc3164(void **state)
 static void print_n(const char *tag, int from, int n)
 {
 	for (int i = from; i < from + n; i++)
-		pk_printk_emit(1, 6, NULL, 0, "%s %04d padding the record to sixty bytes or so\n", tag, i);
+		pk_printk_emit(1, 6, NULL, 0, "%s %04d padding the record to sixty bytes or so\n",
+			       tag, i);
 }
 
 static int rec_index(const char *line, const char *tag)
@@ -545,7 +562,8 @@ static void test_tcp_dropped(void **state)
 			int i = atoi(td + 5);
 
 			if (i != next + pending)
-				fail_msg("record %d where %d was due (%d reported lost)", i, next + pending, pending);
+				fail_msg("record %d where %d was due (%d reported lost)", i,
+					 next + pending, pending);
 			next = i + 1;
 			pending = 0;
 		}
@@ -574,7 +592,8 @@ static void test_printk_opts(void **state)
 
 	assert_true(k > 0);
 	self[k] = '\0';
-	snprintf(opts, sizeof(opts), "console=syslog:udp:127.0.0.1:%d,rfc3164 console=syslog:tcp:127.0.0.1:%d",
+	snprintf(opts, sizeof(opts),
+		 "console=syslog:udp:127.0.0.1:%d,rfc3164 console=syslog:tcp:127.0.0.1:%d",
 		 udp_port, tcp_port);
 
 	pid_t pid = fork();

@@ -33,8 +33,8 @@
 #include "options.h"
 #include "testutil.h"
 
-static struct pk_record *make_rec(uint64_t seq, int fac, int level, const char *text, const char *dict,
-				  size_t dict_len)
+static struct pk_record *make_rec(uint64_t seq, int fac, int level, const char *text,
+				  const char *dict, size_t dict_len)
 {
 	static struct pk_record r;
 
@@ -61,10 +61,12 @@ static void test_rfc5424_bytes(void **state)
 	char out[8192];
 	static const char dict[] = "SUBSYSTEM=net\0my key=a\"b]c\\d\0=x\0noeq\0BIN=\xff";
 	struct pk_record *r = make_rec(42, 0, 3, "hello\nworld", dict, sizeof(dict) - 1);
-	size_t n = pk_net_format_syslog(out, sizeof(out), r, PK_SYSLOG_RFC5424, 32473, "host1", "app", OFFSET);
-	static const char want[] = "<11>1 2026-12-04T14:00:00.000000Z host1 app 4242 - [printk@32473 seq=\"42\" "
-				   "tid=\"4243\" SUBSYSTEM=\"net\" my_key=\"a\\\"b\\]c\\\\d\" BIN=\"\xef\xbf\xbd\"] "
-				   "\xef\xbb\xbfhello\nworld";
+	size_t n = pk_net_format_syslog(out, sizeof(out), r, PK_SYSLOG_RFC5424, 32473, "host1",
+					"app", OFFSET);
+	static const char want[] =
+		"<11>1 2026-12-04T14:00:00.000000Z host1 app 4242 - [printk@32473 seq=\"42\" "
+		"tid=\"4243\" SUBSYSTEM=\"net\" my_key=\"a\\\"b\\]c\\\\d\" BIN=\"\xef\xbf\xbd\"] "
+		"\xef\xbb\xbfhello\nworld";
 
 	assert_int_equal(n, sizeof(want) - 1);
 	assert_memory_equal(out, want, n);
@@ -73,7 +75,8 @@ static void test_rfc5424_bytes(void **state)
 	r = make_rec(7, 23, 7, "a\xff", "", 0);
 	r->ts_nsec += 999999; /* microseconds, cut not rounded */
 	n = pk_net_format_syslog(out, sizeof(out), r, PK_SYSLOG_RFC5424, 1, "", "", OFFSET);
-	static const char want2[] = "<191>1 2026-12-04T14:00:00.000999Z - - 4242 - [printk@1 seq=\"7\" tid=\"4243\"] a\xff";
+	static const char want2[] = "<191>1 2026-12-04T14:00:00.000999Z - - 4242 - [printk@1 "
+				    "seq=\"7\" tid=\"4243\"] a\xff";
 
 	assert_int_equal(n, sizeof(want2) - 1);
 	assert_memory_equal(out, want2, n);
@@ -81,7 +84,8 @@ static void test_rfc5424_bytes(void **state)
 	/* facilities past 23 go as user; an empty text has no MSG */
 	r = make_rec(8, 99, 6, "", "", 0);
 	n = pk_net_format_syslog(out, sizeof(out), r, PK_SYSLOG_RFC5424, 32473, "h", "a b", OFFSET);
-	static const char want3[] = "<14>1 2026-12-04T14:00:00.000000Z h a_b 4242 - [printk@32473 seq=\"8\" tid=\"4243\"]";
+	static const char want3[] = "<14>1 2026-12-04T14:00:00.000000Z h a_b 4242 - [printk@32473 "
+				    "seq=\"8\" tid=\"4243\"]";
 
 	assert_int_equal(n, sizeof(want3) - 1);
 	assert_memory_equal(out, want3, n);
@@ -96,7 +100,8 @@ static void test_rfc3164_bytes(void **state)
 	setenv("TZ", "UTC", 1);
 	tzset();
 
-	size_t n = pk_net_format_syslog(out, sizeof(out), r, PK_SYSLOG_RFC3164, 32473, "host1", "app", OFFSET);
+	size_t n = pk_net_format_syslog(out, sizeof(out), r, PK_SYSLOG_RFC3164, 32473, "host1",
+					"app", OFFSET);
 	static const char want[] = "<28>Dec  4 14:00:00 host1 app[4242]: two\nlines";
 
 	assert_int_equal(n, sizeof(want) - 1);
@@ -110,10 +115,11 @@ static void test_journal_bytes(void **state)
 	static const char dict[] = "lower.key=v\0PRIORITY=x\0ML=a\nb\0_u=1";
 	struct pk_record *r = make_rec(9, 0, 6, "one\ntwo", dict, sizeof(dict) - 1);
 	size_t n = pk_net_format_journal(out, sizeof(out), r, "app", OFFSET);
-	static const char want[] = "MESSAGE\n\x07\0\0\0\0\0\0\0one\ntwo\n"
-				   "PRIORITY=6\nSYSLOG_FACILITY=1\nSYSLOG_IDENTIFIER=app\nSYSLOG_PID=4242\n"
-				   "TID=4243\nPRINTK_SEQ=9\nPRINTK_REALTIME_USEC=1796392800000000\n"
-				   "LOWER_KEY=v\nDICT_PRIORITY=x\nML\n\x03\0\0\0\0\0\0\0a\nb\nX_U=1\n";
+	static const char want[] =
+		"MESSAGE\n\x07\0\0\0\0\0\0\0one\ntwo\n"
+		"PRIORITY=6\nSYSLOG_FACILITY=1\nSYSLOG_IDENTIFIER=app\nSYSLOG_PID=4242\n"
+		"TID=4243\nPRINTK_SEQ=9\nPRINTK_REALTIME_USEC=1796392800000000\n"
+		"LOWER_KEY=v\nDICT_PRIORITY=x\nML\n\x03\0\0\0\0\0\0\0a\nb\nX_U=1\n";
 
 	assert_int_equal(n, sizeof(want) - 1);
 	assert_memory_equal(out, want, n);
@@ -150,8 +156,9 @@ static void test_create_errors(void **state)
 {
 	(void)state;
 	struct console *con;
-	static const char *const bad[] = { "foo:x",    "udp:host",    "udp:h:0",     "udp:h:65536", "udp:h:",
-					   "udp::514", "udp:[::1:5", "tcp:[::1]5", "unix:",	     "udp:h:12a" };
+	static const char *const bad[] = { "foo:x",  "udp:host", "udp:h:0",    "udp:h:65536",
+					  "udp:h:", "udp::514", "udp:[::1:5", "tcp:[::1]5",
+					  "unix:",  "udp:h:12a" };
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (pk_console_syslog_create(&con, bad[i], PK_SYSLOG_RFC5424, 0) != -EINVAL)
@@ -183,11 +190,13 @@ static void test_opts(void **state)
 	(void)state;
 	static struct pk_opts o;
 
-	assert_int_equal(pk_opts_parse("console=journal console=journal:/run/j.sock "
-				       "console=syslog:udp:10.0.0.1:514 console=syslog:tcp:[::1]:601,rfc3164 "
-				       "console=syslog:unix:/dev/log,rfc5424,threaded",
-				       &o),
-			 0);
+	assert_int_equal(
+		pk_opts_parse(
+			"console=journal console=journal:/run/j.sock "
+			"console=syslog:udp:10.0.0.1:514 console=syslog:tcp:[::1]:601,rfc3164 "
+			"console=syslog:unix:/dev/log,rfc5424,threaded",
+			&o),
+		0);
 	assert_int_equal(o.nconsoles, 5);
 	assert_int_equal(o.consoles[0].kind, PK_OPTCON_JOURNAL);
 	assert_string_equal(o.consoles[0].path, "");
@@ -201,10 +210,13 @@ static void test_opts(void **state)
 	assert_string_equal(o.consoles[4].path, "unix:/dev/log");
 	assert_int_equal(o.consoles[4].flags, PK_CON_THREADED);
 
-	assert_int_equal(pk_opts_parse("console=journal: console=syslog: console=syslog:,rfc3164", &o), -EINVAL);
+	assert_int_equal(
+		pk_opts_parse("console=journal: console=syslog: console=syslog:,rfc3164", &o),
+		-EINVAL);
 	assert_int_equal(o.nconsoles, 0);
 	assert_int_equal(o.nwarnings, 3);
-	assert_string_equal(o.warnings[0], "printk: PRINTK_OPTS: bad value in 'console=journal:', ignored");
+	assert_string_equal(o.warnings[0],
+			    "printk: PRINTK_OPTS: bad value in 'console=journal:', ignored");
 }
 
 static int listen_port(int type, int *fdp)
@@ -309,8 +321,9 @@ static void test_tcp_waits(void **state)
 	assert_int_equal(st.connects, 0);
 
 	int one = 1;
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 
 	lfd = socket(AF_INET, SOCK_STREAM, 0);
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
