@@ -744,22 +744,16 @@ static int net_write_record(struct console *con, const struct pk_record *rec)
 
 /* ------------------------------------------------------- construction -- */
 
-static void net_release(struct console *con)
-{
-	pk_console_net_free(con);
-}
-
 int pk_console_net_owns(const struct console *con)
 {
 	return con && con->write_record == net_write_record;
 }
 
-void pk_console_net_free(struct console *con)
+/* Unregistered by pk_printk_exit(), or freed by pk_console_destroy(). */
+static void net_release(struct console *con)
 {
 	struct net_console *nc = (struct net_console *)con;
 
-	if (!pk_console_net_owns(con))
-		return;
 	net_close(nc);
 	free(nc);
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * console_net.h - the forwarding consoles' private side (console_net.c):
- * what pk_console_destroy() and the start-up code need, and the wire
- * formats by themselves, for the tests.
+ * console_net.h - the forwarding consoles' private side (console_net.c),
+ * for the tests: the wire formats by themselves and the memfd threshold.
+ * (pk_console_destroy() frees a forwarder through its release callback,
+ * so console_fd.c does not depend on this file.)
  */
 #ifndef PRINTK_CONSOLE_NET_H
 #define PRINTK_CONSOLE_NET_H
@@ -15,8 +16,6 @@ struct pk_record;
 
 /* 1 if @con was made by pk_console_journal_create/pk_console_syslog_create. */
 int pk_console_net_owns(const struct console *con);
-/* Free such a console (unregistered); anything else is left alone. */
-void pk_console_net_free(struct console *con);
 /* Journal: send payloads over @n bytes through a memfd (0: only when the
  * socket refuses the datagram). For the tests of that path. */
 void pk_console_net_set_max_datagram(struct console *con, size_t n);
