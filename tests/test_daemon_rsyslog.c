@@ -10,6 +10,7 @@
  *     dictionary (names mapped, values escaped), multi-line text as one
  *     message, a 1023-byte text, a BOM only before valid UTF-8; the raw
  *     message byte for byte;
+ *   - RFC 5424 over a unix datagram socket (imuxsock, as /dev/log);
  *   - the enterprise number of the C constructor;
  *   - RFC 3164 over UDP;
  *   - TCP with octet counting: rsyslogd stopped, records printed, rsyslogd
@@ -71,6 +72,10 @@ static void write_conf(void)
 		"processInternalMessages=\"on\"\n"
 		"       parser.escapeControlCharactersOnReceive=\"off\" maxMessageSize=\"64k\")\n"
 		"module(load=\"imudp\")\nmodule(load=\"imtcp\")\n"
+		"module(load=\"imuxsock\" SysSock.Use=\"off\")\n"
+		"input(type=\"imuxsock\" Socket=\"%s/log.sock\" UseSysTimeStamp=\"off\"\n"
+		"      IgnoreTimestamp=\"off\" RateLimit.Interval=\"0\" useSpecialParser=\"off\"\n"
+		"      parseHostname=\"on\")\n"
 		"input(type=\"imudp\" address=\"127.0.0.1\" port=\"%d\" rateLimit.interval=\"0\")\n"
 		"input(type=\"imtcp\" address=\"127.0.0.1\" port=\"%d\" "
 		"supportOctetCountedFraming=\"on\")\n"
@@ -90,7 +95,7 @@ static void write_conf(void)
 		" property(outname=\"rawmsg\" name=\"rawmsg\" format=\"jsonf\")\n"
 		"}\n"
 		"*.* action(type=\"omfile\" file=\"%s/messages.jsonl\" template=\"j\")\n",
-		d, udp_port, tcp_port, d);
+		d, d, udp_port, tcp_port, d);
 	fclose(f);
 	mkdir(test_dir_path("spool"), 0700);
 }
@@ -407,6 +412,33 @@ static void test_udp_rfc5424(void **state)
 	drop_console(con);
 }
 
+/* A unix datagram socket, as /dev/log: rsyslog's imuxsock on a socket of
+ * the test's own, its own parser for local messages turned off. */
+static void test_unix_rfc5424(void **state)
+{
+	(void)state;
+	char t[600];
+	struct console *con;
+	struct got g = { 0 };
+	struct pk_record rec;
+	char sd[256];
+
+	snprintf(t, sizeof(t), "unix:%s", test_dir_path("log.sock"));
+	assert_int_equal(pk_console_syslog_create(&con, t, PK_SYSLOG_RFC5424, 0), 0);
+	assert_int_equal(pk_register_console(con), 0);
+	pk_printk_emit(4, 2, "DEVICE=b8:0", 11, "UX-local one\ntwo\n");
+	assert_int_equal(pk_pr_flush(5000, 0), 1);
+	wait_for("UX-", 1, &g);
+	assert_int_equal(g.n, 1);
+	find_record("UX-", &rec);
+	snprintf(sd, sizeof(sd), "[printk@32473 seq=\"%llu\" tid=\"%u\" DEVICE=\"b8:0\"]",
+		 (unsigned long long)rec.seq, rec.tid);
+	assert_field(g.line[0], "inputname", "imuxsock");
+	check_5424(g.line[0], &rec, 4 * 8 + 2, sd, "UX-local one\ntwo");
+	got_free(&g);
+	drop_console(con);
+}
+
 static void test_enterprise_number(void **state)
 {
 	(void)state;
@@ -660,6 +692,7 @@ int main(int argc, char **argv)
 
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_udp_rfc5424, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unix_rfc5424, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_enterprise_number, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_udp_rfc3164, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_reconnect, setup, teardown),
