@@ -9,6 +9,8 @@
 #ifndef PRINTK_DAEMON_UTIL_H
 #define PRINTK_DAEMON_UTIL_H
 
+#include <fcntl.h>
+#include <spawn.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +121,40 @@ static inline char *json_get(const char *line, const char *key, size_t *lenp)
 	if (lenp)
 		*lenp = n;
 	return out;
+}
+
+/*
+ * Start @argv (searched in PATH) with stdout and stderr appended to @log
+ * (NULL: inherited) and PRINTK_OPTS=@opts (NULL: as ours); its pid. With
+ * posix_spawn, not fork: no atfork handler runs, so the library does not
+ * start a printer thread in a child that only execs (it could forward
+ * records twice, and ThreadSanitizer refuses threads after such a fork).
+ */
+static inline pid_t spawn_logged(const char *const argv[], const char *log, const char *opts)
+{
+	extern char **environ;
+	posix_spawn_file_actions_t fa;
+	pid_t pid = -1;
+	char *saved = getenv("PRINTK_OPTS") ? strdup(getenv("PRINTK_OPTS")) : NULL;
+
+	posix_spawn_file_actions_init(&fa);
+	if (log) {
+		posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	}
+	if (opts)
+		setenv("PRINTK_OPTS", opts, 1);
+	if (posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ))
+		pid = -1;
+	if (opts) {
+		if (saved)
+			setenv("PRINTK_OPTS", saved, 1);
+		else
+			unsetenv("PRINTK_OPTS");
+	}
+	free(saved);
+	posix_spawn_file_actions_destroy(&fa);
+	return pid;
 }
 
 /* The whole of @path, NUL-terminated (NULL if missing), malloc'ed. */

@@ -115,17 +115,12 @@ static int jd_start(void)
 	write_file("inner.sh", script);
 	snprintf(sock, sizeof(sock), "%s/run-systemd/journal/socket", d);
 
-	ns_pid = fork();
-	assert_true(ns_pid >= 0);
-	if (ns_pid == 0) {
-		int fd = open(test_dir_path("journald.log"), O_WRONLY | O_CREAT | O_APPEND, 0600);
+	const char *argv[] = { "unshare", "--mount", "--pid", "--kill-child=SIGTERM", "--propagation",
+			       "private", "sh", test_dir_path("inner.sh"), NULL };
 
-		dup2(fd, 1);
-		dup2(fd, 2);
-		execlp("unshare", "unshare", "--mount", "--pid", "--kill-child=SIGTERM",
-		       "--propagation", "private", "sh", test_dir_path("inner.sh"), (char *)NULL);
-		_exit(127);
-	}
+	ns_pid = spawn_logged(argv, test_dir_path("journald.log"), NULL);
+	if (ns_pid < 0)
+		return 0;
 
 	uint64_t start = now_ms();
 
@@ -387,13 +382,10 @@ static void test_printk_opts(void **state)
 	self[k] = '\0';
 	snprintf(opts, sizeof(opts), "console=journal:%s", sock);
 
-	pid_t pid = fork();
+	const char *argv[] = { self, "--opts-child", NULL };
+	pid_t pid = spawn_logged(argv, NULL, opts);
 
-	if (pid == 0) {
-		setenv("PRINTK_OPTS", opts, 1);
-		execl(self, self, "--opts-child", (char *)NULL);
-		_exit(127);
-	}
+	assert_true(pid > 0);
 
 	int st;
 	struct got g = { 0 };

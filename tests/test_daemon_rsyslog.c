@@ -132,17 +132,12 @@ static int rs_start(void)
 	const char *bin =
 		access("/usr/sbin/rsyslogd", X_OK) == 0 ? "/usr/sbin/rsyslogd" : "rsyslogd";
 
-	rs_pid = fork();
-	assert_true(rs_pid >= 0);
-	if (rs_pid == 0) {
-		int fd = open(test_dir_path("rsyslogd.log"), O_WRONLY | O_CREAT | O_APPEND, 0600);
+	const char *argv[] = { bin, "-n", "-f", test_dir_path("rsyslog.conf"), "-i",
+			       test_dir_path("rsyslogd.pid"), NULL };
 
-		dup2(fd, 1);
-		dup2(fd, 2);
-		execl(bin, "rsyslogd", "-n", "-f", test_dir_path("rsyslog.conf"), "-i",
-		      test_dir_path("rsyslogd.pid"), (char *)NULL);
-		_exit(127);
-	}
+	rs_pid = spawn_logged(argv, test_dir_path("rsyslogd.log"), NULL);
+	if (rs_pid < 0)
+		return 0;
 
 	uint64_t start = now_ms();
 
@@ -628,13 +623,10 @@ static void test_printk_opts(void **state)
 		 "console=syslog:udp:127.0.0.1:%d,rfc3164 console=syslog:tcp:127.0.0.1:%d",
 		 udp_port, tcp_port);
 
-	pid_t pid = fork();
+	const char *argv[] = { self, "--opts-child", NULL };
+	pid_t pid = spawn_logged(argv, NULL, opts);
 
-	if (pid == 0) {
-		setenv("PRINTK_OPTS", opts, 1);
-		execl(self, self, "--opts-child", (char *)NULL);
-		_exit(127);
-	}
+	assert_true(pid > 0);
 
 	int st;
 	struct got g = { 0 };
