@@ -115,8 +115,9 @@ static int jd_start(void)
 	write_file("inner.sh", script);
 	snprintf(sock, sizeof(sock), "%s/run-systemd/journal/socket", d);
 
-	const char *argv[] = { "unshare", "--mount", "--pid", "--kill-child=SIGTERM", "--propagation",
-			       "private", "sh", test_dir_path("inner.sh"), NULL };
+	const char *argv[] = { "unshare", "--mount", "--pid", "--kill-child=SIGTERM",
+			       "--propagation", "private", "sh", test_dir_path("inner.sh"),
+			       NULL };
 
 	ns_pid = spawn_logged(argv, test_dir_path("journald.log"), NULL);
 	if (ns_pid < 0)
