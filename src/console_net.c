@@ -75,7 +75,6 @@ struct net_console {
 	socklen_t addr_len;
 	int fd;
 	pid_t fd_pid; /* N4 */
-	int ever_connected;
 	unsigned backoff_ms;
 	uint64_t next_try_ns;
 	uint64_t lost;	     /* taken from the console layer, not reported yet */
