@@ -13,6 +13,7 @@ packages=(
 	groff-base man-db               # the manual pages' test (tests/man/test_man.sh)
 	debhelper dpkg-dev fakeroot lintian   # the Debian packages (tests/install/deb.sh)
 	python3-pytest python3-pip      # the Python reader's tests (python/tests)
+	rsyslog systemd                 # real collectors for the forwarding consoles' tests (label daemons)
 )
 
 missing=()

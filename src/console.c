@@ -73,9 +73,12 @@
  *      only when a printer thread sleeps. The thread owns the console's
  *      state while it holds the console's owner word, taken for one record
  *      at a time; reopen, position resets, exit and the crash path take
- *      the same word. The thread publishes its position for pr_flush();
- *      exit asks it to drain and waits PRINTER_EXIT_MS at most; after
- *      fork() the child starts its own.
+ *      the same word. A write_record that answers -EAGAIN leaves the
+ *      position on its record, uncounted as a failure (a forwarder whose
+ *      receiver is away); the records the ring overwrites meanwhile are
+ *      counted for pk_console_take_dropped(). The thread publishes its
+ *      position for pr_flush(); exit asks it to drain and waits
+ *      PRINTER_EXIT_MS at most; after fork() the child starts its own.
  */
 #include <errno.h>
 #include <limits.h>
@@ -863,6 +866,8 @@ static int con_write_record(struct console *con, const struct pk_record *rec)
 	int err = con_callback_marked(con, NULL, 0, rec);
 
 	in_console_write--;
+	if (err == -EAGAIN && con_threaded(con))
+		return err; /* not taken: its thread offers it again later */
 	if (PK_UNLIKELY(err)) {
 		if (PK_LIKELY(!lost_con))
 			con_write_failed(con, err);
@@ -890,15 +895,23 @@ static PK_NOINLINE int print_one_extended(struct con_src *src, struct console *c
 	if (prb_read(src->rb, st->seq, r, flags) &&
 	    (!restart_if_beyond(src, st) || prb_read(src->rb, st->seq, r, flags)))
 		return 0;
+	/* A write_record console may ask for the count (pk_console_take_dropped);
+	 * a /dev/kmsg-form one sees the gap in the seq field. */
+	st->dropped = con->write_record ? st->dropped + (r->seq - st->seq) : 0;
 	st->seq = r->seq + 1;
 	st->off = 0;
 	st->started = 0;
-	st->dropped = 0;
 	if (pk_console_level_suppressed(r->level))
 		return 1;
 	if (con->write_record) {
 		pk_record_from_ring(&src->rec, r);
-		con_write_record(con, &src->rec);
+		/* A threaded console that cannot take it now (a forwarder whose
+		 * receiver is away) keeps its position: the record waits in the
+		 * ring, and what the ring overwrites meanwhile counts as dropped. */
+		if (con_write_record(con, &src->rec) == -EAGAIN && con_threaded(con)) {
+			st->seq = r->seq;
+			return 0;
+		}
 		return 1;
 	}
 
@@ -1556,6 +1569,14 @@ static int printer_stop(struct console *con, int how, int timeout_ms)
 static int printer_caught_up(const struct console *con, uint64_t next)
 {
 	return pk_load_acquire(&con->state->printer->printed) >= next;
+}
+
+uint64_t pk_console_take_dropped(struct console *con)
+{
+	uint64_t n = con->state->dropped;
+
+	con->state->dropped = 0;
+	return n;
 }
 
 /* ------------------------------------------------------- registration -- */

@@ -264,6 +264,12 @@ int pk_console_file_create(struct console **conp, const char *path)
 
 void pk_console_destroy(struct console *con)
 {
+	/* The forwarders (console_net.c) free themselves through their
+	 * release; naming them here would tie this file to that one. */
+	if (con && con->write_record && con->release) {
+		con->release(con);
+		return;
+	}
 	if (!con || con == &stderr_console.con || con->write_checked != fd_write)
 		return;
 

@@ -48,6 +48,10 @@ void pk_console_shutdown(struct prb *rb, int release);
  * skipping records whose writer will never finish them; waits at most
  * @wait_ms for the console holder, then takes over. Async-signal-safe. */
 void pk_console_emergency_flush(struct prb *rb, int wait_ms);
+/* From a write_record callback: the records overwritten before @con got
+ * them, since the last call (a forwarder's dropped notice). */
+struct console;
+uint64_t pk_console_take_dropped(struct console *con);
 /* After fork(), in the child. */
 void pk_console_after_fork(void);
 /* How long exit and unregistration wait for printer threads (PRINTK_OPTS

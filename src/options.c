@@ -18,7 +18,9 @@
  *   printk.time=B        timestamp prefix (1/0, y/n, Y/N, on/off)
  *   printk.caller=B      caller prefix
  *   console=C            stderr, none, fd:N or file:PATH, each optionally
- *                        followed by ,threaded and/or ,extended; repeatable
+ *                        followed by ,threaded and/or ,extended; or the
+ *                        forwarders journal[:PATH] and
+ *                        syslog:TARGET[,rfc5424|,rfc3164]; repeatable
  *   log_buf_file=PATH    keep the log in a file shared with other processes
  *   log_buf_file_group=B a new log file is group-readable (0640)
  *   log_buf_file_sync=B  msync the log file at exit and on panic
@@ -42,6 +44,7 @@
 #include <string.h>
 
 #include <printk/console.h>
+#include <printk/forward.h>
 
 #include "options.h"
 
@@ -232,6 +235,24 @@ static int parse_console(const char *v, size_t n, unsigned long long fd_max, str
 			return -ENAMETOOLONG;
 		c.kind = PK_OPTCON_FILE;
 		memcpy(c.path, v + 5, n - 5);
+	} else if (is_word(v, n, "journal") || (n > 8 && !strncmp(v, "journal:", 8))) {
+		if (n > 8 && n - 8 >= sizeof(c.path))
+			return -ENAMETOOLONG;
+		c.kind = PK_OPTCON_JOURNAL;
+		if (n > 8)
+			memcpy(c.path, v + 8, n - 8);
+	} else if (n > 7 && !strncmp(v, "syslog:", 7)) {
+		/* The forwarders print from a thread of their own anyway. */
+		if (n >= 15 && !memcmp(v + n - 8, ",rfc3164", 8)) {
+			c.format = PK_SYSLOG_RFC3164;
+			n = console_flags(v, n - 8, &c.flags);
+		} else if (n >= 15 && !memcmp(v + n - 8, ",rfc5424", 8)) {
+			n = console_flags(v, n - 8, &c.flags);
+		}
+		if (n <= 7 || n - 7 >= sizeof(c.path))
+			return n <= 7 ? -EINVAL : -ENAMETOOLONG;
+		c.kind = PK_OPTCON_SYSLOG;
+		memcpy(c.path, v + 7, n - 7);
 	} else {
 		return -EINVAL;
 	}

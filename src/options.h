@@ -30,13 +30,21 @@
 /* Every warning text starts with this (string-literal concatenation). */
 #define PK_OPTS_WARN_PREFIX "printk: PRINTK_OPTS: "
 
-enum pk_opts_console_kind { PK_OPTCON_STDERR, PK_OPTCON_NONE, PK_OPTCON_FD, PK_OPTCON_FILE };
+enum pk_opts_console_kind {
+	PK_OPTCON_STDERR,
+	PK_OPTCON_NONE,
+	PK_OPTCON_FD,
+	PK_OPTCON_FILE,
+	PK_OPTCON_JOURNAL, /* path: the socket, "" for the default */
+	PK_OPTCON_SYSLOG,  /* path: the target, "udp:HOST:PORT" ... */
+};
 
 struct pk_opts_console {
 	enum pk_opts_console_kind kind;
 	int fd;
 	char path[PK_OPTS_PATH_MAX];
 	short flags; /* PK_CON_THREADED, PK_CON_EXTENDED */
+	int format;  /* syslog: PK_SYSLOG_RFC5424 or PK_SYSLOG_RFC3164 */
 };
 
 /*
@@ -75,7 +83,8 @@ enum pk_opt_kind {
 			 * (binary multiples), .min to .max bytes, into a long long */
 	PK_OPT_STRING,	/* any non-empty text that fits the char[] field */
 	PK_OPT_CHOICE,	/* one of .choices, copied into the char[] field */
-	PK_OPT_CONSOLE, /* stderr, none, fd:N (N in .min to .max) or file:PATH,
+	PK_OPT_CONSOLE, /* stderr, none, fd:N (N in .min to .max), file:PATH,
+			 * journal[:PATH] or syslog:TARGET[,rfc5424|,rfc3164],
 			 * appended to consoles[] */
 };
 

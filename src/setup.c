@@ -22,6 +22,7 @@
 #include <stdlib.h>
 
 #include <printk/console.h>
+#include <printk/forward.h>
 #include <printk/kern_levels.h>
 #include <printk/kmsg.h>
 #include <printk/kmsg_dump.h>
@@ -111,6 +112,12 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 	case PK_OPTCON_FILE:
 		err = pk_console_file_create(&con, c->path);
 		break;
+	case PK_OPTCON_JOURNAL:
+		err = pk_console_journal_create(&con, c->path[0] ? c->path : NULL);
+		break;
+	case PK_OPTCON_SYSLOG:
+		err = pk_console_syslog_create(&con, c->path, c->format, 0);
+		break;
 	}
 	if (!err) {
 		con->flags |= c->flags;
@@ -122,6 +129,9 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 		if (c->kind == PK_OPTCON_FILE)
 			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=file:%s unusable (error %d), ignored",
 				     c->path, -err);
+		else if (c->kind == PK_OPTCON_JOURNAL || c->kind == PK_OPTCON_SYSLOG)
+			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=%s%s unusable (error %d), ignored",
+				     c->kind == PK_OPTCON_SYSLOG ? "syslog:" : "journal:", c->path, -err);
 		else
 			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=fd:%d unusable (error %d), ignored",
 				     c->fd, -err);

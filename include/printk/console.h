@@ -59,7 +59,10 @@ struct console {
 	 * writer (pid, tid) and dictionary (<printk/log.h>); the text is not
 	 * escaped and has no prefix. Dropped records show as a gap in seq.
 	 * Used instead of the write callbacks when set; returns 0 or a
-	 * negative errno, counted like a failed write.
+	 * negative errno, counted like a failed write. A PK_CON_THREADED
+	 * console may return -EAGAIN: the record was not taken and is not a
+	 * failure; its position stays, and its thread offers the record again
+	 * at the next printk or within a second.
 	 */
 	int (*write_record)(struct console *con, const struct pk_record *rec);
 	/* Optional: reopen the output (a file console after log rotation). */

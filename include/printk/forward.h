@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * printk/forward.h - consoles that forward each record, with its fields, to
+ * a log collector that is already running: systemd-journald (its native
+ * protocol) or a syslog daemon (RFC 5424 or RFC 3164 over a unix datagram
+ * socket, UDP, or TCP with RFC 6587 octet counting).
+ *
+ * Every forwarding console is PK_CON_THREADED: a thread of its own sends,
+ * so a slow or absent collector never delays printk. Register it with
+ * pk_register_console(); free it with pk_console_destroy() after
+ * pk_unregister_console() (pk_printk_exit() frees what it unregisters).
+ */
+#ifndef PRINTK_FORWARD_H
+#define PRINTK_FORWARD_H
+
+#include <stdint.h>
+
+#include <printk/compiler.h>
+
+PK_BEGIN_DECLS
+
+struct console;
+
+#define PK_JOURNAL_SOCKET "/run/systemd/journal/socket"
+
+/*
+ * A console for systemd-journald's native protocol on @socket_path (NULL:
+ * PK_JOURNAL_SOCKET). Fields: MESSAGE, PRIORITY, SYSLOG_FACILITY,
+ * SYSLOG_IDENTIFIER, SYSLOG_PID, TID, PRINTK_SEQ, PRINTK_REALTIME_USEC and
+ * every dictionary entry, its key made a journal field name. 0, -EINVAL
+ * (@socket_path too long for a unix socket address), -ENOMEM.
+ * Context: thread-safe; does not block; not async-signal-safe (allocates).
+ */
+PK_API int pk_console_journal_create(struct console **conp, const char *socket_path);
+
+#define PK_SYSLOG_RFC5424 0
+#define PK_SYSLOG_RFC3164 1
+/* The structured-data ID's enterprise number when none is given: 32473 is
+ * the number RFC 5612 reserves for documentation and examples. */
+#define PK_SYSLOG_ENTERPRISE_DEFAULT 32473u
+
+/*
+ * A console for a syslog receiver. @target: "unix:PATH" (datagrams, as
+ * /dev/log), "udp:HOST:PORT" or "tcp:HOST:PORT" (HOST a name, an IPv4
+ * address or an IPv6 address in brackets). @format: PK_SYSLOG_RFC5424 or
+ * PK_SYSLOG_RFC3164. @enterprise: the number in the SD-ID
+ * "printk@<enterprise>" (0: PK_SYSLOG_ENTERPRISE_DEFAULT). 0, -EINVAL (a
+ * malformed target or format), -ENOMEM, or -EHOSTUNREACH (HOST does not
+ * resolve).
+ * Context: thread-safe; may block (resolves HOST); not async-signal-safe.
+ */
+PK_API int pk_console_syslog_create(struct console **conp, const char *target, int format,
+				    unsigned enterprise);
+
+/* What a forwarding console did since it was made. */
+struct pk_forward_stats {
+	uint64_t sent;	      /* messages handed to the transport (notices included) */
+	uint64_t send_errors; /* sends that failed (UDP, unix: the message is lost) */
+	uint64_t dropped;     /* records the ring overwrote before they were sent */
+	uint64_t connects;    /* TCP connections made */
+};
+
+/* 0, or -EINVAL if @con is no forwarding console.
+ * Context: any thread; does not block; async-signal-safe (atomic loads). */
+PK_API int pk_console_forward_stats(const struct console *con, struct pk_forward_stats *stats);
+
+PK_END_DECLS
+
+#endif

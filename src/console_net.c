@@ -1,0 +1,905 @@
+// SPDX-License-Identifier: MIT
+/*
+ * console_net.c - forwarding consoles: each final record, with its fields,
+ * to a collector the system already runs. systemd-journald's native
+ * protocol, and syslog (RFC 5424 or RFC 3164) over a unix datagram socket,
+ * UDP, or TCP framed by octet counting (RFC 6587).
+ *
+ * Owns: the wire forms (field and name mappings, escapes, framing), the
+ * sockets, TCP's reconnection and its backoff, and the dropped notices.
+ *
+ * libsystemd is not linked: the journal's native protocol is a handful of
+ * documented, stable rules (one datagram of fields; a sealed memfd when it
+ * is too big), and the library's core links only libc and pthreads.
+ *
+ * Invariants:
+ *   N1 Only the console's printer thread (PK_CON_THREADED, the console
+ *      layer's C7) calls write_record, holding the console's owner word:
+ *      everything in struct net_console but the counters is that thread's.
+ *      The counters are atomics, read by pk_console_forward_stats().
+ *   N2 A write never waits without bound: sends carry SO_SNDTIMEO, a TCP
+ *      connect is bounded by a poll, a wait for the next connection attempt
+ *      sleeps at most RETRY_SLEEP_MS and otherwise answers -EAGAIN, so the
+ *      console layer keeps the record in the ring (its position does not
+ *      move) and exit is never held up by an absent receiver.
+ *   N3 One record is one message, whatever its newlines (octet counting
+ *      over TCP). What the ring overwrote before this console sent it is
+ *      reported as a message of its own, "** N printk messages dropped **",
+ *      before the next record, once the transport takes messages again.
+ *   N4 A forked child never writes into its parent's TCP connection: the
+ *      connection belongs to the pid that made it; the child makes its own.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <printk/console.h>
+#include <printk/forward.h>
+#include <printk/log.h>
+
+#include "caller.h"
+#include "console_internal.h"
+#include "console_net.h"
+#include "log_shared.h"
+#include "settings.h"
+
+#define SEND_TIMEOUT_MS	   1000
+#define CONNECT_TIMEOUT_MS 1000
+#define BACKOFF_MIN_MS	   100
+#define BACKOFF_MAX_MS	   10000
+#define RETRY_SLEEP_MS	   250	/* the longest a write sleeps for the next attempt */
+#define MSG_BUF		   8192 /* the largest message any record makes, with room */
+#define SD_NAME_MAX	   32	/* RFC 5424 */
+#define JOURNAL_NAME_MAX   64	/* journald's field names */
+
+enum net_kind { NET_JOURNAL, NET_UNIX, NET_UDP, NET_TCP };
+
+struct net_console {
+	struct console con; /* first: container_of is a cast */
+	enum net_kind kind;
+	int format;
+	unsigned enterprise;
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+	int fd;
+	pid_t fd_pid; /* N4 */
+	unsigned backoff_ms;
+	uint64_t next_try_ns;
+	uint64_t lost;	     /* taken from the console layer, not reported yet */
+	size_t max_datagram; /* journal: larger goes through a memfd (0: the socket's limit) */
+	char host[256];
+	char app[64];
+	pid_t comm_pid; /* app names of other processes' records (a shared log file) */
+	char comm[64];
+	_Atomic uint64_t sent, send_errors, dropped, connects;
+	struct pk_record notice; /* the dropped notice, as a record */
+	char buf[MSG_BUF];
+};
+
+/* ------------------------------------------------------ message text -- */
+
+struct sb {
+	char *p;
+	size_t len, cap;
+};
+
+static void sb_put(struct sb *b, const void *s, size_t n)
+{
+	if (n > b->cap - b->len)
+		n = b->cap - b->len;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+static void sb_str(struct sb *b, const char *s)
+{
+	sb_put(b, s, strlen(s));
+}
+
+static void sb_ch(struct sb *b, char c)
+{
+	sb_put(b, &c, 1);
+}
+
+static void sb_u64(struct sb *b, uint64_t v)
+{
+	char t[24];
+	int n = snprintf(t, sizeof(t), "%llu", (unsigned long long)v);
+
+	sb_put(b, t, (size_t)n);
+}
+
+/* Length of the valid UTF-8 sequence at @s (at most @n bytes), 0 if none
+ * (overlong forms, surrogates and code points past U+10FFFF are invalid). */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len;
+	unsigned min, cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2, min = 0x80, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, min = 0x800, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, min = 0x10000, cp = c & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+int pk_net_utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (size_t i = 0, l; i < n; i += l)
+		if (!(l = utf8_seq(u + i, n - i)))
+			return 0;
+	return 1;
+}
+
+size_t pk_net_sd_name(char *out, const char *key, size_t n)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < n && len < SD_NAME_MAX; i++) {
+		unsigned char c = (unsigned char)key[i];
+
+		out[len++] =
+			(c < 33 || c > 126 || c == '=' || c == ']' || c == '"') ? '_' : (char)c;
+	}
+	out[len] = '\0';
+	return len;
+}
+
+size_t pk_net_journal_name(char *out, const char *key, size_t n)
+{
+	size_t len = 0;
+
+	if (n && (key[0] == '_' || (key[0] >= '0' && key[0] <= '9')))
+		out[len++] = 'X';
+	for (size_t i = 0; i < n && len < JOURNAL_NAME_MAX; i++) {
+		char c = key[i];
+
+		if (c >= 'a' && c <= 'z')
+			c = (char)(c - 'a' + 'A');
+		else if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+			c = '_';
+		out[len++] = c;
+	}
+	out[len] = '\0';
+	return len;
+}
+
+/* A PARAM-VALUE: '"', '\' and ']' escaped; bytes that are not UTF-8 as
+ * U+FFFD, since the RFC allows UTF-8 only there. */
+static void sb_sd_value(struct sb *b, const char *v, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)v;
+
+	for (size_t i = 0; i < n;) {
+		size_t l = utf8_seq(u + i, n - i);
+
+		if (!l) {
+			sb_str(b, "\xef\xbf\xbd");
+			i++;
+			continue;
+		}
+		if (v[i] == '"' || v[i] == '\\' || v[i] == ']')
+			sb_ch(b, '\\');
+		sb_put(b, v + i, l);
+		i += l;
+	}
+}
+
+/* Printable US-ASCII but space, at most @max bytes, or "-". */
+static void sb_header_field(struct sb *b, const char *s, size_t max)
+{
+	size_t n = 0;
+
+	for (; s[n] && n < max; n++)
+		sb_ch(b, (s[n] > 32 && s[n] < 127) ? s[n] : '_');
+	if (!n)
+		sb_ch(b, '-');
+}
+
+/* Call @fn for each KEY=VALUE of @rec's dictionary (entries without '='
+ * or with an empty key are skipped). */
+static void each_dict(const struct pk_record *rec,
+		      void (*fn)(void *, const char *, size_t, const char *, size_t), void *arg)
+{
+	size_t n = rec->dict_len > PK_DICT_MAX ? PK_DICT_MAX : rec->dict_len;
+
+	for (size_t i = 0; i < n;) {
+		const char *e = rec->dict + i;
+		const char *end = memchr(e, '\0', n - i);
+		size_t elen = end ? (size_t)(end - e) : n - i;
+		const char *eq = memchr(e, '=', elen);
+
+		if (eq && eq != e)
+			fn(arg, e, (size_t)(eq - e), eq + 1, elen - (size_t)(eq - e) - 1);
+		i += elen + 1;
+	}
+}
+
+/* The syslog PRI facility: printk's 0 (kern) is reserved for the kernel on
+ * a syslog receiver, so it goes as user (1), as do numbers past 23. */
+static unsigned wire_facility(unsigned facility)
+{
+	return facility == 0 || facility > 23 ? 1 : facility;
+}
+
+static int64_t realtime_offset(void)
+{
+	struct pk_log *log = pk_printk_log_peek();
+
+	return log ? (int64_t)pk_load_relaxed(&pk_log_shared(log)->realtime_offset_ns)
+		   : pk_realtime_offset_ns();
+}
+
+static const char *app_name(struct net_console *nc, uint32_t pid)
+{
+	if (pid == 0 || pid == (uint32_t)getpid())
+		return nc->app;
+	if (nc->comm_pid != (pid_t)pid) {
+		char path[32];
+		int fd;
+		ssize_t n = -1;
+
+		snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+			n = read(fd, nc->comm, sizeof(nc->comm) - 1);
+			close(fd);
+		}
+		if (n > 0 && nc->comm[n - 1] == '\n')
+			n--;
+		nc->comm[n > 0 ? n : 0] = '\0';
+		nc->comm_pid = (pid_t)pid;
+	}
+	return nc->comm[0] ? nc->comm : nc->app;
+}
+
+struct sd_ctx {
+	struct sb *b;
+};
+
+static void sd_param(void *arg, const char *k, size_t kn, const char *v, size_t vn)
+{
+	struct sb *b = ((struct sd_ctx *)arg)->b;
+	char name[SD_NAME_MAX + 1];
+
+	sb_ch(b, ' ');
+	sb_put(b, name, pk_net_sd_name(name, k, kn));
+	sb_str(b, "=\"");
+	sb_sd_value(b, v, vn);
+	sb_ch(b, '"');
+}
+
+size_t pk_net_format_syslog(char *out, size_t cap, const struct pk_record *rec, int format,
+			    unsigned enterprise, const char *host, const char *app,
+			    int64_t rt_offset)
+{
+	struct sb b = { out, 0, cap };
+	uint64_t rt = rec->ts_nsec + (uint64_t)rt_offset;
+	time_t secs = (time_t)(rt / 1000000000u);
+	struct tm tm;
+	char t[64];
+	size_t tlen = rec->text_len > PK_TEXT_MAX ? PK_TEXT_MAX : rec->text_len;
+
+	sb_ch(&b, '<');
+	sb_u64(&b, wire_facility(rec->facility) * 8u + (rec->level & 7u));
+	sb_ch(&b, '>');
+	if (format == PK_SYSLOG_RFC3164) {
+		static const char mon[12][4] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
+						 "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+
+		localtime_r(&secs, &tm);
+		snprintf(t, sizeof(t), "%s %2d %02d:%02d:%02d ", mon[tm.tm_mon % 12], tm.tm_mday,
+			 tm.tm_hour, tm.tm_min, tm.tm_sec);
+		sb_str(&b, t);
+		sb_header_field(&b, host, 255);
+		sb_ch(&b, ' ');
+		sb_header_field(&b, app, 32);
+		snprintf(t, sizeof(t), "[%u]: ", rec->pid);
+		sb_str(&b, t);
+		sb_put(&b, rec->text, tlen);
+		return b.len;
+	}
+	gmtime_r(&secs, &tm);
+	snprintf(t, sizeof(t), "1 %04d-%02d-%02dT%02d:%02d:%02d.%06uZ ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (unsigned)(rt % 1000000000u / 1000u));
+	sb_str(&b, t);
+	sb_header_field(&b, host, 255);
+	sb_ch(&b, ' ');
+	sb_header_field(&b, app, 48);
+	snprintf(t, sizeof(t), " %u - [printk@%u seq=\"%llu\" tid=\"%u\"", rec->pid, enterprise,
+		 (unsigned long long)rec->seq, rec->tid);
+	sb_str(&b, t);
+
+	struct sd_ctx ctx = { &b };
+
+	each_dict(rec, sd_param, &ctx);
+	sb_ch(&b, ']');
+	if (tlen) {
+		sb_ch(&b, ' ');
+		if (pk_net_utf8_valid(rec->text, tlen))
+			sb_str(&b, "\xef\xbb\xbf");
+		sb_put(&b, rec->text, tlen);
+	}
+	return b.len;
+}
+
+/* One journal field: KEY=VALUE\n, or, when the value holds a newline,
+ * KEY\n, its length as 64-bit little endian, the value, \n. */
+static void jfield(struct sb *b, const char *name, const char *v, size_t n)
+{
+	sb_str(b, name);
+	if (!memchr(v, '\n', n)) {
+		sb_ch(b, '=');
+		sb_put(b, v, n);
+	} else {
+		unsigned char le[8];
+
+		sb_ch(b, '\n');
+		for (int i = 0; i < 8; i++)
+			le[i] = (unsigned char)((uint64_t)n >> (8 * i));
+		sb_put(b, le, 8);
+		sb_put(b, v, n);
+	}
+	sb_ch(b, '\n');
+}
+
+static void jfield_u64(struct sb *b, const char *name, uint64_t v)
+{
+	char t[24];
+	int n = snprintf(t, sizeof(t), "%llu", (unsigned long long)v);
+
+	jfield(b, name, t, (size_t)n);
+}
+
+static const char *const journal_own[] = {
+	"MESSAGE",    "PRIORITY", "SYSLOG_FACILITY",	  "SYSLOG_IDENTIFIER",
+	"SYSLOG_PID", "TID",	  "PRINTK_REALTIME_USEC", "PRINTK_SEQ" };
+
+static void journal_param(void *arg, const char *k, size_t kn, const char *v, size_t vn)
+{
+	struct sb *b = arg;
+	char name[JOURNAL_NAME_MAX + 8];
+	size_t len = pk_net_journal_name(name + 5, k, kn);
+
+	/* A key that would stand for one of our own fields gets DICT_. */
+	for (size_t i = 0; i < sizeof(journal_own) / sizeof(journal_own[0]); i++) {
+		if (!strcmp(name + 5, journal_own[i])) {
+			memcpy(name, "DICT_", 5);
+			if (len + 5 > JOURNAL_NAME_MAX)
+				name[JOURNAL_NAME_MAX] = '\0';
+			jfield(b, name, v, vn);
+			return;
+		}
+	}
+	jfield(b, name + 5, v, vn);
+}
+
+size_t pk_net_format_journal(char *out, size_t cap, const struct pk_record *rec, const char *app,
+			     int64_t rt_offset)
+{
+	struct sb b = { out, 0, cap };
+	size_t tlen = rec->text_len > PK_TEXT_MAX ? PK_TEXT_MAX : rec->text_len;
+
+	jfield(&b, "MESSAGE", rec->text, tlen);
+	jfield_u64(&b, "PRIORITY", rec->level & 7u);
+	jfield_u64(&b, "SYSLOG_FACILITY", wire_facility(rec->facility));
+	jfield(&b, "SYSLOG_IDENTIFIER", app, strlen(app));
+	jfield_u64(&b, "SYSLOG_PID", rec->pid);
+	jfield_u64(&b, "TID", rec->tid);
+	jfield_u64(&b, "PRINTK_SEQ", rec->seq);
+	jfield_u64(&b, "PRINTK_REALTIME_USEC", (rec->ts_nsec + (uint64_t)rt_offset) / 1000u);
+	each_dict(rec, journal_param, &b);
+	return b.len;
+}
+
+/* ----------------------------------------------------------- sockets -- */
+
+static void set_send_timeout(int fd)
+{
+	struct timeval tv = { SEND_TIMEOUT_MS / 1000, (SEND_TIMEOUT_MS % 1000) * 1000 };
+
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+static void net_close(struct net_console *nc)
+{
+	if (nc->fd >= 0 && nc->fd_pid == getpid())
+		close(nc->fd);
+	nc->fd = -1;
+}
+
+/* A datagram socket (unix or UDP) for @nc; UDP is connected, so that a
+ * receiver that is not there shows as a send error. */
+static int dgram_open(struct net_console *nc)
+{
+	int fd = socket(nc->addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	set_send_timeout(fd);
+	if (nc->kind == NET_UDP && connect(fd, (struct sockaddr *)&nc->addr, nc->addr_len) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	nc->fd = fd;
+	nc->fd_pid = getpid();
+	return 0;
+}
+
+static int tcp_connect(struct net_console *nc)
+{
+	int fd = socket(nc->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&nc->addr, nc->addr_len) < 0) {
+		err = -errno;
+		if (err == -EINPROGRESS) {
+			struct pollfd p = { fd, POLLOUT, 0 };
+			int r, soerr = 0;
+			socklen_t sl = sizeof(soerr);
+
+			while ((r = poll(&p, 1, CONNECT_TIMEOUT_MS)) < 0 && errno == EINTR)
+				;
+			if (r == 0)
+				err = -ETIMEDOUT;
+			else if (r < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+				err = -errno;
+			else
+				err = -soerr;
+		}
+	}
+	if (!err && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
+		err = -errno;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	set_send_timeout(fd);
+	nc->fd = fd;
+	nc->fd_pid = getpid();
+	return 0;
+}
+
+/* The receiver closed the connection (a syslog receiver never sends, so
+ * anything readable is the end) or it failed. */
+static int tcp_peer_gone(int fd)
+{
+	struct pollfd p = { fd, POLLIN | POLLRDHUP, 0 };
+	char c;
+
+	if (poll(&p, 1, 0) <= 0)
+		return 0;
+	if (p.revents & (POLLERR | POLLHUP | POLLRDHUP))
+		return 1;
+	return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) <= 0;
+}
+
+static int send_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* The journal: one datagram, or the payload in a sealed memfd passed with
+ * SCM_RIGHTS when it is too big for one (as libsystemd does). */
+static int journal_send(struct net_console *nc, const char *p, size_t n)
+{
+	struct msghdr mh = { 0 };
+	struct iovec iov = { (void *)p, n };
+	ssize_t w = -1;
+
+	mh.msg_name = &nc->addr;
+	mh.msg_namelen = nc->addr_len;
+	if (!nc->max_datagram || n <= nc->max_datagram) {
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		while ((w = sendmsg(nc->fd, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+			;
+		if (w >= 0)
+			return 0;
+		if (errno != EMSGSIZE && errno != ENOBUFS)
+			return -errno;
+	}
+
+	int mfd = memfd_create("printk-journal", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	int err = 0;
+
+	if (mfd < 0)
+		return -errno;
+	for (size_t off = 0; off < n && !err;) {
+		ssize_t k = write(mfd, p + off, n - off);
+
+		if (k < 0 && errno != EINTR)
+			err = -errno;
+		else if (k > 0)
+			off += (size_t)k;
+	}
+	if (!err &&
+	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+		err = -errno;
+	if (!err) {
+		union {
+			struct cmsghdr h;
+			char space[CMSG_SPACE(sizeof(int))];
+		} ctl;
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_iov = NULL;
+		mh.msg_iovlen = 0;
+		mh.msg_control = &ctl;
+		mh.msg_controllen = sizeof(ctl.space);
+
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &mfd, sizeof(int));
+		while ((w = sendmsg(nc->fd, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+			;
+		if (w < 0)
+			err = -errno;
+	}
+	close(mfd);
+	return err;
+}
+
+/* One message on @nc's open transport. */
+static int net_send(struct net_console *nc, char *msg, size_t n)
+{
+	switch (nc->kind) {
+	case NET_JOURNAL:
+		return journal_send(nc, msg, n);
+	case NET_UNIX: {
+		ssize_t w;
+
+		while ((w = sendto(nc->fd, msg, n, MSG_NOSIGNAL, (struct sockaddr *)&nc->addr,
+				   nc->addr_len)) < 0 &&
+		       errno == EINTR)
+			;
+		return w < 0 ? -errno : 0;
+	}
+	case NET_UDP:
+		return send_all(nc->fd, msg, n);
+	case NET_TCP: {
+		/* RFC 6587 octet counting: "LEN SP MSG"; the caller left room
+		 * for the prefix before @msg. */
+		char t[24];
+		int k = snprintf(t, sizeof(t), "%zu ", n);
+
+		msg -= k;
+		memcpy(msg, t, (size_t)k);
+		return send_all(nc->fd, msg, n + (size_t)k);
+	}
+	}
+	return -EINVAL;
+}
+
+/* ---------------------------------------------------------- the write -- */
+
+#define MSG_ROOM 24 /* before the message: the TCP frame's length */
+
+static size_t format_record(struct net_console *nc, const struct pk_record *rec)
+{
+	char *out = nc->buf + MSG_ROOM;
+	size_t cap = sizeof(nc->buf) - MSG_ROOM;
+	const char *app = app_name(nc, rec->pid);
+
+	if (nc->kind == NET_JOURNAL)
+		return pk_net_format_journal(out, cap, rec, app, realtime_offset());
+	return pk_net_format_syslog(out, cap, rec, nc->format, nc->enterprise, nc->host, app,
+				    realtime_offset());
+}
+
+/* The dropped notice as a record of its own: level 4, no dictionary. */
+static size_t format_notice(struct net_console *nc, const struct pk_record *next, uint64_t n)
+{
+	struct pk_record *notice = &nc->notice;
+
+	memset(notice, 0, offsetof(struct pk_record, text));
+	notice->seq = next->seq;
+	notice->ts_nsec = next->ts_nsec;
+	notice->pid = (uint32_t)getpid();
+	notice->tid = next->tid;
+	notice->level = 4;
+	notice->facility = next->facility;
+	notice->text_len =
+		(uint16_t)snprintf(notice->text, sizeof(notice->text),
+				   "** %llu printk messages dropped **", (unsigned long long)n);
+	notice->dict[0] = '\0';
+	return format_record(nc, notice);
+}
+
+static void schedule_retry(struct net_console *nc)
+{
+	nc->next_try_ns = pk_clock_ns() + (uint64_t)nc->backoff_ms * 1000000u;
+	nc->backoff_ms = nc->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : nc->backoff_ms * 2;
+}
+
+/* N2: TCP: connect if due; -EAGAIN while the receiver is away. */
+static int tcp_ready(struct net_console *nc)
+{
+	if (nc->fd >= 0 && (nc->fd_pid != getpid() || tcp_peer_gone(nc->fd)))
+		net_close(nc);
+	if (nc->fd >= 0)
+		return 0;
+
+	uint64_t now = pk_clock_ns();
+
+	if (now < nc->next_try_ns) {
+		uint64_t wait = nc->next_try_ns - now;
+
+		if (wait > (uint64_t)RETRY_SLEEP_MS * 1000000u)
+			return -EAGAIN;
+		struct timespec ts = { 0, (long)wait };
+
+		nanosleep(&ts, NULL);
+	}
+	if (tcp_connect(nc)) {
+		atomic_fetch_add_explicit(&nc->send_errors, 1, memory_order_relaxed);
+		schedule_retry(nc);
+		return -EAGAIN;
+	}
+	nc->backoff_ms = BACKOFF_MIN_MS;
+	atomic_fetch_add_explicit(&nc->connects, 1, memory_order_relaxed);
+	return 0;
+}
+
+/* A message could not be sent. TCP: the connection is given up (a frame
+ * may be cut) and the record waits; otherwise it is lost, and counted. */
+static int send_failed(struct net_console *nc, int err)
+{
+	atomic_fetch_add_explicit(&nc->send_errors, 1, memory_order_relaxed);
+	if (nc->kind == NET_TCP) {
+		net_close(nc);
+		schedule_retry(nc);
+		return -EAGAIN;
+	}
+	/* A full receiver queue: the record waits rather than being lost. */
+	if (nc->kind != NET_UDP && (err == -EAGAIN || err == -EWOULDBLOCK))
+		return -EAGAIN;
+	return 0;
+}
+
+static int net_write_record(struct console *con, const struct pk_record *rec)
+{
+	struct net_console *nc = (struct net_console *)con;
+	int err;
+
+	if (nc->kind == NET_TCP) {
+		if ((err = tcp_ready(nc)))
+			return err;
+	} else if (nc->fd < 0 || nc->fd_pid != getpid()) {
+		nc->fd = -1;
+		if ((err = dgram_open(nc))) {
+			atomic_fetch_add_explicit(&nc->send_errors, 1, memory_order_relaxed);
+			return 0;
+		}
+	}
+
+	uint64_t lost = pk_console_take_dropped(con);
+
+	nc->lost += lost;
+	atomic_fetch_add_explicit(&nc->dropped, lost, memory_order_relaxed);
+	if (nc->lost) {
+		size_t n = format_notice(nc, rec, nc->lost);
+
+		if ((err = net_send(nc, nc->buf + MSG_ROOM, n)))
+			return send_failed(nc, err);
+		nc->lost = 0;
+		atomic_fetch_add_explicit(&nc->sent, 1, memory_order_relaxed);
+	}
+
+	size_t n = format_record(nc, rec);
+
+	if ((err = net_send(nc, nc->buf + MSG_ROOM, n)))
+		return send_failed(nc, err);
+	atomic_fetch_add_explicit(&nc->sent, 1, memory_order_relaxed);
+	return 0;
+}
+
+/* ------------------------------------------------------- construction -- */
+
+int pk_console_net_owns(const struct console *con)
+{
+	return con && con->write_record == net_write_record;
+}
+
+/* Unregistered by pk_printk_exit(), or freed by pk_console_destroy(). */
+static void net_release(struct console *con)
+{
+	struct net_console *nc = (struct net_console *)con;
+
+	net_close(nc);
+	free(nc);
+}
+
+void pk_console_net_set_max_datagram(struct console *con, size_t n)
+{
+	if (pk_console_net_owns(con))
+		((struct net_console *)con)->max_datagram = n;
+}
+
+static struct net_console *net_alloc(enum net_kind kind, const char *name)
+{
+	struct net_console *nc = calloc(1, sizeof(*nc));
+
+	if (!nc)
+		return NULL;
+	snprintf(nc->con.name, sizeof(nc->con.name), "%s", name);
+	nc->con.write_record = net_write_record;
+	nc->con.release = net_release;
+	nc->con.flags = PK_CON_ENABLED | PK_CON_THREADED;
+	nc->kind = kind;
+	nc->fd = -1;
+	nc->backoff_ms = BACKOFF_MIN_MS;
+	nc->enterprise = PK_SYSLOG_ENTERPRISE_DEFAULT;
+	snprintf(nc->app, sizeof(nc->app), "%s",
+		 program_invocation_short_name[0] ? program_invocation_short_name : "printk");
+	if (gethostname(nc->host, sizeof(nc->host) - 1) < 0)
+		nc->host[0] = '\0';
+	return nc;
+}
+
+static int unix_addr(struct net_console *nc, const char *path)
+{
+	struct sockaddr_un *un = (struct sockaddr_un *)&nc->addr;
+	size_t n = strlen(path);
+
+	if (!n || n >= sizeof(un->sun_path))
+		return -EINVAL;
+	un->sun_family = AF_UNIX;
+	memcpy(un->sun_path, path, n + 1);
+	nc->addr_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
+	return 0;
+}
+
+int pk_console_journal_create(struct console **conp, const char *socket_path)
+{
+	if (!conp)
+		return -EINVAL;
+
+	struct net_console *nc = net_alloc(NET_JOURNAL, "journal");
+	int err;
+
+	if (!nc)
+		return -ENOMEM;
+	if ((err = unix_addr(nc, socket_path ? socket_path : PK_JOURNAL_SOCKET))) {
+		free(nc);
+		return err;
+	}
+	*conp = &nc->con;
+	return 0;
+}
+
+/* "HOST:PORT" or "[V6]:PORT" into @nc->addr. */
+static int inet_addr_of(struct net_console *nc, const char *hp, int stream)
+{
+	char host[256];
+	const char *colon, *h = hp;
+	size_t hlen;
+
+	if (*hp == '[') {
+		const char *close = strchr(hp, ']');
+
+		if (!close || close[1] != ':')
+			return -EINVAL;
+		h = hp + 1;
+		hlen = (size_t)(close - h);
+		colon = close + 1;
+	} else {
+		colon = strrchr(hp, ':');
+		if (!colon)
+			return -EINVAL;
+		hlen = (size_t)(colon - hp);
+	}
+	if (!hlen || hlen >= sizeof(host) || !colon[1] ||
+	    strspn(colon + 1, "0123456789") != strlen(colon + 1) || strlen(colon + 1) > 5 ||
+	    atoi(colon + 1) < 1 || atoi(colon + 1) > 65535)
+		return -EINVAL;
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+
+	struct addrinfo hints = { 0 }, *res;
+
+	hints.ai_socktype = stream ? SOCK_STREAM : SOCK_DGRAM;
+	hints.ai_flags = AI_NUMERICSERV;
+	if (getaddrinfo(host, colon + 1, &hints, &res) || !res)
+		return -EHOSTUNREACH;
+	memcpy(&nc->addr, res->ai_addr, res->ai_addrlen);
+	nc->addr_len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+int pk_console_syslog_create(struct console **conp, const char *target, int format,
+			     unsigned enterprise)
+{
+	if (!conp || !target || (format != PK_SYSLOG_RFC5424 && format != PK_SYSLOG_RFC3164))
+		return -EINVAL;
+
+	enum net_kind kind;
+	const char *rest;
+
+	if (!strncmp(target, "unix:", 5))
+		kind = NET_UNIX, rest = target + 5;
+	else if (!strncmp(target, "udp:", 4))
+		kind = NET_UDP, rest = target + 4;
+	else if (!strncmp(target, "tcp:", 4))
+		kind = NET_TCP, rest = target + 4;
+	else
+		return -EINVAL;
+
+	struct net_console *nc = net_alloc(kind, "syslog");
+	int err;
+
+	if (!nc)
+		return -ENOMEM;
+	nc->format = format;
+	if (enterprise)
+		nc->enterprise = enterprise;
+	err = kind == NET_UNIX ? unix_addr(nc, rest) : inet_addr_of(nc, rest, kind == NET_TCP);
+	if (err) {
+		free(nc);
+		return err;
+	}
+	*conp = &nc->con;
+	return 0;
+}
+
+int pk_console_forward_stats(const struct console *con, struct pk_forward_stats *stats)
+{
+	if (!pk_console_net_owns(con) || !stats)
+		return -EINVAL;
+
+	struct net_console *nc = (struct net_console *)con;
+
+	stats->sent = atomic_load_explicit(&nc->sent, memory_order_relaxed);
+	stats->send_errors = atomic_load_explicit(&nc->send_errors, memory_order_relaxed);
+	stats->dropped = atomic_load_explicit(&nc->dropped, memory_order_relaxed);
+	stats->connects = atomic_load_explicit(&nc->connects, memory_order_relaxed);
+	return 0;
+}

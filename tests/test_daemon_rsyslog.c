@@ -1,0 +1,696 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_daemon_rsyslog.c - the syslog forwarding consoles against a real
+ * rsyslogd (Debian's rsyslog), started here unprivileged in the foreground
+ * with a private work directory, listening on 127.0.0.1 UDP and TCP ports
+ * picked free, writing every field it parsed as one JSON line:
+ *   - RFC 5424 over UDP: PRI (facility 0 sent as user), RFC 3339 time with
+ *     microseconds from the record's realtime, hostname, app name, pid,
+ *     MSGID "-", the SD-ELEMENT printk@32473 with seq, tid and the
+ *     dictionary (names mapped, values escaped), multi-line text as one
+ *     message, a 1023-byte text, a BOM only before valid UTF-8; the raw
+ *     message byte for byte;
+ *   - RFC 5424 over a unix datagram socket (imuxsock, as /dev/log);
+ *   - the enterprise number of the C constructor;
+ *   - RFC 3164 over UDP;
+ *   - TCP with octet counting: rsyslogd stopped, records printed, rsyslogd
+ *     started again: every record arrives once, in order; with a ring too
+ *     small to hold them, "** N printk messages dropped **" with the exact
+ *     count, followed by the records that were left;
+ *   - console=syslog:... in PRINTK_OPTS (a child process).
+ * Label "daemons": run by scripts/test.sh in the gcc build only.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <printk/console.h>
+#include <printk/forward.h>
+#include <printk/log.h>
+#include <printk/printk.h>
+
+#include "daemon_util.h"
+#include "reader.h"
+#include "testutil.h"
+
+static int udp_port, tcp_port;
+static pid_t rs_pid = -1;
+static char host[256];
+static const char *app;
+
+static int free_port(int type)
+{
+	int fd = socket(AF_INET, type, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+static void write_conf(void)
+{
+	FILE *f = fopen(test_dir_path("rsyslog.conf"), "w");
+	const char *d = test_dir();
+
+	assert_non_null(f);
+	fprintf(f,
+		"global(workDirectory=\"%s/spool\" net.enableDNS=\"off\" "
+		"processInternalMessages=\"on\"\n"
+		"       parser.escapeControlCharactersOnReceive=\"off\" maxMessageSize=\"64k\")\n"
+		"module(load=\"imudp\")\nmodule(load=\"imtcp\")\n"
+		"module(load=\"imuxsock\" SysSock.Use=\"off\")\n"
+		"input(type=\"imuxsock\" Socket=\"%s/log.sock\" UseSysTimeStamp=\"off\"\n"
+		"      IgnoreTimestamp=\"off\" RateLimit.Interval=\"0\" useSpecialParser=\"off\"\n"
+		"      parseHostname=\"on\")\n"
+		"input(type=\"imudp\" address=\"127.0.0.1\" port=\"%d\" rateLimit.interval=\"0\")\n"
+		"input(type=\"imtcp\" address=\"127.0.0.1\" port=\"%d\" "
+		"supportOctetCountedFraming=\"on\")\n"
+		"template(name=\"j\" type=\"list\" option.jsonf=\"on\") {\n"
+		" property(outname=\"inputname\" name=\"inputname\" format=\"jsonf\")\n"
+		" property(outname=\"pri\" name=\"pri\" format=\"jsonf\")\n"
+		" property(outname=\"facility\" name=\"syslogfacility\" format=\"jsonf\")\n"
+		" property(outname=\"severity\" name=\"syslogseverity\" format=\"jsonf\")\n"
+		" property(outname=\"timestamp\" name=\"timereported\" dateFormat=\"rfc3339\" "
+		"format=\"jsonf\")\n"
+		" property(outname=\"hostname\" name=\"hostname\" format=\"jsonf\")\n"
+		" property(outname=\"app_name\" name=\"app-name\" format=\"jsonf\")\n"
+		" property(outname=\"procid\" name=\"procid\" format=\"jsonf\")\n"
+		" property(outname=\"msgid\" name=\"msgid\" format=\"jsonf\")\n"
+		" property(outname=\"structured_data\" name=\"structured-data\" format=\"jsonf\")\n"
+		" property(outname=\"msg\" name=\"msg\" format=\"jsonf\")\n"
+		" property(outname=\"rawmsg\" name=\"rawmsg\" format=\"jsonf\")\n"
+		"}\n"
+		"*.* action(type=\"omfile\" file=\"%s/messages.jsonl\" template=\"j\")\n",
+		d, d, udp_port, tcp_port, d);
+	fclose(f);
+	mkdir(test_dir_path("spool"), 0700);
+}
+
+static int tcp_open(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				.sin_port = htons((uint16_t)tcp_port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+
+	close(fd);
+	return ok;
+}
+
+static void udp_probe(unsigned n)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				.sin_port = htons((uint16_t)udp_port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	char m[64];
+	int len = snprintf(m, sizeof(m), "<13>1 - - probe - - - probe-%u", n);
+
+	sendto(fd, m, (size_t)len, 0, (struct sockaddr *)&a, sizeof(a));
+	close(fd);
+}
+
+/* Start rsyslogd; ready when TCP accepts and a UDP probe reached the file. */
+static int rs_start(void)
+{
+	static unsigned probe;
+	const char *bin =
+		access("/usr/sbin/rsyslogd", X_OK) == 0 ? "/usr/sbin/rsyslogd" : "rsyslogd";
+
+	const char *argv[] = { bin, "-n", "-f", test_dir_path("rsyslog.conf"), "-i",
+			       test_dir_path("rsyslogd.pid"), NULL };
+
+	rs_pid = spawn_logged(argv, test_dir_path("rsyslogd.log"), NULL);
+	if (rs_pid < 0)
+		return 0;
+
+	uint64_t start = now_ms();
+
+	probe++;
+	while (now_ms() - start < 10000) {
+		int st;
+
+		if (waitpid(rs_pid, &st, WNOHANG) == rs_pid) {
+			rs_pid = -1;
+			return 0;
+		}
+		if (tcp_open()) {
+			char want[32], *all;
+
+			snprintf(want, sizeof(want), "probe-%u\"", probe);
+			udp_probe(probe);
+			usleep(20000);
+			all = slurp(test_dir_path("messages.jsonl"));
+			int ok = all && strstr(all, want);
+
+			free(all);
+			if (ok)
+				return 1;
+		} else {
+			usleep(10000);
+		}
+	}
+	return 0;
+}
+
+static void rs_stop(void)
+{
+	int st;
+
+	if (rs_pid < 0)
+		return;
+	kill(rs_pid, SIGTERM);
+	test_reap(rs_pid, &st, 10000);
+	rs_pid = -1;
+}
+
+static void rs_start_or_give_up(void)
+{
+	if (!rs_start()) {
+		char *log = slurp(test_dir_path("rsyslogd.log"));
+
+		rs_stop();
+		daemon_unavailable("rsyslogd did not start (Debian: rsyslog): %s",
+				   log ? log : "no output");
+	}
+}
+
+/* Lines of the output whose rawmsg holds @marker, in order. */
+struct got {
+	int n;
+	char *line[600];
+};
+
+static void got_free(struct got *g)
+{
+	for (int i = 0; i < g->n; i++)
+		free(g->line[i]);
+	g->n = 0;
+}
+
+static void collect(const char *marker, struct got *g)
+{
+	char *all = slurp(test_dir_path("messages.jsonl"));
+
+	got_free(g);
+	for (char *l = all, *e; l && *l; l = e + 1) {
+		e = strchr(l, '\n');
+		if (!e)
+			break;
+		*e = '\0';
+
+		char *raw = json_get(l, "rawmsg", NULL);
+
+		if (raw && strstr(raw, marker) && g->n < 600)
+			g->line[g->n++] = strdup(l);
+		free(raw);
+	}
+	free(all);
+}
+
+/* Wait until @n lines with @marker arrived (20 s at most). */
+static void wait_for(const char *marker, int n, struct got *g)
+{
+	uint64_t start = now_ms();
+
+	do {
+		collect(marker, g);
+		if (g->n >= n)
+			break;
+		usleep(20000);
+	} while (now_ms() - start < 20000);
+}
+
+static void assert_field(const char *line, const char *key, const char *want)
+{
+	char *v = json_get(line, key, NULL);
+
+	if (!v || strcmp(v, want))
+		fail_msg("%s: got '%s', want '%s' in %s", key, v ? v : "(missing)", want, line);
+	free(v);
+}
+
+/* The record of printk's log whose text starts with @prefix. */
+static void find_record(const char *prefix, struct pk_record *rec)
+{
+	struct pk_log *log = pk_printk_log();
+
+	for (uint64_t seq = 0; pk_log_read(log, seq, rec, 0) == 0; seq = rec->seq + 1)
+		if (!strncmp(rec->text, prefix, strlen(prefix)))
+			return;
+	fail_msg("no record '%s'", prefix);
+}
+
+static void rfc3339(const struct pk_record *rec, char *out, size_t n)
+{
+	struct pk_log_info info;
+	struct tm tm;
+
+	assert_int_equal(pk_log_info(pk_printk_log(), &info), 0);
+
+	uint64_t rt = rec->ts_nsec + (uint64_t)info.realtime_offset_ns;
+	time_t s = (time_t)(rt / 1000000000u);
+
+	gmtime_r(&s, &tm);
+	snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (unsigned)(rt % 1000000000u / 1000u));
+}
+
+/* "udp:127.0.0.1:PORT" or "tcp:..." of this test's rsyslogd. */
+static const char *target(const char *proto)
+{
+	static char b[64];
+
+	snprintf(b, sizeof(b), "%s:127.0.0.1:%d", proto, proto[0] == 'u' ? udp_port : tcp_port);
+	return b;
+}
+
+static struct console *add_console(const char *target, int format, unsigned enterprise)
+{
+	struct console *con;
+
+	assert_int_equal(pk_console_syslog_create(&con, target, format, enterprise), 0);
+	assert_true(con->flags & PK_CON_THREADED);
+	assert_int_equal(pk_register_console(con), 0);
+	return con;
+}
+
+static void drop_console(struct console *con)
+{
+	assert_int_equal(pk_unregister_console(con), 0);
+	pk_console_destroy(con);
+}
+
+static const char bom[] = "\xef\xbb\xbf";
+
+/* One record's fields and raw message, RFC 5424. */
+static void check_5424(const char *line, const struct pk_record *rec, int pri, const char *sd,
+		       const char *text)
+{
+	char t[64], want[4096];
+
+	snprintf(t, sizeof(t), "%d", pri);
+	assert_field(line, "pri", t);
+	snprintf(t, sizeof(t), "%d", pri / 8);
+	assert_field(line, "facility", t);
+	snprintf(t, sizeof(t), "%d", pri % 8);
+	assert_field(line, "severity", t);
+	rfc3339(rec, t, sizeof(t));
+	assert_field(line, "timestamp", t);
+	assert_field(line, "hostname", host);
+	assert_field(line, "app_name", app);
+	snprintf(want, sizeof(want), "%d", (int)getpid());
+	assert_field(line, "procid", want);
+	assert_field(line, "msgid", "-");
+	assert_field(line, "structured_data", sd);
+
+	int utf8 = 1;
+
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+		if (*p >= 0x80 && (*p == 0xff || *p == 0xfe))
+			utf8 = 0;
+	snprintf(want, sizeof(want), "%s%s", utf8 ? bom : "", text);
+	assert_field(line, "msg", want);
+	snprintf(want, sizeof(want), "<%d>1 %s %s %s %d - %s %s%s", pri, t, host, app,
+		 (int)getpid(), sd, utf8 ? bom : "", text);
+	assert_field(line, "rawmsg", want);
+}
+
+static void test_udp_rfc5424(void **state)
+{
+	(void)state;
+	struct console *con = add_console(target("udp"), PK_SYSLOG_RFC5424, 0);
+	static const char dict1[] = "SUBSYSTEM=net\0DEVICE=+net:eth0";
+	/* names that are no SD-NAMEs; values with the three escapes and
+	 * bytes that are not UTF-8; entries that are no KEY=VALUE */
+	static const char dict2[] = "my key=a\"b]c\\d\0"
+				    "lower.case=ok\0"
+				    "=novalue\0"
+				    "noequals\0"
+				    "A_NAME_LONGER_THAN_THIRTY_TWO_CHARACTERS=long\0"
+				    "BIN=x\xff y";
+	char big[PK_TEXT_MAX + 1];
+
+	memset(big, 'b', PK_TEXT_MAX);
+	memcpy(big, "U5-big ", 7);
+	big[PK_TEXT_MAX - 1] = 'E';
+	big[PK_TEXT_MAX] = '\0';
+	pk_printk_emit(0, 3, dict1, sizeof(dict1) - 1, "U5-plain kern err with a dictionary");
+	pk_printk_emit(3, 6, NULL, 0, "U5-multi first line\n\tsecond line, tab\nthird");
+	pk_printk_emit(16, 5, NULL, 0, "%s", big);
+	pk_printk_emit(23, 0, NULL, 0, "U5-bytes \xff\xfe not UTF-8");
+	pk_printk_emit(1, 4, dict2, sizeof(dict2) - 1, "U5-escapes caf\xc3\xa9");
+	assert_int_equal(pk_pr_flush(5000, 0), 1);
+
+	struct got g = { 0 };
+	struct pk_record rec;
+	char sd[2048];
+
+	wait_for("U5-", 5, &g);
+	assert_int_equal(g.n, 5);
+
+	find_record("U5-plain", &rec);
+	snprintf(sd, sizeof(sd),
+		 "[printk@32473 seq=\"%llu\" tid=\"%u\" SUBSYSTEM=\"net\" DEVICE=\"+net:eth0\"]",
+		 (unsigned long long)rec.seq, rec.tid);
+	assert_int_equal(rec.tid, (unsigned)syscall(SYS_gettid));
+	check_5424(g.line[0], &rec, 8 + 3, sd, "U5-plain kern err with a dictionary");
+
+	find_record("U5-multi", &rec);
+	snprintf(sd, sizeof(sd), "[printk@32473 seq=\"%llu\" tid=\"%u\"]",
+		 (unsigned long long)rec.seq, rec.tid);
+	check_5424(g.line[1], &rec, 3 * 8 + 6, sd,
+		   "U5-multi first line\n\tsecond line, tab\nthird");
+
+	find_record("U5-big", &rec);
+	assert_int_equal(rec.text_len, PK_TEXT_MAX);
+	snprintf(sd, sizeof(sd), "[printk@32473 seq=\"%llu\" tid=\"%u\"]",
+		 (unsigned long long)rec.seq, rec.tid);
+	check_5424(g.line[2], &rec, 16 * 8 + 5, sd, big);
+
+	find_record("U5-bytes", &rec);
+	snprintf(sd, sizeof(sd), "[printk@32473 seq=\"%llu\" tid=\"%u\"]",
+		 (unsigned long long)rec.seq, rec.tid);
+	check_5424(g.line[3], &rec, 23 * 8 + 0, sd, "U5-bytes \xff\xfe not UTF-8");
+
+	find_record("U5-escapes", &rec);
+	snprintf(sd, sizeof(sd),
+		 "[printk@32473 seq=\"%llu\" tid=\"%u\" my_key=\"a\\\"b\\]c\\\\d\" "
+		 "lower.case=\"ok\" "
+		 "A_NAME_LONGER_THAN_THIRTY_TWO_CH=\"long\" BIN=\"x\xef\xbf\xbd y\"]",
+		 (unsigned long long)rec.seq, rec.tid);
+	check_5424(g.line[4], &rec, 8 + 4, sd, "U5-escapes caf\xc3\xa9");
+
+	struct pk_forward_stats st;
+
+	assert_int_equal(pk_console_forward_stats(con, &st), 0);
+	assert_true(st.sent >= 5);
+	assert_int_equal(st.send_errors, 0);
+	assert_int_equal(st.dropped, 0);
+	got_free(&g);
+	drop_console(con);
+}
+
+/* A unix datagram socket, as /dev/log: rsyslog's imuxsock on a socket of
+ * the test's own, its own parser for local messages turned off. */
+static void test_unix_rfc5424(void **state)
+{
+	(void)state;
+	char t[600];
+	struct console *con;
+	struct got g = { 0 };
+	struct pk_record rec;
+	char sd[256];
+
+	snprintf(t, sizeof(t), "unix:%s", test_dir_path("log.sock"));
+	assert_int_equal(pk_console_syslog_create(&con, t, PK_SYSLOG_RFC5424, 0), 0);
+	assert_int_equal(pk_register_console(con), 0);
+	pk_printk_emit(4, 2, "DEVICE=b8:0", 11, "UX-local one\ntwo\n");
+	assert_int_equal(pk_pr_flush(5000, 0), 1);
+	wait_for("UX-", 1, &g);
+	assert_int_equal(g.n, 1);
+	find_record("UX-", &rec);
+	snprintf(sd, sizeof(sd), "[printk@32473 seq=\"%llu\" tid=\"%u\" DEVICE=\"b8:0\"]",
+		 (unsigned long long)rec.seq, rec.tid);
+	assert_field(g.line[0], "inputname", "imuxsock");
+	check_5424(g.line[0], &rec, 4 * 8 + 2, sd, "UX-local one\ntwo");
+	got_free(&g);
+	drop_console(con);
+}
+
+static void test_enterprise_number(void **state)
+{
+	(void)state;
+	struct console *con = add_console(target("udp"), PK_SYSLOG_RFC5424, 99999);
+	struct got g = { 0 };
+	struct pk_record rec;
+	char sd[256];
+
+	pk_printk_emit(1, 6, "K=v", 3, "EN-one");
+	assert_int_equal(pk_pr_flush(5000, 0), 1);
+	wait_for("EN-one", 1, &g);
+	assert_int_equal(g.n, 1);
+	find_record("EN-one", &rec);
+	snprintf(sd, sizeof(sd), "[printk@99999 seq=\"%llu\" tid=\"%u\" K=\"v\"]",
+		 (unsigned long long)rec.seq, rec.tid);
+	check_5424(g.line[0], &rec, 14, sd, "EN-one");
+	got_free(&g);
+	drop_console(con);
+}
+
+static void test_udp_rfc3164(void **state)
+{
+	(void)state;
+	struct console *con = add_console(target("udp"), PK_SYSLOG_RFC3164, 0);
+	struct got g = { 0 };
+	struct pk_record rec;
+	struct pk_log_info info;
+	char want[512], t[64];
+	struct tm tm;
+
+	pk_printk_emit(0, 2, "K=v", 3, "O3-old style\nsecond line");
+	assert_int_equal(pk_pr_flush(5000, 0), 1);
+	wait_for("O3-", 1, &g);
+	assert_int_equal(g.n, 1);
+	find_record("O3-", &rec);
+	assert_int_equal(pk_log_info(pk_printk_log(), &info), 0);
+
+	time_t s = (time_t)((rec.ts_nsec + (uint64_t)info.realtime_offset_ns) / 1000000000u);
+
+	localtime_r(&s, &tm);
+	strftime(t, sizeof(t), "%b %e %H:%M:%S", &tm);
+	assert_field(g.line[0], "pri", "10");
+	assert_field(g.line[0], "hostname", host);
+	assert_field(g.line[0], "app_name", app);
+	snprintf(want, sizeof(want), "%d", (int)getpid());
+	assert_field(g.line[0], "procid", want);
+	assert_field(g.line[0], "msg", " O3-old style\nsecond line");
+	snprintf(want, sizeof(want), "<10>%s %s %s[%d]: O3-old style\nsecond line", t, host, app,
+		 (int)getpid());
+	assert_field(g.line[0], "rawmsg", want);
+	got_free(&g);
+	drop_console(con);
+}
+
+/* Print @n records "@tag <i>" and return. */
+static void print_n(const char *tag, int from, int n)
+{
+	for (int i = from; i < from + n; i++)
+		pk_printk_emit(1, 6, NULL, 0, "%s %04d padding the record to sixty bytes or so\n",
+			       tag, i);
+}
+
+static int rec_index(const char *line, const char *tag)
+{
+	char *msg = json_get(line, "msg", NULL);
+	const char *p = strstr(msg, tag);
+	int i = p ? atoi(p + strlen(tag) + 1) : -1;
+
+	free(msg);
+	return i;
+}
+
+static void test_tcp_reconnect(void **state)
+{
+	(void)state;
+	struct console *con = add_console(target("tcp"), PK_SYSLOG_RFC5424, 0);
+	struct got g = { 0 };
+	struct pk_forward_stats st;
+
+	print_n("TC-a", 0, 20);
+	assert_int_equal(pk_pr_flush(5000, 0), 1);
+	wait_for("TC-a", 20, &g);
+	assert_int_equal(g.n, 20);
+	for (int i = 0; i < 20; i++) {
+		assert_field(g.line[i], "inputname", "imtcp");
+		assert_int_equal(rec_index(g.line[i], "TC-a"), i);
+	}
+	rs_stop();
+	print_n("TC-b", 0, 30);
+	usleep(300000); /* the console finds the receiver gone and waits */
+	assert_int_equal(pk_pr_flush(200, 0), 0);
+	rs_start_or_give_up();
+	assert_int_equal(pk_pr_flush(20000, 0), 1);
+	wait_for("TC-b", 30, &g);
+	assert_int_equal(g.n, 30);
+	for (int i = 0; i < 30; i++)
+		assert_int_equal(rec_index(g.line[i], "TC-b"), i);
+	collect("printk messages dropped", &g);
+	assert_int_equal(g.n, 0);
+	assert_int_equal(pk_console_forward_stats(con, &st), 0);
+	assert_int_equal(st.connects, 2);
+	assert_int_equal(st.dropped, 0);
+	got_free(&g);
+	drop_console(con);
+}
+
+/* The ring (8 KiB, set in main) cannot hold what is printed while the
+ * receiver is away: the oldest go, and the console says how many. */
+static void test_tcp_dropped(void **state)
+{
+	(void)state;
+	struct console *con = add_console(target("tcp"), PK_SYSLOG_RFC5424, 0);
+	struct got g = { 0 };
+	struct pk_forward_stats st;
+	const int n = 400;
+
+	print_n("TD-a", 0, 1);
+	assert_int_equal(pk_pr_flush(5000, 0), 1);
+	wait_for("TD-a", 1, &g);
+	assert_int_equal(g.n, 1);
+	rs_stop();
+	print_n("TD-b", 0, n);
+	rs_start_or_give_up();
+	assert_int_equal(pk_pr_flush(20000, 0), 1);
+
+	/* the last record arrives; the notice and what was left before it */
+	wait_for("TD-b 0399", 1, &g);
+	assert_int_equal(g.n, 1);
+
+	/* In the order received: each notice says exactly how many records
+	 * are missing before the next one; every record is there once. (The
+	 * ring may keep a lone older record past the gap: then two notices.) */
+	char *all = slurp(test_dir_path("messages.jsonl"));
+	int next = 0, pending = 0, notices = 0, lost = 0;
+
+	for (char *l = all, *e; (e = strchr(l, '\n')); l = e + 1) {
+		*e = '\0';
+
+		char *msg = json_get(l, "msg", NULL);
+		unsigned long long k;
+		char *td = strstr(msg, "TD-b ");
+
+		if (sscanf(msg, "\xef\xbb\xbf** %llu printk messages dropped **", &k) == 1) {
+			char *sev = json_get(l, "severity", NULL);
+
+			assert_int_equal(pending, 0);
+			assert_string_equal(sev, "4");
+			free(sev);
+			notices++;
+			pending = (int)k;
+			lost += (int)k;
+		} else if (td) {
+			int i = atoi(td + 5);
+
+			if (i != next + pending)
+				fail_msg("record %d where %d was due (%d reported lost)", i,
+					 next + pending, pending);
+			next = i + 1;
+			pending = 0;
+		}
+		free(msg);
+	}
+	free(all);
+	assert_int_equal(next, n);
+	assert_int_equal(pending, 0);
+	assert_true(notices >= 1);
+	assert_true(lost > 0);
+
+	int first = lost;
+
+	assert_int_equal(pk_console_forward_stats(con, &st), 0);
+	assert_int_equal(st.dropped, (uint64_t)first);
+	got_free(&g);
+	drop_console(con);
+}
+
+/* PRINTK_OPTS names the consoles; a child, since options apply at start. */
+static void test_printk_opts(void **state)
+{
+	(void)state;
+	char opts[256], self[512];
+	ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	assert_true(k > 0);
+	self[k] = '\0';
+	snprintf(opts, sizeof(opts),
+		 "console=syslog:udp:127.0.0.1:%d,rfc3164 console=syslog:tcp:127.0.0.1:%d",
+		 udp_port, tcp_port);
+
+	const char *argv[] = { self, "--opts-child", NULL };
+	pid_t pid = spawn_logged(argv, NULL, opts);
+
+	assert_true(pid > 0);
+
+	int st;
+	struct got g = { 0 };
+
+	test_reap(pid, &st, 20000);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	wait_for("OP-child", 2, &g);
+	assert_int_equal(g.n, 2);
+	/* one by each: RFC 3164 over UDP, RFC 5424 over TCP */
+	int udp = strstr(g.line[0], "\"imudp\"") ? 0 : 1;
+
+	assert_field(g.line[udp], "inputname", "imudp");
+	assert_field(g.line[1 - udp], "inputname", "imtcp");
+	assert_field(g.line[udp], "msg", " OP-child via PRINTK_OPTS");
+	assert_field(g.line[1 - udp], "msg", "\xef\xbb\xbfOP-child via PRINTK_OPTS");
+	got_free(&g);
+}
+
+static int opts_child(void)
+{
+	pk_printk_emit(1, 5, NULL, 0, "OP-child via PRINTK_OPTS");
+	return pk_pr_flush(5000, 0) == 1 ? 0 : 1;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	assert_int_equal(test_dir_make("rsyslog"), 0);
+	udp_port = free_port(SOCK_DGRAM);
+	tcp_port = free_port(SOCK_STREAM);
+	write_conf();
+	rs_start_or_give_up();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	rs_stop();
+	if (!getenv("PRINTK_KEEP_TEST_DIR"))
+		test_dir_remove();
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--opts-child"))
+		return opts_child();
+	/* before the first record: a ring small enough to overwrite */
+	if (pk_set_log_buf_len(8192))
+		return 1;
+	pk_unregister_console(pk_console_stderr());
+	gethostname(host, sizeof(host));
+	app = program_invocation_short_name;
+
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_udp_rfc5424, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unix_rfc5424, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_enterprise_number, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_udp_rfc3164, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tcp_reconnect, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tcp_dropped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_printk_opts, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

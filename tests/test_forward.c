@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_forward.c - the forwarding consoles (src/console_net.c) without a
+ * collector daemon (those are tests/test_daemon_*.c):
+ *   - the wire forms, exact bytes: RFC 5424 (PRI, time, SD-ELEMENT with
+ *     escapes and name mapping, BOM only before UTF-8), RFC 3164, the
+ *     journal's native fields (binary form for values with newlines);
+ *   - the name mappings: SD-NAME, journal field name;
+ *   - the constructors' errors; console=journal / console=syslog:... in
+ *     PRINTK_OPTS (parsing);
+ *   - UDP to a port nobody listens on: send errors counted, the console
+ *     stays enabled;
+ *   - TCP with nobody listening: the records wait in the ring (-EAGAIN is
+ *     no failure: the console stays enabled and pr_flush says not done),
+ *     then a listener appears and gets every record, octet-counted.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <printk/console.h>
+#include <printk/forward.h>
+#include <printk/log.h>
+#include <printk/printk.h>
+
+#include "console_net.h"
+#include "options.h"
+#include "testutil.h"
+
+static struct pk_record *make_rec(uint64_t seq, int fac, int level, const char *text,
+				  const char *dict, size_t dict_len)
+{
+	static struct pk_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.seq = seq;
+	r.ts_nsec = 5 * 1000000000ull + 123456789; /* 5.123456789 s */
+	r.pid = 4242;
+	r.tid = 4243;
+	r.facility = (uint8_t)fac;
+	r.level = (uint8_t)level;
+	r.text_len = (uint16_t)strlen(text);
+	memcpy(r.text, text, r.text_len);
+	r.dict_len = (uint16_t)dict_len;
+	memcpy(r.dict, dict, dict_len);
+	return &r;
+}
+
+/* 2026-12-04T14:00:00Z minus the record's 5.123456789 s. */
+#define OFFSET ((int64_t)1796392800 * 1000000000 - 5123456789)
+
+static void test_rfc5424_bytes(void **state)
+{
+	(void)state;
+	char out[8192];
+	static const char dict[] = "SUBSYSTEM=net\0my key=a\"b]c\\d\0=x\0noeq\0BIN=\xff";
+	struct pk_record *r = make_rec(42, 0, 3, "hello\nworld", dict, sizeof(dict) - 1);
+	size_t n = pk_net_format_syslog(out, sizeof(out), r, PK_SYSLOG_RFC5424, 32473, "host1",
+					"app", OFFSET);
+	static const char want[] =
+		"<11>1 2026-12-04T14:00:00.000000Z host1 app 4242 - [printk@32473 seq=\"42\" "
+		"tid=\"4243\" SUBSYSTEM=\"net\" my_key=\"a\\\"b\\]c\\\\d\" BIN=\"\xef\xbf\xbd\"] "
+		"\xef\xbb\xbfhello\nworld";
+
+	assert_int_equal(n, sizeof(want) - 1);
+	assert_memory_equal(out, want, n);
+
+	/* not UTF-8: no BOM; facility 23, level 7; empty host and app */
+	r = make_rec(7, 23, 7, "a\xff", "", 0);
+	r->ts_nsec += 999999; /* microseconds, cut not rounded */
+	n = pk_net_format_syslog(out, sizeof(out), r, PK_SYSLOG_RFC5424, 1, "", "", OFFSET);
+	static const char want2[] = "<191>1 2026-12-04T14:00:00.000999Z - - 4242 - [printk@1 "
+				    "seq=\"7\" tid=\"4243\"] a\xff";
+
+	assert_int_equal(n, sizeof(want2) - 1);
+	assert_memory_equal(out, want2, n);
+
+	/* facilities past 23 go as user; an empty text has no MSG */
+	r = make_rec(8, 99, 6, "", "", 0);
+	n = pk_net_format_syslog(out, sizeof(out), r, PK_SYSLOG_RFC5424, 32473, "h", "a b", OFFSET);
+	static const char want3[] = "<14>1 2026-12-04T14:00:00.000000Z h a_b 4242 - [printk@32473 "
+				    "seq=\"8\" tid=\"4243\"]";
+
+	assert_int_equal(n, sizeof(want3) - 1);
+	assert_memory_equal(out, want3, n);
+}
+
+static void test_rfc3164_bytes(void **state)
+{
+	(void)state;
+	char out[4096];
+	struct pk_record *r = make_rec(1, 3, 4, "two\nlines", "K=v", 3);
+
+	setenv("TZ", "UTC", 1);
+	tzset();
+
+	size_t n = pk_net_format_syslog(out, sizeof(out), r, PK_SYSLOG_RFC3164, 32473, "host1",
+					"app", OFFSET);
+	static const char want[] = "<28>Dec  4 14:00:00 host1 app[4242]: two\nlines";
+
+	assert_int_equal(n, sizeof(want) - 1);
+	assert_memory_equal(out, want, n);
+}
+
+static void test_journal_bytes(void **state)
+{
+	(void)state;
+	char out[4096];
+	static const char dict[] = "lower.key=v\0PRIORITY=x\0ML=a\nb\0_u=1";
+	struct pk_record *r = make_rec(9, 0, 6, "one\ntwo", dict, sizeof(dict) - 1);
+	size_t n = pk_net_format_journal(out, sizeof(out), r, "app", OFFSET);
+	static const char want[] =
+		"MESSAGE\n\x07\0\0\0\0\0\0\0one\ntwo\n"
+		"PRIORITY=6\nSYSLOG_FACILITY=1\nSYSLOG_IDENTIFIER=app\nSYSLOG_PID=4242\n"
+		"TID=4243\nPRINTK_SEQ=9\nPRINTK_REALTIME_USEC=1796392800000000\n"
+		"LOWER_KEY=v\nDICT_PRIORITY=x\nML\n\x03\0\0\0\0\0\0\0a\nb\nX_U=1\n";
+
+	assert_int_equal(n, sizeof(want) - 1);
+	assert_memory_equal(out, want, n);
+}
+
+static void test_names(void **state)
+{
+	(void)state;
+	char o[80];
+
+	assert_int_equal(pk_net_sd_name(o, "a=b]c\"d e\x7f\xc3", 12), 12);
+	assert_string_equal(o, "a_b_c_d_e___");
+	assert_int_equal(pk_net_sd_name(o, "0123456789012345678901234567890123456789", 40), 32);
+	assert_string_equal(o, "01234567890123456789012345678901");
+	assert_int_equal(pk_net_journal_name(o, "dev.name-x", 10), 10);
+	assert_string_equal(o, "DEV_NAME_X");
+	assert_int_equal(pk_net_journal_name(o, "_PID", 4), 5);
+	assert_string_equal(o, "X_PID");
+	assert_int_equal(pk_net_journal_name(o, "1a", 2), 3);
+	assert_string_equal(o, "X1A");
+
+	char long_key[100];
+
+	memset(long_key, 'k', sizeof(long_key));
+	assert_int_equal(pk_net_journal_name(o, long_key, sizeof(long_key)), 64);
+	assert_true(pk_net_utf8_valid("caf\xc3\xa9", 5));
+	assert_false(pk_net_utf8_valid("\xc0\xaf", 2));	    /* overlong */
+	assert_false(pk_net_utf8_valid("\xed\xa0\x80", 3)); /* surrogate */
+	assert_false(pk_net_utf8_valid("\xf4\x90\x80\x80", 4));
+	assert_false(pk_net_utf8_valid("\xe2\x82", 2)); /* cut */
+}
+
+static void test_create_errors(void **state)
+{
+	(void)state;
+	struct console *con;
+	static const char *const bad[] = { "foo:x",  "udp:host", "udp:h:0",    "udp:h:65536",
+					  "udp:h:", "udp::514", "udp:[::1:5", "tcp:[::1]5",
+					  "unix:",  "udp:h:12a" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (pk_console_syslog_create(&con, bad[i], PK_SYSLOG_RFC5424, 0) != -EINVAL)
+			fail_msg("%s accepted", bad[i]);
+	assert_int_equal(pk_console_syslog_create(&con, "udp:127.0.0.1:514", 2, 0), -EINVAL);
+	assert_int_equal(pk_console_syslog_create(NULL, "udp:127.0.0.1:514", 0, 0), -EINVAL);
+	assert_int_equal(pk_console_syslog_create(&con, "udp:[::1]:514", PK_SYSLOG_RFC3164, 7), 0);
+	assert_string_equal(con->name, "syslog");
+	assert_int_equal(con->flags, PK_CON_ENABLED | PK_CON_THREADED);
+	pk_console_destroy(con);
+
+	char path[200];
+
+	memset(path, 'p', sizeof(path) - 1);
+	path[sizeof(path) - 1] = '\0';
+	assert_int_equal(pk_console_journal_create(&con, path), -EINVAL);
+	assert_int_equal(pk_console_journal_create(&con, NULL), 0);
+	assert_string_equal(con->name, "journal");
+
+	struct pk_forward_stats st;
+
+	assert_int_equal(pk_console_forward_stats(con, &st), 0);
+	assert_int_equal(pk_console_forward_stats(pk_console_stderr(), &st), -EINVAL);
+	pk_console_destroy(con);
+}
+
+static void test_opts(void **state)
+{
+	(void)state;
+	static struct pk_opts o;
+
+	assert_int_equal(
+		pk_opts_parse(
+			"console=journal console=journal:/run/j.sock "
+			"console=syslog:udp:10.0.0.1:514 console=syslog:tcp:[::1]:601,rfc3164 "
+			"console=syslog:unix:/dev/log,rfc5424,threaded",
+			&o),
+		0);
+	assert_int_equal(o.nconsoles, 5);
+	assert_int_equal(o.consoles[0].kind, PK_OPTCON_JOURNAL);
+	assert_string_equal(o.consoles[0].path, "");
+	assert_int_equal(o.consoles[1].kind, PK_OPTCON_JOURNAL);
+	assert_string_equal(o.consoles[1].path, "/run/j.sock");
+	assert_int_equal(o.consoles[2].kind, PK_OPTCON_SYSLOG);
+	assert_string_equal(o.consoles[2].path, "udp:10.0.0.1:514");
+	assert_int_equal(o.consoles[2].format, PK_SYSLOG_RFC5424);
+	assert_string_equal(o.consoles[3].path, "tcp:[::1]:601");
+	assert_int_equal(o.consoles[3].format, PK_SYSLOG_RFC3164);
+	assert_string_equal(o.consoles[4].path, "unix:/dev/log");
+	assert_int_equal(o.consoles[4].flags, PK_CON_THREADED);
+
+	assert_int_equal(
+		pk_opts_parse("console=journal: console=syslog: console=syslog:,rfc3164", &o),
+		-EINVAL);
+	assert_int_equal(o.nconsoles, 0);
+	assert_int_equal(o.nwarnings, 3);
+	assert_string_equal(o.warnings[0],
+			    "printk: PRINTK_OPTS: bad value in 'console=journal:', ignored");
+}
+
+static int listen_port(int type, int *fdp)
+{
+	int fd = socket(AF_INET, type, 0);
+	int one = 1;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+	*fdp = fd;
+	return ntohs(a.sin_port);
+}
+
+static void test_udp_nobody(void **state)
+{
+	(void)state;
+	int fd, port = listen_port(SOCK_DGRAM, &fd);
+	char target[64];
+	struct console *con;
+	struct pk_forward_stats st;
+
+	close(fd);
+	snprintf(target, sizeof(target), "udp:127.0.0.1:%d", port);
+	assert_int_equal(pk_console_syslog_create(&con, target, PK_SYSLOG_RFC5424, 0), 0);
+	assert_int_equal(pk_register_console(con), 0);
+	for (int i = 0; i < 6; i++) {
+		pk_printk_emit(1, 6, NULL, 0, "udp nobody %d\n", i);
+		assert_int_equal(pk_pr_flush(5000, 0), 1);
+		usleep(10000); /* the port unreachable comes back */
+	}
+	assert_int_equal(pk_console_forward_stats(con, &st), 0);
+	assert_int_equal(st.sent + st.send_errors, 6);
+	assert_true(st.send_errors >= 3); /* every other send learns of the last's ICMP error */
+	assert_true(con->flags & PK_CON_ENABLED);
+	assert_int_equal(pk_unregister_console(con), 0);
+	pk_console_destroy(con);
+}
+
+/* Read octet-counted frames from @fd until @n arrived (5 s at most). */
+static int read_frames(int fd, char frames[][512], int n)
+{
+	static char buf[65536];
+	size_t have = 0;
+	int got = 0;
+	uint64_t start = now_ms();
+
+	while (got < n && now_ms() - start < 5000) {
+		struct pollfd p = { fd, POLLIN, 0 };
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+
+		ssize_t k = read(fd, buf + have, sizeof(buf) - have);
+
+		if (k <= 0)
+			break;
+		have += (size_t)k;
+		for (;;) {
+			char *sp = memchr(buf, ' ', have);
+
+			if (!sp)
+				break;
+
+			size_t len = strtoul(buf, NULL, 10), hl = (size_t)(sp - buf) + 1;
+
+			if (have < hl + len)
+				break;
+			snprintf(frames[got++], 512, "%.*s", (int)len, sp + 1);
+			memmove(buf, buf + hl + len, have - hl - len);
+			have -= hl + len;
+			if (got == n)
+				break;
+		}
+	}
+	return got;
+}
+
+static void test_tcp_waits(void **state)
+{
+	(void)state;
+	int lfd, port = listen_port(SOCK_STREAM, &lfd);
+	char target[64], frames[8][512];
+	struct console *con;
+	struct pk_forward_stats st;
+
+	close(lfd); /* nobody listens: refused */
+	snprintf(target, sizeof(target), "tcp:127.0.0.1:%d", port);
+	assert_int_equal(pk_console_syslog_create(&con, target, PK_SYSLOG_RFC5424, 0), 0);
+	assert_int_equal(pk_register_console(con), 0);
+	for (int i = 0; i < 5; i++)
+		pk_printk_emit(1, 6, NULL, 0, "tcp wait %d\n", i);
+	/* -EAGAIN again and again is no failure: the console stays enabled
+	 * and is not done */
+	assert_int_equal(pk_pr_flush(1500, 0), 0);
+	assert_true(con->flags & PK_CON_ENABLED);
+	assert_int_equal(pk_console_forward_stats(con, &st), 0);
+	assert_int_equal(st.sent, 0);
+	assert_true(st.send_errors >= 2);
+	assert_int_equal(st.connects, 0);
+
+	int one = 1;
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+	assert_int_equal(pk_pr_flush(15000, 0), 1);
+
+	int cfd = accept(lfd, NULL, NULL);
+
+	assert_true(cfd >= 0);
+	assert_int_equal(read_frames(cfd, frames, 5), 5);
+	for (int i = 0; i < 5; i++) {
+		char want[32];
+		size_t fl = strlen(frames[i]);
+
+		snprintf(want, sizeof(want), "\xef\xbb\xbftcp wait %d", i);
+		assert_true(fl > strlen(want));
+		assert_string_equal(frames[i] + fl - strlen(want), want);
+		assert_memory_equal(frames[i], "<14>1 ", 6);
+	}
+	assert_int_equal(pk_console_forward_stats(con, &st), 0);
+	assert_int_equal(st.sent, 5);
+	assert_int_equal(st.connects, 1);
+	assert_int_equal(st.dropped, 0);
+	assert_int_equal(pk_unregister_console(con), 0);
+	pk_console_destroy(con);
+	close(cfd);
+	close(lfd);
+}
+
+int main(void)
+{
+	pk_unregister_console(pk_console_stderr());
+
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rfc5424_bytes), cmocka_unit_test(test_rfc3164_bytes),
+		cmocka_unit_test(test_journal_bytes), cmocka_unit_test(test_names),
+		cmocka_unit_test(test_create_errors), cmocka_unit_test(test_opts),
+		cmocka_unit_test(test_udp_nobody),    cmocka_unit_test(test_tcp_waits),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
