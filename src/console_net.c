@@ -265,10 +265,17 @@ static const char *app_name(struct net_console *nc, uint32_t pid)
 	if (pid == 0 || pid == (uint32_t)getpid())
 		return nc->app;
 	if (nc->comm_pid != (pid_t)pid) {
+		struct pk_log *log = pk_printk_log_peek();
 		char path[32];
 		int fd;
 		ssize_t n = -1;
 
+		/* Another writer of a shared log file: the log names it (dead
+		 * ones too); else the process itself, while it lives. */
+		if (log && pk_log_writer_name(log, pid, nc->comm, sizeof(nc->comm)) == 0) {
+			nc->comm_pid = (pid_t)pid;
+			return nc->comm;
+		}
 		snprintf(path, sizeof(path), "/proc/%u/comm", pid);
 		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
 			n = read(fd, nc->comm, sizeof(nc->comm) - 1);
