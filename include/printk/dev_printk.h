@@ -88,9 +88,9 @@ PK_API int pk_dev_printk(const char *level, const struct pk_device *dev, const c
 /*
  * A probe's failure, the kernel's way: returns @err; prints
  * "<driver> <device>: error <%pe of err>: <text>" with dev_err (dev_warn
- * for pk_dev_warn_probe), except for -EPROBE_DEFER (the kernel's debug
- * message, compiled out as there without DEBUG) and -ENOMEM (nothing: the
- * allocator has said enough).
+ * for pk_dev_warn_probe), except for -EPROBE_DEFER (nothing: the kernel
+ * records the reason for its deferred-probe list instead, which a process
+ * has no use for) and -ENOMEM (nothing: the allocator has said enough).
  * Context: as pk_dev_printk().
  */
 PK_API int pk_dev_err_probe(const struct pk_device *dev, int err, const char *fmt, ...)
