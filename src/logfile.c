@@ -190,8 +190,18 @@ static bool repair_mapping(struct map_slot *m, int reason)
 		atomic_store(&m->state, MAP_OK); /* cannot help: the fault stays fatal */
 		return false;
 	}
-	if (m->pristine)
-		memcpy(p, m->pristine, PAGE);
+	if (m->pristine) {
+		/* Word by word, as atomics: other threads may be reading the
+		 * header this very moment (atomics.h: every shared word is one). */
+		pk_a64 *dst = p;
+
+		for (size_t i = 0; i < PAGE / sizeof(uint64_t); i++) {
+			uint64_t w;
+
+			memcpy(&w, m->pristine + i * sizeof(w), sizeof(w));
+			pk_store_relaxed(&dst[i], w);
+		}
+	}
 	if (!(m->prot & PROT_WRITE))
 		mprotect(p, m->len, PROT_READ);
 	atomic_store(&m->reason, reason);

@@ -37,6 +37,7 @@ enum pk_opts_console_kind {
 	PK_OPTCON_FILE,
 	PK_OPTCON_JOURNAL, /* path: the socket, "" for the default */
 	PK_OPTCON_SYSLOG,  /* path: the target, "udp:HOST:PORT" ... */
+	PK_OPTCON_LAST = PK_OPTCON_SYSLOG
 };
 
 struct pk_opts_console {

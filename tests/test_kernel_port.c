@@ -139,7 +139,7 @@ static void assert_dict(const char *dict, size_t len)
 static void test_probe_prints_as_the_kernel(void **state)
 {
 	(void)state;
-	const uint64_t t0 = T0;
+	static const uint64_t t0 = T0; /* static: the test clock keeps pointing at it */
 	struct device pdev0 = { .init_name = "frob.0", .driver = "frobdev", .subsystem = "platform" };
 	struct device pdev1 = { .init_name = "frob.1", .driver = "frobdev", .subsystem = "platform" };
 	static struct frob_priv priv0, priv1;
@@ -232,7 +232,7 @@ static void test_probe_helpers(void **state)
 static void test_interrupts_once_and_ratelimited(void **state)
 {
 	(void)state;
-	const uint64_t t0 = T0, t1 = T0 + 6000000000ull; /* one window later */
+	static const uint64_t t0 = T0, t1 = T0 + 6000000000ull; /* one window later; static, as above */
 	struct device pdev = { .init_name = "frob.3", .driver = "frobdev", .subsystem = "platform" };
 	static struct frob_priv priv;
 	char want[8192];

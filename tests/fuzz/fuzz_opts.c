@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <printk/console.h>
+
 #include "options.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -70,8 +72,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_str(c->path, sizeof(c->path), "console path not terminated");
 		if (c->kind == PK_OPTCON_FD && c->fd < 0)
 			fail("console fd", c->fd);
-		if (c->kind > PK_OPTCON_FILE)
+		if (c->kind > PK_OPTCON_LAST)
 			fail("console kind", c->kind);
+		if (c->flags & ~(PK_CON_THREADED | PK_CON_EXTENDED))
+			fail("console flags", c->flags);
 	}
 	check_str(a.log_buf_file, sizeof(a.log_buf_file), "log_buf_file not terminated");
 	check_str(a.devkmsg, sizeof(a.devkmsg), "devkmsg not terminated");
@@ -85,5 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_flag(a.log_buf_file_group, "log_buf_file_group");
 	check_flag(a.log_buf_file_sync, "log_buf_file_sync");
 	check_flag(a.crash_dump, "crash_dump");
+	if (a.console_drain_ms < -1 || a.console_drain_ms > 600000)
+		fail("console_drain_ms", a.console_drain_ms);
 	return 0;
 }
