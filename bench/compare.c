@@ -11,6 +11,13 @@
  *   printk_file      pr_info printed on a file console (DIR, default /tmp);
  *   printk_logfile   pr_info into a log kept in a shared file in DIR
  *                    (log_buf_file), no console;
+ *   floor_memory     clock_gettime + glibc snprintf of "[time] message" +
+ *                    a copy into a buffer of the thread: the least a log
+ *                    in memory costs (bench/printk's floor);
+ *   floor_write      the same line written with one write(2) to a file in
+ *                    DIR: the least a file console costs;
+ *   stdio_file       the same line with fprintf(3) to a file in DIR
+ *                    (stdio-buffered, flushed at the end of each run);
  *   spdlog_null      spdlog, null sink: formats the message, writes nothing;
  *   spdlog_file      spdlog, basic file sink in DIR (stdio-buffered);
  *   spdlog_async     spdlog async logger on a basic file sink in DIR;
@@ -31,7 +38,9 @@
  * the run's wall time x N / messages, the time one caller spends per
  * message. The runs are interleaved (run 1 of every case, then run 2, ...)
  * and each figure is the median of RUNS, with its minimum and maximum.
- * The ratio is to printk_filtered with the same number of threads.
+ * The ratio is to printk_filtered with the same number of threads; the
+ * floors' ratios (printk_filtered/floor_memory, printk_file/floor_write)
+ * and printk_logfile/printk_filtered follow the table.
  *
  * Output: a table on stdout, cases that could not run with one "skipped"
  * line each, and the same figures in a CSV file (--csv, default
@@ -53,6 +62,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SD_JOURNAL_SUPPRESS_LOCATION
@@ -171,6 +181,103 @@ static int printk_logfile_setup(const struct backend *b, char *note, size_t len)
 	}
 	pk_unregister_console(pk_console_stderr());
 	return 0;
+}
+
+/* Hand-rolled: what a C program does without a logging library. */
+
+static FILE *stdio_file;
+static int write_fd = -1;
+
+static int stdio_setup(const struct backend *b, char *note, size_t len)
+{
+	(void)b;
+	make_path("stdio");
+	stdio_file = fopen(path, "ae");
+	if (!stdio_file) {
+		snprintf(note, len, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void stdio_log(long i)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	fprintf(stdio_file, "[%5lu.%06lu] worker %d processed %s in %lu us\n",
+		(unsigned long)ts.tv_sec, (unsigned long)ts.tv_nsec / 1000, (int)(i & 7),
+		cmp_what[i & 3], (unsigned long)i * 3);
+}
+
+static void stdio_finish(void)
+{
+	fflush(stdio_file);
+}
+
+static void stdio_teardown(void)
+{
+	fclose(stdio_file);
+	unlink_path();
+}
+
+/* The same line with snprintf, at the least cost a logger can keep it. */
+static int line(char *buf, size_t len, long i)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return snprintf(buf, len, "[%5lu.%06lu] worker %d processed %s in %lu us\n",
+			(unsigned long)ts.tv_sec, (unsigned long)ts.tv_nsec / 1000, (int)(i & 7),
+			cmp_what[i & 3], (unsigned long)i * 3);
+}
+
+/* Floor of a log in memory: the line appended to a buffer of the thread. */
+static void floor_memory_log(long i)
+{
+	static _Thread_local char buf[1 << 16];
+	static _Thread_local size_t pos;
+	char text[128];
+	int n = line(text, sizeof(text), i);
+
+	if (pos + (size_t)n > sizeof(buf))
+		pos = 0;
+	memcpy(buf + pos, text, (size_t)n);
+	pos += (size_t)n;
+}
+
+static int floor_memory_setup(const struct backend *b, char *note, size_t len)
+{
+	(void)b, (void)note, (void)len;
+	return 0;
+}
+
+/* Floor of a file console: one write(2) per line, appending. */
+static int floor_write_setup(const struct backend *b, char *note, size_t len)
+{
+	(void)b;
+	make_path("write");
+	write_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (write_fd < 0) {
+		snprintf(note, len, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void floor_write_log(long i)
+{
+	char text[128];
+	int n = line(text, sizeof(text), i);
+
+	if (write(write_fd, text, (size_t)n) != n)
+		abort(); /* a figure of failed writes would mean nothing */
+}
+
+static void floor_write_teardown(void)
+{
+	close(write_fd);
+	unlink_path();
 }
 
 /* spdlog */
@@ -390,6 +497,14 @@ static const struct backend backends[] = {
 	{ .name = "printk_logfile", .label = "libprintk log_buf_file",
 	  .setup = printk_logfile_setup, .log = printk_log, .finish = printk_finish,
 	  .teardown = unlink_path },
+	{ .name = "floor_memory", .label = "floor: clock + snprintf + copy",
+	  .setup = floor_memory_setup, .log = floor_memory_log },
+	{ .name = "floor_write", .label = "floor: clock + snprintf + write(2)",
+	  .setup = floor_write_setup, .log = floor_write_log, .counted = true,
+	  .reset = truncate_path, .teardown = floor_write_teardown },
+	{ .name = "stdio_file", .label = "fprintf to a file", .setup = stdio_setup,
+	  .log = stdio_log, .finish = stdio_finish, .counted = true, .reset = truncate_path,
+	  .teardown = stdio_teardown },
 	{ .name = "spdlog_null", .label = "spdlog null sink", .setup = spdlog_setup,
 	  .log = cmp_spdlog_log, .finish = cmp_spdlog_finish, .teardown = spdlog_teardown,
 	  .spdlog_kind = CMP_SPDLOG_NULL },
@@ -639,6 +754,27 @@ static bool wanted(const char *only, const char *name)
 	return !only;
 }
 
+static const struct child *find(const struct child *ch, int nch, const char *name)
+{
+	for (int c = 0; c < nch; c++)
+		if (ch[c].ok && !strcmp(ch[c].b->name, name))
+			return &ch[c];
+	return NULL;
+}
+
+/* "ratio a/b = 1 thread, 2 threads", when both ran. */
+static void print_ratio(const struct child *ch, int nch, const char *a, const char *b)
+{
+	const struct child *x = find(ch, nch, a), *y = find(ch, nch, b);
+
+	if (!x || !y)
+		return;
+	printf("ratio %s/%s =", a, b);
+	for (int t = 0; t < MAX_THREADS; t++)
+		printf(" %.2f (%d thread%s)%s", median(&x->ns[t]) / median(&y->ns[t]), t + 1,
+		       t ? "s" : "", t + 1 < MAX_THREADS ? "," : "\n");
+}
+
 static void usage(const char *argv0)
 {
 	fprintf(stderr,
@@ -770,6 +906,9 @@ int main(int argc, char **argv)
 		if (!ch[c].ok)
 			fprintf(out, "# skipped %s: %s\n", ch[c].b->name, ch[c].note);
 	}
+	print_ratio(ch, nch, "printk_filtered", "floor_memory");
+	print_ratio(ch, nch, "printk_file", "floor_write");
+	print_ratio(ch, nch, "printk_logfile", "printk_filtered");
 	printf("ns/msg: wall time x threads / messages, the time one caller spends per message;"
 	       " x filtered: against printk_filtered with as many threads;"
 	       " lost: messages missing from the file\n");
