@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# bench/udmesg.sh [BUILD_DIR] - udmesg over a full 64 MiB log, all records,
-# against cat of the same text.
+# bench/udmesg.sh [BUILD_DIR [CSV]] - udmesg over a full 64 MiB log, all
+# records, against cat of the same text and util-linux dmesg of the same
+# records.
 #
 # udmesg-testgen fills (and wraps) a 64 MiB log with dmesg-like lines of 50
-# to 90 bytes; `udmesg -B log` prints it once into a text file; then
-# `udmesg -B log > /dev/null` and `cat text > /dev/null` are timed in turn,
-# RUNS times each (page cache warm), and the best and median times and the
-# ratio udmesg/cat are printed (the goal: at most 2). Figures, not a test:
-# the exit status is 0 unless something could not run.
+# to 90 bytes; `udmesg -B log` prints it once into a text file, `udmesg -r`
+# once into the raw "<prio>[time] text" form dmesg -F reads (dmesg cannot
+# read a libprintk log; from that file it prints the same bytes, which is
+# checked). Then `udmesg -B log`, `cat text` and `dmesg -F raw` are timed in
+# turn, output to /dev/null, RUNS times each (page cache warm), and the best
+# and median times and the ratios to cat are printed (the goal for udmesg:
+# at most 2). With CSV, the figures also go into that file. Figures, not a
+# test: the exit status is 0 unless something could not run; without
+# dmesg that line is left out.
 #
 # BUILD_DIR defaults to $PRINTK_BUILD_DIR or build/gcc; RUNS to 9.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-${PRINTK_BUILD_DIR:-$top/build/gcc}}
+csv=${2:-}
 runs=${RUNS:-9}
 udmesg=$build/tools/udmesg
 gen=$build/tests/udmesg-testgen
@@ -26,9 +32,15 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/udmesg-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 log=$tmp/full.log
 text=$tmp/full.txt
+raw=$tmp/full.raw
 
 "$gen" bench "$log" 64
 "$udmesg" -B "$log" >"$text"
+dmesg=$(command -v dmesg || true)
+if [[ -n $dmesg ]]; then
+	"$udmesg" -r -B "$log" >"$raw"
+	"$dmesg" -F "$raw" | cmp -s - "$text" || { echo "bench/udmesg.sh: dmesg -F prints other bytes than udmesg" >&2; exit 1; }
+fi
 records=$(wc -l <"$text")
 bytes=$(wc -c <"$text")
 
@@ -49,14 +61,17 @@ stats() {
 : >"$tmp/cat.ms"
 : >"$tmp/udmesg.ms"
 : >"$tmp/udmesg1.ms"
+: >"$tmp/dmesg.ms"
 for _ in $(seq "$runs"); do
 	ms_of cat "$text" >>"$tmp/cat.ms"
 	ms_of "$udmesg" -B "$log" >>"$tmp/udmesg.ms"
 	ms_of env UDMESG_THREADS=1 "$udmesg" -B "$log" >>"$tmp/udmesg1.ms"
+	[[ -z $dmesg ]] || ms_of "$dmesg" -F "$raw" >>"$tmp/dmesg.ms"
 done
 read -r cat_best cat_med < <(stats "$tmp/cat.ms")
 read -r ud_best ud_med < <(stats "$tmp/udmesg.ms")
 read -r ud1_best ud1_med < <(stats "$tmp/udmesg1.ms")
+[[ -z $dmesg ]] || read -r dm_best dm_med < <(stats "$tmp/dmesg.ms")
 
 btype=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
 cpus=$(nproc)
@@ -66,5 +81,21 @@ printf 'udmesg bench: 64 MiB log, %d records, %.1f MB of text (build %s, %d CPUs
 printf '  cat text > /dev/null             best %7.1f ms  median %7.1f ms\n' "$cat_best" "$cat_med"
 printf '  udmesg -B log > /dev/null        best %7.1f ms  median %7.1f ms\n' "$ud_best" "$ud_med"
 printf '  the same, UDMESG_THREADS=1       best %7.1f ms  median %7.1f ms\n' "$ud1_best" "$ud1_med"
+[[ -z $dmesg ]] || printf '  dmesg -F raw > /dev/null         best %7.1f ms  median %7.1f ms\n' "$dm_best" "$dm_med"
 awk -v u="$ud_best" -v c="$cat_best" -v u1="$ud1_best" 'BEGIN {
 	printf "  ratio udmesg/cat: %.2f (one thread: %.2f; goal: at most 2)\n", u / c, u1 / c }'
+[[ -z $dmesg ]] || awk -v d="$dm_best" -v c="$cat_best" -v u="$ud_best" 'BEGIN {
+	printf "  ratio dmesg/cat: %.2f (dmesg/udmesg: %.2f)\n", d / c, d / u }'
+[[ -n $dmesg ]] || echo "  dmesg: not found, left out"
+
+if [[ -n $csv ]]; then
+	{
+		echo "tool,label,best_ms,median_ms,ratio_to_cat"
+		row() { awk -v t="$1" -v l="$2" -v b="$3" -v m="$4" -v c="$cat_best" \
+			'BEGIN { printf "%s,%s,%.1f,%.1f,%.2f\n", t, l, b, m, b / c }'; }
+		row cat "cat of the text" "$cat_best" "$cat_med"
+		row udmesg "udmesg" "$ud_best" "$ud_med"
+		row udmesg_1t "udmesg one thread" "$ud1_best" "$ud1_med"
+		[[ -z $dmesg ]] || row dmesg "util-linux dmesg -F" "$dm_best" "$dm_med"
+	} >"$csv"
+fi
