@@ -52,6 +52,30 @@ static int install_log(struct pk_log *fresh, const char *path, unsigned flags, u
 	return 0;
 }
 
+/*
+ * An existing log file keeps the size it was made with: when that is not
+ * the @asked one (a log_buf_len given with it), say so in the file, where
+ * udmesg and the consoles show it. (Stored with pk_log_store: a notice
+ * through printk would count as the program's first message.)
+ */
+static void note_kept_size(struct pk_log *fresh, const char *path, size_t asked)
+{
+	size_t want = 1, have = pk_log_buf_len(fresh);
+	char text[PK_TEXT_MAX];
+
+	while (want < asked)
+		want <<= 1;
+	if (!path || !asked || want == have)
+		return;
+
+	int n = pk_snprintf(text, sizeof(text), "printk: log file %s keeps its log_buf_len=%zu (%zu asked for)",
+			    path, have, want);
+
+	if (n > 0)
+		pk_log_store(fresh, 0, PK_LOGLEVEL_NOTICE, text, (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1,
+			     NULL, 0);
+}
+
 int pk_set_log_buf_file(const char *path, unsigned flags)
 {
 	if (flags & ~(PK_LOG_GROUP_READ | PK_LOG_SYNC))
@@ -65,6 +89,7 @@ int pk_set_log_buf_file(const char *path, unsigned flags)
 
 	if (err)
 		return err;
+	note_kept_size(fresh, path, pk_default_log_len());
 	/* An attached file keeps its own console level and its records. */
 	return install_log(fresh, path, flags, pk_log_first_seq(fresh));
 }
@@ -83,6 +108,7 @@ int pk_set_log_buf_len(size_t len)
 
 	if (err)
 		return err;
+	note_kept_size(fresh, path, len);
 	pk_default_log_set_len(len);
 	if (!path) /* a file keeps the level it has */
 		pk_default_log_take_level(fresh);

@@ -505,6 +505,40 @@ static void test_writer_names(void **state)
 	pk_log_destroy(log);
 }
 
+/* An existing log file keeps its size; asked for another, printk says so
+ * in the file (and only then). */
+static void test_existing_size_kept(void **state)
+{
+	(void)state;
+	const char *p = test_dir_path("size.log");
+	struct pk_log *log;
+	char want[512];
+
+	unlink(p);
+	assert_int_equal(pk_log_open_file(&log, p, 64 * 1024, 0), 0);
+	pk_log_destroy(log);
+
+	pk_printk_exit();
+	assert_int_equal(pk_set_log_buf_len(128 * 1024), 0);
+	assert_int_equal(pk_set_log_buf_file(p, 0), 0);
+	log = pk_printk_log();
+	assert_int_equal(pk_log_buf_len(log), 64 * 1024);
+	assert_int_equal(pk_log_next_seq(log), 1);
+	assert_int_equal(pk_log_read(log, 0, &rec, 0), 0);
+	snprintf(want, sizeof(want), "printk: log file %s keeps its log_buf_len=65536 (131072 asked for)", p);
+	assert_string_equal(rec.text, want);
+	assert_int_equal(rec.level, 5);
+	pr_info("still usable\n");
+	assert_int_equal(pk_log_next_seq(log), 2);
+
+	/* Asked for what it has: nothing to say. */
+	pk_printk_exit();
+	assert_int_equal(pk_set_log_buf_len(64 * 1024), 0);
+	assert_int_equal(pk_set_log_buf_file(p, 0), 0);
+	assert_int_equal(pk_log_next_seq(pk_printk_log()), 2);
+	pk_printk_exit();
+}
+
 /* Every registry slot taken: the next writer is refused, a reader is not;
  * a slot is free again as soon as its writer's descriptor closes. */
 static void test_too_many_writers(void **state)
@@ -1662,6 +1696,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_attach_second_handle),
 		cmocka_unit_test(test_attach_forked_child),
 		cmocka_unit_test(test_writer_names),
+		cmocka_unit_test(test_existing_size_kept),
 		cmocka_unit_test(test_too_many_writers),
 		cmocka_unit_test(test_refuse_text_and_empty),
 		cmocka_unit_test(test_refuse_truncated),
