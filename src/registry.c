@@ -91,7 +91,11 @@ static int entry_name(struct pk_registry_entry *e, uint32_t pid, char name[16], 
 	} else {
 		return 0;
 	}
-	if (!w[0])
+	/* A writer taking the slot zeroes the pid before it changes a name:
+	 * a pid still there after the read means the name read is its own. */
+	pk_fence_acquire();
+	if (!w[0] || (atomic_load_explicit(&e->name_pid, memory_order_acquire) != pid &&
+		      atomic_load_explicit(&e->prev_pid, memory_order_acquire) != pid))
 		return 0;
 	memcpy(name, w, 16);
 	name[15] = '\0';
