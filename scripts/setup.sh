@@ -14,6 +14,9 @@ packages=(
 	debhelper dpkg-dev fakeroot lintian   # the Debian packages (tests/install/deb.sh)
 	python3-pytest python3-pip      # the Python reader's tests (python/tests)
 	rsyslog systemd                 # real collectors for the forwarding consoles' tests (label daemons)
+	rsyslog-relp librelp-dev        # RELP: the collector's module and the optional client library
+	fuse3 libfuse3-dev              # pk-kmsgfs (optional at build time; its tests need it)
+	gdb                             # gcore: core files for udmesg --core's tests
 )
 
 missing=()
