@@ -57,6 +57,12 @@ void pk_console_after_fork(void);
 /* How long exit and unregistration wait for printer threads (PRINTK_OPTS
  * console_drain_ms=; default 3000). */
 void pk_console_set_drain_ms(int ms);
+/* How long a lossless console may print nothing while a printk waits for
+ * it before it turns lossy (PRINTK_OPTS lossless_timeout_ms=; default 5000). */
+void pk_console_set_lossless_timeout_ms(int ms);
+/* The crash path began (panic, a fatal signal): from now on no printk waits
+ * for a lossless console. Async-signal-safe. */
+void pk_console_crash_begin(void);
 /* The log changed (pk_set_log_buf_len/file, pk_printk_exit): consoles
  * restart at @seq. */
 void pk_console_reset_positions(uint64_t seq);

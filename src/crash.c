@@ -137,6 +137,7 @@ void pk_panic(const char *fmt, ...)
 		abort();
 	}
 
+	pk_console_crash_begin();
 	pk_console_verbose();
 	pk_store_notice(0, "Kernel panic - not syncing: %s\n", buf);
 	if (!pk_console_in_write())
@@ -181,6 +182,7 @@ static void crash_report(int sig, const siginfo_t *si)
 	struct prb *rb = pk_printk_ring();
 	unsigned pid = (unsigned)getpid(), tid = current_tid();
 
+	pk_console_crash_begin();
 	/* si_code > 0: the kernel sent it for a fault, si_addr is meaningful;
 	 * otherwise kill(), raise() or abort() sent it and si_pid says who. */
 	if (si && si->si_code > 0)

@@ -18,7 +18,7 @@
  *   printk.time=B        timestamp prefix (1/0, y/n, Y/N, on/off)
  *   printk.caller=B      caller prefix
  *   console=C            stderr, none, fd:N or file:PATH, each optionally
- *                        followed by ,threaded and/or ,extended; or the
+ *                        followed by ,threaded, ,extended, ,lossless; or the
  *                        forwarders journal[:PATH] and
  *                        syslog:TARGET[,rfc5424|,rfc3164]; repeatable
  *   log_buf_file=PATH    keep the log in a file shared with other processes
@@ -28,6 +28,8 @@
  *   crash_dump=B         install the fatal-signal handler
  *   console_drain_ms=N   what exit waits for printer threads (0..600000)
  *   no_hash_pointers     %p prints addresses instead of their hashes
+ *   lossless_timeout_ms=N how long a lossless console may print nothing
+ *                        while a printk waits for it (0..3600000)
  *
  * Invariants:
  *  - a new option is one row in pk_opts_table and one field in struct
@@ -74,6 +76,7 @@ const struct pk_opt_def pk_opts_table[] = {
 	{ "crash_dump", PK_OPT_BOOL, .max = 1, FIELD(crash_dump) },
 	{ "console_drain_ms", PK_OPT_UINT, .min = 0, .max = 600000, FIELD(console_drain_ms) },
 	{ "no_hash_pointers", PK_OPT_FLAG, .min = 1, .max = 1, FIELD(no_hash_pointers) },
+	{ "lossless_timeout_ms", PK_OPT_UINT, .min = 0, .max = 3600000, FIELD(lossless_timeout_ms) },
 };
 const size_t pk_opts_table_len = sizeof(pk_opts_table) / sizeof(pk_opts_table[0]);
 
@@ -190,14 +193,15 @@ static int parse_size(const char *v, size_t n, unsigned long long min, unsigned 
 	return 0;
 }
 
-/* Trailing ",threaded" / ",extended" on a console= value: strips them from
+/* Trailing ",threaded" / ",extended" / ",lossless" on a console= value: strips them from
  * the end of @v (a path may hold commas before them) into @flags. */
 static size_t console_flags(const char *v, size_t n, short *flags)
 {
 	static const struct {
 		const char *word;
 		short flag;
-	} suffixes[] = { { ",threaded", PK_CON_THREADED }, { ",extended", PK_CON_EXTENDED } };
+	} suffixes[] = { { ",threaded", PK_CON_THREADED }, { ",extended", PK_CON_EXTENDED },
+			 { ",lossless", PK_CON_LOSSLESS } };
 
 	for (int again = 1; again;) {
 		again = 0;

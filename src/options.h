@@ -44,7 +44,7 @@ struct pk_opts_console {
 	enum pk_opts_console_kind kind;
 	int fd;
 	char path[PK_OPTS_PATH_MAX];
-	short flags; /* PK_CON_THREADED, PK_CON_EXTENDED */
+	short flags; /* PK_CON_THREADED, PK_CON_EXTENDED, PK_CON_LOSSLESS */
 	int format;  /* syslog: PK_SYSLOG_RFC5424 or PK_SYSLOG_RFC3164 */
 };
 
@@ -61,6 +61,7 @@ struct pk_opts {
 	int crash_dump;	   /* crash_dump= */
 	int console_drain_ms; /* console_drain_ms= */
 	int no_hash_pointers; /* no_hash_pointers: %p prints addresses unhashed */
+	int lossless_timeout_ms; /* lossless_timeout_ms= */
 	int console_loglevel;
 	int ignore_loglevel;
 	int printk_time;

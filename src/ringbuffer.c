@@ -180,6 +180,16 @@
  *     check (D8): skipped and counted, never shown. Only other processes'
  *     records are taken: in one process a stalled thread is the program's
  *     own affair, as in the kernel.
+ * Retire guard
+ * ------------
+ * G1  A FINAL record is retired only after the process's retire guard (if
+ *     set) let it go. The guard runs in the writer that pushes the tail,
+ *     before its head CAS, so it holds no record (prb_store) or only the
+ *     newest one, reopened (prb_extend): a guard that waits for a reader to
+ *     copy older records never waits for its own caller. HOLE records pass
+ *     without asking (their text is lost anyway). The guard is this
+ *     process's business: on a shared log, other processes' writers retire
+ *     records without asking it.
  * What this does not cover: a state word damaged to RESERVED looks like a
  * live writer inside its record, and blocks the tail like one (I3); on a
  * private ring, so does one damaged to look unclaimed.
@@ -867,6 +877,22 @@ static enum push_result repair_tail_slot(struct prb *rb, uint64_t t, uint64_t v)
 	return PUSH_MOVED;
 }
 
+static int (*_Atomic retire_guard)(struct prb *rb, uint64_t seq);
+
+void prb_set_retire_guard(int (*guard)(struct prb *rb, uint64_t seq))
+{
+	atomic_store_explicit(&retire_guard, guard, memory_order_release);
+}
+
+/* G1: ask the guard before @tid (FINAL) leaves the ring; true if it waited. */
+static PK_NOINLINE bool guard_waited(struct prb *rb, uint64_t tid,
+				     int (*guard)(struct prb *, uint64_t))
+{
+	uint64_t seq;
+
+	return seq_of_id(rb, tid, &seq) && guard(rb, seq) != 0;
+}
+
 /*
  * Retire the tail record so its slot and data can be reused. One step; the
  * caller re-reads head and tail and tries again.
@@ -907,6 +933,14 @@ static enum push_result push_tail(struct prb *rb, uint64_t t)
 		/* Reserving after it would finalize it anyway. */
 		finalize(rb, tid);
 		return PUSH_MOVED;
+	case ST_FINAL: {
+		int (*guard)(struct prb *, uint64_t) =
+			atomic_load_explicit(&retire_guard, memory_order_acquire);
+
+		if (PK_UNLIKELY(guard != NULL) && guard_waited(rb, tid, guard))
+			return PUSH_MOVED; /* G1: waited; head and tail may have moved */
+		break;
+	}
 	default:
 		break;
 	}

@@ -293,6 +293,18 @@ void prb_set_doorbell(struct prb *rb, void (*bell)(struct prb *rb), void *arg);
 void prb_pollers_add(struct prb *rb, int delta);
 
 /*
+ * The retire guard: one per process, for every ring. A writer that must
+ * retire the oldest record (FINAL, number @seq) to make room calls it first,
+ * holding no record of its own (prb_store) or only the newest one
+ * (prb_extend). It returns 0 to let the record go, or nonzero after it
+ * waited (for a reader that had not copied @seq yet): the writer then looks
+ * at head and tail again. The guard decides itself whether its caller may
+ * wait (a signal handler, a crash path may not). NULL: no guard, one
+ * relaxed load per retired record.
+ */
+void prb_set_retire_guard(int (*guard)(struct prb *rb, uint64_t seq));
+
+/*
  * Test points: named places in the writer path where a test can run code
  * (act as a signal handler that interrupts the writer, or kill the process)
  * deterministically. The hook is one relaxed load when unset.

@@ -234,6 +234,8 @@ static int apply_options(struct pk_opts *o, int startup)
 	/* After the log and the consoles exist: the handler finds them ready. */
 	if (o->console_drain_ms >= 0)
 		pk_console_set_drain_ms(o->console_drain_ms);
+	if (o->lossless_timeout_ms >= 0)
+		pk_console_set_lossless_timeout_ms(o->lossless_timeout_ms);
 	if (o->crash_dump == 1) {
 		int e = pk_crash_handler_install();
 

@@ -34,6 +34,16 @@ PK_BEGIN_DECLS
  * printk only stores and wakes it, so a slow console never delays a
  * printk; pr_flush() and exit wait for it, bounded. */
 #define PK_CON_THREADED 0x0800
+/* ours: lossless, implies PK_CON_THREADED. A printk whose record would push
+ * a record this console has not printed yet out of the log waits for its
+ * thread instead (a futex sleep), so the console gets every line; it drops
+ * and counts, as any console, where waiting is not allowed: in a signal
+ * handler, on the crash path, while holding the console lock, in a
+ * console's write. A console that prints nothing for
+ * lossless_timeout_ms (PRINTK_OPTS, default 5000) while a printk waits for
+ * it turns lossy for good, with a notice record. This process's writers
+ * only: another process sharing the log file does not wait for it. */
+#define PK_CON_LOSSLESS 0x0400
 
 struct pk_console_state; /* the library's per-console bookkeeping */
 struct pk_record;	 /* <printk/log.h> */

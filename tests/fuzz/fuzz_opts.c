@@ -91,5 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_flag(a.crash_dump, "crash_dump");
 	if (a.console_drain_ms < -1 || a.console_drain_ms > 600000)
 		fail("console_drain_ms", a.console_drain_ms);
+	if (a.lossless_timeout_ms < -1 || a.lossless_timeout_ms > 3600000)
+		fail("lossless_timeout_ms", a.lossless_timeout_ms);
 	return 0;
 }
