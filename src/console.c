@@ -1625,7 +1625,8 @@ static int lossless_check_stuck(uint64_t target, uint64_t since, uint64_t now)
 			continue;
 		if (moved < since)
 			moved = since;
-		if (now - moved < limit)
+		/* The thread may have moved after our clock read: not stuck. */
+		if ((int64_t)(now - moved) < (int64_t)limit)
 			continue;
 
 		int expected = LL_ON;
