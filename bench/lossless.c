@@ -55,7 +55,7 @@ static long count_lines(void)
 	if (!f)
 		return -1;
 	while (fgets(buf, sizeof(buf), f))
-		n += strncmp(buf, "worker ", 7) == 0;
+		n += strstr(buf, "] worker ") != NULL || strncmp(buf, "worker ", 7) == 0;
 	fclose(f);
 	return n;
 }
