@@ -1476,6 +1476,11 @@ void pk_console_crash_begin(void)
 	lossless_wake_all();
 }
 
+int pk_console_crashing(void)
+{
+	return atomic_load(&lossless_crash) || atomic_load_explicit(&emergency, memory_order_relaxed);
+}
+
 static long lossless_futex(int op, uint32_t val, const struct timespec *ts)
 {
 	return syscall(SYS_futex, (uint32_t *)&lossless_wake, op, val, ts, NULL, 0);

@@ -54,6 +54,10 @@ struct pk_con_line {
 void pk_console_flush_line(struct prb *rb, const struct pk_con_rec *hint, struct pk_con_line *line);
 void pk_console_line_done(struct pk_con_line *line, long written);
 
+/* 1 once the crash path began (panic, a fatal signal, an emergency flush):
+ * printk then waits for nothing. Async-signal-safe. */
+int pk_console_crashing(void);
+
 /* console_fd.c: the file descriptor the one-write path may write @con's text
  * to with one plain write(2) when @con is a built-in fd console whose writes
  * neither block nor raise SIGPIPE (a regular file, /dev/null); -1 otherwise.

@@ -199,8 +199,13 @@ int pk_log_store(struct pk_log *log, int facility, int level, const char *text, 
 	struct prb_caller me;
 	uint64_t seq;
 
+	/* Counted as printk counts itself: a printk in a signal handler that
+	 * interrupted this store must not wait for the record it holds. */
+	pk_sigdepth_enter();
+
 	int r = pk_store_line(&log->rb, &l, &me, &seq);
 
+	pk_sigdepth_leave();
 	return r < 0 ? r : 0;
 }
 

@@ -29,7 +29,9 @@
  * and counts it.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include <printk/kern_levels.h>
 #include <printk/printk.h>
@@ -97,6 +99,70 @@ static void report_lost(pk_a64 *lost, int level, const char *why)
 
 #define NESTED_WHY   "lost: printk nested too deep"
 #define UNSTORED_WHY "not stored: the log's oldest record was still being written"
+
+/* How long one printk waits for the ring's oldest record to be finished:
+ * by a thread of this process (it runs again soon), by another process (it
+ * may be stopped: the ring takes its record after PRB_TAKEOVER_NS). */
+#define BLOCKED_WAIT_LOCAL_NS (1000 * 1000 * 1000)
+#define BLOCKED_WAIT_OTHER_NS (20 * 1000 * 1000)
+/* A wait ran out and no line was stored since: the next ones do not wait. */
+static pk_a32 blocked_gave_up;
+
+static uint64_t wait_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The ring refused the line (-ENOBUFS): its oldest record is still being
+ * written. The kernel meets that case only briefly (its writers are not
+ * preempted inside a record); a thread here can be taken off the CPU
+ * between its reservation and its commit, and until it runs again every
+ * store of every other thread fails: a burst of four threads on a busy
+ * two-CPU machine lost up to half its lines that way. So wait for it:
+ * retry, yielding the CPU and then sleeping with a growing pause, for at
+ * most BLOCKED_WAIT_LOCAL_NS while the writer in the way is one of ours,
+ * BLOCKED_WAIT_OTHER_NS if it is another process's. Only the outermost
+ * printk of a thread waits (@depth 1): a nested one may have interrupted
+ * that very writer. Never on the crash path. A wait that runs out makes
+ * the next lines fail at once, until one is stored. Returns as
+ * pk_store_line().
+ */
+static PK_NOINLINE int store_when_unblocked(struct prb *rb, struct pk_line *l, struct prb_caller *me,
+					    uint64_t *seq, unsigned depth)
+{
+	if (depth != 1 || pk_load_relaxed(&blocked_gave_up) || pk_console_crashing())
+		return -ENOBUFS;
+
+	uint64_t start = wait_clock_ns();
+	long pause_ns = 0;
+
+	for (;;) {
+		if (pause_ns) {
+			struct timespec ts = { 0, pause_ns };
+
+			nanosleep(&ts, NULL);
+			pause_ns = pause_ns < 500000 ? pause_ns * 2 : 1000000;
+		} else {
+			sched_yield();
+		}
+		int r = pk_store_line(rb, l, me, seq);
+
+		if (r != -ENOBUFS)
+			return r;
+		uint64_t waited = wait_clock_ns() - start;
+
+		if (waited >= (prb_tail_writer_local(rb) ? BLOCKED_WAIT_LOCAL_NS : BLOCKED_WAIT_OTHER_NS)) {
+			pk_store_relaxed(&blocked_gave_up, 1);
+			return r;
+		}
+		if (!pause_ns && waited > 50000)
+			pause_ns = 20000;
+	}
+}
 
 /*
  * Format (into @line's buffer, where a console line needs the text), store,
@@ -172,6 +238,8 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 
 	if (PK_UNLIKELY(stored == -EUCLEAN) && pk_printk_log_damaged(stored))
 		stored = pk_store_line(rb, &l, &me, &seq); /* into the log's private ring */
+	if (PK_UNLIKELY(stored == -ENOBUFS))
+		stored = store_when_unblocked(rb, &l, &me, &seq, depth);
 	if (stored < 0) {
 		if (stored == -ENOBUFS)
 			pk_fetch_add_relaxed(&unstored, 1);
@@ -179,6 +247,8 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 	}
 	ret = (int)l.len;
 	pk_default_log_mark_used();
+	if (PK_UNLIKELY(pk_load_relaxed(&blocked_gave_up)))
+		pk_store_relaxed(&blocked_gave_up, 0);
 	if (PK_UNLIKELY(pk_load_relaxed(&unstored)))
 		report_lost(&unstored, PK_LOGLEVEL_WARNING, UNSTORED_WHY);
 	if (stored == PK_STORED_JOINED) {

@@ -961,6 +961,19 @@ static int declare_broken(struct prb *rb)
 	return -EUCLEAN;
 }
 
+bool prb_tail_writer_local(struct prb *rb)
+{
+	uint64_t t = pk_load_acquire(&rb->hdr->tail);
+	uint64_t tid = w_id(t);
+	uint64_t v = ST_LOAD(rb, tid, load_acquire_fn);
+
+	if (st_id(v) == ((tid - rb->desc_count) & ID_MASK))
+		return !rb->owner_alive; /* allocated, not claimed: ours on a private ring */
+	if (st_id(v) != tid || st_state(v) != ST_RESERVED)
+		return false;
+	return st_owner(v) == 0 || st_owner(v) == rb->owner;
+}
+
 bool prb_broken(struct prb *rb)
 {
 	return pk_load_relaxed(&rb->broken) != 0;

@@ -197,6 +197,15 @@ int prb_store(struct prb *rb, const struct prb_meta *meta, const char *text, siz
 bool prb_broken(struct prb *rb);
 
 /*
+ * Whether the ring's oldest record is being written by this process: a
+ * writer of ours between its reservation and its commit (on a private ring,
+ * any writer). What blocks a store that failed with -ENOBUFS; a thread of
+ * ours taken off the CPU there is worth waiting for, another process may be
+ * stopped for good. A snapshot, for that decision only.
+ */
+bool prb_tail_writer_local(struct prb *rb);
+
+/*
  * The memory under @rb was replaced by a fresh ring of the same geometry
  * (logfile.c, when a file log is lost or damaged): forget what this handle
  * concluded about the old one, its broken state included. Async-signal-safe.
