@@ -743,6 +743,7 @@ static int tcp_ready(struct net_console *nc)
 static struct {
 	relpRetVal (*engine_construct)(relpEngine_t **);
 	relpRetVal (*engine_destruct)(relpEngine_t **);
+	relpRetVal (*engine_set_dbgprint)(relpEngine_t *, void (*)(char *, ...));
 	relpRetVal (*engine_set_enable_cmd)(relpEngine_t *, unsigned char *, relpCmdEnaState_t);
 	relpRetVal (*engine_set_on_err)(relpEngine_t *,
 					void (*)(void *, char *, char *, relpRetVal));
@@ -772,6 +773,7 @@ static void relp_load(void)
 	} while (0)
 	RELP_SYM(engine_construct, "relpEngineConstruct");
 	RELP_SYM(engine_destruct, "relpEngineDestruct");
+	RELP_SYM(engine_set_dbgprint, "relpEngineSetDbgprint");
 	RELP_SYM(engine_set_enable_cmd, "relpEngineSetEnableCmd");
 	RELP_SYM(engine_set_on_err, "relpEngineSetOnErr");
 	RELP_SYM(clt_construct, "relpEngineCltConstruct");
@@ -821,6 +823,12 @@ static void pipe_restore(struct pipe_guard *g)
 	if (!g->was_pending && sigismember(&pend, SIGPIPE) == 1)
 		sigtimedwait(&s, NULL, &zero);
 	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
+/* librelp calls its debug hook unconditionally: it must be set. */
+static void relp_dbgprint(char *fmt, ...)
+{
+	(void)fmt;
 }
 
 /* librelp's error callback: counted, so that a commit sees a close that
@@ -885,6 +893,7 @@ static int relp_ready(struct net_console *nc)
 
 		if (relp.engine_construct(&e) != RELP_RET_OK)
 			return -EAGAIN;
+		relp.engine_set_dbgprint(e, relp_dbgprint);
 		relp.engine_set_enable_cmd(e, (unsigned char *)"syslog", eRelpCmdState_Required);
 		relp.engine_set_on_err(e, relp_on_err);
 		nc->relp_engine = e;
