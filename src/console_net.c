@@ -1275,7 +1275,7 @@ static int tcp_commit(struct net_console *nc)
 {
 	if (nc->fd < 0 || nc->fd_pid != getpid())
 		return nc->unconfirmed ? -EAGAIN : 0;
-	for (int waited = 0;; waited += 5) {
+	for (int waited = 0;; waited++) {
 		int outq = 0;
 
 		if (tcp_peer_gone(nc->fd)) {
@@ -1287,7 +1287,7 @@ static int tcp_commit(struct net_console *nc)
 		if (waited >= COMMIT_DRAIN_MS)
 			return -EAGAIN;
 
-		struct timespec ts = { 0, 5000000 };
+		struct timespec ts = { 0, 1000000 };
 
 		nanosleep(&ts, NULL);
 	}
