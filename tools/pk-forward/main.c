@@ -224,8 +224,10 @@ int main(int argc, char **argv)
 
 	if ((err = make_console(&con, target, format, enterprise))) {
 		if (err == -EPROTONOSUPPORT)
-			fprintf(stderr, "%s: %s: RELP is not available (librelp missing)\n", prog,
-				target);
+			fprintf(stderr,
+				"%s: %s: RELP is not available: built without librelp's header, "
+				"or librelp.so.0 cannot be loaded\n",
+				prog, target);
 		else
 			fprintf(stderr, "%s: %s: invalid target: %s\n", prog, target,
 				strerror(-err));
