@@ -17,7 +17,8 @@
  *     no record twice; records overwritten meanwhile are reported with
  *     their exact count (stderr and a "** N printk messages dropped **"
  *     message); a recreated log restarts from its first record; a bad
- *     cursor file gives one clear error.
+ *     cursor file gives one clear error;
+ *   - console=syslog:relp:... in PRINTK_OPTS (a child process).
  * Label "daemons": run by scripts/test.sh in the gcc build only.
  */
 #include <errno.h>
@@ -647,6 +648,38 @@ static void test_forward_bad_cursor(void **state)
 	pk_log_destroy(log);
 }
 
+/* console=syslog:relp:... in PRINTK_OPTS, in a child process. */
+static void test_printk_opts(void **state)
+{
+	(void)state;
+	char opts[128], self[512];
+	ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int st;
+
+	assert_true(k > 0);
+	self[k] = '\0';
+	snprintf(opts, sizeof(opts), "console=syslog:relp:127.0.0.1:%d", relp_port);
+
+	const char *argv[] = { self, "--opts-child", NULL };
+	pid_t pid = spawn_logged(argv, NULL, opts);
+
+	assert_true(pid > 0);
+	test_reap(pid, &st, 20000);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+	char *line = line_with("OP-relp-child", 10000);
+
+	assert_field(line, "inputname", "imrelp");
+	assert_field(line, "msg", "\xef\xbb\xbfOP-relp-child via PRINTK_OPTS");
+	free(line);
+}
+
+static int opts_child(void)
+{
+	pk_printk_emit(1, 5, NULL, 0, "OP-relp-child via PRINTK_OPTS\n");
+	return pk_pr_flush(5000, 0) == 1 ? 0 : 1;
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -667,9 +700,12 @@ static int teardown(void **state)
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const char *b = getenv("PRINTK_TEST_BUILD_DIR");
+
+	if (argc > 1 && !strcmp(argv[1], "--opts-child"))
+		return opts_child();
 
 	/* before the first record: room for every record of the kill test */
 	if (pk_set_log_buf_len(1 << 22))
@@ -689,6 +725,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_forward_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forward_recreated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forward_bad_cursor, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_printk_opts, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

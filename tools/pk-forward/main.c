@@ -235,6 +235,7 @@ int main(int argc, char **argv)
 	}
 	if ((err = pk_log_open_file(&log, log_path, 0, PK_LOG_RDONLY))) {
 		fprintf(stderr, "%s: %s: %s\n", prog, log_path, pk_log_strerror(err));
+		pk_console_destroy(con);
 		return 1;
 	}
 	pk_console_forward_set_source(con, log);
@@ -249,6 +250,8 @@ int main(int argc, char **argv)
 
 		if (r < 0) {
 			fprintf(stderr, "%s: %s: bad cursor file: %s\n", prog, cursor_path, why);
+			pk_console_destroy(con);
+			pk_log_destroy(log);
 			return 1;
 		}
 		if (r > 0 && (cur.id[0] != id[0] || cur.id[1] != id[1])) {
