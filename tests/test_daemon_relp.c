@@ -16,7 +16,8 @@
  *   - pk-forward stopped (SIGTERM) and started again: it resumes exactly,
  *     no record twice; records overwritten meanwhile are reported with
  *     their exact count (stderr and a "** N printk messages dropped **"
- *     message); a recreated log restarts from its first record; a bad
+ *     message); a recreated log restarts from its first record (found at
+ *     a restart by its identity, or while following by its file); a bad
  *     cursor file gives one clear error;
  *   - console=syslog:relp:... in PRINTK_OPTS (a child process).
  * Label "daemons": run by scripts/test.sh in the gcc build only.
@@ -628,6 +629,45 @@ static void test_forward_recreated(void **state)
 	free(t.seen);
 }
 
+/* A log recreated while pk-forward follows it: the new one from its first
+ * record. */
+static void test_forward_recreated_live(void **state)
+{
+	(void)state;
+	struct pk_log *log = make_log("live.log", 1 << 16);
+	struct tally t = { 0 };
+	int st;
+
+	store_n(log, "LA", 0, 10);
+
+	pid_t fwd = fwd_start(target("relp"), "live.log", NULL);
+
+	assert_true(fwd > 0);
+	wait_tally("LA", 10, 10, 20000, &t);
+	pk_log_destroy(log);
+	unlink(test_dir_path("live.log"));
+	log = make_log("live.log", 1 << 16);
+	store_n(log, "LB", 0, 3);
+	wait_tally("LB", 3, 3, 20000, &t);
+	assert_int_equal(t.lines, 3);
+	kill(fwd, SIGTERM);
+	test_reap(fwd, &st, 10000);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(cursor_seq(), 3);
+
+	char *err = slurp(test_dir_path("fwd.err")), want[512];
+
+	snprintf(want, sizeof(want),
+		 "pk-forward: %s: the log was recreated: starting from its first record\n",
+		 test_dir_path("live.log"));
+	assert_non_null(err);
+	assert_string_equal(err, want);
+	free(err);
+	pk_log_destroy(log);
+	free(t.seen);
+}
+
 static void test_forward_bad_cursor(void **state)
 {
 	(void)state;
@@ -724,6 +764,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_forward_resume, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forward_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forward_recreated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forward_recreated_live, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forward_bad_cursor, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_printk_opts, setup, teardown),
 	};

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -145,6 +146,12 @@ static int cursor_write(const char *path, const struct cursor *c)
 	return 0;
 }
 
+/* 1 if @path now names another file than @was, which is then @now. */
+static int recreated(const char *path, const struct stat *was, struct stat *now)
+{
+	return stat(path, now) == 0 && (now->st_dev != was->st_dev || now->st_ino != was->st_ino);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -240,6 +247,13 @@ int main(int argc, char **argv)
 	}
 	pk_console_forward_set_source(con, log);
 
+	/* The file this log came from: a new file at the path (the log was
+	 * deleted and created again) is noticed when there is nothing to read. */
+	struct stat st_open, st_now;
+
+	if (stat(log_path, &st_open) < 0)
+		memset(&st_open, 0, sizeof(st_open));
+
 	struct cursor cur = { { 0, 0 }, 0 };
 	uint64_t id[2];
 	const char *why = NULL;
@@ -307,6 +321,22 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s: %s: %s\n", prog, log_path, pk_log_strerror(err));
 			status = 1;
 			break;
+		} else if (!pending && recreated(log_path, &st_open, &st_now)) {
+			struct pk_log *nlog;
+
+			if (pk_log_open_file(&nlog, log_path, 0, PK_LOG_RDONLY) == 0) {
+				st_open = st_now;
+				pk_log_destroy(log);
+				log = nlog;
+				pk_console_forward_set_source(con, log);
+				pk_log_identity(log, cur.id);
+				fprintf(stderr,
+					"%s: %s: the log was recreated: starting from its first "
+					"record\n",
+					prog, log_path);
+				seq = cur.next_seq = 0;
+				continue;
+			}
 		} else if (once && !pending) {
 			break;
 		}
