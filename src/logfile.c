@@ -577,8 +577,7 @@ static int create_file(const char *path, size_t log_buf_len, unsigned flags)
 		/* A recreated file is another log to a reader that kept a
 		 * position (a forwarder's cursor): it gets a new identity. */
 		if (getrandom(sh->creation_id, sizeof(sh->creation_id), 0) !=
-		    (ssize_t)sizeof(sh->creation_id))
-		{
+		    (ssize_t)sizeof(sh->creation_id)) {
 			struct timespec ts;
 
 			clock_gettime(CLOCK_REALTIME, &ts);
