@@ -1247,6 +1247,7 @@ int pk_console_forward_set_source(struct console *con, struct pk_log *log)
 	if (!pk_console_net_owns(con))
 		return -EINVAL;
 	((struct net_console *)con)->src = log;
+	((struct net_console *)con)->comm_pid = 0; /* names come from @log now */
 	return 0;
 }
 
