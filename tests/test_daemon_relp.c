@@ -7,7 +7,8 @@
  * message before the input returns, so a message rsyslog acknowledged over
  * RELP is in the output file (it survives the SIGKILL of rsyslogd):
  *   - a relp: console: every field arrives (PRI, time, host, app, pid,
- *     MSGID, structured data with the dictionary, text);
+ *     MSGID, structured data with the dictionary and escapes, multi-line
+ *     text, a 1023-byte text, bytes that are not UTF-8);
  *   - a relp: console, rsyslogd killed (SIGKILL) and restarted in the middle
  *     of 20,000 records: none lost; the same over TCP, the loss measured
  *     and printed;
@@ -337,6 +338,28 @@ static void test_relp_console_fields(void **state)
 	assert_field(line, "msg", "\xef\xbb\xbfRF-fields first line\nsecond line");
 	free(line);
 
+	/* a 1023-byte text, and bytes that are not UTF-8 (no BOM) */
+	char big[1024];
+
+	memcpy(big, "RF-long ", 8);
+	memset(big + 8, 'y', 1015);
+	big[1023] = '\0';
+	pk_printk_emit(1, 6, NULL, 0, "%s\n", big);
+	pk_printk_emit(1, 6, NULL, 0, "RF-bin \xff\xfe end\n");
+	assert_int_equal(pk_pr_flush(5000, 0), 1);
+	line = line_with("RF-long", 10000);
+
+	char *msg = json_get(line, "msg", NULL);
+
+	assert_non_null(msg);
+	assert_int_equal(strlen(msg), 3 + 1023);
+	assert_true(!memcmp(msg, "\xef\xbb\xbf", 3) && !memcmp(msg + 3, big, 1023));
+	free(msg);
+	free(line);
+	line = line_with("RF-bin", 10000);
+	assert_field(line, "msg", "RF-bin \xff\xfe end");
+	free(line);
+
 	struct pk_forward_stats st;
 
 	assert_int_equal(pk_console_forward_stats(con, &st), 0);
@@ -380,6 +403,15 @@ static void console_kill_run(const char *proto, const char *tag, int must_be_los
 	if (must_be_lossless && t.distinct != N_KILL)
 		fail_msg("%d records lost over %s, first missing:%s", N_KILL - t.distinct, proto,
 			 miss);
+
+	struct pk_forward_stats st;
+
+	/* duplicates: what librelp sends again after each new session, its
+	 * window of 128 unanswered messages and the one that failed */
+	assert_int_equal(pk_console_forward_stats(con, &st), 0);
+	if (must_be_lossless && (uint64_t)t.dups > 129 * (st.connects - 1))
+		fail_msg("%d duplicates for %llu sessions", t.dups,
+			 (unsigned long long)st.connects);
 	assert_int_equal(pk_unregister_console(con), 0);
 	pk_console_destroy(con);
 	free(t.seen);
