@@ -717,6 +717,24 @@ static void test_forward_bad_cursor(void **state)
 		 test_dir_path("cursor"));
 	assert_string_equal(err, want);
 	free(err);
+
+	/* this log's identity, but a position it never reached */
+	uint64_t id[2];
+
+	store_n(log, "BC", 0, 7);
+	assert_int_equal(pk_log_identity(log, id), 0);
+	f = fopen(test_dir_path("cursor"), "w");
+	fprintf(f, "pk-forward cursor 1\nlog %016llx%016llx\nnext-seq 1000\n",
+		(unsigned long long)id[0], (unsigned long long)id[1]);
+	fclose(f);
+	unlink(test_dir_path("fwd.err"));
+	assert_int_equal(fwd_once(target("relp"), "bad.log"), 1);
+	err = slurp(test_dir_path("fwd.err"));
+	snprintf(want, sizeof(want),
+		 "pk-forward: %s: bad cursor file: next-seq 1000 is past the end of the log (7)\n",
+		 test_dir_path("cursor"));
+	assert_string_equal(err, want);
+	free(err);
 	pk_log_destroy(log);
 }
 

@@ -268,6 +268,16 @@ int main(int argc, char **argv)
 			pk_log_destroy(log);
 			return 1;
 		}
+		if (r > 0 && cur.id[0] == id[0] && cur.id[1] == id[1] &&
+		    cur.next_seq > pk_log_next_seq(log)) {
+			fprintf(stderr,
+				"%s: %s: bad cursor file: next-seq %" PRIu64
+				" is past the end of the log (%" PRIu64 ")\n",
+				prog, cursor_path, cur.next_seq, pk_log_next_seq(log));
+			pk_console_destroy(con);
+			pk_log_destroy(log);
+			return 1;
+		}
 		if (r > 0 && (cur.id[0] != id[0] || cur.id[1] != id[1])) {
 			fprintf(stderr,
 				"%s: %s: the log was recreated since the cursor was saved: "
