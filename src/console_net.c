@@ -3,7 +3,8 @@
  * console_net.c - forwarding consoles: each final record, with its fields,
  * to a collector the system already runs. systemd-journald's native
  * protocol, and syslog (RFC 5424 or RFC 3164) over a unix datagram socket,
- * UDP, or TCP framed by octet counting (RFC 6587).
+ * UDP, TCP framed by octet counting (RFC 6587), or RELP (rsyslog's
+ * acknowledged transport, through librelp).
  *
  * Owns: the wire forms (field and name mappings, escapes, framing), the
  * sockets, TCP's reconnection and its backoff, and the dropped notices.
@@ -11,6 +12,10 @@
  * libsystemd is not linked: the journal's native protocol is a handful of
  * documented, stable rules (one datagram of fields; a sealed memfd when it
  * is too big), and the library's core links only libc and pthreads.
+ * For the same reason librelp is not linked either: its header is used at
+ * build time when pkg-config finds it (PRINTK_HAVE_RELP), and the shared
+ * library is opened with dlopen() when the first RELP console is made, so a
+ * program that never forwards over RELP never loads it.
  *
  * Invariants:
  *   N1 Only the console's printer thread (PK_CON_THREADED, the console
@@ -28,6 +33,16 @@
  *      before the next record, once the transport takes messages again.
  *   N4 A forked child never writes into its parent's TCP connection: the
  *      connection belongs to the pid that made it; the child makes its own.
+ *      A RELP session a child inherited is abandoned, never closed: closing
+ *      it would speak into the parent's connection.
+ *   N5 Commit points (pk_console_forward_commit(), for a forwarder that keeps
+ *      a cursor): 0 only if every message handed over since the previous
+ *      commit was accepted by the transport without a break in between.
+ *      RELP: the session is closed, and a close answered without error
+ *      means the receiver answered every earlier frame (it answers in
+ *      order). TCP: the connection never broke and the kernel's send queue
+ *      drained (the receiver's kernel acknowledged every byte). Datagrams:
+ *      always 0 (nothing better is known).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,10 +55,18 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/sockios.h>
+#include <pthread.h>
+#include <signal.h>
+#ifdef PRINTK_HAVE_RELP
+#include <dlfcn.h>
+#include <librelp.h>
+#endif
 
 #include <printk/console.h>
 #include <printk/forward.h>
@@ -64,7 +87,10 @@
 #define SD_NAME_MAX	   32	/* RFC 5424 */
 #define JOURNAL_NAME_MAX   64	/* journald's field names */
 
-enum net_kind { NET_JOURNAL, NET_UNIX, NET_UDP, NET_TCP };
+#define RELP_TIMEOUT_S	   2	/* librelp's wait for a window slot or an answer */
+#define COMMIT_DRAIN_MS	   2000 /* TCP: the longest a commit waits for the send queue */
+
+enum net_kind { NET_JOURNAL, NET_UNIX, NET_UDP, NET_TCP, NET_RELP };
 
 struct net_console {
 	struct console con; /* first: container_of is a cast */
@@ -84,6 +110,15 @@ struct net_console {
 	pid_t comm_pid; /* app names of other processes' records (a shared log file) */
 	char comm[64];
 	_Atomic uint64_t sent, send_errors, dropped, connects;
+	struct pk_log *src; /* the records' log (NULL: printk's): names and clock */
+	uint64_t unconfirmed; /* N5: messages handed over since the last commit */
+	int broken;	      /* N5: the transport broke since the last commit */
+	/* RELP (N1: the printer thread's, or the forwarder's only thread) */
+	void *relp_engine, *relp_clt;
+	pid_t relp_pid;
+	int relp_reconnect; /* the session broke: relpCltReconnect() resends */
+	unsigned relp_errors; /* librelp's error callback calls */
+	char relp_host[64], relp_port[8];
 	struct pk_record notice; /* the dropped notice, as a record */
 	char buf[MSG_BUF];
 };
@@ -252,9 +287,9 @@ static unsigned wire_facility(unsigned facility)
 	return facility == 0 || facility > 23 ? 1 : facility;
 }
 
-static int64_t realtime_offset(void)
+static int64_t realtime_offset(const struct net_console *nc)
 {
-	struct pk_log *log = pk_printk_log_peek();
+	struct pk_log *log = nc->src ? nc->src : pk_printk_log_peek();
 
 	return log ? (int64_t)pk_load_relaxed(&pk_log_shared(log)->realtime_offset_ns)
 		   : pk_realtime_offset_ns();
@@ -262,10 +297,10 @@ static int64_t realtime_offset(void)
 
 static const char *app_name(struct net_console *nc, uint32_t pid)
 {
-	if (pid == 0 || pid == (uint32_t)getpid())
+	if (!nc->src && (pid == 0 || pid == (uint32_t)getpid()))
 		return nc->app;
 	if (nc->comm_pid != (pid_t)pid) {
-		struct pk_log *log = pk_printk_log_peek();
+		struct pk_log *log = nc->src ? nc->src : pk_printk_log_peek();
 		char path[32];
 		int fd;
 		ssize_t n = -1;
@@ -442,6 +477,8 @@ static void net_close(struct net_console *nc)
 {
 	if (nc->fd >= 0 && nc->fd_pid == getpid())
 		close(nc->fd);
+	if (nc->fd >= 0 && nc->unconfirmed)
+		nc->broken = 1;
 	nc->fd = -1;
 }
 
@@ -594,6 +631,8 @@ static int journal_send(struct net_console *nc, const char *p, size_t n)
 	return err;
 }
 
+static int relp_send(struct net_console *nc, char *msg, size_t n);
+
 /* One message on @nc's open transport. */
 static int net_send(struct net_console *nc, char *msg, size_t n)
 {
@@ -621,6 +660,8 @@ static int net_send(struct net_console *nc, char *msg, size_t n)
 		memcpy(msg, t, (size_t)k);
 		return send_all(nc->fd, msg, n + (size_t)k);
 	}
+	case NET_RELP:
+		return relp_send(nc, msg, n);
 	}
 	return -EINVAL;
 }
@@ -636,9 +677,9 @@ static size_t format_record(struct net_console *nc, const struct pk_record *rec)
 	const char *app = app_name(nc, rec->pid);
 
 	if (nc->kind == NET_JOURNAL)
-		return pk_net_format_journal(out, cap, rec, app, realtime_offset());
+		return pk_net_format_journal(out, cap, rec, app, realtime_offset(nc));
 	return pk_net_format_syslog(out, cap, rec, nc->format, nc->enterprise, nc->host, app,
-				    realtime_offset());
+				    realtime_offset(nc));
 }
 
 /* The dropped notice as a record of its own: level 4, no dictionary. */
@@ -695,6 +736,267 @@ static int tcp_ready(struct net_console *nc)
 	return 0;
 }
 
+/* -------------------------------------------------------------- RELP -- */
+
+#ifdef PRINTK_HAVE_RELP
+/* librelp's entry points, looked up once (dlopen: see the file comment). */
+static struct {
+	relpRetVal (*engine_construct)(relpEngine_t **);
+	relpRetVal (*engine_destruct)(relpEngine_t **);
+	relpRetVal (*engine_set_dbgprint)(relpEngine_t *, void (*)(char *, ...));
+	relpRetVal (*engine_set_enable_cmd)(relpEngine_t *, unsigned char *, relpCmdEnaState_t);
+	relpRetVal (*engine_set_on_err)(relpEngine_t *,
+					void (*)(void *, char *, char *, relpRetVal));
+	relpRetVal (*clt_construct)(relpEngine_t *, relpClt_t **);
+	relpRetVal (*clt_destruct)(relpEngine_t *, relpClt_t **);
+	relpRetVal (*clt_connect)(relpClt_t *, int, unsigned char *, unsigned char *);
+	relpRetVal (*clt_send_syslog)(relpClt_t *, unsigned char *, size_t);
+	relpRetVal (*clt_set_timeout)(relpClt_t *, unsigned);
+	relpRetVal (*clt_set_usr_ptr)(relpClt_t *, void *);
+	relpRetVal (*clt_reconnect)(relpClt_t *);
+} relp;
+static pthread_once_t relp_once = PTHREAD_ONCE_INIT;
+static int relp_ok;
+
+static void relp_load(void)
+{
+	void *h = dlopen("librelp.so.0", RTLD_NOW | RTLD_LOCAL);
+	int ok = 1;
+
+	if (!h)
+		return;
+#define RELP_SYM(field, name)                                  \
+	do {                                                   \
+		void *f = dlsym(h, name);                      \
+		ok &= f != NULL;                               \
+		memcpy(&relp.field, &f, sizeof(relp.field));   \
+	} while (0)
+	RELP_SYM(engine_construct, "relpEngineConstruct");
+	RELP_SYM(engine_destruct, "relpEngineDestruct");
+	RELP_SYM(engine_set_dbgprint, "relpEngineSetDbgprint");
+	RELP_SYM(engine_set_enable_cmd, "relpEngineSetEnableCmd");
+	RELP_SYM(engine_set_on_err, "relpEngineSetOnErr");
+	RELP_SYM(clt_construct, "relpEngineCltConstruct");
+	RELP_SYM(clt_destruct, "relpEngineCltDestruct");
+	RELP_SYM(clt_connect, "relpCltConnect");
+	RELP_SYM(clt_send_syslog, "relpCltSendSyslog");
+	RELP_SYM(clt_set_timeout, "relpCltSetTimeout");
+	RELP_SYM(clt_set_usr_ptr, "relpCltSetUsrPtr");
+	RELP_SYM(clt_reconnect, "relpCltReconnect");
+#undef RELP_SYM
+	relp_ok = ok;
+}
+
+static int relp_available(void)
+{
+	pthread_once(&relp_once, relp_load);
+	return relp_ok;
+}
+
+/* librelp may write into a connection the receiver closed: a SIGPIPE it
+ * raises must not kill the program. It is blocked in this thread around the
+ * call and, if it was not pending before, taken back afterwards. */
+struct pipe_guard {
+	sigset_t old;
+	int was_pending;
+};
+
+static void pipe_block(struct pipe_guard *g)
+{
+	sigset_t s, pend;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &s, &g->old);
+	sigpending(&pend);
+	g->was_pending = sigismember(&pend, SIGPIPE) == 1;
+}
+
+static void pipe_restore(struct pipe_guard *g)
+{
+	sigset_t s, pend;
+	struct timespec zero = { 0, 0 };
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGPIPE);
+	sigpending(&pend);
+	if (!g->was_pending && sigismember(&pend, SIGPIPE) == 1)
+		sigtimedwait(&s, NULL, &zero);
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
+/* librelp calls its debug hook unconditionally: it must be set. */
+static void relp_dbgprint(char *fmt, ...)
+{
+	(void)fmt;
+}
+
+/* librelp's error callback: counted, so that a commit sees a close that
+ * failed (its return value does not say). */
+static void relp_on_err(void *usr, char *obj, char *msg, relpRetVal code)
+{
+	struct net_console *nc = usr;
+
+	(void)obj, (void)msg, (void)code;
+	if (nc)
+		nc->relp_errors++;
+}
+
+/* N4: a session made by another process (the parent) is abandoned. */
+static void relp_forget_inherited(struct net_console *nc)
+{
+	if (nc->relp_engine && nc->relp_pid != getpid()) {
+		nc->relp_engine = NULL;
+		nc->relp_clt = NULL;
+		nc->relp_reconnect = 0;
+	}
+}
+
+static void relp_drop_client(struct net_console *nc)
+{
+	relpClt_t *clt = nc->relp_clt;
+	struct pipe_guard g;
+
+	if (!clt)
+		return;
+	pipe_block(&g);
+	relp.clt_destruct(nc->relp_engine, &clt);
+	pipe_restore(&g);
+	nc->relp_clt = NULL;
+	nc->relp_reconnect = 0;
+}
+
+/* Connect (or reconnect, which resends what the receiver has not
+ * acknowledged); -EAGAIN while the receiver is away (N2). */
+static int relp_ready(struct net_console *nc)
+{
+	struct pipe_guard g;
+	relpRetVal r;
+
+	relp_forget_inherited(nc);
+	if (nc->relp_clt && !nc->relp_reconnect)
+		return 0;
+
+	uint64_t now = pk_clock_ns();
+
+	if (now < nc->next_try_ns) {
+		uint64_t wait = nc->next_try_ns - now;
+
+		if (wait > (uint64_t)RETRY_SLEEP_MS * 1000000u)
+			return -EAGAIN;
+		struct timespec ts = { 0, (long)wait };
+
+		nanosleep(&ts, NULL);
+	}
+	if (!nc->relp_engine) {
+		relpEngine_t *e = NULL;
+
+		if (relp.engine_construct(&e) != RELP_RET_OK)
+			return -EAGAIN;
+		relp.engine_set_dbgprint(e, relp_dbgprint);
+		relp.engine_set_enable_cmd(e, (unsigned char *)"syslog", eRelpCmdState_Required);
+		relp.engine_set_on_err(e, relp_on_err);
+		nc->relp_engine = e;
+		nc->relp_pid = getpid();
+	}
+	pipe_block(&g);
+	if (nc->relp_clt) {
+		r = relp.clt_reconnect(nc->relp_clt);
+	} else {
+		relpClt_t *clt = NULL;
+
+		r = relp.clt_construct(nc->relp_engine, &clt);
+		if (r == RELP_RET_OK) {
+			relp.clt_set_timeout(clt, RELP_TIMEOUT_S);
+			relp.clt_set_usr_ptr(clt, nc);
+			r = relp.clt_connect(clt, nc->addr.ss_family, (unsigned char *)nc->relp_port,
+					     (unsigned char *)nc->relp_host);
+			if (r != RELP_RET_OK)
+				relp.clt_destruct(nc->relp_engine, &clt);
+			else
+				nc->relp_clt = clt;
+		}
+	}
+	pipe_restore(&g);
+	if (r != RELP_RET_OK) {
+		atomic_fetch_add_explicit(&nc->send_errors, 1, memory_order_relaxed);
+		schedule_retry(nc);
+		return -EAGAIN;
+	}
+	nc->relp_reconnect = 0;
+	nc->backoff_ms = BACKOFF_MIN_MS;
+	atomic_fetch_add_explicit(&nc->connects, 1, memory_order_relaxed);
+	return 0;
+}
+
+static int relp_send(struct net_console *nc, char *msg, size_t n)
+{
+	struct pipe_guard g;
+	relpRetVal r;
+
+	pipe_block(&g);
+	r = relp.clt_send_syslog(nc->relp_clt, (unsigned char *)msg, n);
+	pipe_restore(&g);
+	return r == RELP_RET_OK ? 0 : -EPIPE;
+}
+
+/* N5: close the session; a clean close acknowledges everything before it. */
+static int relp_commit(struct net_console *nc)
+{
+	unsigned errors = nc->relp_errors;
+
+	relp_forget_inherited(nc);
+	if (!nc->relp_clt)
+		return nc->unconfirmed ? -EAGAIN : 0;
+	if (nc->relp_reconnect) {
+		relp_drop_client(nc);
+		return -EAGAIN;
+	}
+	relp_drop_client(nc);
+	return nc->relp_errors == errors ? 0 : -EAGAIN;
+}
+
+static void relp_release(struct net_console *nc)
+{
+	relpEngine_t *e = nc->relp_engine;
+
+	relp_forget_inherited(nc);
+	relp_drop_client(nc);
+	if (nc->relp_engine) {
+		relp.engine_destruct(&e);
+		nc->relp_engine = NULL;
+	}
+}
+#else
+static int relp_available(void)
+{
+	return 0;
+}
+
+static int relp_ready(struct net_console *nc)
+{
+	(void)nc;
+	return -EAGAIN;
+}
+
+static int relp_send(struct net_console *nc, char *msg, size_t n)
+{
+	(void)nc, (void)msg, (void)n;
+	return -EPROTONOSUPPORT;
+}
+
+static int relp_commit(struct net_console *nc)
+{
+	(void)nc;
+	return -EAGAIN;
+}
+
+static void relp_release(struct net_console *nc)
+{
+	(void)nc;
+}
+#endif
+
 /* A message could not be sent. TCP: the connection is given up (a frame
  * may be cut) and the record waits; otherwise it is lost, and counted. */
 static int send_failed(struct net_console *nc, int err)
@@ -702,6 +1004,14 @@ static int send_failed(struct net_console *nc, int err)
 	atomic_fetch_add_explicit(&nc->send_errors, 1, memory_order_relaxed);
 	if (nc->kind == NET_TCP) {
 		net_close(nc);
+		schedule_retry(nc);
+		return -EAGAIN;
+	}
+	if (nc->kind == NET_RELP) {
+		/* The session is broken: the next attempt reconnects, and
+		 * librelp resends the frames that were not acknowledged. */
+		nc->relp_reconnect = 1;
+		nc->broken = 1;
 		schedule_retry(nc);
 		return -EAGAIN;
 	}
@@ -719,6 +1029,9 @@ static int net_write_record(struct console *con, const struct pk_record *rec)
 	if (nc->kind == NET_TCP) {
 		if ((err = tcp_ready(nc)))
 			return err;
+	} else if (nc->kind == NET_RELP) {
+		if ((err = relp_ready(nc)))
+			return err;
 	} else if (nc->fd < 0 || nc->fd_pid != getpid()) {
 		nc->fd = -1;
 		if ((err = dgram_open(nc))) {
@@ -727,7 +1040,7 @@ static int net_write_record(struct console *con, const struct pk_record *rec)
 		}
 	}
 
-	uint64_t lost = pk_console_take_dropped(con);
+	uint64_t lost = con->state ? pk_console_take_dropped(con) : 0;
 
 	nc->lost += lost;
 	atomic_fetch_add_explicit(&nc->dropped, lost, memory_order_relaxed);
@@ -737,6 +1050,7 @@ static int net_write_record(struct console *con, const struct pk_record *rec)
 		if ((err = net_send(nc, nc->buf + MSG_ROOM, n)))
 			return send_failed(nc, err);
 		nc->lost = 0;
+		nc->unconfirmed++;
 		atomic_fetch_add_explicit(&nc->sent, 1, memory_order_relaxed);
 	}
 
@@ -744,6 +1058,7 @@ static int net_write_record(struct console *con, const struct pk_record *rec)
 
 	if ((err = net_send(nc, nc->buf + MSG_ROOM, n)))
 		return send_failed(nc, err);
+	nc->unconfirmed++;
 	atomic_fetch_add_explicit(&nc->sent, 1, memory_order_relaxed);
 	return 0;
 }
@@ -760,6 +1075,8 @@ static void net_release(struct console *con)
 {
 	struct net_console *nc = (struct net_console *)con;
 
+	if (nc->kind == NET_RELP)
+		relp_release(nc);
 	net_close(nc);
 	free(nc);
 }
@@ -877,6 +1194,8 @@ int pk_console_syslog_create(struct console **conp, const char *target, int form
 		kind = NET_UDP, rest = target + 4;
 	else if (!strncmp(target, "tcp:", 4))
 		kind = NET_TCP, rest = target + 4;
+	else if (!strncmp(target, "relp:", 5))
+		kind = NET_RELP, rest = target + 5;
 	else
 		return -EINVAL;
 
@@ -888,7 +1207,17 @@ int pk_console_syslog_create(struct console **conp, const char *target, int form
 	nc->format = format;
 	if (enterprise)
 		nc->enterprise = enterprise;
-	err = kind == NET_UNIX ? unix_addr(nc, rest) : inet_addr_of(nc, rest, kind == NET_TCP);
+	err = kind == NET_UNIX ? unix_addr(nc, rest) : inet_addr_of(nc, rest, kind != NET_UDP);
+	if (!err && kind == NET_RELP) {
+		/* librelp resolves again at each connect: it gets the address
+		 * this console resolved, as numbers. */
+		if (!relp_available())
+			err = -EPROTONOSUPPORT;
+		else if (getnameinfo((struct sockaddr *)&nc->addr, nc->addr_len, nc->relp_host,
+				     sizeof(nc->relp_host), nc->relp_port, sizeof(nc->relp_port),
+				     NI_NUMERICHOST | NI_NUMERICSERV))
+			err = -EHOSTUNREACH;
+	}
 	if (err) {
 		free(nc);
 		return err;
@@ -908,5 +1237,90 @@ int pk_console_forward_stats(const struct console *con, struct pk_forward_stats 
 	stats->send_errors = atomic_load_explicit(&nc->send_errors, memory_order_relaxed);
 	stats->dropped = atomic_load_explicit(&nc->dropped, memory_order_relaxed);
 	stats->connects = atomic_load_explicit(&nc->connects, memory_order_relaxed);
+	return 0;
+}
+
+/* ------------------------------------------- for a forwarder (pk-forward) -- */
+
+int pk_console_forward_set_source(struct console *con, struct pk_log *log)
+{
+	if (!pk_console_net_owns(con))
+		return -EINVAL;
+	((struct net_console *)con)->src = log;
+	((struct net_console *)con)->comm_pid = 0; /* names come from @log now */
+	return 0;
+}
+
+int pk_console_forward_send(struct console *con, const struct pk_record *rec)
+{
+	if (!pk_console_net_owns(con) || !rec)
+		return -EINVAL;
+	return net_write_record(con, rec);
+}
+
+int pk_console_forward_lost(struct console *con, uint64_t n)
+{
+	if (!pk_console_net_owns(con))
+		return -EINVAL;
+
+	struct net_console *nc = (struct net_console *)con;
+
+	nc->lost += n;
+	atomic_fetch_add_explicit(&nc->dropped, n, memory_order_relaxed);
+	return 0;
+}
+
+/* TCP: the send queue drained (SIOCOUTQ: bytes the peer's kernel has not
+ * acknowledged) and the receiver did not close. */
+static int tcp_commit(struct net_console *nc)
+{
+	if (nc->fd < 0 || nc->fd_pid != getpid())
+		return nc->unconfirmed ? -EAGAIN : 0;
+	for (int waited = 0;; waited++) {
+		int outq = 0;
+
+		if (tcp_peer_gone(nc->fd)) {
+			net_close(nc);
+			return -EAGAIN;
+		}
+		if (ioctl(nc->fd, SIOCOUTQ, &outq) < 0 || outq == 0)
+			return 0;
+		if (waited >= COMMIT_DRAIN_MS)
+			return -EAGAIN;
+
+		struct timespec ts = { 0, 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+int pk_console_forward_commit(struct console *con)
+{
+	if (!pk_console_net_owns(con))
+		return -EINVAL;
+
+	struct net_console *nc = (struct net_console *)con;
+	int err = 0;
+
+	if (nc->kind == NET_TCP)
+		err = tcp_commit(nc);
+	else if (nc->kind == NET_RELP)
+		err = relp_commit(nc);
+	if (nc->broken)
+		err = -EAGAIN;
+	nc->broken = 0;
+	nc->unconfirmed = 0;
+	return err;
+}
+
+int pk_log_identity(struct pk_log *log, uint64_t id[2])
+{
+	if (!log || !id)
+		return -EINVAL;
+
+	struct pk_log_shared *sh = pk_log_shared(log);
+
+	id[0] = sh->creation_id[0];
+	id[1] = sh->creation_id[1];
 	return 0;
 }

@@ -40,6 +40,7 @@ struct pk_log_shared {
 	uint64_t lock_off;	  /* one lock byte per registry entry */
 	uint32_t registry_entries;
 	uint32_t file_flags;
+	uint64_t creation_id[2]; /* random, drawn at creation (0: older files) */
 };
 
 /* The public record mirrors the ring's: pk_log_read() copies one into the other. */

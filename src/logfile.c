@@ -76,8 +76,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log_internal.h"
@@ -572,6 +574,16 @@ static int create_file(const char *path, size_t log_buf_len, unsigned flags)
 		sh->lock_off = g.lock_off;
 		sh->registry_entries = PK_REGISTRY_ENTRIES;
 		sh->file_flags = flags & PK_LOG_GROUP_READ;
+		/* A recreated file is another log to a reader that kept a
+		 * position (a forwarder's cursor): it gets a new identity. */
+		if (getrandom(sh->creation_id, sizeof(sh->creation_id), 0) !=
+		    (ssize_t)sizeof(sh->creation_id)) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			sh->creation_id[0] = (uint64_t)ts.tv_sec << 30 ^ (uint64_t)ts.tv_nsec;
+			sh->creation_id[1] = (uint64_t)getpid();
+		}
 		msync(map, g.file_size, MS_SYNC);
 	}
 	free(log);

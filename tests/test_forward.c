@@ -12,7 +12,10 @@
  *     stays enabled;
  *   - TCP with nobody listening: the records wait in the ring (-EAGAIN is
  *     no failure: the console stays enabled and pr_flush says not done),
- *     then a listener appears and gets every record, octet-counted.
+ *     then a listener appears and gets every record, octet-counted;
+ *   - relp: targets' errors; the forwarder calls (a source log names the
+ *     writer, a lost count becomes a dropped notice, commit); log
+ *     identities (random per file, kept by the file, zero in memory).
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -183,6 +186,109 @@ static void test_create_errors(void **state)
 	assert_int_equal(pk_console_forward_stats(con, &st), 0);
 	assert_int_equal(pk_console_forward_stats(pk_console_stderr(), &st), -EINVAL);
 	pk_console_destroy(con);
+}
+
+/* relp: targets, the calls a forwarder makes, and a log's identity. */
+static void test_forwarder_calls(void **state)
+{
+	(void)state;
+	struct console *con;
+	static const char *const bad[] = { "relp:host", "relp:h:0", "relp:h:", "relp:[::1]5" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (pk_console_syslog_create(&con, bad[i], PK_SYSLOG_RFC5424, 0) != -EINVAL)
+			fail_msg("%s accepted", bad[i]);
+
+	/* Built with librelp's header and librelp.so.0 present: a console;
+	 * otherwise -EPROTONOSUPPORT, never anything else. */
+	int r = pk_console_syslog_create(&con, "relp:127.0.0.1:1", PK_SYSLOG_RFC5424, 0);
+
+	assert_true(r == 0 || r == -EPROTONOSUPPORT);
+	if (r == 0) {
+		struct pk_record *rec = make_rec(1, 1, 6, "nobody", "", 0);
+
+		/* nobody listens on port 1: not taken, nothing to confirm */
+		assert_int_equal(pk_console_forward_send(con, rec), -EAGAIN);
+		assert_int_equal(pk_console_forward_commit(con), 0);
+		pk_console_destroy(con);
+	}
+
+	struct pk_record *rec = make_rec(1, 1, 6, "x", "", 0);
+	struct pk_log *a, *b, *mem;
+	uint64_t ida[2], idb[2], id2[2];
+
+	assert_int_equal(pk_console_forward_send(pk_console_stderr(), rec), -EINVAL);
+	assert_int_equal(pk_console_forward_commit(pk_console_stderr()), -EINVAL);
+	assert_int_equal(pk_console_forward_lost(pk_console_stderr(), 1), -EINVAL);
+	assert_int_equal(pk_console_forward_set_source(pk_console_stderr(), NULL), -EINVAL);
+
+	/* A TCP listener: the records arrive named by the source log. */
+	int ls = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	char target[64], got[4096];
+
+	assert_int_equal(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(ls, 1), 0);
+	assert_int_equal(getsockname(ls, (struct sockaddr *)&sa, &sl), 0);
+	snprintf(target, sizeof(target), "tcp:127.0.0.1:%d", ntohs(sa.sin_port));
+	assert_int_equal(test_dir_make("forward"), 0);
+	assert_int_equal(pk_log_open_file(&a, test_dir_path("a.log"), 4096, 0), 0);
+	assert_int_equal(pk_log_store(a, 1, 6, "from a", 6, NULL, 0), 0);
+	assert_int_equal(pk_log_read(a, 0, rec, 0), 0);
+	assert_int_equal(pk_console_syslog_create(&con, target, PK_SYSLOG_RFC3164, 0), 0);
+	assert_int_equal(pk_console_forward_set_source(con, a), 0);
+	assert_int_equal(pk_console_forward_lost(con, 3), 0);
+	assert_int_equal(pk_console_forward_send(con, rec), 0);
+	assert_int_equal(pk_console_forward_commit(con), 0);
+
+	int fd = accept(ls, NULL, NULL);
+	size_t n = 0;
+	uint64_t start = now_ms();
+
+	assert_true(fd >= 0);
+	while (now_ms() - start < 5000) {
+		ssize_t k = recv(fd, got + n, sizeof(got) - 1 - n, MSG_DONTWAIT);
+
+		if (k > 0)
+			n += (size_t)k;
+		else
+			usleep(10000);
+		got[n] = '\0';
+		if (strstr(got, "from a"))
+			break;
+	}
+
+	/* the log keeps 15 characters of the writer's name, as comm */
+	char comm[16], tag[64];
+
+	snprintf(comm, sizeof(comm), "%s", program_invocation_short_name);
+	snprintf(tag, sizeof(tag), " %s[%d]: from a", comm, (int)getpid());
+	assert_non_null(strstr(got, "** 3 printk messages dropped **"));
+	assert_non_null(strstr(got, tag));
+	close(fd);
+	close(ls);
+	pk_console_destroy(con);
+
+	/* identities: random per created file, kept by the file */
+	assert_int_equal(pk_log_identity(a, ida), 0);
+	assert_true(ida[0] || ida[1]);
+	assert_int_equal(pk_log_open_file(&b, test_dir_path("b.log"), 4096, 0), 0);
+	assert_int_equal(pk_log_identity(b, idb), 0);
+	assert_true(ida[0] != idb[0] || ida[1] != idb[1]);
+	pk_log_destroy(a);
+	assert_int_equal(pk_log_open_file(&a, test_dir_path("a.log"), 0, PK_LOG_RDONLY), 0);
+	assert_int_equal(pk_log_identity(a, id2), 0);
+	assert_memory_equal(ida, id2, sizeof(ida));
+	assert_int_equal(pk_log_create(&mem, 0), 0);
+	assert_int_equal(pk_log_identity(mem, id2), 0);
+	assert_true(!id2[0] && !id2[1]);
+	assert_int_equal(pk_log_identity(NULL, id2), -EINVAL);
+	assert_int_equal(pk_log_identity(mem, NULL), -EINVAL);
+	pk_log_destroy(mem);
+	pk_log_destroy(a);
+	pk_log_destroy(b);
+	test_dir_remove();
 }
 
 static void test_opts(void **state)
@@ -363,6 +469,7 @@ int main(void)
 		cmocka_unit_test(test_journal_bytes), cmocka_unit_test(test_names),
 		cmocka_unit_test(test_create_errors), cmocka_unit_test(test_opts),
 		cmocka_unit_test(test_udp_nobody),    cmocka_unit_test(test_tcp_waits),
+		cmocka_unit_test(test_forwarder_calls),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,12 +41,13 @@ PK_API int pk_console_journal_create(struct console **conp, const char *socket_p
 
 /*
  * A console for a syslog receiver. @target: "unix:PATH" (datagrams, as
- * /dev/log), "udp:HOST:PORT" or "tcp:HOST:PORT" (HOST a name, an IPv4
- * address or an IPv6 address in brackets). @format: PK_SYSLOG_RFC5424 or
+ * /dev/log), "udp:HOST:PORT", "tcp:HOST:PORT" or "relp:HOST:PORT" (HOST a
+ * name, an IPv4 address or an IPv6 address in brackets). @format: PK_SYSLOG_RFC5424 or
  * PK_SYSLOG_RFC3164. @enterprise: the number in the SD-ID
  * "printk@<enterprise>" (0: PK_SYSLOG_ENTERPRISE_DEFAULT). 0, -EINVAL (a
- * malformed target or format), -ENOMEM, or -EHOSTUNREACH (HOST does not
- * resolve).
+ * malformed target or format), -ENOMEM, -EHOSTUNREACH (HOST does not
+ * resolve), or -EPROTONOSUPPORT ("relp:" in a build without librelp's
+ * header, or librelp.so.0 cannot be loaded).
  * Context: thread-safe; may block (resolves HOST); not async-signal-safe.
  */
 PK_API int pk_console_syslog_create(struct console **conp, const char *target, int format,
@@ -63,6 +64,37 @@ struct pk_forward_stats {
 /* 0, or -EINVAL if @con is no forwarding console.
  * Context: any thread; does not block; async-signal-safe (atomic loads). */
 PK_API int pk_console_forward_stats(const struct console *con, struct pk_forward_stats *stats);
+
+/*
+ * A forwarder: another log's records sent through a forwarding console
+ * that is never registered (pk-forward does this), from one thread.
+ * pk_console_forward_set_source(): writers' names and the wall clock come
+ * from @log (NULL: printk's log). pk_console_forward_send(): one record; 0
+ * if the transport took it (datagrams: sent or lost, counted), -EAGAIN if
+ * not (the receiver is away: offer it again). pk_console_forward_lost(): @n
+ * records were lost before they could be read; a counted "** N printk
+ * messages dropped **" message goes before the next record.
+ * pk_console_forward_commit(): 0 if every message taken since the previous
+ * commit was accepted by the receiver (RELP: acknowledged; TCP: no break
+ * and the send queue drained; datagrams: always), else -EAGAIN: send them
+ * again. All -EINVAL if @con is no forwarding console.
+ * Context: the one thread that uses @con; send and commit may block
+ * (bounded: a few seconds); not async-signal-safe.
+ */
+struct pk_log;
+struct pk_record;
+PK_API int pk_console_forward_set_source(struct console *con, struct pk_log *log);
+PK_API int pk_console_forward_send(struct console *con, const struct pk_record *rec);
+PK_API int pk_console_forward_lost(struct console *con, uint64_t n);
+PK_API int pk_console_forward_commit(struct console *con);
+
+/*
+ * The identity of @log: 128 random bits drawn when its file was created,
+ * so that a reader that kept a position (a cursor) knows a recreated file.
+ * All zero for a memory log or a file of an older version. 0 or -EINVAL.
+ * Context: any (async-signal-safe, lock-free).
+ */
+PK_API int pk_log_identity(struct pk_log *log, uint64_t id[2]);
 
 PK_END_DECLS
 

@@ -66,7 +66,8 @@ need libprintk-dev "$lib/libprintk.so" "$lib/libprintk.a" "$lib/pkgconfig/printk
 	/usr/share/doc/libprintk-dev/examples/boot-demo.c /usr/share/doc/libprintk-dev/copyright \
 	/usr/share/man/man3/printk.3.gz /usr/share/man/man3/pk_log_read.3.gz \
 	/usr/share/man/man7/printk-opts.7.gz /usr/share/man/man7/libprintk.7.gz
-need udmesg /usr/bin/udmesg /usr/share/man/man1/udmesg.1.gz /usr/share/doc/udmesg/copyright
+need udmesg /usr/bin/udmesg /usr/share/man/man1/udmesg.1.gz /usr/share/doc/udmesg/copyright \
+	/usr/bin/pk-forward /usr/share/man/man1/pk-forward.1.gz
 # The library package: its symbols file, from the version script.
 dpkg-deb --ctrl-tarfile "$tmp/libprintk0_${debversion}_$arch.deb" | tar -xOf - ./symbols >"$tmp/symbols" ||
 	fail "libprintk0 has no symbols file"

@@ -1,0 +1,823 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_daemon_relp.c - RELP and the cursor forwarder (pk-forward) against a
+ * real rsyslogd (Debian's rsyslog and rsyslog-relp), started here
+ * unprivileged in the foreground with imrelp and imtcp on 127.0.0.1 ports
+ * picked free. Its main queue is Direct and the file action writes each
+ * message before the input returns, so a message rsyslog acknowledged over
+ * RELP is in the output file (it survives the SIGKILL of rsyslogd):
+ *   - a relp: console: every field arrives (PRI, time, host, app, pid,
+ *     MSGID, structured data with the dictionary and escapes, multi-line
+ *     text, a 1023-byte text, bytes that are not UTF-8);
+ *   - a relp: console, rsyslogd killed (SIGKILL) and restarted in the middle
+ *     of 20,000 records: none lost; the same over TCP, the loss measured
+ *     and printed;
+ *   - pk-forward over RELP, the same: none lost, duplicates only within one
+ *     commit; over TCP the loss is measured and printed;
+ *   - pk-forward stopped (SIGTERM) and started again: it resumes exactly,
+ *     no record twice; records overwritten meanwhile are reported with
+ *     their exact count (stderr and a "** N printk messages dropped **"
+ *     message); a recreated log restarts from its first record (found at
+ *     a restart by its identity, or while following by its file); a bad
+ *     cursor file gives one clear error;
+ *   - console=syslog:relp:... in PRINTK_OPTS (a child process).
+ * Label "daemons": run by scripts/test.sh in the gcc build only.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <printk/console.h>
+#include <printk/forward.h>
+#include <printk/log.h>
+#include <printk/printk.h>
+
+#include "daemon_util.h"
+#include "reader.h"
+#include "testutil.h"
+
+#define N_KILL 20000
+
+static int relp_port, tcp_port;
+static pid_t rs_pid = -1;
+static char host[256];
+static const char *app;
+
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+static void write_conf(void)
+{
+	FILE *f = fopen(test_dir_path("rsyslog.conf"), "w");
+	const char *d = test_dir();
+
+	assert_non_null(f);
+	fprintf(f,
+		"global(workDirectory=\"%s/spool\" net.enableDNS=\"off\" "
+		"processInternalMessages=\"on\"\n"
+		"       parser.escapeControlCharactersOnReceive=\"off\" maxMessageSize=\"64k\")\n"
+		/* Direct: the input runs the action before it returns, so the
+		 * RELP answer follows the write. */
+		"main_queue(queue.type=\"Direct\")\n"
+		"module(load=\"imrelp\")\nmodule(load=\"imtcp\")\n"
+		"input(type=\"imrelp\" address=\"127.0.0.1\" port=\"%d\")\n"
+		"input(type=\"imtcp\" address=\"127.0.0.1\" port=\"%d\" "
+		"supportOctetCountedFraming=\"on\")\n"
+		"template(name=\"j\" type=\"list\" option.jsonf=\"on\") {\n"
+		" property(outname=\"inputname\" name=\"inputname\" format=\"jsonf\")\n"
+		" property(outname=\"pri\" name=\"pri\" format=\"jsonf\")\n"
+		" property(outname=\"facility\" name=\"syslogfacility\" format=\"jsonf\")\n"
+		" property(outname=\"severity\" name=\"syslogseverity\" format=\"jsonf\")\n"
+		" property(outname=\"timestamp\" name=\"timereported\" dateFormat=\"rfc3339\" "
+		"format=\"jsonf\")\n"
+		" property(outname=\"hostname\" name=\"hostname\" format=\"jsonf\")\n"
+		" property(outname=\"app_name\" name=\"app-name\" format=\"jsonf\")\n"
+		" property(outname=\"procid\" name=\"procid\" format=\"jsonf\")\n"
+		" property(outname=\"msgid\" name=\"msgid\" format=\"jsonf\")\n"
+		" property(outname=\"structured_data\" name=\"structured-data\" format=\"jsonf\")\n"
+		" property(outname=\"msg\" name=\"msg\" format=\"jsonf\")\n"
+		"}\n"
+		"*.* action(type=\"omfile\" file=\"%s/messages.jsonl\" template=\"j\"\n"
+		"           asyncWriting=\"off\" flushOnTXEnd=\"on\")\n",
+		d, relp_port, tcp_port, d);
+	fclose(f);
+	mkdir(test_dir_path("spool"), 0700);
+}
+
+static int tcp_open(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+
+	close(fd);
+	return ok;
+}
+
+/* Start rsyslogd (a pid file a killed one left is removed first); ready
+ * when both ports accept. */
+static int rs_start(void)
+{
+	const char *bin =
+		access("/usr/sbin/rsyslogd", X_OK) == 0 ? "/usr/sbin/rsyslogd" : "rsyslogd";
+	const char *argv[] = { bin, "-n", "-f", test_dir_path("rsyslog.conf"), "-i",
+			       test_dir_path("rsyslogd.pid"), NULL };
+
+	unlink(test_dir_path("rsyslogd.pid"));
+	rs_pid = spawn_logged(argv, test_dir_path("rsyslogd.log"), NULL);
+	if (rs_pid < 0)
+		return 0;
+
+	uint64_t start = now_ms();
+
+	while (now_ms() - start < 10000) {
+		int st;
+
+		if (waitpid(rs_pid, &st, WNOHANG) == rs_pid) {
+			rs_pid = -1;
+			return 0;
+		}
+		if (tcp_open(relp_port) && tcp_open(tcp_port))
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+static void rs_kill(int sig)
+{
+	int st;
+
+	if (rs_pid < 0)
+		return;
+	kill(rs_pid, sig);
+	test_reap(rs_pid, &st, 10000);
+	rs_pid = -1;
+}
+
+static void rs_start_or_give_up(void)
+{
+	if (!rs_start()) {
+		char *log = slurp(test_dir_path("rsyslogd.log"));
+
+		rs_kill(SIGTERM);
+		daemon_unavailable("rsyslogd with imrelp did not start (Debian: rsyslog, "
+				   "rsyslog-relp): %s",
+				   log ? log : "no output");
+	}
+}
+
+/* ---------------------------------------------------- reading back -- */
+
+/* The msg of every output line holding "@tag NUMBER": how many lines, how
+ * many distinct numbers below @n, and the other lines holding @tag. */
+struct tally {
+	int lines, distinct, dups;
+	unsigned char *seen;
+	char other[8][256];
+	int nother;
+};
+
+static void tally(const char *tag, int n, struct tally *t)
+{
+	char *all = slurp(test_dir_path("messages.jsonl"));
+	size_t tlen = strlen(tag);
+
+	free(t->seen);
+	memset(t, 0, sizeof(*t));
+	t->seen = calloc((size_t)n, 1);
+	for (char *l = all, *e; l && *l; l = e + 1) {
+		e = strchr(l, '\n');
+		if (!e)
+			break;
+		*e = '\0';
+
+		char *msg = json_get(l, "msg", NULL);
+		char *p = msg ? strstr(msg, tag) : NULL;
+
+		if (p && p[tlen] == ' ' && p[tlen + 1] >= '0' && p[tlen + 1] <= '9') {
+			int i = atoi(p + tlen + 1);
+
+			t->lines++;
+			if (i >= 0 && i < n) {
+				if (t->seen[i])
+					t->dups++;
+				else
+					t->distinct++;
+				t->seen[i] = 1;
+			}
+		} else if (p && t->nother < 8) {
+			snprintf(t->other[t->nother++], sizeof(t->other[0]), "%s", p);
+		}
+		free(msg);
+	}
+	free(all);
+}
+
+/* Wait until @n distinct numbered lines of @tag arrived (@ms at most). */
+static void wait_tally(const char *tag, int n, int want, unsigned ms, struct tally *t)
+{
+	uint64_t start = now_ms();
+
+	do {
+		tally(tag, n, t);
+		if (t->distinct >= want)
+			return;
+		usleep(50000);
+	} while (now_ms() - start < ms);
+}
+
+static void first_missing(const struct tally *t, int n, char *out, size_t cap)
+{
+	size_t len = 0;
+
+	out[0] = '\0';
+	for (int i = 0, k = 0; i < n && k < 10; i++)
+		if (!t->seen[i]) {
+			len += (size_t)snprintf(out + len, cap - len, " %d", i);
+			k++;
+		}
+}
+
+static void assert_field(const char *line, const char *key, const char *want)
+{
+	char *v = json_get(line, key, NULL);
+
+	if (!v || strcmp(v, want))
+		fail_msg("%s: got '%s', want '%s' in %s", key, v ? v : "(missing)", want, line);
+	free(v);
+}
+
+/* The output line whose msg holds @marker. */
+static char *line_with(const char *marker, unsigned ms)
+{
+	uint64_t start = now_ms();
+
+	do {
+		char *all = slurp(test_dir_path("messages.jsonl"));
+
+		for (char *l = all, *e; l && *l; l = e + 1) {
+			e = strchr(l, '\n');
+			if (!e)
+				break;
+			*e = '\0';
+			if (strstr(l, marker)) {
+				char *r = strdup(l);
+
+				free(all);
+				return r;
+			}
+		}
+		free(all);
+		usleep(20000);
+	} while (now_ms() - start < ms);
+	fail_msg("no message '%s' arrived", marker);
+	return NULL;
+}
+
+static const char *target(const char *proto)
+{
+	static char b[64];
+
+	snprintf(b, sizeof(b), "%s:127.0.0.1:%d", proto, proto[0] == 'r' ? relp_port : tcp_port);
+	return b;
+}
+
+/* ------------------------------------------------------ the console -- */
+
+static void test_relp_console_fields(void **state)
+{
+	(void)state;
+	struct console *con;
+	static const char dict[] = "SUBSYSTEM=net\0DEVICE=+net:eth0\0Q=a\"b]c\\d";
+
+	assert_int_equal(pk_console_syslog_create(&con, target("relp"), PK_SYSLOG_RFC5424, 0), 0);
+	assert_int_equal(pk_register_console(con), 0);
+	pk_printk_emit(3, 4, dict, sizeof(dict) - 1, "RF-fields first line\nsecond line");
+	assert_int_equal(pk_pr_flush(5000, 0), 1);
+
+	char *line = line_with("RF-fields", 10000);
+	struct pk_record rec;
+	struct pk_log *log = pk_printk_log();
+	uint64_t seq = 0;
+
+	for (; pk_log_read(log, seq, &rec, 0) == 0; seq = rec.seq + 1)
+		if (!strncmp(rec.text, "RF-fields", 9))
+			break;
+	assert_string_equal(rec.text, "RF-fields first line\nsecond line");
+
+	struct pk_log_info info;
+	struct tm tm;
+	char t[64], want[512];
+
+	assert_int_equal(pk_log_info(log, &info), 0);
+
+	uint64_t rt = rec.ts_nsec + (uint64_t)info.realtime_offset_ns;
+	time_t secs = (time_t)(rt / 1000000000u);
+
+	gmtime_r(&secs, &tm);
+	snprintf(t, sizeof(t), "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (unsigned)(rt % 1000000000u / 1000u));
+	assert_field(line, "inputname", "imrelp");
+	assert_field(line, "pri", "28");
+	assert_field(line, "facility", "3");
+	assert_field(line, "severity", "4");
+	assert_field(line, "timestamp", t);
+	assert_field(line, "hostname", host);
+	assert_field(line, "app_name", app);
+	snprintf(want, sizeof(want), "%d", (int)getpid());
+	assert_field(line, "procid", want);
+	assert_field(line, "msgid", "-");
+	snprintf(want, sizeof(want),
+		 "[printk@32473 seq=\"%llu\" tid=\"%u\" SUBSYSTEM=\"net\" DEVICE=\"+net:eth0\" "
+		 "Q=\"a\\\"b\\]c\\\\d\"]",
+		 (unsigned long long)rec.seq, rec.tid);
+	assert_field(line, "structured_data", want);
+	assert_field(line, "msg", "\xef\xbb\xbfRF-fields first line\nsecond line");
+	free(line);
+
+	/* a 1023-byte text, and bytes that are not UTF-8 (no BOM) */
+	char big[1024];
+
+	memcpy(big, "RF-long ", 8);
+	memset(big + 8, 'y', 1015);
+	big[1023] = '\0';
+	pk_printk_emit(1, 6, NULL, 0, "%s\n", big);
+	pk_printk_emit(1, 6, NULL, 0, "RF-bin \xff\xfe end\n");
+	assert_int_equal(pk_pr_flush(5000, 0), 1);
+	line = line_with("RF-long", 10000);
+
+	char *msg = json_get(line, "msg", NULL);
+
+	assert_non_null(msg);
+	assert_int_equal(strlen(msg), 3 + 1023);
+	assert_true(!memcmp(msg, "\xef\xbb\xbf", 3) && !memcmp(msg + 3, big, 1023));
+	free(msg);
+	free(line);
+	line = line_with("RF-bin", 10000);
+	assert_field(line, "msg", "RF-bin \xff\xfe end");
+	free(line);
+
+	struct pk_forward_stats st;
+
+	assert_int_equal(pk_console_forward_stats(con, &st), 0);
+	assert_true(st.connects >= 1);
+	assert_int_equal(pk_unregister_console(con), 0);
+	pk_console_destroy(con);
+}
+
+/* rsyslogd is killed while a console sends 20,000 records: over RELP none
+ * is lost; over TCP the loss is measured (a record written into a
+ * connection rsyslogd had not read yet is gone with it). */
+static void console_kill_run(const char *proto, const char *tag, int must_be_lossless)
+{
+	struct console *con;
+	struct tally t = { 0 };
+
+	assert_int_equal(pk_console_syslog_create(&con, target(proto), PK_SYSLOG_RFC5424, 0), 0);
+	assert_int_equal(pk_register_console(con), 0);
+	for (int i = 0; i < N_KILL; i++)
+		pk_printk_emit(1, 5, NULL, 0, "%s %d\n", tag, i);
+	wait_tally(tag, N_KILL, N_KILL / 10, 20000, &t);
+	rs_kill(SIGKILL);
+	tally(tag, N_KILL, &t);
+
+	int before = t.distinct;
+
+	rs_start_or_give_up();
+	wait_tally(tag, N_KILL, N_KILL, must_be_lossless ? 60000 : 15000, &t);
+	if (!must_be_lossless) {
+		assert_int_equal(pk_pr_flush(10000, 0), 1);
+		sleep(1);
+		tally(tag, N_KILL, &t);
+	}
+
+	char miss[128];
+
+	first_missing(&t, N_KILL, miss, sizeof(miss));
+	print_message("%s console: %d on disk at the kill; after: %d lines, %d distinct, "
+		      "%d duplicates, %d lost (first:%s)\n",
+		      proto, before, t.lines, t.distinct, t.dups, N_KILL - t.distinct, miss);
+	if (must_be_lossless && t.distinct != N_KILL)
+		fail_msg("%d records lost over %s, first missing:%s", N_KILL - t.distinct, proto,
+			 miss);
+
+	struct pk_forward_stats st;
+
+	/* duplicates: what librelp sends again after each new session, its
+	 * window of 128 unanswered messages and the one that failed */
+	assert_int_equal(pk_console_forward_stats(con, &st), 0);
+	if (must_be_lossless && (uint64_t)t.dups > 129 * (st.connects - 1))
+		fail_msg("%d duplicates for %llu sessions", t.dups,
+			 (unsigned long long)st.connects);
+	assert_int_equal(pk_unregister_console(con), 0);
+	pk_console_destroy(con);
+	free(t.seen);
+}
+
+static void test_relp_console_kill(void **state)
+{
+	(void)state;
+	console_kill_run("relp", "RK", 1);
+}
+
+static void test_tcp_console_kill(void **state)
+{
+	(void)state;
+	console_kill_run("tcp", "TK", 0);
+}
+
+/* ------------------------------------------------------- pk-forward -- */
+
+static char fwd_bin[512];
+
+/* Start pk-forward on test_dir's @logname with @cursor and @extra (NULL or
+ * one option); its stderr goes to fwd.err. */
+static pid_t fwd_start(const char *tgt, const char *logname, const char *extra)
+{
+	char logp[512], cur[512];
+
+	snprintf(logp, sizeof(logp), "%s", test_dir_path(logname));
+	snprintf(cur, sizeof(cur), "%s", test_dir_path("cursor"));
+
+	const char *argv[] = { fwd_bin, "-c", cur, extra ? extra : tgt, extra ? tgt : logp,
+			       extra ? logp : NULL, NULL };
+
+	return spawn_logged(argv, test_dir_path("fwd.err"), NULL);
+}
+
+/* Run pk-forward --once to its end; its exit status. */
+static int fwd_once(const char *tgt, const char *logname)
+{
+	pid_t pid = fwd_start(tgt, logname, "--once");
+	int st;
+
+	assert_true(pid > 0);
+	test_reap(pid, &st, 60000);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static struct pk_log *make_log(const char *name, size_t len)
+{
+	struct pk_log *log;
+
+	assert_int_equal(pk_log_open_file(&log, test_dir_path(name), len, 0), 0);
+	return log;
+}
+
+static void store_n(struct pk_log *log, const char *tag, int from, int n)
+{
+	for (int i = from; i < from + n; i++) {
+		char b[64];
+		int k = snprintf(b, sizeof(b), "%s %d", tag, i);
+
+		assert_int_equal(pk_log_store(log, 1, 6, b, (size_t)k, "K=v", 4), 0);
+	}
+}
+
+static unsigned long long cursor_seq(void)
+{
+	char *c = slurp(test_dir_path("cursor"));
+	char *p = c ? strstr(c, "next-seq ") : NULL;
+	unsigned long long v = p ? strtoull(p + 9, NULL, 10) : ~0ull;
+
+	free(c);
+	return v;
+}
+
+static void fwd_kill_run(const char *proto, const char *tag, int must_be_lossless)
+{
+	struct pk_log *log = make_log(tag, 1 << 22);
+	struct tally t = { 0 };
+	int st;
+
+	store_n(log, tag, 0, N_KILL);
+
+	pid_t fwd = fwd_start(target(proto), tag, NULL);
+
+	assert_true(fwd > 0);
+	wait_tally(tag, N_KILL, N_KILL / 10, 20000, &t);
+	rs_kill(SIGKILL);
+	tally(tag, N_KILL, &t);
+
+	int before = t.distinct;
+
+	rs_start_or_give_up();
+	wait_tally(tag, N_KILL, N_KILL, must_be_lossless ? 60000 : 15000, &t);
+	/* when it is lossy, the rest settles first */
+	if (!must_be_lossless) {
+		sleep(2);
+		tally(tag, N_KILL, &t);
+	}
+	kill(fwd, SIGTERM);
+	test_reap(fwd, &st, 10000);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(cursor_seq(), N_KILL);
+	print_message("pk-forward %s: %d on disk at the kill; after: %d lines, %d distinct, "
+		      "%d duplicates, %d lost\n",
+		      proto, before, t.lines, t.distinct, t.dups, N_KILL - t.distinct);
+	if (must_be_lossless && t.distinct != N_KILL) {
+		char miss[128];
+
+		first_missing(&t, N_KILL, miss, sizeof(miss));
+		fail_msg("%d records lost over %s, first missing:%s", N_KILL - t.distinct, proto,
+			 miss);
+	}
+	/* A commit covers at most 1000 records, and a failed one is sent again
+	 * once: duplicates stay within that window. */
+	if (must_be_lossless)
+		assert_true(t.dups <= 2000);
+	pk_log_destroy(log);
+	free(t.seen);
+}
+
+static void test_forward_relp_kill(void **state)
+{
+	(void)state;
+	fwd_kill_run("relp", "FR", 1);
+}
+
+static void test_forward_tcp_kill(void **state)
+{
+	(void)state;
+	fwd_kill_run("tcp", "FT", 0);
+}
+
+/* Stopped cleanly and started again: exactly once. */
+static void test_forward_resume(void **state)
+{
+	(void)state;
+	struct pk_log *log = make_log("resume.log", 1 << 20);
+	struct tally t = { 0 };
+	int st;
+
+	store_n(log, "RS", 0, 300);
+
+	pid_t fwd = fwd_start(target("relp"), "resume.log", NULL);
+
+	wait_tally("RS", 1000, 300, 20000, &t);
+	kill(fwd, SIGTERM);
+	test_reap(fwd, &st, 10000);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(cursor_seq(), 300);
+	store_n(log, "RS", 300, 200);
+	assert_int_equal(fwd_once(target("relp"), "resume.log"), 0);
+	assert_int_equal(cursor_seq(), 500);
+	store_n(log, "RS", 500, 100);
+	assert_int_equal(fwd_once(target("tcp"), "resume.log"), 0);
+	assert_int_equal(cursor_seq(), 600);
+	wait_tally("RS", 1000, 600, 20000, &t);
+	assert_int_equal(t.distinct, 600);
+	assert_int_equal(t.lines, 600);
+	assert_int_equal(t.dups, 0);
+
+	/* the writer's name and pid come from the log, not from pk-forward */
+	char *line = line_with("RS 599\"", 5000);
+	char pid[16];
+
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	char comm[16];
+
+	snprintf(comm, sizeof(comm), "%s", app); /* the log keeps 15 characters, as comm */
+	assert_field(line, "app_name", comm);
+	assert_field(line, "procid", pid);
+	free(line);
+	pk_log_destroy(log);
+	free(t.seen);
+}
+
+/* Records overwritten while pk-forward was stopped: counted exactly. */
+static void test_forward_lost(void **state)
+{
+	(void)state;
+	struct pk_log *log = make_log("lost.log", 4096);
+	struct tally t = { 0 };
+
+	store_n(log, "LO", 0, 10);
+	assert_int_equal(fwd_once(target("relp"), "lost.log"), 0);
+	assert_int_equal(cursor_seq(), 10);
+	store_n(log, "LO", 10, 990);
+
+	uint64_t first = pk_log_first_seq(log);
+
+	assert_true(first > 10);
+	unlink(test_dir_path("fwd.err"));
+	assert_int_equal(fwd_once(target("relp"), "lost.log"), 0);
+	assert_int_equal(cursor_seq(), 1000);
+
+	char *err = slurp(test_dir_path("fwd.err")), want[160], dropped[64];
+
+	snprintf(want, sizeof(want),
+		 "pk-forward: %llu records lost: overwritten before they were forwarded "
+		 "(seq 10 to %llu)\n",
+		 (unsigned long long)(first - 10), (unsigned long long)(first - 1));
+	assert_non_null(err);
+	assert_string_equal(err, want);
+	free(err);
+	snprintf(dropped, sizeof(dropped), "** %llu printk messages dropped **",
+		 (unsigned long long)(first - 10));
+	free(line_with(dropped, 10000));
+	wait_tally("LO", 1000, (int)(1000 - first + 10), 20000, &t);
+	assert_int_equal(t.distinct, (int)(1000 - first + 10));
+	assert_int_equal(t.dups, 0);
+	pk_log_destroy(log);
+	free(t.seen);
+}
+
+/* A recreated log file (another identity) starts from its first record. */
+static void test_forward_recreated(void **state)
+{
+	(void)state;
+	struct pk_log *log = make_log("re.log", 1 << 16);
+	struct tally t = { 0 };
+
+	store_n(log, "RA", 0, 20);
+	assert_int_equal(fwd_once(target("relp"), "re.log"), 0);
+	assert_int_equal(cursor_seq(), 20);
+	pk_log_destroy(log);
+	unlink(test_dir_path("re.log"));
+	log = make_log("re.log", 1 << 16);
+	store_n(log, "RB", 0, 5);
+	unlink(test_dir_path("fwd.err"));
+	assert_int_equal(fwd_once(target("relp"), "re.log"), 0);
+	assert_int_equal(cursor_seq(), 5);
+
+	char *err = slurp(test_dir_path("fwd.err")), want[512];
+
+	snprintf(want, sizeof(want),
+		 "pk-forward: %s: the log was recreated since the cursor was saved: starting "
+		 "from its first record\n",
+		 test_dir_path("re.log"));
+	assert_non_null(err);
+	assert_string_equal(err, want);
+	free(err);
+	wait_tally("RB", 5, 5, 20000, &t);
+	assert_int_equal(t.lines, 5);
+	pk_log_destroy(log);
+	free(t.seen);
+}
+
+/* A log recreated while pk-forward follows it: the new one from its first
+ * record. */
+static void test_forward_recreated_live(void **state)
+{
+	(void)state;
+	struct pk_log *log = make_log("live.log", 1 << 16);
+	struct tally t = { 0 };
+	int st;
+
+	store_n(log, "LA", 0, 10);
+
+	pid_t fwd = fwd_start(target("relp"), "live.log", NULL);
+
+	assert_true(fwd > 0);
+	wait_tally("LA", 10, 10, 20000, &t);
+	pk_log_destroy(log);
+	unlink(test_dir_path("live.log"));
+	log = make_log("live.log", 1 << 16);
+	store_n(log, "LB", 0, 3);
+	wait_tally("LB", 3, 3, 20000, &t);
+	assert_int_equal(t.lines, 3);
+	kill(fwd, SIGTERM);
+	test_reap(fwd, &st, 10000);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(cursor_seq(), 3);
+
+	char *err = slurp(test_dir_path("fwd.err")), want[512];
+
+	snprintf(want, sizeof(want),
+		 "pk-forward: %s: the log was recreated: starting from its first record\n",
+		 test_dir_path("live.log"));
+	assert_non_null(err);
+	assert_string_equal(err, want);
+	free(err);
+	pk_log_destroy(log);
+	free(t.seen);
+}
+
+static void test_forward_bad_cursor(void **state)
+{
+	(void)state;
+	struct pk_log *log = make_log("bad.log", 1 << 16);
+	FILE *f = fopen(test_dir_path("cursor"), "w");
+
+	fputs("pk-forward cursor 1\nlog 12\nnext-seq x\n", f);
+	fclose(f);
+	unlink(test_dir_path("fwd.err"));
+	assert_int_equal(fwd_once(target("relp"), "bad.log"), 1);
+
+	char *err = slurp(test_dir_path("fwd.err")), want[512];
+
+	snprintf(want, sizeof(want), "pk-forward: %s: bad cursor file: not a pk-forward cursor file\n",
+		 test_dir_path("cursor"));
+	assert_string_equal(err, want);
+	free(err);
+
+	/* this log's identity, but a position it never reached */
+	uint64_t id[2];
+
+	store_n(log, "BC", 0, 7);
+	assert_int_equal(pk_log_identity(log, id), 0);
+	f = fopen(test_dir_path("cursor"), "w");
+	fprintf(f, "pk-forward cursor 1\nlog %016llx%016llx\nnext-seq 1000\n",
+		(unsigned long long)id[0], (unsigned long long)id[1]);
+	fclose(f);
+	unlink(test_dir_path("fwd.err"));
+	assert_int_equal(fwd_once(target("relp"), "bad.log"), 1);
+	err = slurp(test_dir_path("fwd.err"));
+	snprintf(want, sizeof(want),
+		 "pk-forward: %s: bad cursor file: next-seq 1000 is past the end of the log (7)\n",
+		 test_dir_path("cursor"));
+	assert_string_equal(err, want);
+	free(err);
+	pk_log_destroy(log);
+}
+
+/* console=syslog:relp:... in PRINTK_OPTS, in a child process. */
+static void test_printk_opts(void **state)
+{
+	(void)state;
+	char opts[128], self[512];
+	ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int st;
+
+	assert_true(k > 0);
+	self[k] = '\0';
+	snprintf(opts, sizeof(opts), "console=syslog:relp:127.0.0.1:%d", relp_port);
+
+	const char *argv[] = { self, "--opts-child", NULL };
+	pid_t pid = spawn_logged(argv, NULL, opts);
+
+	assert_true(pid > 0);
+	test_reap(pid, &st, 20000);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+	char *line = line_with("OP-relp-child", 10000);
+
+	assert_field(line, "inputname", "imrelp");
+	assert_field(line, "msg", "\xef\xbb\xbfOP-relp-child via PRINTK_OPTS");
+	free(line);
+}
+
+static int opts_child(void)
+{
+	pk_printk_emit(1, 5, NULL, 0, "OP-relp-child via PRINTK_OPTS\n");
+	return pk_pr_flush(5000, 0) == 1 ? 0 : 1;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	assert_int_equal(test_dir_make("relp"), 0);
+	relp_port = free_port();
+	tcp_port = free_port();
+	write_conf();
+	rs_start_or_give_up();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	rs_kill(SIGTERM);
+	if (!getenv("PRINTK_KEEP_TEST_DIR"))
+		test_dir_remove();
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *b = getenv("PRINTK_TEST_BUILD_DIR");
+
+	if (argc > 1 && !strcmp(argv[1], "--opts-child"))
+		return opts_child();
+
+	/* before the first record: room for every record of the kill test */
+	if (pk_set_log_buf_len(1 << 22))
+		return 1;
+	pk_unregister_console(pk_console_stderr());
+	gethostname(host, sizeof(host));
+	app = program_invocation_short_name;
+	snprintf(fwd_bin, sizeof(fwd_bin), "%s/tools/pk-forward", b ? b : ".");
+
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_relp_console_fields, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_relp_console_kill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tcp_console_kill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forward_relp_kill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forward_tcp_kill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forward_resume, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forward_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forward_recreated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forward_recreated_live, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forward_bad_cursor, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_printk_opts, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
