@@ -100,6 +100,14 @@ static void report_lost(pk_a64 *lost, int level, const char *why)
 #define NESTED_WHY   "lost: printk nested too deep"
 #define UNSTORED_WHY "not stored: the log's oldest record was still being written"
 
+void pk_printk_report_lost(void)
+{
+	if (pk_load_relaxed(&nesting_dropped))
+		report_lost(&nesting_dropped, PK_LOGLEVEL_CRIT, NESTED_WHY);
+	if (pk_load_relaxed(&unstored))
+		report_lost(&unstored, PK_LOGLEVEL_WARNING, UNSTORED_WHY);
+}
+
 /* How long one printk waits for the ring's oldest record to be finished:
  * by a thread of this process (it runs again soon), by another process (it
  * may be stopped: the ring takes its record after PRB_TAKEOVER_NS). */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * printk_internal.h - what the front end (printk.c) offers the modules built
- * on it (dev_printk.c).
+ * on it (dev_printk.c) and start-up (setup.c).
  */
 #ifndef PRINTK_PRINTK_INTERNAL_H
 #define PRINTK_PRINTK_INTERNAL_H
@@ -12,5 +12,10 @@
 /* printk at facility 0 whose message always ends its line, as dev_printk's
  * do. Async-signal-safe, like printk. */
 int pk_vprintk_emit_line(int level, const char *dict, size_t dictlen, const char *fmt, va_list args);
+
+/* Store the notices printk still owes (lines lost nested too deep or
+ * refused by the ring, normally said with the next line stored): at exit,
+ * where no next line comes. Async-signal-safe. */
+void pk_printk_report_lost(void);
 
 #endif

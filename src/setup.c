@@ -31,6 +31,7 @@
 #include "console_internal.h"
 #include "log_shared.h"
 #include "options.h"
+#include "printk_internal.h"
 #include "reader.h"
 #include "settings.h"
 #include "vsprintf.h"
@@ -271,6 +272,7 @@ static void printk_atexit(void)
 {
 	struct pk_log *log = pk_printk_log_peek();
 
+	pk_printk_report_lost(); /* no next line will say it */
 	if (log)
 		pk_console_shutdown(pk_log_ring(log), 0);
 	pk_printk_sync();
