@@ -791,16 +791,15 @@ static int read_mailbox(struct pk_log_shared *sh, uint32_t gen, char *buf)
 
 static int poll_shared(struct pk_log_shared *sh)
 {
-	static void *_Atomic seen_log;
 	uint32_t gen = pk_load_acquire(&sh->dyndbg_gen);
 	uint32_t seen = pk_load_relaxed(&pk_dyndbg_seen_gen);
 	char text[PK_DYNDBG_QUERY_MAX];
 
 	/* The first look at a log only learns where it stands: posts made
 	 * before are not for this process. */
-	if (atomic_load_explicit(&seen_log, memory_order_relaxed) != (void *)sh) {
-		atomic_store_explicit(&seen_log, (void *)sh, memory_order_relaxed);
+	if (atomic_load_explicit(&pk_dyndbg_seen_log, memory_order_relaxed) != sh) {
 		pk_store_relaxed(&pk_dyndbg_seen_gen, gen);
+		atomic_store_explicit(&pk_dyndbg_seen_log, sh, memory_order_relaxed);
 		return 0;
 	}
 	if (gen == seen || gen & 1 || !read_mailbox(sh, gen, text))

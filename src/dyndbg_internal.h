@@ -15,19 +15,21 @@
 #include "log_shared.h"
 #include "ringbuffer.h"
 
-/* The generation of the last query posted to the default log that this
- * process has seen (printk.c; UINT32_MAX until the first look), and the
- * look itself, set by dyndbg.c when it is linked in. */
+/* The log whose mailbox this process looked at last, and the generation
+ * of the last query posted there it has seen (printk.c); the look itself,
+ * set by dyndbg.c when it is linked in. */
 extern pk_a32 pk_dyndbg_seen_gen;
+extern struct pk_log_shared *_Atomic pk_dyndbg_seen_log;
 extern void (*_Atomic pk_dyndbg_hook)(struct pk_log_shared *sh);
 
-/* On every printk: one load and a compare while nothing was posted.
+/* On every printk: three loads and two compares while nothing was posted.
  * Async-signal-safe. */
 static inline void pk_dyndbg_check(struct prb *rb)
 {
 	struct pk_log_shared *sh = (struct pk_log_shared *)(void *)rb->user;
 
-	if (PK_UNLIKELY(pk_load_relaxed(&sh->dyndbg_gen) != pk_load_relaxed(&pk_dyndbg_seen_gen))) {
+	if (PK_UNLIKELY(pk_load_relaxed(&sh->dyndbg_gen) != pk_load_relaxed(&pk_dyndbg_seen_gen) ||
+			atomic_load_explicit(&pk_dyndbg_seen_log, memory_order_relaxed) != sh)) {
 		void (*hook)(struct pk_log_shared *) =
 			atomic_load_explicit(&pk_dyndbg_hook, memory_order_relaxed);
 

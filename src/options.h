@@ -61,7 +61,7 @@ struct pk_opts {
 	int crash_dump;	   /* crash_dump= */
 	int console_drain_ms; /* console_drain_ms= */
 	int no_hash_pointers; /* no_hash_pointers: %p prints addresses unhashed */
-	char dyndbg[1024];    /* dyndbg="QUERY": dynamic debug queries */
+	char dyndbg[PK_OPTS_PATH_MAX]; /* dyndbg="QUERY": dynamic debug queries */
 	int console_loglevel;
 	int ignore_loglevel;
 	int printk_time;

@@ -52,7 +52,8 @@ extern const char pk_setup_link_anchor;
 const char *const pk_printk_link_setup = &pk_setup_link_anchor;
 
 /* Dynamic debug's look at the log's mailbox (dyndbg_internal.h). */
-pk_a32 pk_dyndbg_seen_gen = UINT32_MAX;
+pk_a32 pk_dyndbg_seen_gen;
+struct pk_log_shared *_Atomic pk_dyndbg_seen_log;
 void (*_Atomic pk_dyndbg_hook)(struct pk_log_shared *sh);
 
 static pk_a64 nesting_dropped;
