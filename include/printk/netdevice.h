@@ -25,8 +25,9 @@
  *
  * struct net_device is the kernel's name for the type (a macro for
  * struct pk_net_device); PRINTK_NO_NET_DEVICE_NAME, or
- * PRINTK_NO_KERNEL_NAMES, keeps the tag and the NETREG_ and NETIF_MSG_
- * names out of the way of a program's own.
+ * PRINTK_NO_KERNEL_NAMES, keeps the tag and IFNAMSIZ, NETREG_* and
+ * NETIF_MSG_* out of the way of a program's own. Include <net/if.h>
+ * first when a file uses both: its IFNAMSIZ is then the one defined.
  */
 #ifndef PRINTK_NETDEVICE_H
 #define PRINTK_NETDEVICE_H
@@ -195,7 +196,6 @@ enum {
 #define pk_netif_vdbg(priv, type, dev, ...)   PK_NETIF_LEVEL(vdbg, priv, type, dev, __VA_ARGS__)
 
 #ifndef PRINTK_NO_KERNEL_NAMES
-#define IFNAMSIZ	   PK_IFNAMSIZ
 #define netdev_name(dev)   pk_netdev_name(dev)
 #define netdev_reg_state(dev) pk_netdev_reg_state(dev)
 #define netdev_printk	   pk_netdev_printk
@@ -241,6 +241,10 @@ enum {
 #define netif_dbg	   pk_netif_dbg
 #define netif_vdbg	   pk_netif_vdbg
 #ifndef PRINTK_NO_NET_DEVICE_NAME
+/* <net/if.h> has it too (16): whichever comes first defines it. */
+#ifndef IFNAMSIZ
+#define IFNAMSIZ	      PK_IFNAMSIZ
+#endif
 #define NETREG_REGISTERED     PK_NETREG_REGISTERED
 #define NETREG_UNINITIALIZED  PK_NETREG_UNINITIALIZED
 #define NETREG_UNREGISTERING  PK_NETREG_UNREGISTERING
