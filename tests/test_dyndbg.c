@@ -457,6 +457,24 @@ static void test_shared_object(void **state)
 
 /* ---- another process changes this one's sites through the log file ---- */
 
+#ifdef UDMESG
+/* udmesg -B @path --dyndbg @query: its exit status, quietly. */
+static int run_udmesg(const char *path, const char *query)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		freopen("/dev/null", "w", stderr);
+		execl(UDMESG, "udmesg", "-B", path, "--dyndbg", query, (char *)NULL);
+		_exit(99);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+#endif
+
 static int remote_child(void *arg)
 {
 	const char *how = arg;
@@ -470,12 +488,20 @@ static int remote_child(void *arg)
 	if (site_remote() != 0)
 		return 11;
 
+#ifdef UDMESG
+	if (!strcmp(how, "udmesg") && run_udmesg(path, "func site_remote +p; funk x") != 1)
+		return 16;
+#endif
+	pk_printk(KERN_INFO "after the bad one\n");
+	if (site_remote() != 0)
+		return 17;
+
 	pid_t pid = fork();
 
 	if (pid == 0) {
 		if (!strcmp(how, "udmesg")) {
 #ifdef UDMESG
-			execl(UDMESG, "udmesg", "-B", path, "--dyndbg", "func site_remote +p", (char *)NULL);
+			_exit(run_udmesg(path, "func site_remote +p"));
 #endif
 			_exit(99);
 		}
