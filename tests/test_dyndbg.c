@@ -69,6 +69,29 @@ static void site_hexdump(void)
 	print_hex_dump_debug("hd: ", DUMP_PREFIX_NONE, 16, 1, bytes, sizeof(bytes), false);
 }
 
+/* Sites declared by hand, and the dynamic_* names. */
+static int site_by_hand(void)
+{
+	DEFINE_DYNAMIC_DEBUG_METADATA(my_site, "by hand %d\n");
+
+	if (DYNAMIC_DEBUG_BRANCH(my_site))
+		return __dynamic_pr_debug(&my_site, "by hand %d\n", 1);
+	return -1;
+}
+
+static void site_dynamic_names(void)
+{
+	dynamic_pr_debug("named %d\n", 2);
+}
+
+static void site_ratelimited(const struct device *dev)
+{
+	for (int i = 0; i < 12; i++) {
+		pr_debug_ratelimited("rl %d\n", i);
+		dev_dbg_ratelimited(dev, "drl %d\n", i);
+	}
+}
+
 static int site_remote(void)
 {
 	return pr_debug("remote site\n");
@@ -124,7 +147,8 @@ static void test_func(void **state)
 	assert_int_equal(next_seq(), seq);
 	/* Wildcards, and a query matching nothing. */
 	assert_int_equal(pk_dyndbg_query("func site_? +p"), 1);
-	assert_int_equal(pk_dyndbg_query("func site_b* +p"), 2);
+	assert_int_equal(pk_dyndbg_query("func site_b? +p"), 2);
+	assert_int_equal(pk_dyndbg_query("func site_bc* +p"), 2);
 	assert_int_equal(pk_dyndbg_query("func nosuch +p"), 0);
 }
 
@@ -395,6 +419,41 @@ static void test_hexdump_site(void **state)
 	assert_string_equal(last_text(), "hd: 01 02 03 04");
 }
 
+static void test_kernel_site_names(void **state)
+{
+	(void)state;
+	assert_int_equal(site_by_hand(), -1);
+	assert_int_equal(pk_dyndbg_query("func site_by_hand +pf"), 1);
+	assert_int_equal(site_by_hand(), (int)strlen("site_by_hand: by hand 1"));
+	assert_string_equal(last_text(), "site_by_hand: by hand 1");
+	uint64_t seq = next_seq();
+
+	site_dynamic_names();
+	assert_int_equal(next_seq(), seq);
+	assert_int_equal(pk_dyndbg_query("format named +p"), 1);
+	site_dynamic_names();
+	assert_string_equal(last_text(), "named 2");
+}
+
+/* An off site takes no rate limit slot: turned on later, it still has
+ * its burst of 10. */
+static void test_ratelimited(void **state)
+{
+	(void)state;
+	struct device dev = { .name = "sda", .driver = "sd" };
+	uint64_t seq = next_seq();
+
+	site_ratelimited(&dev);
+	assert_int_equal(next_seq(), seq);
+	assert_int_equal(pk_dyndbg_query("func site_ratelimited +p"), 2);
+	site_ratelimited(&dev);
+	assert_int_equal(next_seq(), seq + 20);
+	read_at(seq);
+	assert_string_equal(rec.text, "rl 0");
+	read_at(seq + 1);
+	assert_string_equal(rec.text, "sd sda: drl 0");
+}
+
 static void test_printk_opts(void **state)
 {
 	(void)state;
@@ -597,6 +656,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dev_dbg, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_netdev, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hexdump_site, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kernel_site_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ratelimited, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_printk_opts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_object, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remote_post, setup, teardown),

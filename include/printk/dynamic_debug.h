@@ -191,6 +191,28 @@ __attribute__((destructor, used)) static void pk_dyndbg_object_dtor(void)
 #define PK_DYNDBG_ON 0
 #endif
 
+/* The kernel's names for code that declares its own sites (the kernel's
+ * DEFINE_DYNAMIC_DEBUG_METADATA(), DYNAMIC_DEBUG_BRANCH() and
+ * __dynamic_pr_debug()) or calls dynamic_pr_debug() ... by name. Without
+ * dynamic debug in the file a branch is never taken, as in a kernel built
+ * without CONFIG_DYNAMIC_DEBUG. */
+#ifndef PRINTK_NO_KERNEL_NAMES
+#if PK_DYNDBG_ON
+#define DEFINE_DYNAMIC_DEBUG_METADATA(name, fmt) PK_DYNDBG_SITE(name, fmt)
+#define DYNAMIC_DEBUG_BRANCH(descriptor)	 PK_DYNDBG_ENABLED(descriptor)
+#else
+#define DEFINE_DYNAMIC_DEBUG_METADATA(name, fmt)
+#define DYNAMIC_DEBUG_BRANCH(descriptor) 0
+#endif
+#define __dynamic_pr_debug  pk__dynamic_pr_debug
+#define __dynamic_dev_dbg   pk__dynamic_dev_dbg
+#define __dynamic_netdev_dbg pk__dynamic_netdev_dbg
+#define dynamic_pr_debug    pk_pr_debug
+#define dynamic_dev_dbg	    pk_dev_dbg
+#define dynamic_netdev_dbg  pk_netdev_dbg
+#define dynamic_hex_dump    pk_print_hex_dump_debug
+#endif
+
 PK_END_DECLS
 
 #endif
