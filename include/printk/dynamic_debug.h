@@ -21,7 +21,8 @@
  * header adds to the object hands that range to the library (a destructor
  * takes it back when a shared object is unloaded). A compiler without
  * section attributes, or a target that is not ELF, gets the plain macros:
- * DEBUG prints, no DEBUG compiles out, and no site is listed.
+ * DEBUG prints, no DEBUG compiles out, and no site is listed; so does a
+ * file that defines PRINTK_NO_DYNAMIC_DEBUG.
  *
  * The module of a site is KBUILD_MODNAME when the file defines it,
  * otherwise its object's name: the program's short name for the
@@ -134,7 +135,7 @@ PK_API void pk_dyndbg_register(struct pk_dyndbg *start, struct pk_dyndbg *stop);
 PK_API void pk_dyndbg_unregister(struct pk_dyndbg *start, struct pk_dyndbg *stop);
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__) && \
-	(defined(DEBUG) || defined(PRINTK_DYNAMIC_DEBUG))
+	(defined(DEBUG) || defined(PRINTK_DYNAMIC_DEBUG)) && !defined(PRINTK_NO_DYNAMIC_DEBUG)
 #define PK_DYNDBG_ON 1
 
 #ifdef KBUILD_MODNAME
