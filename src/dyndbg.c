@@ -444,7 +444,9 @@ static int exec_queries(const char *text, const struct object *obj, int how, int
 	int err = 0, found = 0;
 
 	if (len >= sizeof(buf)) {
-		DD_ERR(quiet, "expected <%d bytes into control\n", QUERY_TEXT_MAX);
+		if (!quiet) /* a warning, as the kernel's */
+			pk_printk(PK_KERN_WARNING "dyndbg: expected <%d bytes into control\n",
+				  QUERY_TEXT_MAX);
 		return -E2BIG;
 	}
 	memcpy(buf, text, len + 1);
