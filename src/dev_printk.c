@@ -15,6 +15,7 @@
 
 #include <printk/dev_printk.h>
 
+#include "dev_internal.h"
 #include "printk_internal.h"
 #include "vsprintf.h"
 
@@ -48,6 +49,18 @@ static size_t build_dict(const struct pk_device *dev, char *dict, size_t size)
 	else
 		m = pk_scnprintf(dict, size, "DEVICE=+%s:%s", dev->subsystem, pk_dev_name(dev));
 	return (size_t)n + 1 + (size_t)m;
+}
+
+int pk_dev_emit(int level, const struct pk_device *dev, const char *fmt, ...)
+{
+	char dict[256];
+	size_t dictlen = build_dict(dev, dict, sizeof(dict));
+	va_list ap;
+
+	va_start(ap, fmt);
+	int r = pk_vprintk_emit_line(level, dictlen ? dict : NULL, dictlen, fmt, ap);
+	va_end(ap);
+	return r;
 }
 
 int pk_dev_printk(const char *level, const struct pk_device *dev, const char *fmt, ...)

@@ -41,6 +41,11 @@ struct pk_log_shared {
 	uint32_t registry_entries;
 	uint32_t file_flags;
 	uint64_t creation_id[2]; /* random, drawn at creation (0: older files) */
+	/* Dynamic debug queries posted to every process writing the log
+	 * (dyndbg.c): the generation is odd while a post writes the text,
+	 * NUL-padded, four bytes a word, least significant first. */
+	pk_a32 dyndbg_gen;
+	pk_a32 dyndbg_text[128];
 };
 
 /* The public record mirrors the ring's: pk_log_read() copies one into the other. */

@@ -30,6 +30,10 @@
  *   no_hash_pointers     %p prints addresses instead of their hashes
  *   lossless_timeout_ms=N how long a lossless console may print nothing
  *                        while a printk waits for it (0..3600000)
+ *   dyndbg="QUERY"       dynamic debug queries (src/dyndbg.c)
+ *
+ * A value may be quoted, "...", to hold white space; the quotes are
+ * dropped (the kernel's next_arg()).
  *
  * Invariants:
  *  - a new option is one row in pk_opts_table and one field in struct
@@ -77,6 +81,7 @@ const struct pk_opt_def pk_opts_table[] = {
 	{ "console_drain_ms", PK_OPT_UINT, .min = 0, .max = 600000, FIELD(console_drain_ms) },
 	{ "no_hash_pointers", PK_OPT_FLAG, .min = 1, .max = 1, FIELD(no_hash_pointers) },
 	{ "lossless_timeout_ms", PK_OPT_UINT, .min = 0, .max = 3600000, FIELD(lossless_timeout_ms) },
+	{ "dyndbg", PK_OPT_STRING, FIELD(dyndbg) },
 };
 const size_t pk_opts_table_len = sizeof(pk_opts_table) / sizeof(pk_opts_table[0]);
 
@@ -348,18 +353,24 @@ int pk_opts_parse(const char *s, struct pk_opts *o)
 
 		const char *word = s;
 
-		while (*s && !is_space(*s))
-			s++;
+		for (int quoted = 0; *s && (quoted || !is_space(*s)); s++)
+			quoted ^= *s == '"';
 
 		size_t wlen = (size_t)(s - word);
 		const char *eq = memchr(word, '=', wlen);
 		size_t nlen = eq ? (size_t)(eq - word) : wlen;
 		const struct pk_opt_def *d = find_row(word, nlen);
 		const char *why = NULL;
+		const char *v = eq ? eq + 1 : NULL;
+		size_t vlen = eq ? wlen - nlen - 1 : 0;
 
+		if (v && vlen && *v == '"') {
+			v++;
+			vlen -= 1 + (vlen > 1 && v[vlen - 2] == '"');
+		}
 		if (!d)
 			why = "unknown option";
-		else if (apply_row(o, d, eq ? eq + 1 : NULL, eq ? wlen - nlen - 1 : 0))
+		else if (apply_row(o, d, v, vlen))
 			why = "bad value in";
 		/* Up to 100 bytes of the word: a warning stays one readable line. */
 		if (why)

@@ -62,6 +62,7 @@ struct pk_opts {
 	int console_drain_ms; /* console_drain_ms= */
 	int no_hash_pointers; /* no_hash_pointers: %p prints addresses unhashed */
 	int lossless_timeout_ms; /* lossless_timeout_ms= */
+	char dyndbg[PK_OPTS_PATH_MAX]; /* dyndbg="QUERY": dynamic debug queries */
 	int console_loglevel;
 	int ignore_loglevel;
 	int printk_time;

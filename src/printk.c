@@ -38,6 +38,7 @@
 
 #include "caller.h"
 #include "console_line.h"
+#include "dyndbg_internal.h"
 #include "hints.h"
 #include "printk_internal.h"
 #include "settings.h"
@@ -51,6 +52,11 @@
  * in it; see pk_setup_link_anchor. Not a dependency: nothing reads it. */
 extern const char pk_setup_link_anchor;
 const char *const pk_printk_link_setup = &pk_setup_link_anchor;
+
+/* Dynamic debug's look at the log's mailbox (dyndbg_internal.h). */
+pk_a32 pk_dyndbg_seen_gen;
+struct pk_log_shared *_Atomic pk_dyndbg_seen_log;
+void (*_Atomic pk_dyndbg_hook)(struct pk_log_shared *sh);
 
 static pk_a64 nesting_dropped;
 /* Lines the ring refused (-ENOBUFS: its oldest record was still being
@@ -189,6 +195,7 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 
 	if (!rb || !fmt)
 		goto out;
+	pk_dyndbg_check(rb);
 	if (depth > PRINTK_MAX_NESTING) {
 		pk_fetch_add_relaxed(&nesting_dropped, 1);
 		goto out;

@@ -29,6 +29,7 @@
 #include <printk/printk.h>
 
 #include "console_internal.h"
+#include "dyndbg_internal.h"
 #include "log_shared.h"
 #include "options.h"
 #include "printk_internal.h"
@@ -232,6 +233,9 @@ static int apply_options(struct pk_opts *o, int startup)
 	/* Consoles were asked for and none works: the warnings must still be seen. */
 	if (startup && wanted && !usable)
 		pk_register_console(pk_console_stderr());
+	/* After the consoles: the messages of a bad query are seen. */
+	if (o->dyndbg[0] && pk_dyndbg_boot(o->dyndbg) < 0 && !err)
+		err = -EINVAL;
 	/* After the log and the consoles exist: the handler finds them ready. */
 	if (o->console_drain_ms >= 0)
 		pk_console_set_drain_ms(o->console_drain_ms);

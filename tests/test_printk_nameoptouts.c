@@ -3,8 +3,9 @@
  * test_printk_nameoptouts.c - each generic kernel name has its own
  * opt-out: PRINTK_NO_PANIC_NAME (panic), PRINTK_NO_HZ (HZ),
  * PRINTK_NO_DO_SYSLOG_NAME (do_syslog), PRINTK_NO_HEX_NAMES (hex_asc,
- * hex_to_bin, hex2bin, bin2hex, hex_byte_pack...) and PRINTK_NO_DEVICE_NAME
- * (the struct device tag). With them the program defines those names
+ * hex_to_bin, hex2bin, bin2hex, hex_byte_pack...), PRINTK_NO_DEVICE_NAME
+ * (the struct device tag) and PRINTK_NO_NET_DEVICE_NAME (the struct
+ * net_device tag, IFNAMSIZ, NETREG_*, NETIF_MSG_*). With them the program defines those names
  * itself, and every other kernel name is still there.
  */
 #define PRINTK_NO_PANIC_NAME	 1
@@ -12,6 +13,7 @@
 #define PRINTK_NO_DO_SYSLOG_NAME 1
 #define PRINTK_NO_HEX_NAMES	 1
 #define PRINTK_NO_DEVICE_NAME	 1
+#define PRINTK_NO_NET_DEVICE_NAME 1
 
 #include <string.h>
 
@@ -19,6 +21,7 @@
 #include <printk/dev_printk.h>
 #include <printk/kmsg.h>
 #include <printk/kmsg_dump.h>
+#include <printk/netdevice.h>
 #include <printk/printk.h>
 #include <printk/ratelimit.h>
 #include <printk/syslog.h>
@@ -30,6 +33,12 @@
 	defined(hex2bin) || defined(bin2hex) || defined(hex_byte_pack) || defined(hex_asc_lo)
 #error "an opt-out macro left its name defined"
 #endif
+#if defined(IFNAMSIZ) || defined(NETREG_REGISTERED) || defined(NETIF_MSG_LINK)
+#error "PRINTK_NO_NET_DEVICE_NAME left a name defined"
+#endif
+#if !defined(netdev_info) || !defined(netif_err) || !defined(netif_msg_link)
+#error "PRINTK_NO_NET_DEVICE_NAME hid more than its own names"
+#endif
 #if !defined(printk) || !defined(pr_info_once) || !defined(KERN_INFO) || !defined(dev_info) ||        \
 	!defined(kmsg_dump) || !defined(print_hex_dump) || !defined(DUMP_PREFIX_OFFSET) ||            \
 	!defined(SYSLOG_ACTION_READ) || !defined(DEFAULT_RATELIMIT_INTERVAL) || !defined(dev_name) || \
@@ -39,6 +48,9 @@
 
 /* The program's own names. */
 struct device {
+	int own;
+};
+struct net_device {
 	int own;
 };
 enum { HZ = 100 };
@@ -72,9 +84,14 @@ static void test_own_names_and_kernel_names(void **state)
 	assert_string_equal(hex_asc, "mine");
 	assert_int_equal(pk_hex_to_bin('f'), 15);
 	assert_int_equal(PK_HZ, 1000);
+	struct net_device own_nd = { .own = 1 };
+	struct pk_net_device nd = { .name = "eth1" };
+
+	assert_int_equal(own_nd.own, 1);
+	netdev_info(&nd, "up\n");
 	dev_info(&dev, "up\n");
 	assert_string_equal(dev_name(&dev), "eth0");
-	assert_string_equal(capture_text(&cap), "e1000e eth0: up\n");
+	assert_string_equal(capture_text(&cap), "eth1: up\ne1000e eth0: up\n");
 }
 
 int main(void)

@@ -11,6 +11,7 @@
 
 #include <printk/console.h>
 #include <printk/dev_printk.h>
+#include <printk/netdevice.h>
 #include <printk/printk.h>
 
 #include "fixture.h"
@@ -19,7 +20,8 @@
 #if defined(printk) || defined(vprintk) || defined(pr_info) || defined(pr_cont) || defined(pr_err) || \
 	defined(pr_debug) || defined(KERN_INFO) || defined(KERN_CONT) || defined(LOGLEVEL_DEFAULT) ||   \
 	defined(register_console) || defined(CON_PRINTBUFFER) || defined(dev_info) ||                 \
-	defined(console_silent) || defined(pr_flush)
+	defined(console_silent) || defined(pr_flush) || defined(netdev_info) || defined(netif_err) ||  \
+	defined(IFNAMSIZ) || defined(pk_net_device) || defined(pk_device)
 #error "PRINTK_NO_KERNEL_NAMES must hide the kernel names"
 #endif
 

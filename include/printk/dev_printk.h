@@ -113,7 +113,12 @@ PK_API int pk_dev_warn_probe(const struct pk_device *dev, int err, const char *f
 #define pk_dev_warn(dev, ...)	PK_DEV(PK_KERN_WARNING, dev, __VA_ARGS__)
 #define pk_dev_notice(dev, ...) PK_DEV(PK_KERN_NOTICE, dev, __VA_ARGS__)
 #define pk_dev_info(dev, ...)	PK_DEV(PK_KERN_INFO, dev, __VA_ARGS__)
-#ifdef DEBUG
+#if PK_DYNDBG_ON
+#define pk_dev_dbg(dev, ...)                                                                 \
+	PK_DYNDBG_EXPR(PK_FIRST(__VA_ARGS__),                                                \
+		       pk__dynamic_dev_dbg(&pk_dd_site_, dev, dev_fmt(PK_FIRST(__VA_ARGS__)) \
+					   PK_REST(__VA_ARGS__)))
+#elif defined(DEBUG)
 #define pk_dev_dbg(dev, ...) PK_DEV(PK_KERN_DEBUG, dev, __VA_ARGS__)
 #else
 #define pk_dev_dbg(dev, ...)                                  \
@@ -151,7 +156,14 @@ PK_API int pk_dev_warn_probe(const struct pk_device *dev, int err, const char *f
 #define pk_dev_notice_ratelimited(dev, ...) PK_DEV_RATELIMITED(pk_dev_notice(dev, __VA_ARGS__))
 #define pk_dev_info_ratelimited(dev, ...)   PK_DEV_RATELIMITED(pk_dev_info(dev, __VA_ARGS__))
 /* Without DEBUG the kernel's dev_dbg_ratelimited() takes no rate limit slot. */
-#ifdef DEBUG
+#if PK_DYNDBG_ON
+/* The site is checked first: one that is off takes no slot (the kernel's). */
+#define pk_dev_dbg_ratelimited(dev, ...)                                                          \
+	PK_DYNDBG_CALL(PK_FIRST(__VA_ARGS__),                                                     \
+		       PK_DEV_RATELIMITED(pk__dynamic_dev_dbg(&pk_dd_site_, dev,                  \
+							      dev_fmt(PK_FIRST(__VA_ARGS__))      \
+							      PK_REST(__VA_ARGS__))))
+#elif defined(DEBUG)
 #define pk_dev_dbg_ratelimited(dev, ...) PK_DEV_RATELIMITED(pk_dev_dbg(dev, __VA_ARGS__))
 #else
 #define pk_dev_dbg_ratelimited(dev, ...) pk_dev_dbg(dev, __VA_ARGS__)

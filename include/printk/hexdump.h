@@ -25,6 +25,7 @@
 #endif
 
 #include <printk/compiler.h>
+#include <printk/dynamic_debug.h>
 #include <printk/kern_levels.h>
 
 PK_BEGIN_DECLS
@@ -120,7 +121,15 @@ static inline void pk_print_hex_dump_nothing(const char *prefix_str, int prefix_
 	(void)ascii;
 }
 
-#ifdef DEBUG
+#if PK_DYNDBG_ON
+/* A dynamic debug site whose format is the prefix when it is a constant,
+ * else "hexdump" (the kernel's dynamic_hex_dump()); the f/l/m/s/t flags
+ * add nothing to a dump's rows, as there. */
+#define pk_print_hex_dump_debug(prefix_str, prefix_type, rowsize, groupsize, buf, len, ascii)  \
+	PK_DYNDBG_CALL(__builtin_constant_p(prefix_str) ? (prefix_str) : "hexdump",             \
+		       pk_print_hex_dump(PK_KERN_DEBUG, prefix_str, prefix_type, rowsize,       \
+					 groupsize, buf, len, ascii))
+#elif defined(DEBUG)
 #define pk_print_hex_dump_debug(prefix_str, prefix_type, rowsize, groupsize, buf, len, ascii) \
 	pk_print_hex_dump(PK_KERN_DEBUG, prefix_str, prefix_type, rowsize, groupsize, buf, len, ascii)
 #else

@@ -31,6 +31,7 @@
 #endif
 
 #include <printk/compiler.h>
+#include <printk/dynamic_debug.h>
 #include <printk/hexdump.h>
 #include <printk/kern_levels.h>
 #include <printk/log.h>
@@ -211,9 +212,19 @@ PK_API void pk_printk_exit(void);
 #define pk_pr_default(...) PK_PR(PK_KERN_DEFAULT, __VA_ARGS__)
 #ifdef DEBUG
 #define pk_pr_devel(...) PK_PR(PK_KERN_DEBUG, __VA_ARGS__)
-#define pk_pr_debug(...) PK_PR(PK_KERN_DEBUG, __VA_ARGS__)
 #else
 #define pk_pr_devel(...) pk_no_printk(PK_KERN_DEBUG pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
+#endif
+/* pr_debug is a dynamic debug call site (<printk/dynamic_debug.h>) in a
+ * file built with DEBUG or PRINTK_DYNAMIC_DEBUG; pr_devel never is. */
+#if PK_DYNDBG_ON
+#define pk_pr_debug(...)                                                                    \
+	PK_DYNDBG_EXPR(PK_FIRST(__VA_ARGS__),                                               \
+		       pk__dynamic_pr_debug(&pk_dd_site_, pr_fmt(PK_FIRST(__VA_ARGS__))     \
+					    PK_REST(__VA_ARGS__)))
+#elif defined(DEBUG)
+#define pk_pr_debug(...) PK_PR(PK_KERN_DEBUG, __VA_ARGS__)
+#else
 #define pk_pr_debug(...) pk_no_printk(PK_KERN_DEBUG pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
 #endif
 

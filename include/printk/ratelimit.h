@@ -73,12 +73,29 @@ PK_API bool pk_printk_timed_ratelimit(unsigned long *caller_ms, unsigned int int
 #define pk_pr_warn_ratelimited(...)   pk_printk_ratelimited(PK_KERN_WARNING pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
 #define pk_pr_notice_ratelimited(...) pk_printk_ratelimited(PK_KERN_NOTICE pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
 #define pk_pr_info_ratelimited(...)   pk_printk_ratelimited(PK_KERN_INFO pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
+#if PK_DYNDBG_ON
+/* A dynamic debug site, checked before the rate limit (the kernel's). */
+#define pk_pr_debug_ratelimited(...)                                                           \
+	PK_DYNDBG_CALL(PK_FIRST(__VA_ARGS__),                                                  \
+		       do {                                                                    \
+			       static PK_DEFINE_RATELIMIT_STATE(pk_rs_, PK_DEFAULT_RATELIMIT_INTERVAL, \
+								PK_DEFAULT_RATELIMIT_BURST);   \
+			       if (pk___ratelimit(&pk_rs_, __func__))                          \
+				       pk__dynamic_pr_debug(&pk_dd_site_,                      \
+							    pr_fmt(PK_FIRST(__VA_ARGS__))      \
+							    PK_REST(__VA_ARGS__));             \
+		       } while (0))
+#endif
 #ifdef DEBUG
 #define pk_pr_devel_ratelimited(...) pk_printk_ratelimited(PK_KERN_DEBUG pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
+#if !PK_DYNDBG_ON
 #define pk_pr_debug_ratelimited(...) pk_printk_ratelimited(PK_KERN_DEBUG pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
+#endif
 #else
 #define pk_pr_devel_ratelimited(...) pk_no_printk(PK_KERN_DEBUG pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
+#if !PK_DYNDBG_ON
 #define pk_pr_debug_ratelimited(...) pk_no_printk(PK_KERN_DEBUG pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
+#endif
 #endif
 
 #ifndef PRINTK_NO_KERNEL_NAMES

@@ -79,6 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	check_str(a.log_buf_file, sizeof(a.log_buf_file), "log_buf_file not terminated");
 	check_str(a.devkmsg, sizeof(a.devkmsg), "devkmsg not terminated");
+	check_str(a.dyndbg, sizeof(a.dyndbg), "dyndbg not terminated");
 	if (a.log_buf_len < -1)
 		fail("log_buf_len", a.log_buf_len);
 	if (a.console_loglevel < -1 || a.console_loglevel > 15)

@@ -118,6 +118,7 @@ static const char usage_text[] =
 	"     --caller                show caller ids (T<tid>)\n"
 	"     --writer                show each record's process (pid and program name)\n"
 	"     --dictionary            show each record's dictionary (KEY=VALUE lines)\n"
+	"     --dyndbg <query>        post a dynamic debug query to the log's writers\n"
 	"\n -h, --help                  display this help\n"
 	" -V, --version               display version\n";
 
@@ -286,6 +287,7 @@ enum {
 	OPT_CALLER,
 	OPT_WRITER,
 	OPT_DICT,
+	OPT_DYNDBG,
 };
 
 static const struct option longopts[] = {
@@ -328,6 +330,7 @@ static const struct option longopts[] = {
 	{"caller", no_argument, NULL, OPT_CALLER},
 	{"writer", no_argument, NULL, OPT_WRITER},
 	{"dictionary", no_argument, NULL, OPT_DICT},
+	{"dyndbg", required_argument, NULL, OPT_DYNDBG},
 	{NULL, 0, NULL, 0},
 };
 
@@ -491,6 +494,29 @@ struct ud_opts {
 	bool default_format; /* only options that keep the default text format */
 };
 
+/* --dyndbg's query: posted instead of reading. */
+static const char *dyndbg_query;
+
+/* Post --dyndbg's query to the log's mailbox; every process writing the
+ * log applies it at its next printk. */
+static void run_dyndbg(const struct ud_ctl *ctl)
+{
+	struct pk_log *log;
+	int err;
+
+	if (ctl->source != UD_SRC_LOG || ctl->action != UD_ACT_READ_ALL)
+		ud_fatal("--dyndbg goes alone with a libprintk log (-B <file>)");
+	err = pk_log_open_control(&log, ctl->log_path);
+	if (err)
+		ud_fatal("cannot open %s for writing: %s", ctl->log_path, pk_log_strerror(err));
+	err = pk_dyndbg_post(log, dyndbg_query);
+	pk_log_destroy(log);
+	if (err == -EINVAL)
+		ud_fatal("--dyndbg: bad query: %s", dyndbg_query);
+	if (err)
+		ud_fatal("--dyndbg: %s", strerror(-err));
+}
+
 /* One option of the command line into @ctl and @o. */
 static void parse_option(int c, struct ud_ctl *ctl, struct ud_opts *o)
 {
@@ -621,6 +647,9 @@ static void parse_option(int c, struct ud_ctl *ctl, struct ud_opts *o)
 		break;
 	case OPT_DICT:
 		ctl->dict = true;
+		break;
+	case OPT_DYNDBG:
+		dyndbg_query = optarg;
 		break;
 	case 'h':
 		usage();
@@ -786,6 +815,10 @@ int main(int argc, char *argv[])
 
 	parse_options(argc, argv, &ctl, &o);
 	resolve(&ctl, &o);
+	if (dyndbg_query) {
+		run_dyndbg(&ctl);
+		return EXIT_SUCCESS;
+	}
 	run(&ctl);
 	return EXIT_SUCCESS;
 }
