@@ -30,12 +30,14 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include <printk/kern_levels.h>
 #include <printk/printk.h>
 
 #include "caller.h"
 #include "console_line.h"
+#include "deferred.h"
 #include "hints.h"
 #include "printk_internal.h"
 #include "settings.h"
@@ -98,6 +100,8 @@ static void report_lost(pk_a64 *lost, int level, const char *why)
 #define NESTED_WHY   "lost: printk nested too deep"
 #define UNSTORED_WHY "not stored: the log's oldest record was still being written"
 
+static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_t ts, int *ret);
+
 /*
  * Format (into @line's buffer, where a console line needs the text), store,
  * print; @end_line: the message ends its line even without a newline. A
@@ -105,7 +109,7 @@ static void report_lost(pk_a64 *lost, int level, const char *why)
  * pk_console_flush_line()): the caller passes it to write_line().
  */
 PK_HOT static int store(int facility, int level, const char *dict, size_t dictlen, const char *fmt,
-			va_list args, int end_line, struct pk_con_line *line)
+			va_list args, int end_line, struct pk_con_line *line, int literal)
 {
 	struct prb *rb = pk_printk_ring();
 	unsigned depth = pk_sigdepth_enter();
@@ -123,6 +127,9 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 		report_lost(&nesting_dropped, PK_LOGLEVEL_CRIT, NESTED_WHY);
 
 	uint64_t ts = pk_clock_ns(); /* like the kernel: time of the call, before formatting */
+
+	if (literal && store_deferred(rb, fmt, args, ts, &ret))
+		goto out;
 	char *buf = line->buf + PK_CON_PREFIX_ROOM;
 	char last = 0;
 	va_list ap;
@@ -225,7 +232,7 @@ PK_HOT int pk_vprintk_emit(int facility, int level, const char *dict, size_t dic
 	if (facility < 0 || facility > 255 || level < PK_LOGLEVEL_DEFAULT || level > 7)
 		return 0;
 
-	int r = store(facility, level, dict, dictlen, fmt, args, 0, &line);
+	int r = store(facility, level, dict, dictlen, fmt, args, 0, &line, 0);
 
 	write_line(&line);
 	return r;
@@ -234,7 +241,7 @@ PK_HOT int pk_vprintk_emit(int facility, int level, const char *dict, size_t dic
 int pk_vprintk_emit_line(int level, const char *dict, size_t dictlen, const char *fmt, va_list args)
 {
 	struct pk_con_line line;
-	int r = store(0, level, dict, dictlen, fmt, args, 1, &line);
+	int r = store(0, level, dict, dictlen, fmt, args, 1, &line, 0);
 
 	write_line(&line);
 	return r;
@@ -253,7 +260,7 @@ int pk_printk_emit(int facility, int level, const char *dict, size_t dictlen, co
 PK_HOT int pk_vprintk(const char *fmt, va_list args)
 {
 	struct pk_con_line line;
-	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, args, 0, &line);
+	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, args, 0, &line, 0);
 
 	write_line(&line);
 	return r;
@@ -265,7 +272,100 @@ PK_HOT int pk_printk(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line);
+	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 0);
+	va_end(ap);
+	write_line(&line);
+	return r;
+}
+
+/* ------------------------------------------------------ deferred records -- */
+
+/*
+ * The fast path of a message whose format is a string literal (deferred.h):
+ * a complete line of a level no console prints is stored as the format's
+ * reference and its arguments, and formatted by whoever reads it. Returns 1
+ * when the message was dealt with here (*@ret: what printk returns), 0 to
+ * format it eagerly: a continuation, a line left open, a format deferred.c
+ * has no rule for, a level a console prints, a full format table, a broken
+ * ring (the eager path moves to the log's private ring).
+ */
+static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_t ts, int *ret)
+{
+#ifdef PRINTK_NO_DEFERRED
+	(void)rb, (void)fmt, (void)args, (void)ts, (void)ret;
+	return 0;
+#else
+	size_t n = strlen(fmt);
+	int level = PK_LOGLEVEL_DEFAULT, cont = 0;
+	size_t skip = parse_headers(fmt, n, &level, &cont);
+
+	/* Only the literal's own headers count: a body that starts with a
+	 * conversion could print more of them, which eager formatting would
+	 * parse. */
+	if (cont || n <= skip || fmt[n - 1] != '\n' ||
+	    (fmt[skip] == '%' && fmt[skip + 1] != '%'))
+		return 0;
+	if (level < 0)
+		level = pk_cfg_default_message_loglevel();
+	if (!pk_console_level_suppressed(level))
+		return 0;
+
+	const char *body = fmt + skip;
+	size_t blen = n - skip - 1;
+	uint64_t ref;
+	char blob[PRB_TEXT_MAX];
+	va_list ap;
+
+	if (pk_deferred_ref(rb, fmt, body, blen, &ref))
+		return 0;
+	va_copy(ap, args);
+	/* Eager formatting keeps the newline, and so leaves the line open,
+	 * only when the output reaches PK_PRINTK_FMT_MAX: a deferred output
+	 * never does. */
+	int len = pk_deferred_encode(ref, body, blen, &ap, blob, sizeof(blob),
+				     PK_PRINTK_FMT_MAX - 2 - skip);
+
+	va_end(ap);
+	if (len < 0)
+		return 0;
+
+	struct prb_meta meta = {
+		.ts_nsec = ts,
+		.level = (uint8_t)(level & 7),
+		.flags = PRB_FLAG_NEWLINE | PRB_FLAG_DEFERRED,
+	};
+	uint64_t seq;
+
+	pk_caller_get(&meta.caller);
+
+	int err = prb_store(rb, &meta, blob, (size_t)len, NULL, 0, true, &seq);
+
+	if (err == -EUCLEAN)
+		return 0;
+	*ret = 0;
+	if (err) {
+		if (err == -ENOBUFS)
+			pk_fetch_add_relaxed(&unstored, 1);
+		return 1;
+	}
+	*ret = len;
+	pk_default_log_mark_used();
+	if (PK_UNLIKELY(pk_load_relaxed(&unstored)))
+		report_lost(&unstored, PK_LOGLEVEL_WARNING, UNSTORED_WHY);
+	if (!pk_console_in_write() && pk_console_skip_suppressed(seq))
+		return 1;
+	pk_console_flush(rb, NULL);
+	return 1;
+#endif
+}
+
+PK_HOT int pk_printk_lit(const char *fmt, ...)
+{
+	struct pk_con_line line;
+	va_list ap;
+
+	va_start(ap, fmt);
+	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 1);
 	va_end(ap);
 	write_line(&line);
 	return r;

@@ -232,11 +232,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "deferred.h"
 #include "hints.h"
 #include "ringbuffer.h"
 
 #define PRB_MAGIC	0x31474f4c4b545250ull /* "PRTKLOG1" */
-#define PRB_ABI_VERSION 2u /* 2: D_ALLOC carries the check value (D8) */
+/* 2: D_ALLOC carries the check value (D8); 3: the format string table after
+ * the data area and deferred records (deferred.c) */
+#define PRB_ABI_VERSION 3u
 #define PRB_ENDIAN_MARK 0x01020304u
 #define PRB_UNIT_SHIFT	4
 #define PRB_UNIT	(1u << PRB_UNIT_SHIFT)
@@ -1544,7 +1547,11 @@ static bool copy_record(struct prb *rb, uint64_t id, struct prb_record *r)
 	copy_block_bytes(r->dict, words, tl, dl);
 	r->dict[dl] = '\0';
 	/* D8: bytes of another record, or of none, fail the check. */
-	return pk_load_relaxed(&d[D_ALLOC]) == alloc_word(id, info, r->ts_nsec, r->caller.ctx, words);
+	if (pk_load_relaxed(&d[D_ALLOC]) != alloc_word(id, info, r->ts_nsec, r->caller.ctx, words))
+		return false;
+	if (r->flags & PRB_FLAG_DEFERRED)
+		r->text_len = (uint16_t)pk_deferred_expand_in_place(rb, r->text, tl, &r->flags);
+	return true;
 }
 
 /*
@@ -1635,6 +1642,11 @@ int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst)
 	if (!copy_intact_raw(&d[D_STATE], raw1, tail, id) || s != seq || alloc != want)
 		return -EAGAIN; /* prb_read() tells a race from corruption */
 	*ts_nsec = ts;
+	if (PK_UNLIKELY((info >> 48) & PRB_FLAG_DEFERRED)) {
+		uint8_t fl = (uint8_t)(info >> 48);
+
+		return (int)pk_deferred_expand_in_place(rb, dst, tl, &fl);
+	}
 	return (int)tl;
 }
 
@@ -2050,7 +2062,7 @@ size_t prb_region_size(unsigned data_bits, unsigned desc_bits)
 	if (!geometry_ok(data_bits, desc_bits))
 		return 0;
 	return PRB_HEADER_SIZE + ((size_t)PRB_DESC_WORDS * 8 << desc_bits) +
-	       ((size_t)1 << data_bits);
+	       ((size_t)1 << data_bits) + pk_deferred_table_size(data_bits);
 }
 
 static void make_handle(struct prb *rb, struct prb_header *hdr, bool writable)
@@ -2066,6 +2078,8 @@ static void make_handle(struct prb *rb, struct prb_header *hdr, bool writable)
 	rb->desc_count = UINT64_C(1) << hdr->desc_bits;
 	rb->data_size = UINT64_C(1) << hdr->data_bits;
 	rb->data_units = rb->data_size >> PRB_UNIT_SHIFT;
+	rb->strtab = (pk_a64 *)(base + hdr->data_off + rb->data_size);
+	rb->strtab_size = pk_deferred_table_size(hdr->data_bits);
 	rb->id_base = hdr->id_base;
 	rb->writable = writable;
 	atomic_store_explicit(&rb->doorbell, NULL, memory_order_relaxed);
@@ -2127,8 +2141,10 @@ static int format(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits
 	uint64_t first_id = rb->id_base;
 	uint64_t pos0 = ((POS_MASK + 1) - rb->data_units / 2 - 1) & POS_MASK;
 
-	if (!fresh)
+	if (!fresh) {
 		memset((void *)rb->descs, 0, (size_t)rb->desc_count * PRB_DESC_WORDS * 8);
+		memset((void *)rb->strtab, 0, rb->strtab_size);
+	}
 	pk_store_relaxed(&hdr->tail, mk_word(first_id, pos0, false));
 	pk_store_release(&hdr->head, mk_word(first_id - 1, pos0, false));
 	return 0;

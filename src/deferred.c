@@ -1,0 +1,682 @@
+// SPDX-License-Identifier: MIT
+/*
+ * deferred.c - deferred records: the format string table, the binary
+ * argument encoding and the expansion readers get.
+ *
+ * Owns: the format string table that follows a ring's data area (its layout
+ * below), this process's cache of which literal sits where in which table,
+ * and the encoding of a deferred record's text. The model is the kernel's
+ * trace_printk(): vbin_printf() stores the arguments by size, bstr_printf()
+ * formats them later (Linux lib/vsprintf.c). Here the later formatting is
+ * the same vsprintf.c that printk uses eagerly, called once per conversion
+ * with the argument converted back to the type the conversion reads, so the
+ * text is byte for byte what eager formatting gives.
+ *
+ * Table (words of 8 bytes, shared with every process mapping the log):
+ *   word 0     bytes of entries handed out (fetch_add; may run past the end:
+ *              the writer that sees it past gives up)
+ *   word 1     messages formatted eagerly because the table was full
+ *   words 2-7  zero
+ *   from 64    entries, each 8-aligned: a header word, then the format's
+ *              bytes, padded with zeros to whole words.
+ * Entry header: magic:16 | length:16 | check:32, the check being FNV-1a over
+ * the entry's offset and its bytes. The writer stores the bytes first and
+ * the header last (release): a writer killed in between leaves a zero
+ * header, which no reader accepts, and no record refers to it (the record
+ * is stored after the entry). A record's blob starts with the reference:
+ * offset:32 | check:32; a reader takes the entry only if its header's check
+ * equals the reference's and the bytes hash to it.
+ *
+ * Record blob (the ring record's text, at most PK_TEXT_MAX bytes):
+ *   reference (8 bytes), then per conversion, in format order: a '*' width
+ *   (4 bytes), a '*' precision (4), and the value: 4 bytes for what is read
+ *   as int (%c, %d without length, hh, h), 8 for long and long long (and
+ *   z, t, j as their size says), 8 for a double, and for %s a 2-byte length
+ *   and the bytes. All little or native endian as the writer's: a log is
+ *   read on the machine kind that wrote it (the ring checks its byte order).
+ *
+ * Invariants: the writer side never formats; a reader never follows a
+ * pointer from the log; every length it reads is checked against what
+ * holds it; all shared words are atomics.
+ */
+#include "deferred.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include <printk/log.h>
+
+#include "ringbuffer.h"
+#include "vsprintf.h"
+
+#define TAB_HDR	       64u
+#define ENTRY_MAGIC    UINT64_C(0xd3f0)
+#define REF_BYTES      8u
+#define BAD_PTR_LOW    4096u /* vsprintf.c prints "(efault)" below this, and (null) */
+#define BAD_PTR_HIGH   4095u /* ... and among the top 4095 addresses */
+#define CACHE_TABLES   4u
+#define CACHE_SLOTS    512u
+#define CACHE_PROBES   8u
+
+/* ------------------------------------------------------------ parsing -- */
+
+/* What a conversion's value is read as, by vsprintf.c and by us. */
+enum cls { C_INT, C_LONG, C_LLONG, C_DBL, C_STR };
+
+struct conv {
+	size_t end;   /* index after the conversion letter */
+	bool star_w, star_p;
+	int width;    /* written in the format; 0: none */
+	int prec;     /* written in the format; -1: none */
+	enum cls cls;
+	char letter;
+};
+
+static enum cls cls_of_size(size_t sz)
+{
+	if (sz > sizeof(long))
+		return C_LLONG;
+	return sz > sizeof(int) ? C_LONG : C_INT;
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Up to 4 digits (anything wider cannot fit a record anyway). */
+static bool read_small(const char *f, size_t len, size_t *i, int *out)
+{
+	int v = 0, n = 0;
+
+	while (*i < len && is_digit(f[*i])) {
+		if (++n > 4)
+			return false;
+		v = v * 10 + (f[*i] - '0');
+		(*i)++;
+	}
+	*out = v;
+	return true;
+}
+
+/*
+ * The next conversion of @f (@len bytes) at or after *@pos: 1 and *@c, 0 at
+ * the end (no conversion left), -1 for one without a deferral rule. "%%" is
+ * literal text. Accepted: flags "-+ #0", a width (digits or '*'), a
+ * precision ('.', digits or '*'), a length (hh h l ll j z t) and a letter of
+ * "diouxXcs" or, without length or with l, "fFeEgGaA"; %c and %s take no
+ * length. Everything else (%p and its extensions, %n, %m, positional
+ * arguments, wide characters, long double, glibc's ' and I flags) has none.
+ */
+static int next_conv(const char *f, size_t len, size_t *pos, struct conv *c)
+{
+	size_t i = *pos;
+
+	for (;;) {
+		while (i < len && f[i] != '%')
+			i++;
+		if (i >= len) {
+			*pos = len;
+			return 0;
+		}
+		if (i + 1 < len && f[i + 1] == '%') {
+			i += 2;
+			continue;
+		}
+		break;
+	}
+	i++;
+	while (i < len && (f[i] == '-' || f[i] == '+' || f[i] == ' ' || f[i] == '#' || f[i] == '0'))
+		i++;
+	c->star_w = c->star_p = false;
+	c->width = 0;
+	c->prec = -1;
+	if (i < len && f[i] == '*') {
+		c->star_w = true;
+		i++;
+	} else if (!read_small(f, len, &i, &c->width)) {
+		return -1;
+	}
+	if (i < len && f[i] == '$')
+		return -1;
+	if (i < len && f[i] == '.') {
+		i++;
+		if (i < len && f[i] == '*') {
+			c->star_p = true;
+			i++;
+		} else if (!read_small(f, len, &i, &c->prec)) {
+			return -1;
+		}
+	}
+
+	int lm = 0; /* 0 none, 1 hh/h, 2 l, 3 ll, 4 j, 5 z, 6 t */
+
+	if (i < len && f[i] == 'h') {
+		lm = 1;
+		i += i + 1 < len && f[i + 1] == 'h' ? 2 : 1;
+	} else if (i < len && f[i] == 'l') {
+		lm = 2;
+		if (i + 1 < len && f[i + 1] == 'l') {
+			lm = 3;
+			i++;
+		}
+		i++;
+	} else if (i < len && f[i] == 'j') {
+		lm = 4;
+		i++;
+	} else if (i < len && f[i] == 'z') {
+		lm = 5;
+		i++;
+	} else if (i < len && f[i] == 't') {
+		lm = 6;
+		i++;
+	}
+	if (i >= len)
+		return -1;
+
+	char l = f[i++];
+
+	c->letter = l;
+	c->end = i;
+	*pos = i;
+	switch (l) {
+	case 'd':
+	case 'i':
+	case 'o':
+	case 'u':
+	case 'x':
+	case 'X':
+		switch (lm) {
+		case 2:
+			c->cls = C_LONG;
+			break;
+		case 3:
+			c->cls = C_LLONG;
+			break;
+		case 4:
+			c->cls = cls_of_size(sizeof(intmax_t));
+			break;
+		case 5:
+			c->cls = cls_of_size(sizeof(size_t));
+			break;
+		case 6:
+			c->cls = cls_of_size(sizeof(ptrdiff_t));
+			break;
+		default:
+			c->cls = C_INT;
+		}
+		return 1;
+	case 'c':
+		if (lm)
+			return -1;
+		c->cls = C_INT;
+		return 1;
+	case 's':
+		if (lm)
+			return -1;
+		c->cls = C_STR;
+		return 1;
+	case 'f':
+	case 'F':
+	case 'e':
+	case 'E':
+	case 'g':
+	case 'G':
+	case 'a':
+	case 'A':
+		if (lm != 0 && lm != 2)
+			return -1;
+		c->cls = C_DBL;
+		return 1;
+	default:
+		return -1;
+	}
+}
+
+/* ------------------------------------------------------------- table -- */
+
+static uint32_t entry_check(uint32_t off, const char *p, size_t len)
+{
+	uint32_t h = 2166136261u;
+
+	for (int i = 0; i < 4; i++)
+		h = (h ^ ((off >> (8 * i)) & 0xff)) * 16777619u;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)p[i]) * 16777619u;
+	return h ? h : 1;
+}
+
+static uint64_t entry_header(size_t len, uint32_t check)
+{
+	return ENTRY_MAGIC | (uint64_t)len << 16 | (uint64_t)check << 32;
+}
+
+/*
+ * Copy the entry at @off of @rb's table to @out (room for
+ * PK_DEFERRED_FMT_MAX bytes) if it validates against @check. Returns its
+ * length or -1.
+ */
+static int entry_read(const struct prb *rb, uint32_t off, uint32_t check, char *out)
+{
+	if (off < TAB_HDR || off % 8 || (uint64_t)off + 8 > rb->strtab_size)
+		return -1;
+
+	pk_a64 *w = rb->strtab + off / 8;
+	uint64_t hdr = pk_load_acquire(&w[0]);
+	size_t len = (hdr >> 16) & 0xffff;
+
+	if ((hdr & 0xffff) != ENTRY_MAGIC || (uint32_t)(hdr >> 32) != check ||
+	    len > PK_DEFERRED_FMT_MAX || (uint64_t)off + 8 + len > rb->strtab_size)
+		return -1;
+	for (size_t i = 0; i < (len + 7) / 8; i++) {
+		uint64_t v = pk_load_relaxed(&w[1 + i]);
+		size_t n = len - 8 * i < 8 ? len - 8 * i : 8;
+
+		memcpy(out + 8 * i, &v, n);
+	}
+	return entry_check(off, out, len) == check ? (int)len : -1;
+}
+
+/* Add @body to @rb's table: its reference, or -ENOSPC (counted). */
+static int entry_add(struct prb *rb, const char *body, size_t len, uint64_t *ref)
+{
+	pk_a64 *t = rb->strtab;
+	uint64_t need = 8 + (len + 7) / 8 * 8;
+	uint64_t room = rb->strtab_size - TAB_HDR;
+
+	if (pk_load_relaxed(&t[0]) + need > room) {
+		pk_fetch_add_relaxed(&t[1], 1);
+		return -ENOSPC;
+	}
+
+	uint64_t at = pk_fetch_add_relaxed(&t[0], need);
+
+	if (at > room || need > room - at) {
+		pk_fetch_add_relaxed(&t[1], 1);
+		return -ENOSPC;
+	}
+
+	uint32_t off = (uint32_t)(TAB_HDR + at);
+	pk_a64 *w = t + off / 8;
+
+	for (size_t i = 0; i < (len + 7) / 8; i++) {
+		uint64_t v = 0;
+		size_t n = len - 8 * i < 8 ? len - 8 * i : 8;
+
+		memcpy(&v, body + 8 * i, n);
+		pk_store_relaxed(&w[1 + i], v);
+	}
+
+	uint32_t check = entry_check(off, body, len);
+
+	pk_store_release(&w[0], entry_header(len, check));
+	*ref = off | (uint64_t)check << 32;
+	return 0;
+}
+
+/* The header the entry @ref names holds now, for a cache hit's check. */
+static bool entry_still(const struct prb *rb, uint64_t ref, size_t len)
+{
+	uint32_t off = (uint32_t)ref;
+
+	if (off < TAB_HDR || off % 8 || (uint64_t)off + 8 > rb->strtab_size)
+		return false;
+	return pk_load_acquire(&rb->strtab[off / 8]) == entry_header(len, (uint32_t)(ref >> 32));
+}
+
+/*
+ * This process's cache: per table (up to CACHE_TABLES tables, bound by
+ * their address for the life of the process), which literal has which
+ * reference. A slot's key is claimed once by CAS and never changes; its
+ * value (the reference, 0 until known) may be replaced when the table was
+ * formatted anew under us (the entry's header no longer matches).
+ */
+static _Atomic uintptr_t cache_table[CACHE_TABLES];
+static _Atomic uintptr_t cache_key[CACHE_TABLES][CACHE_SLOTS];
+static pk_a64 cache_ref[CACHE_TABLES][CACHE_SLOTS];
+
+static int cache_of(const struct prb *rb)
+{
+	uintptr_t me = (uintptr_t)rb->strtab;
+
+	for (unsigned i = 0; i < CACHE_TABLES; i++) {
+		uintptr_t v = atomic_load_explicit(&cache_table[i], memory_order_acquire);
+
+		if (v == me)
+			return (int)i;
+		if (!v) {
+			if (atomic_compare_exchange_strong(&cache_table[i], &v, me) || v == me)
+				return (int)i;
+		}
+	}
+	return -1;
+}
+
+int pk_deferred_ref(struct prb *rb, const void *key, const char *body, size_t len, uint64_t *ref)
+{
+	if (len > PK_DEFERRED_FMT_MAX || !rb->strtab || rb->strtab_size <= TAB_HDR)
+		return -EINVAL;
+
+	int t = cache_of(rb);
+
+	if (t < 0)
+		return -EBUSY;
+
+	uintptr_t k = (uintptr_t)key;
+	size_t h = (size_t)((k >> 3) * UINT64_C(0x9e3779b97f4a7c15) >> 40);
+
+	for (unsigned p = 0; p < CACHE_PROBES; p++) {
+		size_t s = (h + p) % CACHE_SLOTS;
+		uintptr_t cur = atomic_load_explicit(&cache_key[t][s], memory_order_acquire);
+
+		if (!cur) {
+			if (!atomic_compare_exchange_strong(&cache_key[t][s], &cur, k) && cur != k)
+				continue;
+			if (cur == k)
+				return -EBUSY; /* another thread took it for this literal */
+			int err = entry_add(rb, body, len, ref);
+
+			if (err)
+				return err; /* the slot stays 0: the next call tries again */
+			pk_store_release(&cache_ref[t][s], *ref);
+			return 0;
+		}
+		if (cur != k)
+			continue;
+
+		uint64_t r = pk_load_acquire(&cache_ref[t][s]);
+
+		if (r && entry_still(rb, r, len)) {
+			*ref = r;
+			return 0;
+		}
+		/* Not added yet (a full table, or a racing thread), or the table
+		 * was formatted anew: add it (again). */
+		int err = entry_add(rb, body, len, ref);
+
+		if (err)
+			return err;
+		pk_store_release(&cache_ref[t][s], *ref);
+		return 0;
+	}
+	return -EBUSY;
+}
+
+/* ------------------------------------------------------------ writing -- */
+
+struct out {
+	char *p;
+	size_t n, cap;
+};
+
+static bool put(struct out *o, const void *v, size_t n)
+{
+	if (n > o->cap - o->n)
+		return false;
+	memcpy(o->p + o->n, v, n);
+	o->n += n;
+	return true;
+}
+
+/* Digits, sign and prefix of any integer conversion, and of a double's
+ * exponent and point, at most. */
+#define INT_OUT_MAX 24
+#define DBL_OUT_MAX 40
+
+int pk_deferred_encode(uint64_t ref, const char *body, size_t len, va_list *ap, char *blob,
+		       size_t cap, size_t out_max)
+{
+	struct out o = { blob, 0, cap };
+	struct conv c;
+	size_t pos = 0;
+	size_t bound = len; /* each literal byte prints at most one byte */
+	int r;
+
+	if (!put(&o, &ref, sizeof(ref)))
+		return -1;
+	while ((r = next_conv(body, len, &pos, &c)) == 1) {
+		int w = c.width, p = c.prec;
+
+		if (c.star_w) {
+			int32_t v = va_arg(*ap, int);
+
+			if (!put(&o, &v, 4) || v == INT_MIN)
+				return -1;
+			w = v < 0 ? -v : v;
+		}
+		if (c.star_p) {
+			int32_t v = va_arg(*ap, int);
+
+			if (!put(&o, &v, 4))
+				return -1;
+			p = v < 0 ? -1 : v;
+		}
+		if (w > (int)out_max || p > (int)out_max)
+			return -1;
+		bound += (size_t)w + (p > 0 ? (size_t)p : 0);
+
+		switch (c.cls) {
+		case C_INT: {
+			int32_t v = va_arg(*ap, int);
+
+			if (!put(&o, &v, 4))
+				return -1;
+			bound += c.letter == 'c' ? 1 : INT_OUT_MAX;
+			break;
+		}
+		case C_LONG: {
+			int64_t v = va_arg(*ap, long);
+
+			if (!put(&o, &v, 8))
+				return -1;
+			bound += INT_OUT_MAX;
+			break;
+		}
+		case C_LLONG: {
+			int64_t v = va_arg(*ap, long long);
+
+			if (!put(&o, &v, 8))
+				return -1;
+			bound += INT_OUT_MAX;
+			break;
+		}
+		case C_DBL: {
+			double v = va_arg(*ap, double);
+
+			/* %f prints every digit before the point: only small
+			 * magnitudes have a bound worth storing. */
+			if ((c.letter == 'f' || c.letter == 'F') && isfinite(v) &&
+			    !(v < 1e17 && v > -1e17))
+				return -1;
+			if (!put(&o, &v, 8))
+				return -1;
+			bound += DBL_OUT_MAX + (p < 0 ? 6 : 0);
+			break;
+		}
+		case C_STR: {
+			const char *s = va_arg(*ap, const char *);
+
+			if ((uintptr_t)s < BAD_PTR_LOW || (uintptr_t)s > UINTPTR_MAX - BAD_PTR_HIGH)
+				return -1; /* "(null)", "(efault)": eager */
+			if (o.cap - o.n < 3)
+				return -1;
+
+			size_t room = o.cap - o.n - 2;
+			size_t lim = p >= 0 && (size_t)p < room ? (size_t)p : room;
+			size_t n = strnlen(s, lim);
+
+			if (n == lim && !(p >= 0 && (size_t)p == lim))
+				return -1; /* longer than the room left */
+
+			uint16_t n16 = (uint16_t)n;
+
+			if (!put(&o, &n16, 2) || !put(&o, s, n))
+				return -1;
+			bound += n;
+			break;
+		}
+		}
+		if (bound > out_max)
+			return -1;
+	}
+	if (r < 0 || bound > out_max)
+		return -1;
+	return (int)o.n;
+}
+
+/* ------------------------------------------------------------ reading -- */
+
+struct in {
+	const char *p;
+	size_t n, at;
+};
+
+static bool take(struct in *i, void *v, size_t n)
+{
+	if (n > i->n - i->at)
+		return false;
+	memcpy(v, i->p + i->at, n);
+	i->at += n;
+	return true;
+}
+
+/* One segment with kernel semantics, as printk formats: returns the
+ * length of its whole output. */
+static int seg(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	char last;
+
+	va_start(ap, fmt);
+	int n = pk_vsnprintf_last(buf, size, &last, fmt, ap);
+
+	va_end(ap);
+	return n;
+}
+
+/* Call seg() with the '*' values the conversion has, then @val. */
+#define SEG(c, w, p, val)                                                          \
+	((c).star_w && (c).star_p ? seg(dst, room, sfmt, (int)(w), (int)(p), val) : \
+	 (c).star_w		  ? seg(dst, room, sfmt, (int)(w), val)		 : \
+	 (c).star_p		  ? seg(dst, room, sfmt, (int)(p), val)		 : \
+				    seg(dst, room, sfmt, val))
+
+static size_t bad(char *text)
+{
+	memcpy(text, PK_DEFERRED_BAD_TEXT, sizeof(PK_DEFERRED_BAD_TEXT));
+	return sizeof(PK_DEFERRED_BAD_TEXT) - 1;
+}
+
+size_t pk_deferred_expand_in_place(const struct prb *rb, char *text, size_t len, uint8_t *flags)
+{
+	char blob[PK_TEXT_MAX + 1];
+	char fmt[PK_DEFERRED_FMT_MAX + 1];
+	char sfmt[PK_DEFERRED_FMT_MAX + 1];
+	char str[PK_TEXT_MAX + 1];
+	const size_t cap = PK_TEXT_MAX + 1;
+	uint64_t ref;
+
+	*flags &= (uint8_t)~PRB_FLAG_DEFERRED;
+	if (len > PK_TEXT_MAX)
+		return bad(text);
+	memcpy(blob, text, len);
+
+	struct in in = { blob, len, 0 };
+
+	if (!take(&in, &ref, sizeof(ref)))
+		return bad(text);
+
+	int flen = entry_read(rb, (uint32_t)ref, (uint32_t)(ref >> 32), fmt);
+
+	if (flen < 0)
+		return bad(text);
+
+	size_t pos = 0, from = 0, o = 0;
+	struct conv c;
+	int r;
+
+	while ((r = next_conv(fmt, (size_t)flen, &pos, &c)) == 1) {
+		int32_t w = 0, p = 0;
+
+		if ((c.star_w && !take(&in, &w, 4)) || (c.star_p && !take(&in, &p, 4)))
+			return bad(text);
+		memcpy(sfmt, fmt + from, c.end - from);
+		sfmt[c.end - from] = '\0';
+		from = c.end;
+
+		char *dst = text + o;
+		size_t room = cap - o;
+		int n;
+
+		switch (c.cls) {
+		case C_INT: {
+			int32_t v;
+
+			if (!take(&in, &v, 4))
+				return bad(text);
+			n = SEG(c, w, p, (int)v);
+			break;
+		}
+		case C_LONG: {
+			int64_t v;
+
+			if (!take(&in, &v, 8))
+				return bad(text);
+			n = SEG(c, w, p, (long)v);
+			break;
+		}
+		case C_LLONG: {
+			int64_t v;
+
+			if (!take(&in, &v, 8))
+				return bad(text);
+			n = SEG(c, w, p, (long long)v);
+			break;
+		}
+		case C_DBL: {
+			double v;
+
+			if (!take(&in, &v, 8))
+				return bad(text);
+			n = SEG(c, w, p, v);
+			break;
+		}
+		default: {
+			uint16_t sl;
+
+			if (!take(&in, &sl, 2) || !take(&in, str, sl))
+				return bad(text);
+			str[sl] = '\0';
+			n = SEG(c, w, p, (const char *)str);
+			break;
+		}
+		}
+		if (n < 0)
+			return bad(text);
+		o += (size_t)n < room - 1 ? (size_t)n : room - 1;
+	}
+	if (r < 0 || in.at != in.n)
+		return bad(text);
+	memcpy(sfmt, fmt + from, (size_t)flen - from);
+	sfmt[(size_t)flen - from] = '\0';
+
+	int n = seg(text + o, cap - o, sfmt, 0);
+
+	if (n < 0)
+		return bad(text);
+	o += (size_t)n < cap - o - 1 ? (size_t)n : cap - o - 1;
+	text[o] = '\0';
+	return o;
+}
+
+void pk_deferred_table_stats(const struct prb *rb, struct pk_deferred_stats *st)
+{
+	uint64_t used = pk_load_relaxed(&rb->strtab[0]);
+
+	st->size = rb->strtab_size - TAB_HDR;
+	st->used = used < st->size ? used : st->size;
+	st->full = pk_load_relaxed(&rb->strtab[1]);
+}
