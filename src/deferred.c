@@ -57,7 +57,7 @@
 #define REF_BYTES      8u
 #define BAD_PTR_LOW    4096u /* vsprintf.c prints "(efault)" below this, and (null) */
 #define BAD_PTR_HIGH   4095u /* ... and among the top 4095 addresses */
-#define CACHE_TABLES   4u
+#define CACHE_TABLES   8u
 #define CACHE_SLOTS    512u
 #define CACHE_PROBES   8u
 
@@ -355,6 +355,23 @@ static int cache_of(const struct prb *rb)
 	return -1;
 }
 
+void pk_deferred_forget(const struct prb *rb)
+{
+	uintptr_t me = (uintptr_t)rb->strtab;
+
+	if (!me)
+		return;
+	for (unsigned i = 0; i < CACHE_TABLES; i++) {
+		if (atomic_load_explicit(&cache_table[i], memory_order_acquire) != me)
+			continue;
+		for (unsigned s = 0; s < CACHE_SLOTS; s++) {
+			pk_store_relaxed(&cache_ref[i][s], 0);
+			atomic_store_explicit(&cache_key[i][s], 0, memory_order_relaxed);
+		}
+		atomic_store_explicit(&cache_table[i], 0, memory_order_release);
+	}
+}
+
 int pk_deferred_ref(struct prb *rb, const void *key, const char *body, size_t len, uint64_t *ref)
 {
 	if (len > PK_DEFERRED_FMT_MAX || !rb->strtab || rb->strtab_size <= TAB_HDR)
@@ -421,9 +438,11 @@ static bool put(struct out *o, const void *v, size_t n)
 	return true;
 }
 
-/* Digits, sign and prefix of any integer conversion, and of a double's
- * exponent and point, at most. */
-#define INT_OUT_MAX 24
+/* Digits of any integer conversion (64 bits in octal), without its sign or
+ * prefix (2 more at most); what a double prints besides its precision's
+ * digits (the 17 before the point %f is allowed, sign, point, exponent,
+ * %a's prefix and hex digits). */
+#define INT_DIGITS  22
 #define DBL_OUT_MAX 40
 
 int pk_deferred_encode(uint64_t ref, const char *body, size_t len, va_list *ap, char *blob,
@@ -456,7 +475,9 @@ int pk_deferred_encode(uint64_t ref, const char *body, size_t len, va_list *ap, 
 		}
 		if (w > (int)out_max || p > (int)out_max)
 			return -1;
-		bound += (size_t)w + (p > 0 ? (size_t)p : 0);
+
+		/* What the conversion prints at most: its width, or more. */
+		size_t most = 0;
 
 		switch (c.cls) {
 		case C_INT: {
@@ -464,7 +485,7 @@ int pk_deferred_encode(uint64_t ref, const char *body, size_t len, va_list *ap, 
 
 			if (!put(&o, &v, 4))
 				return -1;
-			bound += c.letter == 'c' ? 1 : INT_OUT_MAX;
+			most = c.letter == 'c' ? 1 : (size_t)(p > INT_DIGITS ? p : INT_DIGITS) + 2;
 			break;
 		}
 		case C_LONG: {
@@ -472,7 +493,7 @@ int pk_deferred_encode(uint64_t ref, const char *body, size_t len, va_list *ap, 
 
 			if (!put(&o, &v, 8))
 				return -1;
-			bound += INT_OUT_MAX;
+			most = (size_t)(p > INT_DIGITS ? p : INT_DIGITS) + 2;
 			break;
 		}
 		case C_LLONG: {
@@ -480,7 +501,7 @@ int pk_deferred_encode(uint64_t ref, const char *body, size_t len, va_list *ap, 
 
 			if (!put(&o, &v, 8))
 				return -1;
-			bound += INT_OUT_MAX;
+			most = (size_t)(p > INT_DIGITS ? p : INT_DIGITS) + 2;
 			break;
 		}
 		case C_DBL: {
@@ -493,7 +514,7 @@ int pk_deferred_encode(uint64_t ref, const char *body, size_t len, va_list *ap, 
 				return -1;
 			if (!put(&o, &v, 8))
 				return -1;
-			bound += DBL_OUT_MAX + (p < 0 ? 6 : 0);
+			most = DBL_OUT_MAX + (size_t)(p < 0 ? 6 : p);
 			break;
 		}
 		case C_STR: {
@@ -515,10 +536,11 @@ int pk_deferred_encode(uint64_t ref, const char *body, size_t len, va_list *ap, 
 
 			if (!put(&o, &n16, 2) || !put(&o, s, n))
 				return -1;
-			bound += n;
+			most = n;
 			break;
 		}
 		}
+		bound += most > (size_t)w ? most : (size_t)w;
 		if (bound > out_max)
 			return -1;
 	}

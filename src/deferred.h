@@ -64,6 +64,11 @@ static inline size_t pk_deferred_table_size(unsigned data_bits)
  */
 int pk_deferred_ref(struct prb *rb, const void *key, const char *body, size_t len, uint64_t *ref);
 
+/* @rb's memory is going away (its log is destroyed, no printk runs on it):
+ * this process's cache forgets its table, so another log may take its place.
+ * Not async-signal-safe against printk on @rb. */
+void pk_deferred_forget(const struct prb *rb);
+
 /*
  * Encode the arguments @ap holds for format @body (@len bytes) after @ref
  * into @blob (@cap bytes). Returns the blob's length, or -1 when the format

@@ -101,6 +101,7 @@ static void report_lost(pk_a64 *lost, int level, const char *why)
 #define UNSTORED_WHY "not stored: the log's oldest record was still being written"
 
 static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_t ts, int *ret);
+static _Thread_local PK_TLS_IE uint64_t deferred_here;
 
 /*
  * Format (into @line's buffer, where a console line needs the text), store,
@@ -349,6 +350,7 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 		return 1;
 	}
 	*ret = len;
+	deferred_here++;
 	pk_default_log_mark_used();
 	if (PK_UNLIKELY(pk_load_relaxed(&unstored)))
 		report_lost(&unstored, PK_LOGLEVEL_WARNING, UNSTORED_WHY);
@@ -369,4 +371,9 @@ PK_HOT int pk_printk_lit(const char *fmt, ...)
 	va_end(ap);
 	write_line(&line);
 	return r;
+}
+
+uint64_t pk_printk_deferred_here(void)
+{
+	return deferred_here;
 }
