@@ -49,6 +49,7 @@
 
 #include <printk/log.h>
 
+#include "hints.h"
 #include "ringbuffer.h"
 #include "vsprintf.h"
 
@@ -65,6 +66,12 @@
 
 /* What a conversion's value is read as, by vsprintf.c and by us. */
 enum cls { C_INT, C_LONG, C_LLONG, C_DBL, C_STR };
+
+/* struct pk_dop flags. */
+#define DOP_STAR_W 0x1 /* a '*' width comes first */
+#define DOP_STAR_P 0x2 /* a '*' precision comes next */
+#define DOP_CHAR   0x4 /* %c */
+#define DOP_FIXED  0x8 /* %f, %F: every digit before the point */
 
 struct conv {
 	size_t end;   /* index after the conversion letter */
@@ -329,14 +336,24 @@ static bool entry_still(const struct prb *rb, uint64_t ref, size_t len)
 
 /*
  * This process's cache: per table (up to CACHE_TABLES tables, bound by
- * their address for the life of the process), which literal has which
- * reference. A slot's key is claimed once by CAS and never changes; its
- * value (the reference, 0 until known) may be replaced when the table was
- * formatted anew under us (the entry's header no longer matches).
+ * their address until the log is destroyed), each literal used with it:
+ * its compiled form (the headers parsed, the conversions walked once) and
+ * its entry's reference. A slot's key is claimed once by CAS and never
+ * changes; the thread that claimed it compiles it and publishes it with
+ * its state; the reference (0 until known) may be replaced when the table
+ * was formatted anew under us (the entry's header no longer matches).
  */
+struct slot {
+	_Atomic uintptr_t key;
+	pk_a32 state; /* SLOT_* */
+	pk_a64 ref;
+	struct pk_dfmt f;
+};
+
+enum { SLOT_NEW, SLOT_OK, SLOT_EAGER };
+
 static _Atomic uintptr_t cache_table[CACHE_TABLES];
-static _Atomic uintptr_t cache_key[CACHE_TABLES][CACHE_SLOTS];
-static pk_a64 cache_ref[CACHE_TABLES][CACHE_SLOTS];
+static struct slot cache[CACHE_TABLES][CACHE_SLOTS];
 
 static int cache_of(const struct prb *rb)
 {
@@ -365,61 +382,118 @@ void pk_deferred_forget(const struct prb *rb)
 		if (atomic_load_explicit(&cache_table[i], memory_order_acquire) != me)
 			continue;
 		for (unsigned s = 0; s < CACHE_SLOTS; s++) {
-			pk_store_relaxed(&cache_ref[i][s], 0);
-			atomic_store_explicit(&cache_key[i][s], 0, memory_order_relaxed);
+			pk_store_relaxed(&cache[i][s].ref, 0);
+			pk_store_relaxed(&cache[i][s].state, SLOT_NEW);
+			atomic_store_explicit(&cache[i][s].key, 0, memory_order_relaxed);
 		}
 		atomic_store_explicit(&cache_table[i], 0, memory_order_release);
 	}
 }
 
-int pk_deferred_ref(struct prb *rb, const void *key, const char *body, size_t len, uint64_t *ref)
+/* Walk @fmt once: whether and how it can be deferred. */
+static bool compile(struct pk_dfmt *f, const char *fmt, pk_deferred_headers_fn headers,
+		    size_t fmt_max)
 {
-	if (len > PK_DEFERRED_FMT_MAX || !rb->strtab || rb->strtab_size <= TAB_HDR)
-		return -EINVAL;
+	size_t n = strlen(fmt);
+	int level = -1, cont = 0;
+	size_t skip = headers(fmt, n, &level, &cont);
+
+	/* Only the literal's own headers count: a body that starts with a
+	 * conversion could print more of them, which eager formatting would
+	 * parse. A line left open, or a continuation, may be extended. */
+	if (cont || n <= skip || fmt[n - 1] != '\n' || (fmt[skip] == '%' && fmt[skip + 1] != '%'))
+		return false;
+
+	size_t len = n - skip - 1;
+
+	if (len > PK_DEFERRED_FMT_MAX || fmt_max < skip + 2 + len)
+		return false;
+	f->body = fmt + skip;
+	f->body_len = (uint16_t)len;
+	f->level = (int8_t)level;
+	f->out_max = (uint16_t)(fmt_max - 2 - skip);
+	f->nops = 0;
+
+	struct conv c;
+	size_t pos = 0;
+	int r;
+
+	while ((r = next_conv(f->body, len, &pos, &c)) == 1) {
+		if (f->nops == PK_DEFERRED_OPS_MAX)
+			return false;
+
+		struct pk_dop *op = &f->ops[f->nops++];
+
+		op->cls = (uint8_t)c.cls;
+		op->flags = (uint8_t)((c.star_w ? DOP_STAR_W : 0) | (c.star_p ? DOP_STAR_P : 0) |
+				      (c.letter == 'c' ? DOP_CHAR : 0) |
+				      (c.letter == 'f' || c.letter == 'F' ? DOP_FIXED : 0));
+		op->width = (int16_t)c.width;
+		op->prec = (int16_t)c.prec;
+	}
+	return r == 0;
+}
+
+const struct pk_dfmt *pk_deferred_fmt(struct prb *rb, const char *fmt,
+				      pk_deferred_headers_fn headers, size_t fmt_max, void **slotp)
+{
+	if (!rb->strtab || rb->strtab_size <= TAB_HDR)
+		return NULL;
 
 	int t = cache_of(rb);
 
 	if (t < 0)
-		return -EBUSY;
+		return NULL;
 
-	uintptr_t k = (uintptr_t)key;
+	uintptr_t k = (uintptr_t)fmt;
 	size_t h = (size_t)((k >> 3) * UINT64_C(0x9e3779b97f4a7c15) >> 40);
 
 	for (unsigned p = 0; p < CACHE_PROBES; p++) {
-		size_t s = (h + p) % CACHE_SLOTS;
-		uintptr_t cur = atomic_load_explicit(&cache_key[t][s], memory_order_acquire);
+		struct slot *s = &cache[t][(h + p) % CACHE_SLOTS];
+		uintptr_t cur = atomic_load_explicit(&s->key, memory_order_acquire);
 
-		if (!cur) {
-			if (!atomic_compare_exchange_strong(&cache_key[t][s], &cur, k) && cur != k)
-				continue;
-			if (cur == k)
-				return -EBUSY; /* another thread took it for this literal */
-			int err = entry_add(rb, body, len, ref);
-
-			if (err)
-				return err; /* the slot stays 0: the next call tries again */
-			pk_store_release(&cache_ref[t][s], *ref);
-			return 0;
+		if (cur == k) {
+			if (pk_load_acquire(&s->state) != SLOT_OK)
+				return NULL; /* no rule, or being compiled right now */
+			*slotp = s;
+			return &s->f;
 		}
-		if (cur != k)
+		if (cur)
 			continue;
-
-		uint64_t r = pk_load_acquire(&cache_ref[t][s]);
-
-		if (r && entry_still(rb, r, len)) {
-			*ref = r;
-			return 0;
+		if (!atomic_compare_exchange_strong(&s->key, &cur, k)) {
+			if (cur == k)
+				return NULL; /* another thread took it for this literal */
+			continue;
 		}
-		/* Not added yet (a full table, or a racing thread), or the table
-		 * was formatted anew: add it (again). */
-		int err = entry_add(rb, body, len, ref);
 
-		if (err)
-			return err;
-		pk_store_release(&cache_ref[t][s], *ref);
+		bool ok = compile(&s->f, fmt, headers, fmt_max);
+
+		pk_store_release(&s->state, ok ? SLOT_OK : SLOT_EAGER);
+		if (!ok)
+			return NULL;
+		*slotp = s;
+		return &s->f;
+	}
+	return NULL;
+}
+
+int pk_deferred_ref(struct prb *rb, void *slotp, uint64_t *ref)
+{
+	struct slot *s = slotp;
+	uint64_t r = pk_load_acquire(&s->ref);
+
+	if (PK_LIKELY(r && entry_still(rb, r, s->f.body_len))) {
+		*ref = r;
 		return 0;
 	}
-	return -EBUSY;
+	/* Not added yet (first use, a full table, a racing thread), or the
+	 * table was formatted anew: add it (again). */
+	int err = entry_add(rb, s->f.body, s->f.body_len, ref);
+
+	if (err)
+		return err;
+	pk_store_release(&s->ref, *ref);
+	return 0;
 }
 
 /* ------------------------------------------------------------ writing -- */
@@ -445,47 +519,50 @@ static bool put(struct out *o, const void *v, size_t n)
 #define INT_DIGITS  22
 #define DBL_OUT_MAX 40
 
-int pk_deferred_encode(uint64_t ref, const char *body, size_t len, va_list *ap, char *blob,
-		       size_t cap, size_t out_max)
+static PK_ALWAYS_INLINE size_t int_most(int p)
+{
+	return (size_t)(p > INT_DIGITS ? p : INT_DIGITS) + 2;
+}
+
+int pk_deferred_encode(const struct pk_dfmt *f, uint64_t ref, va_list *ap, char *blob, size_t cap)
 {
 	struct out o = { blob, 0, cap };
-	struct conv c;
-	size_t pos = 0;
-	size_t bound = len; /* each literal byte prints at most one byte */
-	int r;
+	size_t bound = f->body_len; /* each literal byte prints at most one byte */
+	const int out_max = f->out_max;
 
 	if (!put(&o, &ref, sizeof(ref)))
 		return -1;
-	while ((r = next_conv(body, len, &pos, &c)) == 1) {
-		int w = c.width, p = c.prec;
+	for (unsigned i = 0; i < f->nops; i++) {
+		const struct pk_dop *op = &f->ops[i];
+		int w = op->width, p = op->prec;
 
-		if (c.star_w) {
+		if (op->flags & DOP_STAR_W) {
 			int32_t v = va_arg(*ap, int);
 
 			if (!put(&o, &v, 4) || v == INT_MIN)
 				return -1;
 			w = v < 0 ? -v : v;
 		}
-		if (c.star_p) {
+		if (op->flags & DOP_STAR_P) {
 			int32_t v = va_arg(*ap, int);
 
 			if (!put(&o, &v, 4))
 				return -1;
 			p = v < 0 ? -1 : v;
 		}
-		if (w > (int)out_max || p > (int)out_max)
+		if (w > out_max || p > out_max)
 			return -1;
 
 		/* What the conversion prints at most: its width, or more. */
-		size_t most = 0;
+		size_t most;
 
-		switch (c.cls) {
+		switch (op->cls) {
 		case C_INT: {
 			int32_t v = va_arg(*ap, int);
 
 			if (!put(&o, &v, 4))
 				return -1;
-			most = c.letter == 'c' ? 1 : (size_t)(p > INT_DIGITS ? p : INT_DIGITS) + 2;
+			most = op->flags & DOP_CHAR ? 1 : int_most(p);
 			break;
 		}
 		case C_LONG: {
@@ -493,7 +570,7 @@ int pk_deferred_encode(uint64_t ref, const char *body, size_t len, va_list *ap, 
 
 			if (!put(&o, &v, 8))
 				return -1;
-			most = (size_t)(p > INT_DIGITS ? p : INT_DIGITS) + 2;
+			most = int_most(p);
 			break;
 		}
 		case C_LLONG: {
@@ -501,7 +578,7 @@ int pk_deferred_encode(uint64_t ref, const char *body, size_t len, va_list *ap, 
 
 			if (!put(&o, &v, 8))
 				return -1;
-			most = (size_t)(p > INT_DIGITS ? p : INT_DIGITS) + 2;
+			most = int_most(p);
 			break;
 		}
 		case C_DBL: {
@@ -509,15 +586,14 @@ int pk_deferred_encode(uint64_t ref, const char *body, size_t len, va_list *ap, 
 
 			/* %f prints every digit before the point: only small
 			 * magnitudes have a bound worth storing. */
-			if ((c.letter == 'f' || c.letter == 'F') && isfinite(v) &&
-			    !(v < 1e17 && v > -1e17))
+			if ((op->flags & DOP_FIXED) && isfinite(v) && !(v < 1e17 && v > -1e17))
 				return -1;
 			if (!put(&o, &v, 8))
 				return -1;
 			most = DBL_OUT_MAX + (size_t)(p < 0 ? 6 : p);
 			break;
 		}
-		case C_STR: {
+		default: {
 			const char *s = va_arg(*ap, const char *);
 
 			if ((uintptr_t)s < BAD_PTR_LOW || (uintptr_t)s > UINTPTR_MAX - BAD_PTR_HIGH)
@@ -534,18 +610,17 @@ int pk_deferred_encode(uint64_t ref, const char *body, size_t len, va_list *ap, 
 
 			uint16_t n16 = (uint16_t)n;
 
-			if (!put(&o, &n16, 2) || !put(&o, s, n))
-				return -1;
+			memcpy(o.p + o.n, &n16, 2);
+			memcpy(o.p + o.n + 2, s, n);
+			o.n += 2 + n;
 			most = n;
 			break;
 		}
 		}
 		bound += most > (size_t)w ? most : (size_t)w;
-		if (bound > out_max)
+		if (bound > (size_t)out_max)
 			return -1;
 	}
-	if (r < 0 || bound > out_max)
-		return -1;
 	return (int)o.n;
 }
 

@@ -53,16 +53,48 @@ static inline size_t pk_deferred_table_size(unsigned data_bits)
  * finished). */
 #define PK_DEFERRED_BAD_TEXT "(deferred message: its format string is damaged)"
 
+/* One conversion of a compiled format (deferred.c's rules). */
+struct pk_dop {
+	uint8_t cls;   /* what its value is read as */
+	uint8_t flags; /* '*' width, '*' precision, %c, %f */
+	int16_t width; /* written in the format; 0: none */
+	int16_t prec;  /* written in the format; -1: none */
+};
+
+#define PK_DEFERRED_OPS_MAX 16
+
+/* A literal format as the deferred path needs it, made once per process
+ * and log from the literal. */
+struct pk_dfmt {
+	const char *body;  /* after the level headers, without the newline */
+	uint16_t body_len;
+	uint16_t out_max;  /* longest text that certainly ends the line */
+	int8_t level;	   /* the headers' level; -1: none */
+	uint8_t nops;
+	struct pk_dop ops[PK_DEFERRED_OPS_MAX];
+};
+
+/* printk's level header parser (Linux rules), passed in by printk.c. */
+typedef size_t (*pk_deferred_headers_fn)(const char *text, size_t len, int *level, int *cont);
+
 /*
- * The reference of format @body (@len bytes, not NUL-terminated past @len)
- * in @rb's table, adding it the first time this process uses @key (the
- * address of the literal it came from): stored in *@ref (8 bytes, for
- * pk_deferred_encode()). Returns 0, -ENOSPC when the table is full
- * (counted: pk_deferred_table_stats()), -EBUSY when another thread is adding
- * the same format right now or this process's cache has no room: the
- * caller formats eagerly.
+ * @fmt (a literal: its address names it for the life of the process) as
+ * a deferrable format for @rb, compiled on its first use with @headers and
+ * printk's formatting buffer of @fmt_max bytes; *@slot is the handle for
+ * pk_deferred_ref(). NULL when it cannot be deferred (a continuation, a
+ * line left open, a conversion without a rule, a body that starts with a
+ * conversion), when another thread is compiling it right now, or when this
+ * process's cache has no room: the caller formats eagerly.
  */
-int pk_deferred_ref(struct prb *rb, const void *key, const char *body, size_t len, uint64_t *ref);
+const struct pk_dfmt *pk_deferred_fmt(struct prb *rb, const char *fmt,
+				      pk_deferred_headers_fn headers, size_t fmt_max, void **slot);
+
+/*
+ * The reference of @slot's format in @rb's table, adding it the first time
+ * (and again if the table was formatted anew): 0 and *@ref, or -ENOSPC when
+ * the table is full (counted: pk_deferred_table_stats()).
+ */
+int pk_deferred_ref(struct prb *rb, void *slot, uint64_t *ref);
 
 /* @rb's memory is going away (its log is destroyed, no printk runs on it):
  * this process's cache forgets its table, so another log may take its place.
@@ -70,14 +102,13 @@ int pk_deferred_ref(struct prb *rb, const void *key, const char *body, size_t le
 void pk_deferred_forget(const struct prb *rb);
 
 /*
- * Encode the arguments @ap holds for format @body (@len bytes) after @ref
- * into @blob (@cap bytes). Returns the blob's length, or -1 when the format
- * cannot be deferred (a conversion without a rule, a %s that does not fit,
- * an output that might reach @out_max bytes): @ap is then consumed partly,
- * and the caller formats from its own copy.
+ * Encode the arguments @ap holds for @f after @ref into @blob (@cap
+ * bytes). Returns the blob's length, or -1 when this call cannot be
+ * deferred (a %s that does not fit or is NULL or an error pointer, an
+ * output that might reach f->out_max bytes, %f of a huge value): @ap is
+ * then consumed partly, and the caller formats from its own copy.
  */
-int pk_deferred_encode(uint64_t ref, const char *body, size_t len, va_list *ap, char *blob,
-		       size_t cap, size_t out_max);
+int pk_deferred_encode(const struct pk_dfmt *f, uint64_t ref, va_list *ap, char *blob, size_t cap);
 
 /*
  * Replace the deferred record @len bytes at @text by its text, cut at

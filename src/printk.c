@@ -296,35 +296,28 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 	(void)rb, (void)fmt, (void)args, (void)ts, (void)ret;
 	return 0;
 #else
-	size_t n = strlen(fmt);
-	int level = PK_LOGLEVEL_DEFAULT, cont = 0;
-	size_t skip = parse_headers(fmt, n, &level, &cont);
+	void *slot;
+	const struct pk_dfmt *f = pk_deferred_fmt(rb, fmt, parse_headers, PK_PRINTK_FMT_MAX, &slot);
 
-	/* Only the literal's own headers count: a body that starts with a
-	 * conversion could print more of them, which eager formatting would
-	 * parse. */
-	if (cont || n <= skip || fmt[n - 1] != '\n' ||
-	    (fmt[skip] == '%' && fmt[skip + 1] != '%'))
+	if (!f)
 		return 0;
-	if (level < 0)
-		level = pk_cfg_default_message_loglevel();
+
+	int level = f->level < 0 ? pk_cfg_default_message_loglevel() : f->level;
+
 	if (!pk_console_level_suppressed(level))
 		return 0;
 
-	const char *body = fmt + skip;
-	size_t blen = n - skip - 1;
 	uint64_t ref;
 	char blob[PRB_TEXT_MAX];
 	va_list ap;
 
-	if (pk_deferred_ref(rb, fmt, body, blen, &ref))
+	if (pk_deferred_ref(rb, slot, &ref))
 		return 0;
 	va_copy(ap, args);
 	/* Eager formatting keeps the newline, and so leaves the line open,
-	 * only when the output reaches PK_PRINTK_FMT_MAX: a deferred output
-	 * never does. */
-	int len = pk_deferred_encode(ref, body, blen, &ap, blob, sizeof(blob),
-				     PK_PRINTK_FMT_MAX - 2 - skip);
+	 * only when the output reaches PK_PRINTK_FMT_MAX: f->out_max keeps a
+	 * deferred output below. */
+	int len = pk_deferred_encode(f, ref, &ap, blob, sizeof(blob));
 
 	va_end(ap);
 	if (len < 0)

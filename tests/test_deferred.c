@@ -600,6 +600,19 @@ static void test_damaged_entry_placeholder(void **state)
 	assert_string_equal(rec.text, PK_DEFERRED_BAD_TEXT);
 }
 
+/* printk's header rule, enough for these formats. */
+static size_t headers(const char *text, size_t len, int *level, int *cont)
+{
+	size_t i = 0;
+
+	(void)cont;
+	while (i + 1 < len && text[i] == '\001' && text[i + 1] >= '0' && text[i + 1] <= '7') {
+		*level = text[i + 1] - '0';
+		i += 2;
+	}
+	return i;
+}
+
 /* Blobs that do not match their format, and formats of every kind, fed to
  * the expansion directly: never more than the record's room, never a
  * crash (ASan watches). */
@@ -608,11 +621,16 @@ static void test_expand_hostile_blobs(void **state)
 	(void)state;
 	struct prb *rb = pk_printk_ring();
 	uint64_t ref = 0;
-	static const char *const bodies[] = { "%d %s %ld", "%*.*s|%c", "%f %e", "%%%s%%", "plain" };
+	static const char *const hostile[] = { KERN_INFO "n%d %s %ld\n", KERN_INFO "x%*.*s|%c\n",
+					    KERN_INFO "%%%f %e\n", KERN_INFO "%%%s%%\n",
+					    KERN_INFO "plain\n" };
 	char text[PK_TEXT_MAX + 1];
 
-	for (size_t b = 0; b < sizeof(bodies) / sizeof(bodies[0]); b++) {
-		assert_int_equal(pk_deferred_ref(rb, bodies[b], bodies[b], strlen(bodies[b]), &ref), 0);
+	for (size_t b = 0; b < sizeof(hostile) / sizeof(hostile[0]); b++) {
+		void *slot;
+
+		assert_non_null(pk_deferred_fmt(rb, hostile[b], headers, 1088, &slot));
+		assert_int_equal(pk_deferred_ref(rb, slot, &ref), 0);
 		for (int round = 0; round < 20000; round++) {
 			size_t len = 8 + rnd() % 80;
 			uint8_t flags = PRB_FLAG_DEFERRED | PRB_FLAG_NEWLINE;

@@ -155,6 +155,13 @@ static void writer_dies_at(struct pk_log *log, enum prb_testpoint tp, const char
 	waitpid(pid, &status, 0);
 }
 
+/* The formats below have no level headers. */
+static size_t no_headers(const char *text, size_t len, int *level, int *cont)
+{
+	(void)text, (void)len, (void)level, (void)cont;
+	return 0;
+}
+
 /* A deferred record of @fmt (the literal whose address names it) and the
  * arguments, as printk stores one. */
 static void store_deferred(struct pk_log *log, int level, const char *fmt, ...)
@@ -166,13 +173,17 @@ static void store_deferred(struct pk_log *log, int level, const char *fmt, ...)
 	uint64_t ref;
 	va_list ap;
 	int len, err;
+	void *slot;
+	const struct pk_dfmt *f = pk_deferred_fmt(rb, fmt, no_headers, 2 * PK_TEXT_MAX, &slot);
 
+	if (!f)
+		die("deferred format", 0);
 	pk_caller_get(&m.caller);
-	err = pk_deferred_ref(rb, fmt, fmt, strlen(fmt), &ref);
+	err = pk_deferred_ref(rb, slot, &ref);
 	if (err)
 		die("deferred ref", err);
 	va_start(ap, fmt);
-	len = pk_deferred_encode(ref, fmt, strlen(fmt), &ap, blob, sizeof(blob), PK_TEXT_MAX);
+	len = pk_deferred_encode(f, ref, &ap, blob, sizeof(blob));
 	va_end(ap);
 	if (len < 0)
 		die("deferred encode", 0);
@@ -227,9 +238,9 @@ static void fill(struct pk_log *log, const char *name)
 		store(log, 0, 2, text, dict, sizeof(dict));
 		store(log, 0, 2, "small one after it", NULL, 0);
 	} else if (!strcmp(name, "deferred")) {
-		static const char f1[] = "worker %d processed %s in %lu us";
-		static const char f2[] = "%-8s|%*d|%.*s|%#llx|%hhu%c";
-		static const char f3[] = "%e %g %.3f %a %%";
+		static const char f1[] = "worker %d processed %s in %lu us\n";
+		static const char f2[] = "x%-8s|%*d|%.*s|%#llx|%hhu%c\n";
+		static const char f3[] = "x%e %g %.3f %a %%\n";
 
 		store(log, 0, 6, "an eager one first", NULL, 0);
 		for (unsigned i = 0; i < 6; i++) {
