@@ -16,11 +16,16 @@
  *   - a damaged table entry (and a blob that does not match its format)
  *     reads as the placeholder, never crashes;
  *   - a level a console prints, a continuation and an open line are never
- *     deferred; pr_info() reaches the deferred path.
+ *     deferred; pr_info() reaches the deferred path;
+ *   - writer threads storing deferred records while a reader reads them:
+ *     every record whole (TSan watches the table and the cache).
  */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -650,6 +655,92 @@ static void test_expand_hostile_blobs(void **state)
 	}
 }
 
+/* ------------------------------------------------------------ threads -- */
+
+#define WRITERS 3
+#define PER_WRITER 20000
+
+static int writer_main(int t)
+{
+	for (int n = 0; n < PER_WRITER; n++) {
+		switch (n % 4) {
+		case 0:
+			pr_info("w%d n%d a\n", t, n);
+			break;
+		case 1:
+			pr_notice("w%d n%d %s\n", t, n, "bb");
+			break;
+		case 2:
+			pr_info("w%d n%d %.1f\n", t, n, 2.5);
+			break;
+		default:
+			pr_debug("w%d n%d never\n", t, n); /* compiled out */
+			pr_warn("w%d n%d %c%c%c\n", t, n, 'd', 'd', 'd');
+		}
+	}
+	return 0;
+}
+
+static void *writer_thread(void *arg)
+{
+	return (void *)(intptr_t)writer_main((int)(intptr_t)arg);
+}
+
+static _Atomic int readers_stop;
+
+/* Every record a reader gets while writers run is one of theirs, whole. */
+static void *reader_thread(void *arg)
+{
+	static struct pk_record r;
+	uint64_t seq = 0;
+	unsigned bad = 0;
+
+	(void)arg;
+	while (!atomic_load(&readers_stop)) {
+		if (pk_log_read(pk_printk_log(), seq, &r, 0)) {
+			sched_yield();
+			continue;
+		}
+		seq = r.seq + 1;
+
+		int t, n;
+		char tail[8];
+
+		if (sscanf(r.text, "w%d n%d %7s", &t, &n, tail) != 3)
+			bad++;
+		else if (strcmp(tail, (const char *[]){ "a", "bb", "2.5", "ddd" }[n % 4]))
+			bad++;
+	}
+	return (void *)(uintptr_t)bad;
+}
+
+static void test_threads_read_whole_records(void **state)
+{
+	(void)state;
+	pthread_t w[WRITERS], rd;
+	void *ret;
+
+	assert_int_equal(pthread_create(&rd, NULL, reader_thread, NULL), 0);
+	for (int t = 0; t < WRITERS; t++)
+		assert_int_equal(pthread_create(&w[t], NULL, writer_thread, (void *)(intptr_t)t), 0);
+	for (int t = 0; t < WRITERS; t++)
+		assert_int_equal(pthread_join(w[t], NULL), 0);
+	atomic_store(&readers_stop, 1);
+	assert_int_equal(pthread_join(rd, &ret), 0);
+	assert_int_equal((uintptr_t)ret, 0);
+
+	/* The newest records, read after the writers: all there, all whole. */
+	uint64_t next = next_seq(), first = pk_log_first_seq(pk_printk_log());
+
+	assert_true(next - first > 1000);
+	for (uint64_t q = first; q < next; q++) {
+		int t, n;
+
+		read_seq(q, &rec);
+		assert_int_equal(sscanf(rec.text, "w%d n%d", &t, &n), 2);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -660,6 +751,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_table_full_falls_back, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_damaged_entry_placeholder, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_expand_hostile_blobs, setup_big, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_threads_read_whole_records, setup_big, teardown_capture),
 	};
 
 	if (test_dir_make("deferred"))
