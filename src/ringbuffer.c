@@ -184,6 +184,17 @@
  * live writer inside its record, and blocks the tail like one (I3); on a
  * private ring, so does one damaged to look unclaimed.
  *
+ * Deferred records
+ * ----------------
+ * A record flagged PRB_FLAG_DEFERRED holds a format's reference and binary
+ * arguments instead of text (deferred.c). The ring stores, checks (D8) and
+ * copies it like any other; its two copy-outs, copy_record() and
+ * prb_read_text(), hand it to pk_deferred_expand_in_place() once the copy
+ * passed its check, so no reader above the ring ever sees the binary form.
+ * The format string table lies after the data area
+ * (pk_deferred_table_size() bytes, in prb_region_size()); the ring only
+ * places it, deferred.c owns its contents.
+ *
  * All shared words are accessed through atomics.h, so speculative copies are
  * relaxed atomic loads, not data races.
  *
