@@ -885,7 +885,7 @@ int main(int argc, char **argv)
 	double base[MAX_THREADS] = { 0 };
 
 	for (int c = 0; c < nch; c++)
-		if (ch[c].ok && ch[c].b->setup == printk_filtered_setup)
+		if (ch[c].ok && !strcmp(ch[c].b->name, "printk_filtered"))
 			for (int t = 0; t < MAX_THREADS; t++)
 				base[t] = median(&ch[c].ns[t]);
 

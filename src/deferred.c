@@ -54,6 +54,7 @@
 #include "vsprintf.h"
 
 #define TAB_HDR	       64u
+#define PK_SOH	       0x01 /* a level header's first byte (KERN_SOH) */
 #define ENTRY_MAGIC    UINT64_C(0xd3f0)
 #define REF_BYTES      8u
 #define BAD_PTR_LOW    4096u /* vsprintf.c prints "(efault)" below this, and (null) */
@@ -72,6 +73,7 @@ enum cls { C_INT, C_LONG, C_LLONG, C_DBL, C_STR };
 #define DOP_STAR_P 0x2 /* a '*' precision comes next */
 #define DOP_CHAR   0x4 /* %c */
 #define DOP_FIXED  0x8 /* %f, %F: every digit before the point */
+#define DOP_LEAD   0x10 /* at the start of the text, or after leading ones only */
 
 struct conv {
 	size_t end;   /* index after the conversion letter */
@@ -398,13 +400,19 @@ static bool compile(struct pk_dfmt *f, const char *fmt, pk_deferred_headers_fn h
 	int level = -1, cont = 0;
 	size_t skip = headers(fmt, n, &level, &cont);
 
-	/* Only the literal's own headers count: a body that starts with a
-	 * conversion could print more of them, which eager formatting would
-	 * parse. A line left open, or a continuation, may be extended. */
-	if (cont || n <= skip || fmt[n - 1] != '\n' || (fmt[skip] == '%' && fmt[skip + 1] != '%'))
+	/* A line left open, or a continuation, may be extended. */
+	if (cont || n <= skip || fmt[n - 1] != '\n')
 		return false;
 
 	size_t len = n - skip - 1;
+
+	/* Eager formatting parses level headers in its output: a body that
+	 * starts with conversions may print some (the arguments are looked at
+	 * in pk_deferred_encode()); a header byte in such a body's literal
+	 * text could follow conversions that print nothing. */
+	if ((fmt[skip] == '%' && fmt[skip + 1] != '%' && memchr(fmt + skip, PK_SOH, len)) ||
+	    fmt[skip] == PK_SOH)
+		return false;
 
 	if (len > PK_DEFERRED_FMT_MAX || fmt_max < skip + 2 + len)
 		return false;
@@ -415,7 +423,7 @@ static bool compile(struct pk_dfmt *f, const char *fmt, pk_deferred_headers_fn h
 	f->nops = 0;
 
 	struct conv c;
-	size_t pos = 0;
+	size_t pos = 0, lead_end = 0;
 	int r;
 
 	while ((r = next_conv(f->body, len, &pos, &c)) == 1) {
@@ -423,11 +431,16 @@ static bool compile(struct pk_dfmt *f, const char *fmt, pk_deferred_headers_fn h
 			return false;
 
 		struct pk_dop *op = &f->ops[f->nops++];
+		bool lead = f->body[lead_end] == '%' && f->body[lead_end + 1] != '%';
+
+		if (lead)
+			lead_end = c.end;
 
 		op->cls = (uint8_t)c.cls;
 		op->flags = (uint8_t)((c.star_w ? DOP_STAR_W : 0) | (c.star_p ? DOP_STAR_P : 0) |
 				      (c.letter == 'c' ? DOP_CHAR : 0) |
-				      (c.letter == 'f' || c.letter == 'F' ? DOP_FIXED : 0));
+				      (c.letter == 'f' || c.letter == 'F' ? DOP_FIXED : 0) |
+				      (lead ? DOP_LEAD : 0));
 		op->width = (int16_t)c.width;
 		op->prec = (int16_t)c.prec;
 	}
@@ -530,11 +543,15 @@ int pk_deferred_encode(const struct pk_dfmt *f, uint64_t ref, va_list *ap, char 
 	size_t bound = f->body_len; /* each literal byte prints at most one byte */
 	const int out_max = f->out_max;
 
+	bool at_start = true; /* the output so far may be empty */
+
 	if (!put(&o, &ref, sizeof(ref)))
 		return -1;
 	for (unsigned i = 0; i < f->nops; i++) {
 		const struct pk_dop *op = &f->ops[i];
 		int w = op->width, p = op->prec;
+
+		at_start = at_start && (op->flags & DOP_LEAD);
 
 		if (op->flags & DOP_STAR_W) {
 			int32_t v = va_arg(*ap, int);
@@ -562,7 +579,15 @@ int pk_deferred_encode(const struct pk_dfmt *f, uint64_t ref, va_list *ap, char 
 
 			if (!put(&o, &v, 4))
 				return -1;
-			most = op->flags & DOP_CHAR ? 1 : int_most(p);
+			if (op->flags & DOP_CHAR) {
+				if (at_start && (unsigned char)v == PK_SOH)
+					return -1; /* eager formatting would parse a header */
+				at_start = false;
+				most = 1;
+			} else {
+				at_start = at_start && p == 0 && !w;
+				most = int_most(p);
+			}
 			break;
 		}
 		case C_LONG: {
@@ -570,6 +595,7 @@ int pk_deferred_encode(const struct pk_dfmt *f, uint64_t ref, va_list *ap, char 
 
 			if (!put(&o, &v, 8))
 				return -1;
+			at_start = at_start && p == 0 && !w;
 			most = int_most(p);
 			break;
 		}
@@ -578,6 +604,7 @@ int pk_deferred_encode(const struct pk_dfmt *f, uint64_t ref, va_list *ap, char 
 
 			if (!put(&o, &v, 8))
 				return -1;
+			at_start = at_start && p == 0 && !w;
 			most = int_most(p);
 			break;
 		}
@@ -590,6 +617,7 @@ int pk_deferred_encode(const struct pk_dfmt *f, uint64_t ref, va_list *ap, char 
 				return -1;
 			if (!put(&o, &v, 8))
 				return -1;
+			at_start = false; /* a digit, a sign, "inf" or "nan" first */
 			most = DBL_OUT_MAX + (size_t)(p < 0 ? 6 : p);
 			break;
 		}
@@ -607,6 +635,10 @@ int pk_deferred_encode(const struct pk_dfmt *f, uint64_t ref, va_list *ap, char 
 
 			if (n == lim && !(p >= 0 && (size_t)p == lim))
 				return -1; /* longer than the room left */
+
+			if (at_start && n && (unsigned char)s[0] == PK_SOH)
+				return -1; /* eager formatting would parse a header */
+			at_start = at_start && !n && !w;
 
 			uint16_t n16 = (uint16_t)n;
 

@@ -148,6 +148,9 @@ static void make_pool(void)
 	}
 	strcpy(pool[3], "abc");
 	strcpy(pool[4], "%d %s %n"); /* conversions in an argument print as they are */
+	strcpy(pool[5], "\0016a level header"); /* parsed when it starts the text */
+	strcpy(pool[6], "\001");
+	strcpy(pool[7], "\001c\0015");
 }
 
 static void rnd_vals(struct vals *v)
@@ -175,7 +178,7 @@ static void rnd_vals(struct vals *v)
 }
 
 #define CALL(lit, ...) ((lit) ? pk_printk_lit(__VA_ARGS__) : pk_printk(__VA_ARGS__))
-#define NCALLS 19
+#define NCALLS 22
 
 /* Message @k of the set, with @v, deferred (@lit) or eagerly. */
 static int call(int k, int lit, const struct vals *v)
@@ -217,8 +220,14 @@ static int call(int k, int lit, const struct vals *v)
 		return CALL(lit, KERN_INFO "\n");
 	case 12:
 		return CALL(lit, KERN_INFO "%d %s %p\n", v->i[0], v->s[0], (void *)v->s[1]);
-	case 13:
+	case 13: /* a text that starts with conversions: headers they print count */
 		return CALL(lit, "%s\n", v->s[0]);
+	case 18:
+		return CALL(lit, KERN_INFO "%s%s: %d\n", v->s[0], v->s[1], v->i[0]);
+	case 19:
+		return CALL(lit, KERN_INFO "%.0d%c%s|\n", v->i[0] % 2, v->c % 3, v->s[0]);
+	case 20:
+		return CALL(lit, "%s" "\001" "5 literal after\n", v->s[0]);
 	case 14:
 		return CALL(lit, KERN_INFO KERN_ERR "two headers %d\n", v->i[0]);
 	case 15:
@@ -226,6 +235,8 @@ static int call(int k, int lit, const struct vals *v)
 	case 16:
 		return CALL(lit, KERN_INFO "%-#8.3x|%0*ld|%-5d|%#.0o|%.5u|%+.0d\n", v->u[0], v->w, v->l,
 			    v->i[0], v->u[1], v->u[2], v->i[1]);
+	case 21:
+		return CALL(lit, "\001" "%c not a header yet\n", '4' + v->c % 2);
 	case 17: /* a text past the cut from a blob that fits a record */
 		return CALL(lit, KERN_INFO "cut: %s|%100d|%50d\n", v->s[0], v->i[0], v->i[1]);
 	default:
