@@ -59,7 +59,7 @@
 #define REF_BYTES      8u
 #define BAD_PTR_LOW    4096u /* vsprintf.c prints "(efault)" below this, and (null) */
 #define BAD_PTR_HIGH   4095u /* ... and among the top 4095 addresses */
-#define CACHE_TABLES   8u
+#define CACHE_TABLES   4u
 #define CACHE_SLOTS    512u
 #define CACHE_PROBES   8u
 
