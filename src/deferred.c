@@ -701,10 +701,11 @@ static size_t bad(char *text)
 
 size_t pk_deferred_expand_in_place(const struct prb *rb, char *text, size_t len, uint8_t *flags)
 {
+	/* Two copies, ~2 KiB of stack: readers run on signal stacks too. A
+	 * segment of the format, and a string of the blob, get their NUL by
+	 * borrowing the byte after them for the call. */
 	char blob[PK_TEXT_MAX + 1];
 	char fmt[PK_DEFERRED_FMT_MAX + 1];
-	char sfmt[PK_DEFERRED_FMT_MAX + 1];
-	char str[PK_TEXT_MAX + 1];
 	const size_t cap = PK_TEXT_MAX + 1;
 	uint64_t ref;
 
@@ -732,8 +733,10 @@ size_t pk_deferred_expand_in_place(const struct prb *rb, char *text, size_t len,
 
 		if ((c.star_w && !take(&in, &w, 4)) || (c.star_p && !take(&in, &p, 4)))
 			return bad(text);
-		memcpy(sfmt, fmt + from, c.end - from);
-		sfmt[c.end - from] = '\0';
+		const char *sfmt = fmt + from;
+		char fmt_after = fmt[c.end];
+
+		fmt[c.end] = '\0';
 		from = c.end;
 
 		char *dst = text + o;
@@ -776,23 +779,29 @@ size_t pk_deferred_expand_in_place(const struct prb *rb, char *text, size_t len,
 		default: {
 			uint16_t sl;
 
-			if (!take(&in, &sl, 2) || !take(&in, str, sl))
+			if (!take(&in, &sl, 2) || sl > in.n - in.at)
 				return bad(text);
+
+			char *str = blob + in.at;
+			char str_after = str[sl];
+
 			str[sl] = '\0';
 			n = SEG(c, w, p, (const char *)str);
+			str[sl] = str_after;
+			in.at += sl;
 			break;
 		}
 		}
+		fmt[c.end] = fmt_after;
 		if (n < 0)
 			return bad(text);
 		o += (size_t)n < room - 1 ? (size_t)n : room - 1;
 	}
 	if (r < 0 || in.at != in.n)
 		return bad(text);
-	memcpy(sfmt, fmt + from, (size_t)flen - from);
-	sfmt[(size_t)flen - from] = '\0';
+	fmt[flen] = '\0';
 
-	int n = seg(text + o, cap - o, sfmt, 0);
+	int n = seg(text + o, cap - o, fmt + from, 0);
 
 	if (n < 0)
 		return bad(text);
