@@ -19,8 +19,9 @@
  *   words 2-7  zero
  *   from 64    entries, each 8-aligned: a header word, then the format's
  *              bytes, padded with zeros to whole words.
- * Entry header: magic:16 | length:16 | check:32, the check being FNV-1a over
- * the entry's offset and its bytes. The writer stores the bytes first and
+ * Entry header: magic:16 | length:16 | check:32, the check mixing the
+ * entry's offset, length and words (padding included) a word at a time
+ * (multiply-xorshift, as the finalizer of MurmurHash3). The writer stores the bytes first and
  * the header last (release): a writer killed in between leaves a zero
  * header, which no reader accepts, and no record refers to it (the record
  * is stored after the entry). A record's blob starts with the reference:
@@ -247,15 +248,26 @@ static int next_conv(const char *f, size_t len, size_t *pos, struct conv *c)
 
 /* ------------------------------------------------------------- table -- */
 
-static uint32_t entry_check(uint32_t off, const char *p, size_t len)
+/* The check of an entry: its offset, length and words (the padding after
+ * its bytes, zeros, included), mixed a word at a time. */
+static inline uint64_t check_word(uint64_t h, uint64_t w)
 {
-	uint32_t h = 2166136261u;
+	h = (h ^ w) * UINT64_C(0xff51afd7ed558ccd);
+	return h ^ (h >> 32);
+}
 
-	for (int i = 0; i < 4; i++)
-		h = (h ^ ((off >> (8 * i)) & 0xff)) * 16777619u;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)p[i]) * 16777619u;
-	return h ? h : 1;
+static inline uint32_t check_done(uint64_t h)
+{
+	h = (h ^ (h >> 29)) * UINT64_C(0xc4ceb9fe1a85ec53);
+
+	uint32_t c = (uint32_t)(h >> 32);
+
+	return c ? c : 1;
+}
+
+static inline uint64_t check_begin(uint32_t off, size_t len)
+{
+	return UINT64_C(0x9e3779b97f4a7c15) ^ off ^ (uint64_t)len << 32;
 }
 
 static uint64_t entry_header(size_t len, uint32_t check)
@@ -265,8 +277,8 @@ static uint64_t entry_header(size_t len, uint32_t check)
 
 /*
  * Copy the entry at @off of @rb's table to @out (room for
- * PK_DEFERRED_FMT_MAX bytes) if it validates against @check. Returns its
- * length or -1.
+ * PK_DEFERRED_FMT_MAX bytes rounded up to whole words) if it validates
+ * against @check. Returns its length or -1.
  */
 static int entry_read(const struct prb *rb, uint32_t off, uint32_t check, char *out)
 {
@@ -280,13 +292,15 @@ static int entry_read(const struct prb *rb, uint32_t off, uint32_t check, char *
 	if ((hdr & 0xffff) != ENTRY_MAGIC || (uint32_t)(hdr >> 32) != check ||
 	    len > PK_DEFERRED_FMT_MAX || (uint64_t)off + 8 + len > rb->strtab_size)
 		return -1;
+	uint64_t h = check_begin(off, len);
+
 	for (size_t i = 0; i < (len + 7) / 8; i++) {
 		uint64_t v = pk_load_relaxed(&w[1 + i]);
-		size_t n = len - 8 * i < 8 ? len - 8 * i : 8;
 
-		memcpy(out + 8 * i, &v, n);
+		memcpy(out + 8 * i, &v, 8); /* @out has room for whole words */
+		h = check_word(h, v);
 	}
-	return entry_check(off, out, len) == check ? (int)len : -1;
+	return check_done(h) == check ? (int)len : -1;
 }
 
 /* Add @body to @rb's table: its reference, or -ENOSPC (counted). */
@@ -311,15 +325,18 @@ static int entry_add(struct prb *rb, const char *body, size_t len, uint64_t *ref
 	uint32_t off = (uint32_t)(TAB_HDR + at);
 	pk_a64 *w = t + off / 8;
 
+	uint64_t h = check_begin(off, len);
+
 	for (size_t i = 0; i < (len + 7) / 8; i++) {
 		uint64_t v = 0;
 		size_t n = len - 8 * i < 8 ? len - 8 * i : 8;
 
 		memcpy(&v, body + 8 * i, n);
 		pk_store_relaxed(&w[1 + i], v);
+		h = check_word(h, v);
 	}
 
-	uint32_t check = entry_check(off, body, len);
+	uint32_t check = check_done(h);
 
 	pk_store_release(&w[0], entry_header(len, check));
 	*ref = off | (uint64_t)check << 32;
@@ -705,7 +722,7 @@ size_t pk_deferred_expand_in_place(const struct prb *rb, char *text, size_t len,
 	 * segment of the format, and a string of the blob, get their NUL by
 	 * borrowing the byte after them for the call. */
 	char blob[PK_TEXT_MAX + 1];
-	char fmt[PK_DEFERRED_FMT_MAX + 1];
+	char fmt[(PK_DEFERRED_FMT_MAX + 8) / 8 * 8];
 	const size_t cap = PK_TEXT_MAX + 1;
 	uint64_t ref;
 
@@ -801,10 +818,17 @@ size_t pk_deferred_expand_in_place(const struct prb *rb, char *text, size_t len,
 		return bad(text);
 	fmt[flen] = '\0';
 
-	int n = seg(text + o, cap - o, fmt + from, 0);
+	/* Literal text prints as itself: only a "%%" needs the formatter. */
+	size_t tail = (size_t)flen - from;
+	int n = (int)tail;
 
-	if (n < 0)
-		return bad(text);
+	if (memchr(fmt + from, '%', tail)) {
+		n = seg(text + o, cap - o, fmt + from, 0);
+		if (n < 0)
+			return bad(text);
+	} else {
+		memcpy(text + o, fmt + from, tail < cap - o - 1 ? tail : cap - o - 1);
+	}
 	o += (size_t)n < cap - o - 1 ? (size_t)n : cap - o - 1;
 	text[o] = '\0';
 	return o;
