@@ -716,17 +716,17 @@ static size_t bad(char *text)
 	return sizeof(PK_DEFERRED_BAD_TEXT) - 1;
 }
 
-size_t pk_deferred_expand_in_place(const struct prb *rb, char *text, size_t len, uint8_t *flags)
+/* The expansion, with @blob (PK_TEXT_MAX + 1 bytes) to copy the record's
+ * blob into. */
+static size_t expand(const struct prb *rb, char *text, size_t len, char *blob)
 {
-	/* Two copies, ~2 KiB of stack: readers run on signal stacks too. A
+	/* ~1 KiB of stack besides @blob: readers run on signal stacks too. A
 	 * segment of the format, and a string of the blob, get their NUL by
 	 * borrowing the byte after them for the call. */
-	char blob[PK_TEXT_MAX + 1];
 	char fmt[(PK_DEFERRED_FMT_MAX + 8) / 8 * 8];
 	const size_t cap = PK_TEXT_MAX + 1;
 	uint64_t ref;
 
-	*flags &= (uint8_t)~PRB_FLAG_DEFERRED;
 	if (len > PK_TEXT_MAX)
 		return bad(text);
 	memcpy(blob, text, len);
@@ -832,6 +832,20 @@ size_t pk_deferred_expand_in_place(const struct prb *rb, char *text, size_t len,
 	o += (size_t)n < cap - o - 1 ? (size_t)n : cap - o - 1;
 	text[o] = '\0';
 	return o;
+}
+
+static PK_NOINLINE size_t expand_own(const struct prb *rb, char *text, size_t len)
+{
+	char blob[PK_TEXT_MAX + 1];
+
+	return expand(rb, text, len, blob);
+}
+
+size_t pk_deferred_expand(const struct prb *rb, char *text, size_t len, uint8_t *flags,
+			  char *scratch)
+{
+	*flags &= (uint8_t)~PRB_FLAG_DEFERRED;
+	return scratch ? expand(rb, text, len, scratch) : expand_own(rb, text, len);
 }
 
 void pk_deferred_table_stats(const struct prb *rb, struct pk_deferred_stats *st)

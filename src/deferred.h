@@ -6,7 +6,7 @@
  * printk stores a message no console prints this way when its format is a
  * string literal that deferred.c can walk (pk_deferred_encode() says which);
  * the ring's readers (prb_read(), prb_read_text()) call
- * pk_deferred_expand_in_place(), so everything above the ring sees ordinary
+ * pk_deferred_expand(), so everything above the ring sees ordinary
  * text, byte for byte what formatting at store time would have stored.
  * docs/deferred.md has every conversion's rule.
  *
@@ -113,10 +113,12 @@ int pk_deferred_encode(const struct pk_dfmt *f, uint64_t ref, va_list *ap, char 
 /*
  * Replace the deferred record @len bytes at @text by its text, cut at
  * PK_TEXT_MAX bytes and NUL-terminated (@text has room for PK_TEXT_MAX + 1),
- * and clear PRB_FLAG_DEFERRED in *@flags. Returns the text's length. A blob
- * or table entry that does not validate gives PK_DEFERRED_BAD_TEXT.
+ * and clear PRB_FLAG_DEFERRED in *@flags. @scratch: PK_TEXT_MAX + 1 bytes
+ * it may use (NULL: its own, on the stack). Returns the text's length. A
+ * blob or table entry that does not validate gives PK_DEFERRED_BAD_TEXT.
  */
-size_t pk_deferred_expand_in_place(const struct prb *rb, char *text, size_t len, uint8_t *flags);
+size_t pk_deferred_expand(const struct prb *rb, char *text, size_t len, uint8_t *flags,
+			  char *scratch);
 
 /* The table's counters. */
 struct pk_deferred_stats {

@@ -189,7 +189,7 @@
  * A record flagged PRB_FLAG_DEFERRED holds a format's reference and binary
  * arguments instead of text (deferred.c). The ring stores, checks (D8) and
  * copies it like any other; its two copy-outs, copy_record() and
- * prb_read_text(), hand it to pk_deferred_expand_in_place() once the copy
+ * prb_read_text(), hand it to pk_deferred_expand() once the copy
  * passed its check, so no reader above the ring ever sees the binary form.
  * The format string table lies after the data area
  * (pk_deferred_table_size() bytes, in prb_region_size()); the ring only
@@ -1560,8 +1560,12 @@ static bool copy_record(struct prb *rb, uint64_t id, struct prb_record *r)
 	/* D8: bytes of another record, or of none, fail the check. */
 	if (pk_load_relaxed(&d[D_ALLOC]) != alloc_word(id, info, r->ts_nsec, r->caller.ctx, words))
 		return false;
-	if (r->flags & PRB_FLAG_DEFERRED)
-		r->text_len = (uint16_t)pk_deferred_expand_in_place(rb, r->text, tl, &r->flags);
+	/* A deferred record has no dictionary: its room is the scratch space. */
+	if (r->flags & PRB_FLAG_DEFERRED) {
+		r->text_len = (uint16_t)pk_deferred_expand(rb, r->text, tl, &r->flags,
+							   dl ? NULL : r->dict);
+		r->dict[dl] = '\0';
+	}
 	return true;
 }
 
@@ -1656,7 +1660,7 @@ int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst)
 	if (PK_UNLIKELY((info >> 48) & PRB_FLAG_DEFERRED)) {
 		uint8_t fl = (uint8_t)(info >> 48);
 
-		return (int)pk_deferred_expand_in_place(rb, dst, tl, &fl);
+		return (int)pk_deferred_expand(rb, dst, tl, &fl, NULL);
 	}
 	return (int)tl;
 }

@@ -25,6 +25,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -640,7 +641,7 @@ static void test_expand_hostile_blobs(void **state)
 	static const char *const hostile[] = { KERN_INFO "n%d %s %ld\n", KERN_INFO "x%*.*s|%c\n",
 					    KERN_INFO "%%%f %e\n", KERN_INFO "%%%s%%\n",
 					    KERN_INFO "plain\n" };
-	char text[PK_TEXT_MAX + 1];
+	char text[PK_TEXT_MAX + 1], scratch[PK_TEXT_MAX + 1];
 
 	for (size_t b = 0; b < sizeof(hostile) / sizeof(hostile[0]); b++) {
 		void *slot;
@@ -657,13 +658,94 @@ static void test_expand_hostile_blobs(void **state)
 			if (round % 7 == 0)
 				text[rnd() % 8] ^= (char)(1 << (rnd() % 8)); /* the reference */
 
-			size_t n = pk_deferred_expand_in_place(rb, text, len, &flags);
+			size_t n = pk_deferred_expand(rb, text, len, &flags, round % 2 ? scratch : NULL);
 
 			assert_true(n <= PK_TEXT_MAX);
 			assert_int_equal(text[n], '\0');
 			assert_int_equal(flags, PRB_FLAG_NEWLINE);
 		}
 	}
+}
+
+/* ------------------------------------------------- a small signal stack -- */
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define STACK_MEASURED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define STACK_MEASURED 0
+#endif
+#endif
+#ifndef STACK_MEASURED
+#define STACK_MEASURED 1
+#endif
+
+#define ALT_STACK_SIZE (64 * 1024)
+#define READ_STACK_MAX (6 * 1024) /* printk's own bound (test_printk_misc.c) */
+
+static int stack_mode;
+static uint64_t stack_seq;
+static struct pk_record stack_rec;
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	if (stack_mode == 1)
+		pr_info("on a small stack: %d %s %e %lu\n", 42, "str", 1.5e300, 123456789UL);
+	else if (stack_mode == 2)
+		pk_log_read(pk_printk_log(), stack_seq, &stack_rec, 0);
+}
+
+static size_t stack_used_by(int mode, char *alt)
+{
+	memset(alt, 0xa5, ALT_STACK_SIZE);
+	stack_mode = mode;
+	raise(SIGUSR2);
+
+	size_t untouched = 0;
+
+	while (untouched < ALT_STACK_SIZE && (unsigned char)alt[untouched] == 0xa5)
+		untouched++;
+	return ALT_STACK_SIZE - untouched;
+}
+
+/* Storing a deferred record, and formatting one as a reader (a console's
+ * loop reads the records it skips), from a signal handler on an alternate
+ * stack: within printk's bound, so SIGSTKSZ still does. */
+static void test_signal_stack_use(void **state)
+{
+	(void)state;
+	if (!STACK_MEASURED || !deferral_built())
+		skip();
+
+	char *alt = malloc(ALT_STACK_SIZE);
+	stack_t ss = { .ss_sp = alt, .ss_size = ALT_STACK_SIZE }, old_ss;
+	struct sigaction sa = { .sa_handler = on_usr2, .sa_flags = SA_ONSTACK }, old_sa;
+
+	assert_non_null(alt);
+	assert_int_equal(sigaltstack(&ss, &old_ss), 0);
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR2, &sa, &old_sa), 0);
+
+	size_t frame = stack_used_by(0, alt);
+	uint64_t d0 = pk_printk_deferred_here();
+
+	stack_seq = next_seq();
+
+	size_t store = stack_used_by(1, alt) - frame;
+
+	assert_int_equal(pk_printk_deferred_here(), d0 + 1);
+
+	size_t read = stack_used_by(2, alt) - frame;
+
+	sigaction(SIGUSR2, &old_sa, NULL);
+	sigaltstack(&old_ss, NULL);
+	free(alt);
+	print_message("stack: signal frame %zu, deferred store %zu, read %zu bytes\n", frame, store,
+		      read);
+	assert_string_equal(stack_rec.text, "on a small stack: 42 str 1.500000e+300 123456789");
+	assert_true(store <= READ_STACK_MAX);
+	assert_true(read <= READ_STACK_MAX);
 }
 
 /* ------------------------------------------------------------ threads -- */
@@ -763,6 +845,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_damaged_entry_placeholder, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_expand_hostile_blobs, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_threads_read_whole_records, setup_big, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_signal_stack_use, setup_big, teardown_capture),
 	};
 
 	if (test_dir_make("deferred"))
