@@ -21,8 +21,8 @@
  *              bytes, padded with zeros to whole words.
  * Entry header: magic:16 | length:16 | check:32, the check mixing the
  * entry's offset, length and words (padding included) a word at a time
- * (multiply-xorshift, as the finalizer of MurmurHash3). The writer stores the bytes first and
- * the header last (release): a writer killed in between leaves a zero
+ * (multiply-xorshift, as MurmurHash3's finalizer). The writer stores the
+ * bytes first and the header last (release): a writer killed in between leaves a zero
  * header, which no reader accepts, and no record refers to it (the record
  * is stored after the entry). A record's blob starts with the reference:
  * offset:32 | check:32; a reader takes the entry only if its header's check
@@ -36,9 +36,15 @@
  *   and the bytes. All little or native endian as the writer's: a log is
  *   read on the machine kind that wrote it (the ring checks its byte order).
  *
+ * Process-local: the cache (below), one slot per literal and log, holding
+ * the literal compiled once (headers parsed, conversions walked) and its
+ * entry's reference.
+ *
  * Invariants: the writer side never formats; a reader never follows a
  * pointer from the log; every length it reads is checked against what
- * holds it; all shared words are atomics.
+ * holds it; all shared words are atomics; nothing allocates, locks or
+ * waits (async-signal-safe: a thread interrupted while it compiles a slot
+ * leaves the literal to be formatted eagerly meanwhile).
  */
 #include "deferred.h"
 
@@ -57,7 +63,6 @@
 #define TAB_HDR	       64u
 #define PK_SOH	       0x01 /* a level header's first byte (KERN_SOH) */
 #define ENTRY_MAGIC    UINT64_C(0xd3f0)
-#define REF_BYTES      8u
 #define BAD_PTR_LOW    4096u /* vsprintf.c prints "(efault)" below this, and (null) */
 #define BAD_PTR_HIGH   4095u /* ... and among the top 4095 addresses */
 #define CACHE_TABLES   4u
