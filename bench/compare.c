@@ -7,7 +7,11 @@
  *
  * Cases, each from 1 and 2 threads:
  *   printk_filtered  pr_info, no console prints level 6 (a /dev/null console
- *                    with console_loglevel 1): format, timestamp, store;
+ *                    with console_loglevel 1): timestamp, store the
+ *                    message deferred (its format's reference and the
+ *                    arguments: docs/deferred.md);
+ *   printk_eager     the same message through printk() (never deferred):
+ *                    format, timestamp, store;
  *   printk_file      pr_info printed on a file console (DIR, default /tmp);
  *   printk_logfile   pr_info into a log kept in a shared file in DIR
  *                    (log_buf_file), no console;
@@ -126,6 +130,13 @@ static void printk_log(long i)
 {
 	pr_info("worker %d processed %s in %lu us\n", (int)(i & 7), cmp_what[i & 3],
 		(unsigned long)i * 3);
+}
+
+/* The same message through printk(), which always formats at once. */
+static void printk_eager_log(long i)
+{
+	printk(KERN_INFO "worker %d processed %s in %lu us\n", (int)(i & 7), cmp_what[i & 3],
+	       (unsigned long)i * 3);
 }
 
 static void printk_finish(void)
@@ -491,6 +502,8 @@ static void kmsg_log(long i)
 static const struct backend backends[] = {
 	{ .name = "printk_filtered", .label = "libprintk filtered",
 	  .setup = printk_filtered_setup, .log = printk_log, .finish = printk_finish },
+	{ .name = "printk_eager", .label = "libprintk filtered, formatted at once",
+	  .setup = printk_filtered_setup, .log = printk_eager_log, .finish = printk_finish },
 	{ .name = "printk_file", .label = "libprintk file console", .setup = printk_file_setup,
 	  .log = printk_log, .finish = printk_finish, .counted = true, .reset = truncate_path,
 	  .teardown = unlink_path },
@@ -872,7 +885,7 @@ int main(int argc, char **argv)
 	double base[MAX_THREADS] = { 0 };
 
 	for (int c = 0; c < nch; c++)
-		if (ch[c].ok && ch[c].b->setup == printk_filtered_setup)
+		if (ch[c].ok && !strcmp(ch[c].b->name, "printk_filtered"))
 			for (int t = 0; t < MAX_THREADS; t++)
 				base[t] = median(&ch[c].ns[t]);
 
@@ -909,6 +922,10 @@ int main(int argc, char **argv)
 	print_ratio(ch, nch, "printk_filtered", "floor_memory");
 	print_ratio(ch, nch, "printk_file", "floor_write");
 	print_ratio(ch, nch, "printk_logfile", "printk_filtered");
+	print_ratio(ch, nch, "printk_filtered", "printk_eager");
+	print_ratio(ch, nch, "printk_filtered", "spdlog_null");
+	print_ratio(ch, nch, "printk_eager", "spdlog_null");
+	print_ratio(ch, nch, "printk_filtered", "spdlog_async");
 	printf("ns/msg: wall time x threads / messages, the time one caller spends per message;"
 	       " x filtered: against printk_filtered with as many threads;"
 	       " lost: messages missing from the file\n");

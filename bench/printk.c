@@ -3,7 +3,10 @@
  * bench/printk - what a printk costs, against floors measured in the same run.
  *
  *   filtered   pr_info("worker %d processed %s in %lu us\n", ...) with every
- *              console filtering level 6 out (console_loglevel 1): format,
+ *              console filtering level 6 out (console_loglevel 1):
+ *              timestamp, store deferred (the format's reference and the
+ *              arguments, docs/deferred.md), console bookkeeping.
+ *   eager      the same message through printk(), never deferred: format,
  *              timestamp, store in the ring, console bookkeeping.
  *   devnull    the same with a console on /dev/null printing it.
  *   floor      clock_gettime + glibc snprintf of the same line + a 64-byte
@@ -91,6 +94,13 @@ static void run_printk(long n)
 			(unsigned long)i * 3);
 }
 
+static void run_printk_eager(long n)
+{
+	for (long i = 0; i < n; i++)
+		printk(KERN_INFO "worker %d processed %s in %lu us\n", (int)(i & 7), what[i & 3],
+		       (unsigned long)i * 3);
+}
+
 static char appendbuf[1 << 16];
 static size_t appendpos;
 
@@ -161,13 +171,14 @@ int main(int argc, char **argv)
 	printf("bench/printk: %ld iterations x %d runs (median, runs interleaved), %ld CPUs, log %zu bytes\n", iters, RUNS,
 	       ncpu, pk_log_buf_len(pk_printk_log()));
 
-	enum { GLIBC, OURS, FLOOR, WRITE, FILTERED, PRINTED, NFIG };
+	enum { GLIBC, OURS, FLOOR, WRITE, FILTERED, EAGER, PRINTED, NFIG };
 	struct figure fig[NFIG] = {
 		[GLIBC] = { .fn = run_glibc_snprintf },
 		[OURS] = { .fn = run_our_snprintf },
 		[FLOOR] = { .fn = run_floor },
 		[WRITE] = { .fn = run_write },
 		[FILTERED] = { .fn = run_printk, .console_loglevel = 1 },
+		[EAGER] = { .fn = run_printk_eager, .console_loglevel = 1 },
 		[PRINTED] = { .fn = run_printk, .console_loglevel = 7 },
 	};
 
@@ -175,13 +186,16 @@ int main(int argc, char **argv)
 
 	double glibc = fig[GLIBC].median, ours = fig[OURS].median, floor = fig[FLOOR].median;
 	double wr = fig[WRITE].median, filtered = fig[FILTERED].median, printed = fig[PRINTED].median;
+	double eager = fig[EAGER].median;
 
 	printf("vsnprintf  glibc %8.1f ns   ours %8.1f ns   ratio %.2f\n", glibc, ours, ours / glibc);
 	printf("floor      clock_gettime + glibc snprintf + 64-byte append  %8.1f ns\n", floor);
 	printf("write(2)   one line to /dev/null                            %8.1f ns\n", wr);
 	printf("printk     filtered (console_loglevel 1)                    %8.1f ns\n", filtered);
+	printf("printk     filtered, formatted at once (printk())       %8.1f ns\n", eager);
 	printf("printk     console on /dev/null                             %8.1f ns\n", printed);
 	printf("ratio filtered / floor = %.2f (target <= 1.15)\n", filtered / floor);
+	printf("ratio filtered (deferred) / eager = %.2f\n", filtered / eager);
 	printf("ratio devnull / (filtered + write) = %.2f (target <= 1.10)\n", printed / (filtered + wr));
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "deferred.h"
 #include "log_internal.h"
 #include "store.h"
 
@@ -158,6 +159,7 @@ void pk_log_destroy(struct pk_log *log)
 	if (log->file)
 		pk_logfile_forget(log);
 	pk_logfile_untrack(log);
+	pk_deferred_forget(&log->rb);
 	if (log->mapping)
 		munmap(log->mapping, log->mapping_len);
 	if (log->fd >= 0)

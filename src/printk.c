@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <string.h>
 #include <time.h>
 
 #include <printk/kern_levels.h>
@@ -38,6 +39,7 @@
 
 #include "caller.h"
 #include "console_line.h"
+#include "deferred.h"
 #include "dyndbg_internal.h"
 #include "hints.h"
 #include "printk_internal.h"
@@ -177,6 +179,8 @@ static PK_NOINLINE int store_when_unblocked(struct prb *rb, struct pk_line *l, s
 			pause_ns = 20000;
 	}
 }
+static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_t ts, int *ret);
+static _Thread_local PK_TLS_IE uint64_t deferred_here;
 
 /*
  * Format (into @line's buffer, where a console line needs the text), store,
@@ -185,7 +189,7 @@ static PK_NOINLINE int store_when_unblocked(struct prb *rb, struct pk_line *l, s
  * pk_console_flush_line()): the caller passes it to write_line().
  */
 PK_HOT static int store(int facility, int level, const char *dict, size_t dictlen, const char *fmt,
-			va_list args, int end_line, struct pk_con_line *line)
+			va_list args, int end_line, struct pk_con_line *line, int literal)
 {
 	struct prb *rb = pk_printk_ring();
 	unsigned depth = pk_sigdepth_enter();
@@ -204,6 +208,9 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 		report_lost(&nesting_dropped, PK_LOGLEVEL_CRIT, NESTED_WHY);
 
 	uint64_t ts = pk_clock_ns(); /* like the kernel: time of the call, before formatting */
+
+	if (literal && store_deferred(rb, fmt, args, ts, &ret))
+		goto out;
 	char *buf = line->buf + PK_CON_PREFIX_ROOM;
 	char last = 0;
 	va_list ap;
@@ -310,7 +317,7 @@ PK_HOT int pk_vprintk_emit(int facility, int level, const char *dict, size_t dic
 	if (facility < 0 || facility > 255 || level < PK_LOGLEVEL_DEFAULT || level > 7)
 		return 0;
 
-	int r = store(facility, level, dict, dictlen, fmt, args, 0, &line);
+	int r = store(facility, level, dict, dictlen, fmt, args, 0, &line, 0);
 
 	write_line(&line);
 	return r;
@@ -319,7 +326,7 @@ PK_HOT int pk_vprintk_emit(int facility, int level, const char *dict, size_t dic
 int pk_vprintk_emit_line(int level, const char *dict, size_t dictlen, const char *fmt, va_list args)
 {
 	struct pk_con_line line;
-	int r = store(0, level, dict, dictlen, fmt, args, 1, &line);
+	int r = store(0, level, dict, dictlen, fmt, args, 1, &line, 0);
 
 	write_line(&line);
 	return r;
@@ -338,7 +345,7 @@ int pk_printk_emit(int facility, int level, const char *dict, size_t dictlen, co
 PK_HOT int pk_vprintk(const char *fmt, va_list args)
 {
 	struct pk_con_line line;
-	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, args, 0, &line);
+	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, args, 0, &line, 0);
 
 	write_line(&line);
 	return r;
@@ -350,8 +357,101 @@ PK_HOT int pk_printk(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line);
+	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 0);
 	va_end(ap);
 	write_line(&line);
 	return r;
+}
+
+/* ------------------------------------------------------ deferred records -- */
+
+/*
+ * The fast path of a message whose format is a string literal (deferred.h):
+ * a complete line of a level no console prints is stored as the format's
+ * reference and its arguments, and formatted by whoever reads it. Returns 1
+ * when the message was dealt with here (*@ret: what printk returns), 0 to
+ * format it eagerly: a continuation, a line left open, a format deferred.c
+ * has no rule for, a level a console prints, a full format table, a broken
+ * ring (the eager path moves to the log's private ring).
+ */
+static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_t ts, int *ret)
+{
+#ifdef PRINTK_NO_DEFERRED
+	(void)rb, (void)fmt, (void)args, (void)ts, (void)ret;
+	return 0;
+#else
+	void *slot;
+	const struct pk_dfmt *f = pk_deferred_fmt(rb, fmt, parse_headers, PK_PRINTK_FMT_MAX, &slot);
+
+	if (!f)
+		return 0;
+
+	int level = f->level < 0 ? pk_cfg_default_message_loglevel() : f->level;
+
+	if (!pk_console_level_suppressed(level))
+		return 0;
+
+	uint64_t ref;
+	char blob[PRB_TEXT_MAX];
+	va_list ap;
+
+	if (pk_deferred_ref(rb, slot, &ref))
+		return 0;
+	va_copy(ap, args);
+	/* Eager formatting keeps the newline, and so leaves the line open,
+	 * only when the output reaches PK_PRINTK_FMT_MAX: f->out_max keeps a
+	 * deferred output below. */
+	int len = pk_deferred_encode(f, ref, &ap, blob, sizeof(blob));
+
+	va_end(ap);
+	if (len < 0)
+		return 0;
+
+	struct prb_meta meta = {
+		.ts_nsec = ts,
+		.level = (uint8_t)(level & 7),
+		.flags = PRB_FLAG_NEWLINE | PRB_FLAG_DEFERRED,
+	};
+	uint64_t seq;
+
+	pk_caller_get(&meta.caller);
+
+	int err = prb_store(rb, &meta, blob, (size_t)len, NULL, 0, true, &seq);
+
+	/* A broken ring: the eager path moves to the private one. Refused:
+	 * the eager path waits for the writer in the way, or counts the line. */
+	if (err == -EUCLEAN || err == -ENOBUFS)
+		return 0;
+	*ret = 0;
+	if (err)
+		return 1;
+	*ret = len;
+	deferred_here++;
+	pk_default_log_mark_used();
+	if (PK_UNLIKELY(pk_load_relaxed(&blocked_gave_up)))
+		pk_store_relaxed(&blocked_gave_up, 0);
+	if (PK_UNLIKELY(pk_load_relaxed(&unstored)))
+		report_lost(&unstored, PK_LOGLEVEL_WARNING, UNSTORED_WHY);
+	if (!pk_console_in_write() && pk_console_skip_suppressed(seq))
+		return 1;
+	pk_console_flush(rb, NULL);
+	return 1;
+#endif
+}
+
+PK_HOT int pk_printk_lit(const char *fmt, ...)
+{
+	struct pk_con_line line;
+	va_list ap;
+
+	va_start(ap, fmt);
+	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 1);
+	va_end(ap);
+	write_line(&line);
+	return r;
+}
+
+uint64_t pk_printk_deferred_here(void)
+{
+	return deferred_here;
 }

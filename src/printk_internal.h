@@ -8,10 +8,13 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* printk at facility 0 whose message always ends its line, as dev_printk's
  * do. Async-signal-safe, like printk. */
 int pk_vprintk_emit_line(int level, const char *dict, size_t dictlen, const char *fmt, va_list args);
+/* Deferred records the calling thread stored (pk_printk_lit), for tests. */
+uint64_t pk_printk_deferred_here(void);
 
 /* Store the notices printk still owes (lines lost nested too deep or
  * refused by the ring, normally said with the next line stored): at exit,

@@ -194,6 +194,17 @@
  * live writer inside its record, and blocks the tail like one (I3); on a
  * private ring, so does one damaged to look unclaimed.
  *
+ * Deferred records
+ * ----------------
+ * A record flagged PRB_FLAG_DEFERRED holds a format's reference and binary
+ * arguments instead of text (deferred.c). The ring stores, checks (D8) and
+ * copies it like any other; its two copy-outs, copy_record() and
+ * prb_read_text(), hand it to pk_deferred_expand() once the copy
+ * passed its check, so no reader above the ring ever sees the binary form.
+ * The format string table lies after the data area
+ * (pk_deferred_table_size() bytes, in prb_region_size()); the ring only
+ * places it, deferred.c owns its contents.
+ *
  * All shared words are accessed through atomics.h, so speculative copies are
  * relaxed atomic loads, not data races.
  *
@@ -242,11 +253,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "deferred.h"
 #include "hints.h"
 #include "ringbuffer.h"
 
 #define PRB_MAGIC	0x31474f4c4b545250ull /* "PRTKLOG1" */
-#define PRB_ABI_VERSION 2u /* 2: D_ALLOC carries the check value (D8) */
+/* 2: D_ALLOC carries the check value (D8); 3: the format string table after
+ * the data area and deferred records (deferred.c) */
+#define PRB_ABI_VERSION 3u
 #define PRB_ENDIAN_MARK 0x01020304u
 #define PRB_UNIT_SHIFT	4
 #define PRB_UNIT	(1u << PRB_UNIT_SHIFT)
@@ -1591,7 +1605,15 @@ static bool copy_record(struct prb *rb, uint64_t id, struct prb_record *r)
 	copy_block_bytes(r->dict, words, tl, dl);
 	r->dict[dl] = '\0';
 	/* D8: bytes of another record, or of none, fail the check. */
-	return pk_load_relaxed(&d[D_ALLOC]) == alloc_word(id, info, r->ts_nsec, r->caller.ctx, words);
+	if (pk_load_relaxed(&d[D_ALLOC]) != alloc_word(id, info, r->ts_nsec, r->caller.ctx, words))
+		return false;
+	/* A deferred record has no dictionary: its room is the scratch space. */
+	if (r->flags & PRB_FLAG_DEFERRED) {
+		r->text_len = (uint16_t)pk_deferred_expand(rb, r->text, tl, &r->flags,
+							   dl ? NULL : r->dict);
+		r->dict[dl] = '\0';
+	}
+	return true;
 }
 
 /*
@@ -1682,6 +1704,11 @@ int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst)
 	if (!copy_intact_raw(&d[D_STATE], raw1, tail, id) || s != seq || alloc != want)
 		return -EAGAIN; /* prb_read() tells a race from corruption */
 	*ts_nsec = ts;
+	if (PK_UNLIKELY((info >> 48) & PRB_FLAG_DEFERRED)) {
+		uint8_t fl = (uint8_t)(info >> 48);
+
+		return (int)pk_deferred_expand(rb, dst, tl, &fl, NULL);
+	}
 	return (int)tl;
 }
 
@@ -2097,7 +2124,7 @@ size_t prb_region_size(unsigned data_bits, unsigned desc_bits)
 	if (!geometry_ok(data_bits, desc_bits))
 		return 0;
 	return PRB_HEADER_SIZE + ((size_t)PRB_DESC_WORDS * 8 << desc_bits) +
-	       ((size_t)1 << data_bits);
+	       ((size_t)1 << data_bits) + pk_deferred_table_size(data_bits);
 }
 
 static void make_handle(struct prb *rb, struct prb_header *hdr, bool writable)
@@ -2113,6 +2140,8 @@ static void make_handle(struct prb *rb, struct prb_header *hdr, bool writable)
 	rb->desc_count = UINT64_C(1) << hdr->desc_bits;
 	rb->data_size = UINT64_C(1) << hdr->data_bits;
 	rb->data_units = rb->data_size >> PRB_UNIT_SHIFT;
+	rb->strtab = (pk_a64 *)(base + hdr->data_off + rb->data_size);
+	rb->strtab_size = pk_deferred_table_size(hdr->data_bits);
 	rb->id_base = hdr->id_base;
 	rb->writable = writable;
 	atomic_store_explicit(&rb->doorbell, NULL, memory_order_relaxed);
@@ -2174,8 +2203,10 @@ static int format(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits
 	uint64_t first_id = rb->id_base;
 	uint64_t pos0 = ((POS_MASK + 1) - rb->data_units / 2 - 1) & POS_MASK;
 
-	if (!fresh)
+	if (!fresh) {
 		memset((void *)rb->descs, 0, (size_t)rb->desc_count * PRB_DESC_WORDS * 8);
+		memset((void *)rb->strtab, 0, rb->strtab_size);
+	}
 	pk_store_relaxed(&hdr->tail, mk_word(first_id, pos0, false));
 	pk_store_release(&hdr->head, mk_word(first_id - 1, pos0, false));
 	return 0;

@@ -40,6 +40,10 @@
 /* Record flags, as the kernel's enum printk_info_flags: the public values. */
 #define PRB_FLAG_NEWLINE PK_REC_NEWLINE /* the text ended with a newline (stripped) */
 #define PRB_FLAG_CONT	 PK_REC_CONT	/* a continuation fragment that could not join its line */
+/* Inside the ring only: the text is a deferred record (deferred.h), the format
+ * string's reference and binary arguments. Readers never see it: prb_read()
+ * and prb_read_text() hand out the formatted text. */
+#define PRB_FLAG_DEFERRED 0x80
 
 /* prb_read() flags. */
 #define PRB_READ_UNFINALIZED 0x1 /* also return the committed, not finalized newest record */
@@ -111,6 +115,8 @@ struct prb {
 	uint64_t desc_count; /* N, a power of two */
 	uint64_t data_units; /* data bytes >> PRB_UNIT_SHIFT, a power of two */
 	uint64_t data_size;
+	pk_a64 *strtab;	     /* the format string table (deferred.c), after the data */
+	uint64_t strtab_size;
 	uint32_t id_base;    /* id of seq 0 */
 	/* Set once a writer found the header words contradicting each other
 	 * (prb_broken()): this handle's stores fail with -EUCLEAN from then on.

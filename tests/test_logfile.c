@@ -642,8 +642,8 @@ static void test_refuse_wrong_version(void **state)
 
 	test_make_log(p, LOG_LEN, 2);
 	peek(p, 8, &v, sizeof(v));
-	assert_int_equal(v, 2); /* PRB_ABI_VERSION */
-	v = 1; /* an older libprintk's file */
+	assert_int_equal(v, 3); /* PRB_ABI_VERSION */
+	v = 2; /* an older libprintk's file (no format string table) */
 	poke(p, 8, &v, sizeof(v));
 	expect_refused(p, -EPROTONOSUPPORT, -EPROTONOSUPPORT);
 

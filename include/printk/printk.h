@@ -57,6 +57,20 @@ PK_API int pk_printk(const char *fmt, ...) PK_PRINTF(1, 2);
 PK_API int pk_vprintk(const char *fmt, va_list args) PK_PRINTF(1, 0);
 
 /*
+ * pk_printk() for a format that is a string literal, which the pr_*
+ * macros call: @fmt's address names the format for the life of the process.
+ * A complete line (the literal ends with a newline) of a level no console
+ * prints may then be stored deferred: the format's reference and the
+ * arguments, formatted when the record is read, into the same text. Such a
+ * call returns the bytes the record takes in the log (the reference and
+ * the arguments), not the text's length; any other call returns what
+ * pk_printk() returns. Never call it with a format built at run time.
+ *
+ * Context: as pk_printk().
+ */
+PK_API int pk_printk_lit(const char *fmt, ...) PK_PRINTF(1, 2);
+
+/*
  * Log with an explicit facility and level (LOGLEVEL_DEFAULT: parse the
  * headers / use the default) and an optional dictionary of KEY=VALUE entries
  * separated by NUL bytes. Level headers are parsed only for facility 0.
@@ -193,7 +207,17 @@ PK_API void pk_printk_exit(void);
 #define PK_COUNT(...)			 PK_SELECT_64TH(__VA_ARGS__, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_ONE, pk_throwaway)
 #define PK_SELECT_64TH(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28, _29, _30, _31, _32, _33, _34, _35, _36, _37, _38, _39, _40, _41, _42, _43, _44, _45, _46, _47, _48, _49, _50, _51, _52, _53, _54, _55, _56, _57, _58, _59, _60, _61, _62, _63, a64, ...) a64
 
-#define PK_PR(level, ...) pk_printk(level pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
+#define PK_PR(level, ...) PK_PR_CALL(level pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
+/* A format the compiler knows is constant (a literal) may be deferred
+ * (pk_printk_lit); without __builtin_constant_p, or with
+ * PK_NO_DEFERRED_PRINTK defined, every message is formatted at once. */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(PK_NO_DEFERRED_PRINTK)
+#define PK_PR_CALL(...)                                                                   \
+	(__builtin_constant_p(PK_FIRST(__VA_ARGS__)) ? pk_printk_lit(__VA_ARGS__) \
+						       : pk_printk(__VA_ARGS__))
+#else
+#define PK_PR_CALL(...) pk_printk(__VA_ARGS__)
+#endif
 /* Type-check the arguments of a message that is compiled out. */
 #define pk_no_printk(...)                       \
 	do {                                    \

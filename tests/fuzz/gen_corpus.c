@@ -17,6 +17,9 @@
  *   dead        writers killed at each test point: a claimed record (a
  *               hole to be), an unclaimed slot, a record not committed
  *   big_record  maximum text and dictionary, 8 KiB log
+ *   deferred    deferred records (a format's reference and binary
+ *               arguments) of several conversions, and the format string
+ *               table they refer to, one entry with a byte changed
  *
  * and, for fuzz_reader and fuzz_writer, damaged copies of "wrapped", each a
  * way a file was found to go wrong:
@@ -37,6 +40,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +51,7 @@
 
 #include <printk/log.h>
 
+#include "deferred.h"
 #include "log_internal.h"
 
 static char tmpdir[] = "/tmp/pk_gen_corpus.XXXXXX";
@@ -150,6 +155,43 @@ static void writer_dies_at(struct pk_log *log, enum prb_testpoint tp, const char
 	waitpid(pid, &status, 0);
 }
 
+/* The formats below have no level headers. */
+static size_t no_headers(const char *text, size_t len, int *level, int *cont)
+{
+	(void)text, (void)len, (void)level, (void)cont;
+	return 0;
+}
+
+/* A deferred record of @fmt (the literal whose address names it) and the
+ * arguments, as printk stores one. */
+static void store_deferred(struct pk_log *log, int level, const char *fmt, ...)
+{
+	struct prb *rb = pk_log_ring(log);
+	struct prb_meta m = { .ts_nsec = 777, .level = (uint8_t)level,
+			      .flags = PRB_FLAG_NEWLINE | PRB_FLAG_DEFERRED };
+	char blob[PK_TEXT_MAX];
+	uint64_t ref;
+	va_list ap;
+	int len, err;
+	void *slot;
+	const struct pk_dfmt *f = pk_deferred_fmt(rb, fmt, no_headers, 2 * PK_TEXT_MAX, &slot);
+
+	if (!f)
+		die("deferred format", 0);
+	pk_caller_get(&m.caller);
+	err = pk_deferred_ref(rb, slot, &ref);
+	if (err)
+		die("deferred ref", err);
+	va_start(ap, fmt);
+	len = pk_deferred_encode(f, ref, &ap, blob, sizeof(blob));
+	va_end(ap);
+	if (len < 0)
+		die("deferred encode", 0);
+	err = prb_store(rb, &m, blob, (size_t)len, NULL, 0, true, NULL);
+	if (err)
+		die("deferred store", err);
+}
+
 /* The records each seed log holds (see the list at the top). */
 static void fill(struct pk_log *log, const char *name)
 {
@@ -195,6 +237,21 @@ static void fill(struct pk_log *log, const char *name)
 		memcpy(dict, "KEY=", 4);
 		store(log, 0, 2, text, dict, sizeof(dict));
 		store(log, 0, 2, "small one after it", NULL, 0);
+	} else if (!strcmp(name, "deferred")) {
+		static const char f1[] = "worker %d processed %s in %lu us\n";
+		static const char f2[] = "x%-8s|%*d|%.*s|%#llx|%hhu%c\n";
+		static const char f3[] = "x%e %g %.3f %a %%\n";
+
+		store(log, 0, 6, "an eager one first", NULL, 0);
+		for (unsigned i = 0; i < 6; i++) {
+			store_deferred(log, 6, f1, (int)i, "job", 42ul * i);
+			store_deferred(log, 7, f2, "ab", -5, (int)i, 2, "xyz", 0xdeadULL, 300, 'q');
+			store_deferred(log, 5, f3, 1.5, -2e-300, 3.25, 0.1);
+		}
+		/* A byte of the second entry's format changed: its check fails. */
+		struct prb *rb = pk_log_ring(log);
+
+		pk_store_relaxed(&rb->strtab[8 + 1 + 6], pk_load_relaxed(&rb->strtab[8 + 1 + 6]) ^ 1);
 	}
 }
 
@@ -271,7 +328,7 @@ static const struct {
 	size_t len;
 } logs[] = {
 	{ "empty", 4096 }, { "records", 4096 }, { "open_line", 4096 },
-	{ "wrapped", 4096 }, { "dead", 4096 }, { "big_record", 8192 },
+	{ "wrapped", 4096 }, { "dead", 4096 }, { "big_record", 8192 }, { "deferred", 4096 },
 };
 
 

@@ -1,0 +1,858 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_deferred.c - deferred records (pk_printk_lit, src/deferred.c): a
+ * message no console prints, stored as its format's reference and binary
+ * arguments, reads back byte for byte as eager formatting stores it.
+ *   - 100,000 random calls over formats of every conversion with a rule
+ *     (and some without: %p, a body that starts with a conversion), each
+ *     stored both ways: same text, length, level and flags, through
+ *     pk_log_read() and pk_text_read(); outputs past the 1023-byte cut too;
+ *   - continuation: an open line, then a deferred line, then a KERN_CONT
+ *     fragment: the same records as eagerly;
+ *   - a reader in another process (udmesg, exec'd on a log file) prints the
+ *     same bytes for a log of deferred records as for the eager one;
+ *   - a full format table: the messages are formatted eagerly, counted
+ *     exactly, and read back right;
+ *   - a damaged table entry (and a blob that does not match its format)
+ *     reads as the placeholder, never crashes;
+ *   - a level a console prints, a continuation and an open line are never
+ *     deferred; pr_info() reaches the deferred path;
+ *   - writer threads storing deferred records while a reader reads them:
+ *     every record whole (TSan watches the table and the cache).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <printk/printk.h>
+
+#include "deferred.h"
+#include "fixture.h"
+#include "printk_internal.h"
+#include "reader.h"
+#include "ringbuffer.h"
+#include "settings.h"
+#include "testutil.h"
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#pragma GCC diagnostic ignored "-Wformat-security"
+#endif
+
+/* ------------------------------------------------------- random calls -- */
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+#define POOL 64
+static char pool[POOL][1200];
+
+struct vals {
+	int i[6];
+	unsigned u[4];
+	long l;
+	unsigned long ul;
+	long long ll;
+	unsigned long long ull;
+	size_t z;
+	ssize_t sz;
+	ptrdiff_t t;
+	intmax_t j;
+	uintmax_t uj;
+	double d[4];
+	int w, p, c;
+	const char *s[3];
+};
+
+static int rnd_int(void)
+{
+	switch (rnd() % 6) {
+	case 0:
+		return INT_MIN;
+	case 1:
+		return INT_MAX;
+	case 2:
+		return (int)(rnd() % 200) - 100;
+	case 3:
+		return 0;
+	default:
+		return (int)(uint32_t)rnd();
+	}
+}
+
+static double rnd_double(void)
+{
+	switch (rnd() % 10) {
+	case 0:
+		return 0.0;
+	case 1:
+		return -0.0;
+	case 2:
+		return NAN;
+	case 3:
+		return -INFINITY;
+	case 4:
+		return 1e300; /* %f of it: formatted eagerly */
+	case 5:
+		return 5e-324;
+	case 6:
+		return (double)(int64_t)rnd() / 1000.0;
+	default: {
+		uint64_t b = rnd();
+		double d;
+
+		memcpy(&d, &b, sizeof(d));
+		return d;
+	}
+	}
+}
+
+static void make_pool(void)
+{
+	for (int k = 0; k < POOL; k++) {
+		size_t n;
+
+		switch (k % 8) {
+		case 0:
+			n = 0;
+			break;
+		case 1:
+			n = 860 + rnd() % 240; /* around the 1023-byte cut */
+			break;
+		case 2:
+			n = 300 + rnd() % 400;
+			break;
+		default:
+			n = rnd() % 40;
+		}
+		for (size_t i = 0; i < n; i++)
+			pool[k][i] = (char)(1 + rnd() % 255);
+		pool[k][n] = '\0';
+	}
+	strcpy(pool[3], "abc");
+	strcpy(pool[4], "%d %s %n"); /* conversions in an argument print as they are */
+	strcpy(pool[5], "\0016a level header"); /* parsed when it starts the text */
+	strcpy(pool[6], "\001");
+	strcpy(pool[7], "\001c\0015");
+}
+
+static void rnd_vals(struct vals *v)
+{
+	for (int k = 0; k < 6; k++)
+		v->i[k] = rnd_int();
+	for (int k = 0; k < 4; k++)
+		v->u[k] = (unsigned)rnd_int();
+	v->l = (long)rnd();
+	v->ul = (unsigned long)rnd() >> (rnd() % 64);
+	v->ll = (long long)rnd();
+	v->ull = rnd();
+	v->z = (size_t)rnd() >> (rnd() % 64);
+	v->sz = -(ssize_t)(rnd() % 1000);
+	v->t = (ptrdiff_t)rnd();
+	v->j = (intmax_t)rnd();
+	v->uj = (uintmax_t)rnd();
+	for (int k = 0; k < 4; k++)
+		v->d[k] = rnd_double();
+	v->w = (int)(rnd() % 90) - 30;
+	v->p = (int)(rnd() % 60) - 10;
+	v->c = (int)(rnd() % 256);
+	for (int k = 0; k < 3; k++)
+		v->s[k] = pool[rnd() % POOL];
+}
+
+#define CALL(lit, ...) ((lit) ? pk_printk_lit(__VA_ARGS__) : pk_printk(__VA_ARGS__))
+#define NCALLS 22
+
+/* Message @k of the set, with @v, deferred (@lit) or eagerly. */
+static int call(int k, int lit, const struct vals *v)
+{
+	switch (k) {
+	case 0:
+		return CALL(lit, KERN_INFO "worker %d processed %s in %lu us\n", v->i[0], v->s[0], v->ul);
+	case 1:
+		return CALL(lit, KERN_DEBUG "%5d|%-5d|%+d|% d|%05d|%x|%#X|%o|%#o|%u|%.0d|%.3d\n",
+			    v->i[0], v->i[1], v->i[2], v->i[3], v->i[4], v->u[0], v->u[1], v->u[2],
+			    v->u[3], v->u[0], v->i[5], v->i[0]);
+	case 2:
+		return CALL(lit, KERN_NOTICE "%hhd %hd %hhu %hx %c%c|\n", (signed char)v->i[0],
+			    (short)v->i[1], (unsigned char)v->u[0], (unsigned short)v->u[1], v->c,
+			    v->i[2]);
+	case 3:
+		return CALL(lit, "%ld %lu %lx %lld %llu %llx %zu %zd %zx %td %jd %ju\n", v->l, v->ul,
+			    v->ul, v->ll, v->ull, v->ull, v->z, v->sz, v->z, v->t, v->j, v->uj);
+	case 4:
+		return CALL(lit, KERN_INFO "%*d|%-*d|%.*d|%*.*d|%*s|%.*s|%-*.*s|\n", v->w, v->i[0], v->w,
+			    v->i[1], v->p, v->i[2], v->w, v->p, v->i[3], v->w, v->s[0], v->p, v->s[1],
+			    v->w, v->p, v->s[2]);
+	case 5:
+		return CALL(lit, KERN_ERR "%s|%.3s|%10s|%-10s|%s\n", v->s[0], v->s[1], v->s[2], v->s[0],
+			    v->s[1]);
+	case 6:
+		return CALL(lit, KERN_WARNING "%f %e %g %a|%.3f %10.2e %G %E|%F %A %lf %#g %+.0e\n",
+			    v->d[0], v->d[1], v->d[2], v->d[3], v->d[0], v->d[1], v->d[2], v->d[3],
+			    v->d[1], v->d[2], v->d[3], v->d[0], v->d[1]);
+	case 7:
+		return CALL(lit, KERN_INFO "%%literal %% and %d%%\n", v->i[0]);
+	case 8:
+		return CALL(lit, KERN_INFO "no conversions at all\n");
+	case 9:
+		return CALL(lit, KERN_INFO "prefix: %s\n", v->s[0]);
+	case 10:
+		return CALL(lit, KERN_INFO "multi\nline %d\n\n", v->i[0]);
+	case 11:
+		return CALL(lit, KERN_INFO "\n");
+	case 12:
+		return CALL(lit, KERN_INFO "%d %s %p\n", v->i[0], v->s[0], (void *)v->s[1]);
+	case 13: /* a text that starts with conversions: headers they print count */
+		return CALL(lit, "%s\n", v->s[0]);
+	case 18:
+		return CALL(lit, KERN_INFO "%s%s: %d\n", v->s[0], v->s[1], v->i[0]);
+	case 19:
+		return CALL(lit, KERN_INFO "%.0d%c%s|\n", v->i[0] % 2, v->c % 3, v->s[0]);
+	case 20:
+		return CALL(lit, "%s" "\001" "5 literal after\n", v->s[0]);
+	case 14:
+		return CALL(lit, KERN_INFO KERN_ERR "two headers %d\n", v->i[0]);
+	case 15:
+		return CALL(lit, KERN_DEBUG "tab\there %x %s %s\n", v->u[0], v->s[0], v->s[1]);
+	case 16:
+		return CALL(lit, KERN_INFO "%-#8.3x|%0*ld|%-5d|%#.0o|%.5u|%+.0d\n", v->u[0], v->w, v->l,
+			    v->i[0], v->u[1], v->u[2], v->i[1]);
+	case 21:
+		return CALL(lit, "\001" "%c not a header yet\n", '4' + v->c % 2);
+	case 17: /* a text past the cut from a blob that fits a record */
+		return CALL(lit, KERN_INFO "cut: %s|%100d|%50d\n", v->s[0], v->i[0], v->i[1]);
+	default:
+		return CALL(lit, KERN_INFO "%s%s%s\n", v->s[0], v->s[1], v->s[2]);
+	}
+}
+
+static struct pk_record eager_rec;
+static char fast_text[PK_TEXT_READ_ROOM];
+
+static void read_seq(uint64_t seq, struct pk_record *r)
+{
+	assert_int_equal(pk_log_read(pk_printk_log(), seq, r, 0), 0);
+	assert_int_equal(r->seq, seq);
+}
+
+static void assert_same(const struct pk_record *a, const struct pk_record *b)
+{
+	assert_int_equal(a->text_len, b->text_len);
+	assert_memory_equal(a->text, b->text, a->text_len);
+	assert_int_equal(a->level, b->level);
+	assert_int_equal(a->facility, b->facility);
+	assert_int_equal(a->flags, b->flags);
+	assert_int_equal(a->state, b->state);
+	assert_int_equal(a->dict_len, b->dict_len);
+}
+
+/* Built with PRINTK_DEFERRED=OFF, nothing is deferred: the tests that
+ * count deferred records skip (the byte comparisons still run). */
+static bool deferral_built(void)
+{
+	uint64_t d0 = pk_printk_deferred_here();
+
+	pk_printk_lit(KERN_DEBUG "probe\n");
+	return pk_printk_deferred_here() != d0;
+}
+
+static int setup_big(void **state)
+{
+	(void)state;
+	capture_setup(&cap, 1 << 20);
+	pk_set_console_loglevel(1); /* only KERN_EMERG prints */
+	return 0;
+}
+
+static void test_random_calls_same_bytes(void **state)
+{
+	(void)state;
+	struct vals v;
+	uint64_t deferred0 = pk_printk_deferred_here();
+	unsigned cut = 0;
+	struct pk_text_reader *tr = pk_log_text_reader(pk_printk_log());
+
+	make_pool();
+	for (unsigned n = 0; n < 100000; n++) {
+		int k = (int)(rnd() % NCALLS);
+		uint64_t seq = next_seq();
+
+		rnd_vals(&v);
+		call(k, 0, &v);
+
+		uint64_t before = pk_printk_deferred_here();
+
+		call(k, 1, &v);
+		bool was_deferred = pk_printk_deferred_here() != before;
+
+		read_seq(seq, &eager_rec);
+		read_seq(seq + 1, &rec);
+		assert_same(&eager_rec, &rec);
+
+		uint64_t ts;
+		int len = pk_text_read(tr, seq + 1, &ts, fast_text);
+
+		assert_int_equal(len, eager_rec.text_len);
+		assert_memory_equal(fast_text, eager_rec.text, eager_rec.text_len);
+		cut += was_deferred && eager_rec.text_len == PK_TEXT_MAX;
+	}
+
+	uint64_t deferred = pk_printk_deferred_here() - deferred0;
+
+
+	if (!deferral_built())
+		skip();
+	/* Most of the set has a rule (about 42% of these calls go the deferred
+	 * way; the rest have a %p, long strings, %f of huge values...), and
+	 * deferred outputs reach the 1023-byte cut. */
+	assert_true(deferred > 35000);
+	assert_true(cut > 100);
+	assert_int_equal(capture_text(&cap)[0], '\0');
+}
+
+/* The case the issue names: pr_info() with its format literal reaches the
+ * deferred path; printing levels and open lines do not. */
+static void test_which_calls_defer(void **state)
+{
+	(void)state;
+	if (!deferral_built())
+		skip();
+
+	uint64_t d0 = pk_printk_deferred_here();
+	uint64_t seq = next_seq();
+
+	pr_info("worker %d processed %s in %lu us\n", 7, "job", 42ul);
+	assert_int_equal(pk_printk_deferred_here(), d0 + 1);
+	read_at(seq);
+	assert_string_equal(rec.text, "worker 7 processed job in 42 us");
+	assert_int_equal(rec.level, 6);
+	assert_int_equal(rec.flags, PK_REC_NEWLINE);
+
+	pr_info("open line %d ", 1); /* no newline: eager */
+	pr_cont("cont %d\n", 2);      /* KERN_CONT: eager */
+	pr_emerg("printed %d\n", 3); /* a console prints it: eager */
+	pr_info("%p\n", (void *)&d0); /* no rule for %p: eager */
+	assert_int_equal(pk_printk_deferred_here(), d0 + 1);
+	read_at(seq + 1);
+	assert_string_equal(rec.text, "open line 1 cont 2");
+	assert_string_equal(capture_text(&cap), "printed 3\n");
+}
+
+/* The continuation merge: open line, deferred line, KERN_CONT fragment. */
+static void continuation_run(int lit)
+{
+	pk_printk(KERN_INFO "start %d ", 1);
+	CALL(lit, KERN_INFO "whole %d\n", 2);
+	pk_printk(KERN_CONT "frag %d\n", 3);
+	pk_printk(KERN_INFO "again ");
+	CALL(lit, KERN_CONT "joins %s\n", "x");
+	CALL(lit, KERN_DEBUG "tail %s\n", "y");
+}
+
+static void test_continuation_same_records(void **state)
+{
+	(void)state;
+	struct pk_record want[5];
+	uint64_t seq = next_seq();
+
+	continuation_run(0);
+	assert_int_equal(next_seq(), seq + 5);
+	for (int i = 0; i < 5; i++)
+		read_seq(seq + (uint64_t)i, &want[i]);
+
+	uint64_t d0 = pk_printk_deferred_here();
+
+	if (!deferral_built())
+		skip();
+	d0 = pk_printk_deferred_here();
+	seq = next_seq();
+	continuation_run(1);
+	assert_int_equal(pk_printk_deferred_here(), d0 + 2);
+	assert_int_equal(next_seq(), seq + 5);
+	for (int i = 0; i < 5; i++) {
+		read_seq(seq + (uint64_t)i, &rec);
+		assert_same(&want[i], &rec);
+	}
+	assert_string_equal(want[0].text, "start 1 ");
+	assert_string_equal(want[1].text, "whole 2");
+	assert_int_equal(want[2].flags, PK_REC_NEWLINE | PK_REC_CONT);
+	assert_string_equal(want[3].text, "again joins x");
+}
+
+/* ------------------------------------------------ another process reads -- */
+
+static void fill_file(const char *path, int lit, uint64_t seed)
+{
+	struct vals v;
+
+	pk_printk_exit();
+	assert_int_equal(pk_set_log_buf_len(128 * 1024), 0);
+	assert_int_equal(pk_set_log_buf_file(path, 0), 0);
+	pk_set_console_loglevel(1);
+	rng = seed;
+	for (unsigned n = 0; n < 300; n++) {
+		int k = (int)(rnd() % NCALLS);
+
+		rnd_vals(&v);
+		call(k, lit, &v);
+	}
+}
+
+/* udmesg's output for @path with @args into @out (NUL-terminated). */
+static size_t run_udmesg(const char *path, const char *arg, char *out, size_t size)
+{
+	const char *build = getenv("PRINTK_TEST_BUILD_DIR");
+	char udmesg[PATH_MAX];
+	int fds[2];
+
+	assert_non_null(build);
+	snprintf(udmesg, sizeof(udmesg), "%s/tools/udmesg", build);
+	if (access(udmesg, X_OK))
+		fail_msg("%s is not built", udmesg);
+	assert_int_equal(pipe(fds), 0);
+
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execl(udmesg, "udmesg", "-B", path, "-P", "--noescape", arg, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+
+	size_t n = 0;
+	ssize_t r;
+
+	while ((r = read(fds[0], out + n, size - 1 - n)) > 0)
+		n += (size_t)r;
+	close(fds[0]);
+
+	int status;
+
+	test_reap(pid, &status, 20000);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	out[n] = '\0';
+	return n;
+}
+
+/* --kmsg output without each record's time (the 3rd field). */
+static size_t strip_times(char *buf, size_t n)
+{
+	size_t o = 0;
+	int field = 0;
+	bool head = true, skip = false;
+
+	for (size_t i = 0; i < n; i++) {
+		char ch = buf[i];
+
+		if (head && ch == ',') {
+			field++;
+			skip = field == 2;
+			if (field == 3)
+				skip = false;
+		} else if (head && ch == ';') {
+			head = false;
+			skip = false;
+		} else if (ch == '\0') {
+			head = true;
+			field = 0;
+		}
+		if (!skip)
+			buf[o++] = ch;
+	}
+	return o;
+}
+
+static char out_a[1 << 23], out_b[1 << 23];
+
+static void test_other_process_reads_same_text(void **state)
+{
+	(void)state;
+	const char *pa = test_dir_path("eager.log");
+	const char *pb = test_dir_path("deferred.log");
+
+	if (!deferral_built())
+		skip();
+	make_pool();
+	fill_file(pa, 0, 12345);
+
+	uint64_t d0 = pk_printk_deferred_here();
+
+	fill_file(pb, 1, 12345);
+	assert_true(pk_printk_deferred_here() - d0 > 90);
+	assert_int_equal(pk_log_first_seq(pk_printk_log()), 0); /* nothing overwritten */
+	pk_printk_exit(); /* let go of the file */
+
+	size_t na = run_udmesg(pa, "-t", out_a, sizeof(out_a));
+	size_t nb = run_udmesg(pb, "-t", out_b, sizeof(out_b));
+
+	assert_true(na > 10000);
+	assert_int_equal(na, nb);
+	assert_memory_equal(out_a, out_b, na);
+
+	na = strip_times(out_a, run_udmesg(pa, "--kmsg", out_a, sizeof(out_a)));
+	nb = strip_times(out_b, run_udmesg(pb, "--kmsg", out_b, sizeof(out_b)));
+	assert_int_equal(na, nb);
+	assert_memory_equal(out_a, out_b, na);
+}
+
+/* -------------------------------------------------- table full, damage -- */
+
+#define NFMT 200
+static char fmts[NFMT][32];
+
+static void test_table_full_falls_back(void **state)
+{
+	(void)state;
+	struct prb *rb = pk_printk_ring();
+	struct pk_deferred_stats st;
+
+	capture_setup(&cap, 4096);
+	pk_set_console_loglevel(1);
+	if (!deferral_built())
+		skip();
+	capture_setup(&cap, 4096);
+	pk_set_console_loglevel(1);
+	rb = pk_printk_ring();
+	assert_int_equal(rb->strtab_size, 4096);
+	/* Bodies of 21 bytes: an entry of 32 bytes each; 4032 bytes of room
+	 * take 126 of them. */
+	for (int k = 0; k < NFMT; k++)
+		snprintf(fmts[k], sizeof(fmts[k]), KERN_INFO "format number %03d: %%d\n", k);
+
+	uint64_t d0 = pk_printk_deferred_here();
+
+	for (int k = 0; k < NFMT; k++) {
+		uint64_t seq = next_seq();
+		char want[64];
+
+		pk_printk_lit(fmts[k], k * 3);
+		read_at(seq);
+		snprintf(want, sizeof(want), "format number %03d: %d", k, k * 3);
+		assert_string_equal(rec.text, want);
+	}
+	assert_int_equal(pk_printk_deferred_here() - d0, 126);
+	pk_deferred_table_stats(rb, &st);
+	assert_int_equal(st.full, NFMT - 126);
+	assert_int_equal(st.used, 126 * 32);
+	assert_int_equal(st.size, 4096 - 64);
+
+	/* Known formats stay deferred. */
+	pk_printk_lit(fmts[5], 1);
+	assert_int_equal(pk_printk_deferred_here() - d0, 127);
+}
+
+static void test_damaged_entry_placeholder(void **state)
+{
+	(void)state;
+	struct prb *rb = pk_printk_ring();
+
+	if (!deferral_built())
+		skip();
+
+	uint64_t seq = next_seq();
+	uint64_t d0 = pk_printk_deferred_here();
+
+	pr_info("damage me %d %s\n", 1, "x");
+	pr_info("damage me %d %s\n", 2, "yy");
+	assert_int_equal(pk_printk_deferred_here(), d0 + 2);
+	read_at(seq);
+	assert_string_equal(rec.text, "damage me 1 x");
+
+	/* One byte of the entry's format: its check fails. */
+	size_t at = 0;
+
+	for (size_t i = 8; i < rb->strtab_size / 8 && !at; i++) {
+		uint64_t v = pk_load_relaxed(&rb->strtab[i]);
+
+		if (!memcmp(&v, "damage m", 8))
+			at = i;
+	}
+	assert_true(at > 8);
+
+	uint64_t w = pk_load_relaxed(&rb->strtab[at]);
+
+	pk_store_relaxed(&rb->strtab[at], w ^ 0x20);
+	read_at(seq);
+	assert_string_equal(rec.text, PK_DEFERRED_BAD_TEXT);
+	assert_int_equal(rec.text_len, strlen(PK_DEFERRED_BAD_TEXT));
+	assert_int_equal(rec.flags, PK_REC_NEWLINE);
+
+	char text[PK_TEXT_READ_ROOM];
+	uint64_t ts;
+	int n = pk_text_read(pk_log_text_reader(pk_printk_log()), seq + 1, &ts, text);
+
+	assert_int_equal(n, (int)strlen(PK_DEFERRED_BAD_TEXT));
+	assert_memory_equal(text, PK_DEFERRED_BAD_TEXT, (size_t)n);
+
+	/* A header its writer never stored (killed between bytes and header). */
+	pk_store_relaxed(&rb->strtab[at], w);
+	read_at(seq);
+	assert_string_equal(rec.text, "damage me 1 x");
+	pk_store_relaxed(&rb->strtab[at - 1], 0);
+	read_at(seq + 1);
+	assert_string_equal(rec.text, PK_DEFERRED_BAD_TEXT);
+}
+
+/* printk's header rule, enough for these formats. */
+static size_t headers(const char *text, size_t len, int *level, int *cont)
+{
+	size_t i = 0;
+
+	(void)cont;
+	while (i + 1 < len && text[i] == '\001' && text[i + 1] >= '0' && text[i + 1] <= '7') {
+		*level = text[i + 1] - '0';
+		i += 2;
+	}
+	return i;
+}
+
+/* Blobs that do not match their format, and formats of every kind, fed to
+ * the expansion directly: never more than the record's room, never a
+ * crash (ASan watches). */
+static void test_expand_hostile_blobs(void **state)
+{
+	(void)state;
+	struct prb *rb = pk_printk_ring();
+	uint64_t ref = 0;
+	static const char *const hostile[] = { KERN_INFO "n%d %s %ld\n", KERN_INFO "x%*.*s|%c\n",
+					    KERN_INFO "%%%f %e\n", KERN_INFO "%%%s%%\n",
+					    KERN_INFO "plain\n" };
+	char text[PK_TEXT_MAX + 1], scratch[PK_TEXT_MAX + 1];
+
+	for (size_t b = 0; b < sizeof(hostile) / sizeof(hostile[0]); b++) {
+		void *slot;
+
+		assert_non_null(pk_deferred_fmt(rb, hostile[b], headers, 1088, &slot));
+		assert_int_equal(pk_deferred_ref(rb, slot, &ref), 0);
+		for (int round = 0; round < 20000; round++) {
+			size_t len = 8 + rnd() % 80;
+			uint8_t flags = PRB_FLAG_DEFERRED | PRB_FLAG_NEWLINE;
+
+			memcpy(text, &ref, 8);
+			for (size_t i = 8; i < len; i++)
+				text[i] = (char)(round % 3 ? rnd() : (rnd() % 4 ? 0 : 0xff));
+			if (round % 7 == 0)
+				text[rnd() % 8] ^= (char)(1 << (rnd() % 8)); /* the reference */
+
+			size_t n = pk_deferred_expand(rb, text, len, &flags, round % 2 ? scratch : NULL);
+
+			assert_true(n <= PK_TEXT_MAX);
+			assert_int_equal(text[n], '\0');
+			assert_int_equal(flags, PRB_FLAG_NEWLINE);
+		}
+	}
+}
+
+/* ------------------------------------------------- a small signal stack -- */
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define STACK_MEASURED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define STACK_MEASURED 0
+#endif
+#endif
+#ifndef STACK_MEASURED
+#define STACK_MEASURED 1
+#endif
+
+#define ALT_STACK_SIZE (64 * 1024)
+#define READ_STACK_MAX (6 * 1024) /* printk's own bound (test_printk_misc.c) */
+
+static int stack_mode;
+static uint64_t stack_seq;
+static struct pk_record stack_rec;
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	if (stack_mode == 1)
+		pr_info("on a small stack: %d %s %e %lu\n", 42, "str", 1.5e300, 123456789UL);
+	else if (stack_mode == 2)
+		pk_log_read(pk_printk_log(), stack_seq, &stack_rec, 0);
+}
+
+static size_t stack_used_by(int mode, char *alt)
+{
+	memset(alt, 0xa5, ALT_STACK_SIZE);
+	stack_mode = mode;
+	raise(SIGUSR2);
+
+	size_t untouched = 0;
+
+	while (untouched < ALT_STACK_SIZE && (unsigned char)alt[untouched] == 0xa5)
+		untouched++;
+	return ALT_STACK_SIZE - untouched;
+}
+
+/* Storing a deferred record, and formatting one as a reader (a console's
+ * loop reads the records it skips), from a signal handler on an alternate
+ * stack: within printk's bound, so SIGSTKSZ still does. */
+static void test_signal_stack_use(void **state)
+{
+	(void)state;
+	if (!STACK_MEASURED || !deferral_built())
+		skip();
+
+	char *alt = malloc(ALT_STACK_SIZE);
+	stack_t ss = { .ss_sp = alt, .ss_size = ALT_STACK_SIZE }, old_ss;
+	struct sigaction sa = { .sa_handler = on_usr2, .sa_flags = SA_ONSTACK }, old_sa;
+
+	assert_non_null(alt);
+	assert_int_equal(sigaltstack(&ss, &old_ss), 0);
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR2, &sa, &old_sa), 0);
+
+	size_t frame = stack_used_by(0, alt);
+	uint64_t d0 = pk_printk_deferred_here();
+
+	stack_seq = next_seq();
+
+	size_t store = stack_used_by(1, alt) - frame;
+
+	assert_int_equal(pk_printk_deferred_here(), d0 + 1);
+
+	size_t read = stack_used_by(2, alt) - frame;
+
+	sigaction(SIGUSR2, &old_sa, NULL);
+	sigaltstack(&old_ss, NULL);
+	free(alt);
+	print_message("stack: signal frame %zu, deferred store %zu, read %zu bytes\n", frame, store,
+		      read);
+	assert_string_equal(stack_rec.text, "on a small stack: 42 str 1.500000e+300 123456789");
+	assert_true(store <= READ_STACK_MAX);
+	assert_true(read <= READ_STACK_MAX);
+}
+
+/* ------------------------------------------------------------ threads -- */
+
+#define WRITERS 3
+#define PER_WRITER 20000
+
+static int writer_main(int t)
+{
+	for (int n = 0; n < PER_WRITER; n++) {
+		switch (n % 4) {
+		case 0:
+			pr_info("w%d n%d a\n", t, n);
+			break;
+		case 1:
+			pr_notice("w%d n%d %s\n", t, n, "bb");
+			break;
+		case 2:
+			pr_info("w%d n%d %.1f\n", t, n, 2.5);
+			break;
+		default:
+			pr_debug("w%d n%d never\n", t, n); /* compiled out */
+			pr_warn("w%d n%d %c%c%c\n", t, n, 'd', 'd', 'd');
+		}
+	}
+	return 0;
+}
+
+static void *writer_thread(void *arg)
+{
+	return (void *)(intptr_t)writer_main((int)(intptr_t)arg);
+}
+
+static _Atomic int readers_stop;
+
+/* Every record a reader gets while writers run is one of theirs, whole. */
+static void *reader_thread(void *arg)
+{
+	static struct pk_record r;
+	uint64_t seq = 0;
+	unsigned bad = 0;
+
+	(void)arg;
+	while (!atomic_load(&readers_stop)) {
+		if (pk_log_read(pk_printk_log(), seq, &r, 0)) {
+			sched_yield();
+			continue;
+		}
+		seq = r.seq + 1;
+
+		int t, n;
+		char tail[8];
+
+		if (sscanf(r.text, "w%d n%d %7s", &t, &n, tail) != 3)
+			bad++;
+		else if (strcmp(tail, (const char *[]){ "a", "bb", "2.5", "ddd" }[n % 4]))
+			bad++;
+	}
+	return (void *)(uintptr_t)bad;
+}
+
+static void test_threads_read_whole_records(void **state)
+{
+	(void)state;
+	pthread_t w[WRITERS], rd;
+	void *ret;
+
+	assert_int_equal(pthread_create(&rd, NULL, reader_thread, NULL), 0);
+	for (int t = 0; t < WRITERS; t++)
+		assert_int_equal(pthread_create(&w[t], NULL, writer_thread, (void *)(intptr_t)t), 0);
+	for (int t = 0; t < WRITERS; t++)
+		assert_int_equal(pthread_join(w[t], NULL), 0);
+	atomic_store(&readers_stop, 1);
+	assert_int_equal(pthread_join(rd, &ret), 0);
+	assert_int_equal((uintptr_t)ret, 0);
+
+	/* The newest records, read after the writers: all there, all whole. */
+	uint64_t next = next_seq(), first = pk_log_first_seq(pk_printk_log());
+
+	assert_true(next - first > 1000);
+	for (uint64_t q = first; q < next; q++) {
+		int t, n;
+
+		read_seq(q, &rec);
+		assert_int_equal(sscanf(rec.text, "w%d n%d", &t, &n), 2);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_random_calls_same_bytes, setup_big, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_which_calls_defer, setup_big, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_continuation_same_records, setup_big, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_other_process_reads_same_text, setup_big, teardown_capture),
+		cmocka_unit_test_teardown(test_table_full_falls_back, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_damaged_entry_placeholder, setup_big, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_expand_hostile_blobs, setup_big, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_threads_read_whole_records, setup_big, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_signal_stack_use, setup_big, teardown_capture),
+	};
+
+	if (test_dir_make("deferred"))
+		return 1;
+
+	int failed = cmocka_run_group_tests(tests, NULL, NULL);
+
+	test_dir_remove();
+	return failed;
+}
