@@ -9,6 +9,8 @@
  *   kmsgfs-probe store LOG SIZE LEVEL TEXT...  one record per TEXT at LEVEL
  *                                   (facility kern; LOG created with a text
  *                                   area of SIZE bytes if missing)
+ *   kmsgfs-probe record LOG SIZE FACILITY LEVEL TEXT [KEY=VALUE]...
+ *                                   one record with that dictionary
  *   kmsgfs-probe reads FILE SIZE... open O_RDONLY|O_NONBLOCK, one read of
  *                                   each SIZE: "N bytes: RECORD" or the errno
  *   kmsgfs-probe dump FILE          every record up to EAGAIN, each followed
@@ -106,6 +108,34 @@ static int cmd_store(char **argv, int argc)
 	return 0;
 }
 
+static int cmd_record(char **argv, int argc)
+{
+	struct pk_log *log;
+	char dict[PK_DICT_MAX];
+	size_t dlen = 0;
+	int err = pk_log_open_file(&log, argv[0], strtoul(argv[1], NULL, 0), 0);
+
+	if (err) {
+		fprintf(stderr, "kmsgfs-probe: %s: %s\n", argv[0], pk_log_strerror(err));
+		return 1;
+	}
+	for (int i = 5; i < argc; i++) {
+		size_t n = strlen(argv[i]) + 1;
+
+		if (dlen + n > sizeof(dict))
+			break;
+		memcpy(dict + dlen, argv[i], n);
+		dlen += n;
+	}
+	if (dlen)
+		dlen--; /* separated, not terminated, by NUL bytes */
+	err = pk_log_store(log, atoi(argv[2]), atoi(argv[3]), argv[4], strlen(argv[4]), dict, dlen);
+	if (err)
+		fprintf(stderr, "kmsgfs-probe: store: %s\n", pk_log_strerror(err));
+	pk_log_destroy(log);
+	return err != 0;
+}
+
 static int cmd_dump(const char *path)
 {
 	int fd = open_or_die(path, O_RDONLY | O_NONBLOCK);
@@ -184,6 +214,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc >= 6 && !strcmp(argv[1], "store"))
 		return cmd_store(argv + 2, argc - 2);
+	if (argc >= 7 && !strcmp(argv[1], "record"))
+		return cmd_record(argv + 2, argc - 2);
 	if (argc >= 4 && !strcmp(argv[1], "reads")) {
 		int fd = open_or_die(argv[2], O_RDONLY | O_NONBLOCK);
 

@@ -181,6 +181,7 @@ struct exec_state {
 	pid_t child;
 	int status;
 	bool exited;
+	bool signalled; /* a stop signal was passed on already */
 };
 
 static bool exec_ctl(struct kfs *fs, void *arg)
@@ -191,8 +192,10 @@ static bool exec_ctl(struct kfs *fs, void *arg)
 	while (read(sig_pipe[0], &c, 1) == 1) {
 		if (c == SIGCHLD)
 			continue;
-		/* Pass the signal on; blocked readers fail rather than hang. */
-		kill(x->child, c);
+		/* Pass the first signal on (blocked readers fail rather than
+		 * hang); a second one means now: SIGKILL. */
+		kill(x->child, x->signalled ? SIGKILL : c);
+		x->signalled = true;
 		kfs_stop_readers(fs);
 	}
 	if (waitpid(x->child, &x->status, WNOHANG) == x->child) {
