@@ -550,12 +550,19 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, EBADF);
 		return;
 	}
-	seq = pk_log_next_seq(f->l->log); /* before the look: see arm() */
+	seq = 0;
 	if (f->head) {
 		n = -EAGAIN; /* another read of this file waits first */
+		seq = pk_log_next_seq(f->l->log);
 	} else {
 		seek_from_offset(f, off);
 		n = read_one(f, size);
+		if (n == -EAGAIN && !nonblock) {
+			/* The end before a second look (see arm()): a record
+			 * that lands after this look ends the waiter's sleep. */
+			seq = pk_log_next_seq(f->l->log);
+			n = read_one(f, size);
+		}
 	}
 	if (n != -EAGAIN || nonblock) {
 		reply_read(req, f, off, n);
