@@ -25,6 +25,8 @@
  *   kmsgfs-probe seek FILE WHENCE... lseek(0, WHENCE: set/end/data/cur/hole)
  *                                   each followed by one read
  *   kmsgfs-probe hold FILE          open and read nothing until stdin ends
+ *   kmsgfs-probe rate FILE REPS     read every record REPS times (lseek
+ *                                   SEEK_SET between): "RECORDS records NS ns"
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <printk/log.h>
@@ -209,6 +212,34 @@ static int cmd_seek(const char *path, char **whence, int n)
 	return 0;
 }
 
+static int cmd_rate(const char *path, int reps)
+{
+	int fd = open_or_die(path, O_RDONLY | O_NONBLOCK);
+	char buf[8192];
+	unsigned long long records = 0;
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < reps; i++) {
+		if (lseek(fd, 0, SEEK_SET) < 0) {
+			printf("lseek: %s\n", errname(errno));
+			return 1;
+		}
+		for (;;) {
+			ssize_t n = read(fd, buf, sizeof(buf));
+
+			if (n >= 0)
+				records++;
+			else if (errno != EPIPE)
+				break;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("%llu records %lld ns\n", records,
+	       (long long)(t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -254,6 +285,8 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 4 && !strcmp(argv[1], "seek"))
 		return cmd_seek(argv[2], argv + 3, argc - 3);
+	if (argc == 4 && !strcmp(argv[1], "rate"))
+		return cmd_rate(argv[2], atoi(argv[3]));
 	if (argc == 3 && !strcmp(argv[1], "hold")) {
 		int fd = open_or_die(argv[2], O_RDONLY);
 		char c;
@@ -264,6 +297,6 @@ int main(int argc, char **argv)
 		close(fd);
 		return 0;
 	}
-	fprintf(stderr, "usage: kmsgfs-probe store|reads|dump|block|poll|write|seek|hold ...\n");
+	fprintf(stderr, "usage: kmsgfs-probe store|record|reads|dump|block|tail|poll|write|seek|hold|rate ...\n");
 	return 2;
 }

@@ -95,6 +95,7 @@ struct kfs_file {
 	struct fuse_pollhandle *ph;
 	bool listed;
 	struct kfs_file *prev, *next; /* in l->waiting */
+	struct kfs_file *aprev, *anext; /* in fs->files */
 	uint64_t next_seq;	      /* the reader's position, when known */
 	bool next_known;
 	off_t pos; /* the kernel's file position after our last answer */
@@ -104,6 +105,7 @@ struct kfs {
 	struct fuse_session *se;
 	struct kfs_log *logs[KFS_LOGS_MAX];
 	int nlogs;
+	struct kfs_file *files; /* every open file, for the end of the session */
 	bool read_only;
 	bool stopping;
 	int wake_fd; /* the waiters ring the loop */
@@ -526,6 +528,10 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			return;
 		}
 	}
+	f->anext = fs->files;
+	if (fs->files)
+		fs->files->aprev = f;
+	fs->files = f;
 	fi->fh = (uintptr_t)f;
 	fi->direct_io = 1; /* every read reaches us: no page cache */
 	fi->keep_cache = 0;
@@ -687,25 +693,37 @@ static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		service_file(f); /* the new position may be readable */
 }
 
-static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+/* Forget @f; its parked reads get @err, or nothing when the session is
+ * gone (@err 0). */
+static void free_file(struct kfs *fs, struct kfs_file *f, int err)
 {
-	struct kfs_file *f = file_of(fi);
-
-	(void)ino;
-	/* The kernel releases a file only when no read of it is pending. */
 	while (f->head) {
 		struct kfs_pend *p = f->head;
 
 		f->head = p->next;
-		fuse_reply_err(p->req, EBADF);
+		if (err)
+			fuse_reply_err(p->req, err);
 		free(p);
 	}
 	if (f->ph)
 		fuse_pollhandle_destroy(f->ph);
 	unlist_file(f);
+	if (f->aprev)
+		f->aprev->anext = f->anext;
+	else
+		fs->files = f->anext;
+	if (f->anext)
+		f->anext->aprev = f->aprev;
 	if (f->kf)
 		pk_kmsg_close(f->kf);
 	free(f);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	/* The kernel releases a file only when no read of it is pending. */
+	free_file(fuse_req_userdata(req), file_of(fi), EBADF);
 	fuse_reply_err(req, 0);
 }
 
@@ -882,15 +900,12 @@ void kfs_destroy(struct kfs *fs, bool unmount)
 		/* Closes the device: requests still open end with ENOTCONN. */
 		fuse_session_destroy(fs->se);
 	}
+	/* Files still open when the session ended are never released. */
+	while (fs->files)
+		free_file(fs, fs->files, 0);
 	for (int i = 0; i < fs->nlogs; i++) {
 		struct kfs_log *l = fs->logs[i];
 
-		/* Files still open after the session ended (never released). */
-		while (l->waiting) {
-			struct kfs_file *f = l->waiting;
-
-			unlist_file(f);
-		}
 		if (l->wfile)
 			pk_kmsg_close(l->wfile);
 		if (l->wlog)
