@@ -112,6 +112,10 @@ expect_error "a missing log file" 1 "^pk-kmsgfs: cannot open $TMP/none.log: No s
 printf 'not a log' >"$TMP/text.log"
 expect_error "a file that is not a log" 1 "^pk-kmsgfs: $TMP/text.log: " \
 	"$KMSGFS" "$TMP/text.log" "$TMP"
+expect_error "a missing mount point" 1 "^pk-kmsgfs: cannot mount on $TMP/nodir: No such file" \
+	"$KMSGFS" "$TMP/kern.log" "$TMP/nodir"
+expect_error "--log with --exec" 1 "^pk-kmsgfs: --log .*not with --exec" \
+	"$KMSGFS" --log x="$TMP/kern.log" --exec "$TMP/kern.log" -- true
 checks=$((checks + 1))
 if ls -d /tmp/pk-kmsgfs.* >/dev/null 2>&1; then
 	fail "--exec left a mount point in /tmp: $(ls -d /tmp/pk-kmsgfs.*)"

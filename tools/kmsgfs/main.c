@@ -165,6 +165,13 @@ static bool mount_ctl(struct kfs *fs, void *arg)
 
 static int run_mount(struct kfs *fs, const char *mountpoint, bool debug)
 {
+	struct stat st;
+
+	/* Said here in one line, before libfuse says it in its words. */
+	if (stat(mountpoint, &st) != 0)
+		fatal("cannot mount on %s: %s", mountpoint, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		fatal("cannot mount on %s: %s", mountpoint, strerror(ENOTDIR));
 	catch_signals(false);
 	if (kfs_mount(fs, mountpoint, debug) != 0)
 		fatal("cannot mount on %s", mountpoint);
