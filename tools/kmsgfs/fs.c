@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -103,6 +104,7 @@ struct kfs_file {
 
 struct kfs {
 	struct fuse_session *se;
+	char *mountpoint;
 	struct kfs_log *logs[KFS_LOGS_MAX];
 	int nlogs;
 	struct kfs_file *files; /* every open file, for the end of the session */
@@ -795,23 +797,49 @@ int kfs_add_log(struct kfs *fs, const char *name, const char *path)
 
 int kfs_mount(struct kfs *fs, const char *mountpoint, bool debug)
 {
-	/* allow_other: root's processes in another namespace and other users
-	 * (as the file's mode allows them, default_permissions) read it too. */
-	char *argv[] = { "pk-kmsgfs", "-o",
-			 "fsname=pk-kmsgfs,subtype=pk-kmsgfs,allow_other,default_permissions",
-			 debug ? "-d" : NULL, NULL };
-	struct fuse_args args = FUSE_ARGS_INIT(debug ? 4 : 3, argv);
+	char *argv[] = { "pk-kmsgfs", debug ? "-d" : NULL, NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(debug ? 2 : 1, argv);
+	char opts[160], devfd[32];
+	int fd, err;
 
 	fs->se = fuse_session_new(&args, &kfs_ops, sizeof(kfs_ops), fs);
 	fuse_opt_free_args(&args);
 	if (!fs->se)
 		return -1;
-	if (fuse_session_mount(fs->se, mountpoint) != 0) {
-		fuse_session_destroy(fs->se);
-		fs->se = NULL;
-		return -1;
+	/*
+	 * Mounted here with mount(2), as root, and handed to libfuse as
+	 * /dev/fd/N: no fusermount3, and the unmount stays ours (--exec
+	 * detaches the mount point long before the end). allow_other: root's
+	 * processes in other namespaces and other users read it too, as the
+	 * file's mode allows them (default_permissions).
+	 */
+	fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "pk-kmsgfs: cannot open /dev/fuse: %s\n", strerror(errno));
+		goto fail;
 	}
+	snprintf(opts, sizeof(opts),
+		 "fd=%d,rootmode=40000,user_id=%u,group_id=%u,allow_other,default_permissions", fd,
+		 (unsigned)getuid(), (unsigned)getgid());
+	if (mount("pk-kmsgfs", mountpoint, "fuse.pk-kmsgfs", MS_NOSUID | MS_NODEV, opts) != 0) {
+		err = errno;
+		close(fd);
+		fprintf(stderr, "pk-kmsgfs: cannot mount on %s: %s%s\n", mountpoint, strerror(err),
+			err == EPERM ? " (root needed)" : "");
+		goto fail;
+	}
+	snprintf(devfd, sizeof(devfd), "/dev/fd/%d", fd);
+	if (fuse_session_mount(fs->se, devfd) != 0) {
+		umount2(mountpoint, MNT_DETACH);
+		close(fd);
+		goto fail;
+	}
+	fs->mountpoint = strdup(mountpoint);
 	return 0;
+fail:
+	fuse_session_destroy(fs->se);
+	fs->se = NULL;
+	return -1;
 }
 
 void kfs_stop_readers(struct kfs *fs)
@@ -895,11 +923,13 @@ void kfs_destroy(struct kfs *fs, bool unmount)
 		}
 	}
 	if (fs->se) {
-		if (unmount)
-			fuse_session_unmount(fs->se);
-		/* Closes the device: requests still open end with ENOTCONN. */
+		/* Lazily: files still open keep working until the device
+		 * closes, then fail with ENOTCONN. */
+		if (unmount && fs->mountpoint)
+			umount2(fs->mountpoint, MNT_DETACH);
 		fuse_session_destroy(fs->se);
 	}
+	free(fs->mountpoint);
 	/* Files still open when the session ended are never released. */
 	while (fs->files)
 		free_file(fs, fs->files, 0);

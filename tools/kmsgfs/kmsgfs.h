@@ -29,8 +29,9 @@ struct kfs *kfs_new(bool read_only);
  */
 int kfs_add_log(struct kfs *fs, const char *name, const char *path);
 
-/* Create the FUSE session and mount it on @mountpoint. @debug: libfuse's
- * trace on stderr. 0 or -1 (libfuse printed why). */
+/* Create the FUSE session and mount it on @mountpoint (mount(2): root).
+ * @debug: libfuse's request trace on stderr. 0, or -1 after one line on
+ * stderr saying why. */
 int kfs_mount(struct kfs *fs, const char *mountpoint, bool debug);
 
 /*

@@ -174,7 +174,7 @@ static int run_mount(struct kfs *fs, const char *mountpoint, bool debug)
 		fatal("cannot mount on %s: %s", mountpoint, strerror(ENOTDIR));
 	catch_signals(false);
 	if (kfs_mount(fs, mountpoint, debug) != 0)
-		fatal("cannot mount on %s", mountpoint);
+		exit(1); /* kfs_mount said why */
 
 	int err = kfs_run(fs, sig_pipe[0], mount_ctl, NULL);
 
@@ -236,7 +236,7 @@ static int run_exec(struct kfs *fs, char **cmd, bool debug)
 	catch_signals(true);
 	if (kfs_mount(fs, dir, debug) != 0) {
 		rmdir(dir);
-		fatal("cannot mount on %s", dir);
+		exit(1); /* kfs_mount said why */
 	}
 
 	sigset_t all, old;
