@@ -97,18 +97,21 @@ else
 fi
 wait "$ns"
 
-# field ENTRY-TEXT KEY: the value of KEY in the entry whose MESSAGE is TEXT.
-field() {
-	python3 - "$TMP/entries.json" "$1" "$2" <<'PY'
+# field ENTRY-TEXT KEY: the value of KEY in the entry whose MESSAGE is TEXT
+# (from one flat "MESSAGE<TAB>KEY<TAB>VALUE" file: one python3 run).
+python3 - "$TMP/entries.json" >"$TMP/fields.tsv" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
     e = json.loads(line)
-    if e.get("MESSAGE") == sys.argv[2]:
-        print(e.get(sys.argv[3], "-"))
-        break
-else:
-    print("no entry")
+    m = e.get("MESSAGE")
+    if isinstance(m, str):
+        for k, v in e.items():
+            if isinstance(v, str):
+                print("%s\t%s\t%s" % (m, k, v))
 PY
+field() {
+	awk -F '\t' -v m="$1" -v k="$2" '$1 == m && $2 == k { print $3; found = 1; exit }
+		END { if (!found) print "-" }' "$TMP/fields.tsv"
 }
 m1="usb 1-1: device descriptor read/64, error -71"
 expect "kernel record: PRIORITY" 3 "$(field "$m1" PRIORITY)"
