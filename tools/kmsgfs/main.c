@@ -41,6 +41,9 @@
 PK_READER_ONLY_PROGRAM;
 
 static int sig_pipe[2] = { -1, -1 };
+/* The signals caught here, and what they did before (for --exec's child). */
+static const int caught[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE };
+static struct sigaction caught_before[sizeof(caught) / sizeof(caught[0])];
 
 static void usage(FILE *out)
 {
@@ -139,15 +142,15 @@ static void catch_signals(bool child)
 	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
 		fatal("pipe: %s", strerror(errno));
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	if (child)
-		sigaction(SIGCHLD, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	for (size_t i = 0; i < sizeof(caught) / sizeof(caught[0]); i++) {
+		sa.sa_handler = caught[i] == SIGPIPE ? SIG_IGN : on_signal;
+		if (caught[i] != SIGCHLD || child)
+			sigaction(caught[i], &sa, &caught_before[i]);
+		else
+			sigaction(caught[i], NULL, &caught_before[i]);
+	}
 }
 
 /* ------------------------------------------------------- mount mode -- */
@@ -250,12 +253,9 @@ static int run_exec(struct kfs *fs, char **cmd, bool debug)
 		fatal("fork: %s", strerror(errno));
 	}
 	if (x.child == 0) {
-		struct sigaction dfl;
-
-		memset(&dfl, 0, sizeof(dfl));
-		dfl.sa_handler = SIG_DFL;
-		for (int s = 1; s < NSIG; s++)
-			sigaction(s, &dfl, NULL);
+		/* COMMAND gets the dispositions pk-kmsgfs was given. */
+		for (size_t i = 0; i < sizeof(caught) / sizeof(caught[0]); i++)
+			sigaction(caught[i], &caught_before[i], NULL);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		/* The parent answers the lookups this needs. The bind mount
 		 * keeps the file system alive after its own mount point is
