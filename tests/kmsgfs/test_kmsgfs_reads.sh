@@ -198,6 +198,21 @@ fi
 stop_fs
 expect "a file system with a damaged log stops with status 0" 0 "$FS_RC"
 
+# --- a log file replaced under its name while served --------------------------
+"$PROBE" store "$TMP/rot.log" 65536 6 "old file" || exit 1
+start_fs "$TMP/rot" "$TMP/rot.log"
+mv "$TMP/rot.log" "$TMP/rot.log.1"
+"$PROBE" store "$TMP/rot.log" 65536 6 "new file" || exit 1
+"$PROBE" tail "$TMP/rot/kmsg" >"$TMP/rot.out" 2>&1 &
+rotated=$!
+sleep 0.3
+"$PROBE" store "$TMP/rot.log" 65536 6 "new file, later" || exit 1
+wait_gone "$rotated" 3
+expect "a reader of a replaced file is woken by its new records" "at end
+TS;new file, later" "$(sed -E 's/^[0-9]+ bytes: [^;]*;/TS;/' "$TMP/rot.out")"
+kill "$rotated" 2>/dev/null
+stop_fs
+
 # --- SIGTERM: a blocked reader gets an error, the mount goes ----------------
 "$PROBE" tail "$M/kmsg" >"$TMP/term.out" &
 blocked=$!

@@ -21,7 +21,9 @@
  *  - The waiter thread of a log only sleeps on the log (pk_log_wait: the
  *    futex, in slices for a read-only handle) while the loop has armed it
  *    with the end it saw before its last look, and wakes the loop through
- *    an eventfd when records came past it or the file stopped being whole.
+ *    an eventfd when records came past it, the file stopped being whole
+ *    or another file took its name (then readers opened since, which read
+ *    the new file, are looked at after every slice).
  *    The end is taken before the look, so a record that lands in between
  *    ends the next sleep at once; no wake-up is lost, none spins.
  *  - The log file is untrusted: kmsg_read validates what it reads; when a
@@ -75,6 +77,8 @@ struct kfs_log {
 	char name[KFS_NAME_MAX + 1];
 	char *path;
 	struct pk_log *log;	   /* read-only: waits and checks */
+	dev_t file_dev;		   /* the file it maps (stat at open) */
+	ino_t file_ino;
 	struct pk_log *wlog;	   /* writable, opened at the first write() */
 	struct kmsg_file *wfile;
 	struct kfs_file *waiting; /* files with parked reads or a poll handle */
@@ -195,6 +199,15 @@ static void *waiter_main(void *arg)
 		pk_log_wait(l->log, seq, 1000 * 1000 * 1000);
 
 		bool fire = pk_log_next_seq(l->log) > seq || pk_log_check(l->log) != 0;
+		struct stat st;
+
+		/* The file was replaced (moved aside as damaged, rotated):
+		 * readers opened since read another file than l->log, whose
+		 * records this sleep does not see; they are looked at after
+		 * each slice instead. */
+		if (stat(l->path, &st) != 0 || st.st_ino != l->file_ino ||
+		    st.st_dev != l->file_dev)
+			fire = true;
 
 		pthread_mutex_lock(&l->lock);
 		if (fire && l->armed) {
@@ -785,6 +798,13 @@ int kfs_add_log(struct kfs *fs, const char *name, const char *path)
 		free(l->path);
 		free(l);
 		return err;
+	}
+
+	struct stat st;
+
+	if (stat(path, &st) == 0) {
+		l->file_dev = st.st_dev;
+		l->file_ino = st.st_ino;
 	}
 	strcpy(l->name, name);
 	l->fs = fs;
