@@ -42,23 +42,40 @@
 static const char *errname(int e)
 {
 	switch (e) {
-	case EINVAL: return "EINVAL";
-	case EAGAIN: return "EAGAIN";
-	case EPIPE: return "EPIPE";
-	case EINTR: return "EINTR";
-	case EPERM: return "EPERM";
-	case EACCES: return "EACCES";
-	case EBADF: return "EBADF";
-	case ESPIPE: return "ESPIPE";
-	case ESTALE: return "ESTALE";
-	case EUCLEAN: return "EUCLEAN";
-	case EIO: return "EIO";
-	case ENOTCONN: return "ENOTCONN";
-	case ENOENT: return "ENOENT";
-	case EPROTO: return "EPROTO";
-	case ENOSPC: return "ENOSPC";
-	case EBADMSG: return "EBADMSG";
-	default: return strerror(e);
+	case EINVAL:
+		return "EINVAL";
+	case EAGAIN:
+		return "EAGAIN";
+	case EPIPE:
+		return "EPIPE";
+	case EINTR:
+		return "EINTR";
+	case EPERM:
+		return "EPERM";
+	case EACCES:
+		return "EACCES";
+	case EBADF:
+		return "EBADF";
+	case ESPIPE:
+		return "ESPIPE";
+	case ESTALE:
+		return "ESTALE";
+	case EUCLEAN:
+		return "EUCLEAN";
+	case EIO:
+		return "EIO";
+	case ENOTCONN:
+		return "ENOTCONN";
+	case ENOENT:
+		return "ENOENT";
+	case EPROTO:
+		return "EPROTO";
+	case ENOSPC:
+		return "ENOSPC";
+	case EBADMSG:
+		return "EBADMSG";
+	default:
+		return strerror(e);
 	}
 }
 
@@ -173,7 +190,7 @@ static int cmd_poll(const char *path, int ms)
 	printf("at end\n");
 	fflush(stdout);
 
-	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct pollfd p = {.fd = fd, .events = POLLIN};
 	int r = poll(&p, 1, ms);
 
 	if (r < 0) {
@@ -185,7 +202,8 @@ static int cmd_poll(const char *path, int ms)
 	} else {
 		printf("%s%s%s%s\n", p.revents & POLLIN ? "POLLIN" : "",
 		       p.revents & POLLRDNORM ? " POLLRDNORM" : "",
-		       p.revents & POLLERR ? " POLLERR" : "", p.revents & POLLPRI ? " POLLPRI" : "");
+		       p.revents & POLLERR ? " POLLERR" : "",
+		       p.revents & POLLPRI ? " POLLPRI" : "");
 	}
 	one_read(fd, 8192);
 	return 0;
@@ -297,6 +315,7 @@ int main(int argc, char **argv)
 		close(fd);
 		return 0;
 	}
-	fprintf(stderr, "usage: kmsgfs-probe store|record|reads|dump|block|tail|poll|write|seek|hold|rate ...\n");
+	fprintf(stderr, "usage: kmsgfs-probe "
+			"store|record|reads|dump|block|tail|poll|write|seek|hold|rate ...\n");
 	return 2;
 }
