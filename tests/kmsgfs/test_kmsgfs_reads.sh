@@ -31,6 +31,18 @@ for n in golden mixed; do
 	fi
 done
 
+start_fs "$TMP/caller" --caller "$TMP/golden.log"
+"$TESTGEN" kmsg "$TMP/golden.log" caller >"$TMP/caller.want"
+"$PROBE" dump "$TMP/caller/kmsg" >"$TMP/caller.got"
+checks=$((checks + 1))
+if cmp -s "$TMP/caller.want" "$TMP/caller.got" && grep -q ',caller=T' "$TMP/caller.got"; then
+	ok "--caller: the bytes of kmsg_read with printk.caller on"
+else
+	fail "--caller: bytes differ from kmsg_read's with printk.caller on"
+	show_diff "$TMP/caller.want" "$TMP/caller.got"
+fi
+stop_fs
+
 # --- one record per read, EINVAL, EAGAIN ------------------------------------
 expect "one record per read, EINVAL consumes, EAGAIN at the end" \
 	"6,0,TS,-;record zero
