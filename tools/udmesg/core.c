@@ -74,6 +74,7 @@ struct core {
 	char comm[17];
 	const unsigned char *files; /* NT_FILE's descriptor, checked */
 	size_t files_len;
+	bool cut; /* a segment ends past the end of the file */
 };
 
 struct found {
@@ -276,6 +277,8 @@ static void parse_core(struct core *c)
 			s->data = c->buf + ph.p_offset;
 			s->have = n < ph.p_filesz ? n : ph.p_filesz;
 		}
+		if (s->have < s->filesz)
+			c->cut = true;
 	}
 }
 
@@ -551,6 +554,9 @@ int ud_core_open(struct ud_ctl *ctl)
 		snprintf(at, sizeof(at), "0x%" PRIx64, bad_at);
 		ud_fatal("%s: the log at %s: %s", c.path, at, image_strerror(bad));
 	}
+	if (!n && c.cut)
+		ud_fatal("%s: no libprintk log in what there is of this truncated core file",
+			 c.path);
 	if (!n)
 		ud_fatal("%s: no libprintk log in this core (the process had none, or the core "
 			 "left out its memory: see coredump_filter in core(5))",
