@@ -168,13 +168,13 @@ static int image_owner_alive(struct prb *rb, unsigned owner, uint32_t pid)
 	return 0;
 }
 
-int pk_log_image_probe(const void *head, size_t avail, size_t *region_len)
+int pk_log_image_probe(const void *head, size_t avail, struct pk_log_image_info *info)
 {
 	static const size_t page_size = 4096; /* the ring's header: one page */
 	_Alignas(64) unsigned char page[4096];
 	struct prb probe;
 
-	if (!head || !region_len)
+	if (!head || !info)
 		return -EINVAL;
 	if (avail < 8)
 		return -EPROTO;
@@ -192,18 +192,18 @@ int pk_log_image_probe(const void *head, size_t avail, size_t *region_len)
 	err = prb_check_header(&probe, page, n, SIZE_MAX);
 	if (err)
 		return err;
-	if (n < page_size) {
-		*region_len = probe.region_size;
+	info->region_len = probe.region_size;
+	if (n < page_size)
 		return -ENOSPC; /* the header page itself is cut off */
-	}
 
 	struct pk_log_shared sh;
 
 	memcpy(&sh, probe.user, sizeof(sh));
 	if (sh.magic != PK_LOG_STATE_MAGIC)
 		return -EBADMSG;
-	*region_len = probe.region_size;
-	return sh.file_size ? 1 : 0;
+	info->file = sh.file_size != 0;
+	info->printk = (atomic_load(&sh.roles) & PK_LOG_ROLE_PRINTK) != 0;
+	return 0;
 }
 
 int pk_log_open_image(struct pk_log **logp, const void *image, size_t len, uint32_t pid,

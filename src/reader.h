@@ -146,17 +146,25 @@ size_t pk_log_kmsg_format(const struct pk_record *rec, char *out);
  * and nothing ever writes to it: it is validated as a log file's header is.
  */
 
+/* What pk_log_image_probe() found. */
+struct pk_log_image_info {
+	size_t region_len; /* bytes the log spans from its start */
+	bool file;	   /* the ring at the start of a log file's mapping (else
+			    * a memory log: pk_log_create, pk_log_create_in) */
+	bool printk;	   /* a process made it its printk log */
+};
+
 /*
  * Is there the start of a log at @head, with @avail bytes readable from
  * there? Any alignment; only the header is looked at, and the first 8 bytes
  * alone decide most places (a scan over a whole core stays cheap). Returns
- * 0 for a memory log (pk_log_create), 1 for the ring at the start of a log
- * file's mapping, and *@region_len the bytes the log spans from @head
- * (possibly more than @avail: the caller says "truncated"); or -EPROTO (no
- * log here), -EPROTONOSUPPORT, -EBADMSG as pk_log_open_file() says them.
- * Thread-safe, never blocks, async-signal-safe.
+ * 0 and @info (whose region_len may be more than @avail: the caller says
+ * "truncated"), or -EPROTO (no log here), -EPROTONOSUPPORT, -EBADMSG as
+ * pk_log_open_file() says them, -ENOSPC when the header itself is cut off
+ * (@info->region_len is then set). Thread-safe, never blocks,
+ * async-signal-safe.
  */
-int pk_log_image_probe(const void *head, size_t avail, size_t *region_len);
+int pk_log_image_probe(const void *head, size_t avail, struct pk_log_image_info *info);
 
 /*
  * A read-only handle on the log whose region (pk_log_image_probe's
