@@ -109,7 +109,7 @@ if [ -n "$GCORE" ]; then
 	# --core-list: the one memory log, its records counted.
 	checks=$((checks + 1))
 	"$UDMESG" --core "$GCORE" --core-list >"$TMP/list"
-	if [ "$(wc -l <"$TMP/list")" -eq 2 ] && grep -Eq '^0x[0-9a-f]{16} +[0-9]+ memory +47 \[ +1\.[0-9]{6}\]$' "$TMP/list"; then
+	if [ "$(wc -l <"$TMP/list")" -eq 2 ] && grep -Eq '^0x[0-9a-f]{16} +[0-9]+ printk +47 \[ +1\.[0-9]{6}\]$' "$TMP/list"; then
 		ok "gcore:list"
 	else
 		fail "gcore:list"
@@ -150,6 +150,28 @@ if [ -n "$GCORE" ]; then
 	*"record 0 of"*) fail "big:wrapped: the oldest records are still there: $first" ;;
 	*) ok "big:wrapped" ;;
 	esac
+fi
+
+# Two logs in one core: printk's is read, though the other was written
+# last; --core-list shows both.
+if [ -n "$GCORE" ]; then
+	WARGS="40 extra"
+	start_writer "$TMP/two.out" || exit 1
+	WARGS=""
+	tpid=$wpid
+	timeout 120 gcore -o "$TMP/twocore" "$tpid" >/dev/null 2>&1
+	stop_writer
+	same "two:printk-log-read" "$UDMESG" -B "$REF" -x -- "$UDMESG" --core "$TMP/twocore.$tpid" -x
+	checks=$((checks + 1))
+	"$UDMESG" --core "$TMP/twocore.$tpid" --core-list >"$TMP/list"
+	if [ "$(wc -l <"$TMP/list")" -eq 3 ] &&
+		grep -Eq '^0x[0-9a-f]{16} +[0-9]+ printk +47 \[ +1\.[0-9]{6}\] \(read\)$' "$TMP/list" &&
+		grep -Eq '^0x[0-9a-f]{16} +[0-9]+ memory +1 \[ +1\.[0-9]{6}\]$' "$TMP/list"; then
+		ok "two:list"
+	else
+		fail "two:list"
+		cat "$TMP/list"
+	fi
 fi
 
 # ------------------------------------------------- the kernel's dump --

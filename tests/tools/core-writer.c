@@ -3,12 +3,14 @@
  * core-writer - a program whose log udmesg --core reads out of its core
  * (tests/cli/test_udmesg_core.sh).
  *
- *   core-writer [N]
+ *   core-writer [N [extra]]
  *
  * Logs through printk() into the log PRINTK_OPTS gives it (a memory log
  * without log_buf_file=, a log file with it): a few lines of every kind, N
  * numbered ones (default 40), a continued line, and last an open line (no
- * newline). Then it prints "ready" on stdout and waits to be killed or
+ * newline). With "extra", a second memory log of its own (pk_log_create)
+ * gets a line after all that: the core then holds two logs, printk's
+ * written first. Then it prints "ready" on stdout and waits to be killed or
  * dumped. Time stamps come from a test clock and the wall-clock offset is
  * fixed, so two runs, one into memory and one into a file, log the same
  * bytes.
@@ -20,6 +22,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <printk/log.h>
 #include <printk/printk.h>
 
 #include "caller.h"
@@ -54,6 +57,13 @@ int main(int argc, char **argv)
 	pr_cont(" continued");
 	pr_cont(" and ended\n");
 	printk(KERN_INFO "the open line, never finished");
+	if (argc > 2 && !strcmp(argv[2], "extra")) {
+		static const char text[] = "the program's own log, written last";
+		struct pk_log *own;
+
+		if (pk_log_create(&own, 0) || pk_log_store(own, 1, 6, text, sizeof(text) - 1, NULL, 0))
+			return 1;
+	}
 
 	/* "ready" goes out only once everything above is in the log. */
 	if (write(STDOUT_FILENO, "ready\n", 6) != 6)

@@ -25,11 +25,12 @@
  * probed (the library looks at 8 bytes first; only a matching magic costs
  * more). A region that validates is a log; a log's own bytes are not probed
  * again. A process normally has one memory log, printk's. When the core
- * holds several, the memory logs (pk_log_create, pk_log_create_in) come
- * before the rings of log files that a core may also hold (those are read
- * from the file itself, with -B), and of several memory logs the one whose
- * newest record is the most recent is taken: the one the process wrote
- * last. --core-list shows them all.
+ * holds several, printk's is read: the log a process made its printk log
+ * says so in its state (PK_LOG_ROLE_PRINTK). Failing that, memory logs
+ * (pk_log_create, pk_log_create_in) come before the rings of log files a
+ * core may also hold (those are read from the file itself, with -B), and
+ * of the rest the one whose newest record is the most recent is taken.
+ * --core-list shows them all.
  *
  * A core read from a pipe (coredumpctl dump | udmesg --core /dev/stdin) is
  * read into memory first; a file is mapped.
@@ -80,7 +81,7 @@ struct core {
 struct found {
 	uint64_t vaddr;
 	size_t len;
-	int kind; /* 0 memory log, 1 a log file's ring */
+	bool file, printk; /* as pk_log_image_probe() says */
 	uint64_t records, newest_ts;
 };
 
@@ -345,9 +346,9 @@ static void *copy_region(const struct core *c, uint64_t vaddr, size_t len, int *
 /* Probe @vaddr, whose first @avail bytes are at @p; the header page may
  * continue in another segment. Returns pk_log_image_probe()'s answer. */
 static int probe_at(const struct core *c, uint64_t vaddr, const unsigned char *p, uint64_t avail,
-		    size_t *region_len)
+		    struct pk_log_image_info *info)
 {
-	int r = pk_log_image_probe(p, avail, region_len);
+	int r = pk_log_image_probe(p, avail, info);
 
 	if (r == -ENOSPC && avail < 4096) {
 		static unsigned char page[4096];
@@ -355,7 +356,7 @@ static int probe_at(const struct core *c, uint64_t vaddr, const unsigned char *p
 
 		if (err)
 			return err == -EFAULT ? -EPROTO : err;
-		r = pk_log_image_probe(page, sizeof(page), region_len);
+		r = pk_log_image_probe(page, sizeof(page), info);
 	}
 	return r;
 }
@@ -432,15 +433,17 @@ static size_t find_logs(const struct core *c, struct found *out, int *bad, uint6
 
 		for (; at < s->have && nfound < CORE_MAX_LOGS; at += 64) {
 			struct found *f = &out[nfound];
-			size_t len = 0;
-			int r = probe_at(c, s->vaddr + at, s->data + at, s->have - at, &len);
+			struct pk_log_image_info info = {0};
+			int r = probe_at(c, s->vaddr + at, s->data + at, s->have - at, &info);
+			size_t len = info.region_len;
 
 			if (r == -EPROTO)
 				continue;
-			if (r >= 0) {
+			if (r == 0) {
 				f->vaddr = s->vaddr + at;
 				f->len = len;
-				f->kind = r;
+				f->file = info.file;
+				f->printk = info.printk;
 				r = measure(c, f);
 			}
 			if (r == 0) {
@@ -460,20 +463,23 @@ static size_t find_logs(const struct core *c, struct found *out, int *bad, uint6
 	return nfound;
 }
 
-/* The log to read: memory logs first, then the most recently written. */
+/* Which of two logs to read: printk's, a memory log, the one written last. */
+static bool better(const struct found *a, const struct found *b)
+{
+	if (a->printk != b->printk)
+		return a->printk;
+	if (a->file != b->file)
+		return !a->file;
+	return a->newest_ts > b->newest_ts;
+}
+
 static size_t pick(const struct found *f, size_t n)
 {
 	size_t best = 0;
 
-	for (size_t i = 1; i < n; i++) {
-		if (f[i].kind != f[best].kind) {
-			if (f[i].kind < f[best].kind)
-				best = i;
-			continue;
-		}
-		if (f[i].newest_ts > f[best].newest_ts)
+	for (size_t i = 1; i < n; i++)
+		if (better(&f[i], &f[best]))
 			best = i;
-	}
 	return best;
 }
 
@@ -542,7 +548,8 @@ int ud_core_open(struct ud_ctl *ctl)
 		for (size_t i = 0; i < n; i++)
 			printf("0x%016" PRIx64 " %12zu %-7s %10" PRIu64 " [%5" PRIu64 ".%06" PRIu64
 			       "]%s\n",
-			       logs[i].vaddr, logs[i].len, logs[i].kind ? "file" : "memory",
+			       logs[i].vaddr, logs[i].len,
+			       logs[i].printk ? "printk" : logs[i].file ? "file" : "memory",
 			       logs[i].records, logs[i].newest_ts / 1000000000u,
 			       logs[i].newest_ts % 1000000000u / 1000u,
 			       n > 1 && i == pick(logs, n) ? " (read)" : "");
