@@ -417,6 +417,16 @@ static int measure(const struct core *c, struct found *f)
 	return 0;
 }
 
+/* Is @vaddr in one of the @n logs of @f? (A log continued in the next
+ * segment: its text is not probed there either.) */
+static bool inside(const struct found *f, size_t n, uint64_t vaddr)
+{
+	for (size_t i = 0; i < n; i++)
+		if (vaddr >= f[i].vaddr && vaddr - f[i].vaddr < f[i].len)
+			return true;
+	return false;
+}
+
 /*
  * Every log in the core into @out (at most CORE_MAX_LOGS); returns how many.
  * *@bad gets the first error of a place that looked like a log and was not
@@ -437,7 +447,7 @@ static size_t find_logs(const struct core *c, struct found *out, int *bad, uint6
 			int r = probe_at(c, s->vaddr + at, s->data + at, s->have - at, &info);
 			size_t len = info.region_len;
 
-			if (r == -EPROTO)
+			if (r == -EPROTO || inside(out, nfound, s->vaddr + at))
 				continue;
 			if (r == 0) {
 				f->vaddr = s->vaddr + at;
