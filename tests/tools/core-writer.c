@@ -3,7 +3,7 @@
  * core-writer - a program whose log udmesg --core reads out of its core
  * (tests/cli/test_udmesg_core.sh).
  *
- *   core-writer [N [extra|selfcore FILE]]
+ *   core-writer [N [extra|selfcore FILE [sparse]]]
  *
  * Logs through printk() into the log PRINTK_OPTS gives it (a memory log
  * without log_buf_file=, a log file with it): a few lines of every kind, N
@@ -13,7 +13,9 @@
  * written first. With "selfcore FILE", it writes an ELF core of its own
  * into FILE, small whatever the build (a sanitizer's shadow memory makes
  * gcore's cores huge): the notes, a buffer with a false log magic in it,
- * and the log split over two segments. Then it prints "ready" on stdout and waits to be killed or
+ * and the log split over two segments; "sparse" puts a segment of 16 GiB
+ * before them, all of it a hole in the file (untouched memory, as the
+ * kernel leaves it). Then it prints "ready" on stdout and waits to be killed or
  * dumped. Time stamps come from a test clock and the wall-clock offset is
  * fixed, so two runs, one into memory and one into a file, log the same
  * bytes.
@@ -48,7 +50,7 @@ static int put(int fd, const void *p, size_t n)
 }
 
 /* The core of this process as far as udmesg needs it. */
-static int selfcore(const char *path, struct pk_log *log)
+static int selfcore(const char *path, struct pk_log *log, int sparse)
 {
 	struct prb *rb = pk_log_ring(log);
 	const unsigned char *region = (const unsigned char *)rb->hdr;
@@ -62,6 +64,7 @@ static int selfcore(const char *path, struct pk_log *log)
 		const void *data;
 		size_t len;
 	} loads[] = {
+		{ 0x100000000000ull, NULL, sparse ? (size_t)16 << 30 : 0 },
 		{ (uintptr_t)junk, junk, sizeof(junk) },
 		{ (uintptr_t)region, region, half },
 		{ (uintptr_t)region + half, region + half, rb->region_size - half },
@@ -118,8 +121,13 @@ static int selfcore(const char *path, struct pk_log *log)
 
 	err = err || put(fd, &eh, sizeof(eh)) || put(fd, ph, sizeof(ph)) || put(fd, pad, 8) ||
 	      put(fd, note, sizeof(note)) || put(fd, pad, 24);
-	for (int i = 0; i < NLOADS && !err; i++)
-		err = put(fd, loads[i].data, loads[i].len) || put(fd, pad, 40);
+	for (int i = 0; i < NLOADS && !err; i++) {
+		if (!loads[i].data)
+			err = lseek(fd, (off_t)loads[i].len, SEEK_CUR) < 0; /* a hole */
+		else
+			err = put(fd, loads[i].data, loads[i].len);
+		err = err || put(fd, pad, 40);
+	}
 	if (fd >= 0 && close(fd) < 0)
 		err = 1;
 	return err ? -1 : 0;
@@ -153,7 +161,8 @@ int main(int argc, char **argv)
 		if (pk_log_create(&own, 0) || pk_log_store(own, 1, 6, text, sizeof(text) - 1, NULL, 0))
 			return 1;
 	}
-	if (argc > 3 && !strcmp(argv[2], "selfcore") && selfcore(argv[3], log) < 0)
+	if (argc > 3 && !strcmp(argv[2], "selfcore") &&
+	    selfcore(argv[3], log, argc > 4 && !strcmp(argv[4], "sparse")) < 0)
 		return 1;
 
 	/* "ready" goes out only once everything above is in the log. */

@@ -23,7 +23,9 @@
  *
  * Finding the log: every 64-byte aligned address of the dumped memory is
  * probed (the library looks at 8 bytes first; only a matching magic costs
- * more). A region that validates is a log; a log's own bytes are not probed
+ * more), except where the file has a hole (SEEK_DATA: the kernel leaves
+ * untouched memory out of the file that way, and a sanitizer's reserved
+ * shadow makes cores terabytes of holes) or 8 zero bytes. A region that validates is a log; a log's own bytes are not probed
  * again. A process normally has one memory log, printk's. When the core
  * holds several, printk's is read: the log a process made its printk log
  * says so in its state (PK_LOG_ROLE_PRINTK). Failing that, memory logs
@@ -76,6 +78,10 @@ struct core {
 	const unsigned char *files; /* NT_FILE's descriptor, checked */
 	size_t files_len;
 	bool cut; /* a segment ends past the end of the file */
+	/* Where a file has data (SEEK_DATA): holes read as zeros and hold no
+	 * log, and a core can be mostly holes (untouched memory). */
+	uint64_t (*data)[2]; /* [start, end) file offsets, ascending; NULL: all */
+	size_t ndata;
 };
 
 struct found {
@@ -91,6 +97,71 @@ static _Noreturn void core_fatal(const struct core *c, const char *what)
 }
 
 /* ------------------------------------------------------------ loading -- */
+
+/* The data extents of the file @fd, when the file system tells holes. */
+static void find_data(struct core *c, int fd)
+{
+	size_t cap = 0;
+	off_t pos = 0;
+
+	while ((uint64_t)pos < c->len) {
+		off_t d = lseek(fd, pos, SEEK_DATA);
+		off_t h = d < 0 ? -1 : lseek(fd, d, SEEK_HOLE);
+
+		if (d < 0 && errno == ENXIO)
+			break; /* only a hole from here on */
+		if (d < 0 || h < 0 || h <= d) {
+			free(c->data); /* cannot tell: read everything */
+			c->data = NULL;
+			c->ndata = 0;
+			return;
+		}
+		if (c->ndata == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			uint64_t(*nd)[2] = realloc(c->data, ncap * sizeof(*nd));
+
+			if (!nd) {
+				free(c->data);
+				c->data = NULL;
+				c->ndata = 0;
+				return;
+			}
+			c->data = nd;
+			cap = ncap;
+		}
+		c->data[c->ndata][0] = (uint64_t)d;
+		c->data[c->ndata][1] = (uint64_t)h;
+		c->ndata++;
+		pos = h;
+	}
+	if (!c->data) {
+		/* All holes: an empty extent list, not "unknown". */
+		c->data = malloc(sizeof(*c->data));
+		if (!c->data)
+			return;
+	}
+}
+
+/* The first file offset at or after @off that holds data (c->len: none). */
+static uint64_t next_data(const struct core *c, uint64_t off)
+{
+	size_t lo = 0, hi = c->ndata;
+
+	if (!c->data)
+		return off;
+	/* The first extent that ends after @off. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->data[mid][1] <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == c->ndata)
+		return c->len;
+	return off < c->data[lo][0] ? c->data[lo][0] : off;
+}
 
 static void load_core(struct core *c)
 {
@@ -116,6 +187,7 @@ static void load_core(struct core *c)
 		c->buf = p;
 		c->len = (size_t)st.st_size;
 		c->mapped = true;
+		find_data(c, fd);
 		close(fd);
 		return;
 	}
@@ -442,6 +514,22 @@ static size_t find_logs(const struct core *c, struct found *out, int *bad, uint6
 		uint64_t at = (64 - (s->vaddr & 63)) & 63;
 
 		for (; at < s->have && nfound < CORE_MAX_LOGS; at += 64) {
+			uint64_t off = (uint64_t)(s->data - c->buf) + at;
+			uint64_t next = next_data(c, off);
+
+			if (next != off) {
+				/* A hole: on at the first aligned place after it. */
+				if (next - off >= s->have - at)
+					break;
+				at += ((next - off + 63) & ~(uint64_t)63) - 64;
+				continue;
+			}
+			/* A log starts with a magic number, never with zeros. */
+			static const unsigned char zeros[8];
+
+			if (s->have - at >= 8 && !memcmp(s->data + at, zeros, 8))
+				continue;
+
 			struct found *f = &out[nfound];
 			struct pk_log_image_info info = {0};
 			int r = probe_at(c, s->vaddr + at, s->data + at, s->have - at, &info);
