@@ -176,6 +176,7 @@ int pk_log_image_probe(const void *head, size_t avail, struct pk_log_image_info 
 
 	if (!head || !info)
 		return -EINVAL;
+	info->region_len = 0;
 	if (avail < 8)
 		return -EPROTO;
 	/* The magic alone first: most places of a core are not a log. */

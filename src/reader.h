@@ -161,7 +161,8 @@ struct pk_log_image_info {
  * 0 and @info (whose region_len may be more than @avail: the caller says
  * "truncated"), or -EPROTO (no log here), -EPROTONOSUPPORT, -EBADMSG as
  * pk_log_open_file() says them, -ENOSPC when the header itself is cut off
- * (@info->region_len is then set). Thread-safe, never blocks,
+ * (@info->region_len is then what the header claims if enough of it is
+ * there, else 0). Thread-safe, never blocks,
  * async-signal-safe.
  */
 int pk_log_image_probe(const void *head, size_t avail, struct pk_log_image_info *info);
