@@ -4,9 +4,13 @@
  * pk_log_image_probe, pk_log_open_image), as udmesg --core reads a dead
  * process's log out of its core: found by its header, validated, read-only
  * (the copy is mapped without write permission: a write would crash the
- * test), post-mortem, and printk's log tells itself from others.
+ * test), post-mortem (a record a thread was still writing is lost, the rest
+ * reads), and printk's log tells itself from others.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -177,12 +181,76 @@ static void test_probe_errors(void **state)
 	pk_log_destroy(log);
 }
 
+/* A thread that dies inside its record: it stops at the claim. */
+static sem_t in_record, may_go;
+static _Atomic(pthread_t *) stuck_thread;
+
+static void stop_in_record(enum prb_testpoint tp)
+{
+	pthread_t *t = atomic_load(&stuck_thread);
+
+	if (tp == PRB_TP_CLAIMED && t && pthread_equal(*t, pthread_self())) {
+		sem_post(&in_record);
+		sem_wait(&may_go);
+	}
+}
+
+static void *store_stuck(void *arg)
+{
+	pk_log_store(arg, 0, 3, "never finished", 14, NULL, 0);
+	return NULL;
+}
+
+static void test_unfinished_record_passed_over(void **state)
+{
+	(void)state;
+	struct pk_log *log, *img;
+	pthread_t t;
+	size_t len;
+
+	assert_int_equal(pk_log_create(&log, 16384), 0);
+	assert_int_equal(pk_log_store(log, 0, 6, "before", 6, NULL, 0), 0);
+	sem_init(&in_record, 0, 0);
+	sem_init(&may_go, 0, 0);
+	prb_set_testpoint_hook(stop_in_record);
+	atomic_store(&stuck_thread, &t);
+	assert_int_equal(pthread_create(&t, NULL, store_stuck, log), 0);
+	sem_wait(&in_record);
+	assert_int_equal(pk_log_store(log, 0, 6, "after one", 9, NULL, 0), 0);
+	assert_int_equal(pk_log_store(log, 0, 6, "after two", 9, NULL, 0), 0);
+
+	/* The process "dies" here: its memory as a core holds it. */
+	unsigned char *copy = copy_of(log, 0, &len);
+
+	sem_post(&may_go);
+	pthread_join(t, NULL);
+	atomic_store(&stuck_thread, NULL);
+	prb_set_testpoint_hook(NULL);
+	seal(copy, len);
+
+	assert_int_equal(pk_log_open_image(&img, copy, len, 0, NULL), 0);
+	assert_int_equal(pk_log_read(img, 0, &rec, PK_READ_UNFINALIZED), 0);
+	assert_string_equal(rec.text, "before");
+	/* The record its writer never finished is lost (seq 1); the rest reads. */
+	assert_int_equal(pk_log_read(img, 1, &rec, PK_READ_UNFINALIZED), 0);
+	assert_int_equal(rec.seq, 2);
+	assert_string_equal(rec.text, "after one");
+	assert_int_equal(pk_log_read(img, 3, &rec, PK_READ_UNFINALIZED), 0);
+	assert_string_equal(rec.text, "after two");
+	assert_int_equal(rec.state, PK_REC_FINAL);
+	assert_int_equal(pk_log_read(img, 4, &rec, PK_READ_UNFINALIZED), -EAGAIN);
+	pk_log_destroy(img);
+	munmap(copy, len);
+	pk_log_destroy(log);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_printk_log_image),
 		cmocka_unit_test(test_other_log_and_alignment),
 		cmocka_unit_test(test_probe_errors),
+		cmocka_unit_test(test_unfinished_record_passed_over),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
