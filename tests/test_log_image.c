@@ -30,8 +30,8 @@ static unsigned char *copy_of(struct pk_log *log, size_t offset, size_t *len)
 {
 	struct prb *rb = pk_log_ring(log);
 	size_t n = rb->region_size;
-	unsigned char *p = mmap(NULL, n + offset, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *p =
+		mmap(NULL, n + offset, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	assert_true(p != MAP_FAILED);
 	memcpy(p + offset, rb->hdr, n);

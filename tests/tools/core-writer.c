@@ -64,13 +64,13 @@ static int selfcore(const char *path, struct pk_log *log, int sparse)
 		const void *data;
 		size_t len;
 	} loads[] = {
-		{ 0x100000000000ull, NULL, sparse ? (size_t)16 << 30 : 0 },
-		{ (uintptr_t)junk, junk, sizeof(junk) },
-		{ (uintptr_t)region, region, half },
-		{ (uintptr_t)region + half, region + half, rb->region_size - half },
+		{0x100000000000ull, NULL, sparse ? (size_t)16 << 30 : 0},
+		{(uintptr_t)junk, junk, sizeof(junk)},
+		{(uintptr_t)region, region, half},
+		{(uintptr_t)region + half, region + half, rb->region_size - half},
 	};
 	enum { NLOADS = sizeof(loads) / sizeof(loads[0]) };
-	unsigned char note[12 + 8 + 136] = { 0 };
+	unsigned char note[12 + 8 + 136] = {0};
 	uint32_t namesz = 5, descsz = 136, type = NT_PRPSINFO;
 	int32_t pid = (int32_t)getpid();
 
@@ -81,7 +81,7 @@ static int selfcore(const char *path, struct pk_log *log, int sparse)
 	memcpy(note + 20 + 24, &pid, 4);
 	memcpy(note + 20 + 40, "core-writer", 11);
 
-	Elf64_Ehdr eh = { 0 };
+	Elf64_Ehdr eh = {0};
 	Elf64_Phdr ph[1 + NLOADS];
 	/* Odd file offsets, as gcore leaves them: nothing may rely on them. */
 	uint64_t off = sizeof(eh) + sizeof(ph) + 8;
@@ -158,7 +158,8 @@ int main(int argc, char **argv)
 		static const char text[] = "the program's own log, written last";
 		struct pk_log *own;
 
-		if (pk_log_create(&own, 0) || pk_log_store(own, 1, 6, text, sizeof(text) - 1, NULL, 0))
+		if (pk_log_create(&own, 0) ||
+		    pk_log_store(own, 1, 6, text, sizeof(text) - 1, NULL, 0))
 			return 1;
 	}
 	if (argc > 3 && !strcmp(argv[2], "selfcore") &&

@@ -25,9 +25,11 @@
  * probed (the library looks at 8 bytes first; only a matching magic costs
  * more), except where the file has a hole (SEEK_DATA: the kernel leaves
  * untouched memory out of the file that way, and a sanitizer's reserved
- * shadow makes cores terabytes of holes) or 8 zero bytes. A region that validates is a log; a log's own bytes are not probed
- * again. A process normally has one memory log, printk's. When the core
- * holds several, printk's is read: the log a process made its printk log
+ * shadow makes cores terabytes of holes) or 8 zero bytes. A region that
+ * validates is a log; a log's own bytes are not probed again.
+ *
+ * A process normally has one memory log, printk's. When the core holds
+ * several, printk's is read: the log a process made its printk log
  * says so in its state (PK_LOG_ROLE_PRINTK). Failing that, memory logs
  * (pk_log_create, pk_log_create_in) come before the rings of log files a
  * core may also hold (those are read from the file itself, with -B), and
@@ -330,14 +332,17 @@ static void parse_core(struct core *c)
 			if (ph.p_offset <= c->len) {
 				uint64_t n = c->len - ph.p_offset;
 
-				parse_notes(c, c->buf + ph.p_offset, n < ph.p_filesz ? n : ph.p_filesz);
+				parse_notes(c, c->buf + ph.p_offset,
+					    n < ph.p_filesz ? n : ph.p_filesz);
 			}
 			continue;
 		}
 		if (ph.p_type != PT_LOAD || ph.p_memsz == 0)
 			continue;
 		if (ph.p_vaddr + ph.p_memsz < ph.p_vaddr || ph.p_filesz > ph.p_memsz)
-			core_fatal(c, "bad program header (segment wraps or holds more than its size)");
+			core_fatal(
+				c,
+				"bad program header (segment wraps or holds more than its size)");
 
 		struct seg *s = &c->segs[c->nsegs++];
 
@@ -370,7 +375,8 @@ static int read_mem(const struct core *c, uint64_t vaddr, void *dst, uint64_t n)
 		const struct seg *s = NULL;
 
 		for (size_t i = 0; i < c->nsegs; i++)
-			if (vaddr >= c->segs[i].vaddr && vaddr - c->segs[i].vaddr < c->segs[i].memsz) {
+			if (vaddr >= c->segs[i].vaddr &&
+			    vaddr - c->segs[i].vaddr < c->segs[i].memsz) {
 				s = &c->segs[i];
 				break;
 			}
@@ -448,8 +454,7 @@ static const char *image_strerror(int err)
 
 /* Open the log @f names (a copy of it) as an image: 0 and *@logp, *@img,
  * or a negative errno (the image is then gone). */
-static int open_found(const struct core *c, const struct found *f, struct pk_log **logp,
-		      void **img)
+static int open_found(const struct core *c, const struct found *f, struct pk_log **logp, void **img)
 {
 	int err;
 
@@ -621,7 +626,15 @@ static void check_executable(const struct core *c, const char *exe)
 		ud_fatal("cannot open %s: %s", exe, strerror(errno));
 	if (maps_file_named(c, exe) == 0)
 		ud_warn("%s: %s is not among the files the process had mapped (another "
-			"program's core?)", c->path, exe);
+			"program's core?)",
+			c->path, exe);
+}
+
+static const char *kind_name(const struct found *f)
+{
+	if (f->printk)
+		return "printk";
+	return f->file ? "file" : "memory";
 }
 
 /* ---------------------------------------------------------- the entry -- */
@@ -642,13 +655,13 @@ int ud_core_open(struct ud_ctl *ctl)
 	size_t n = find_logs(&c, logs, &bad, &bad_at);
 
 	if (ctl->core_list) {
-		printf("%-18s %12s %-7s %10s %s\n", "ADDRESS", "BYTES", "KIND", "RECORDS", "NEWEST");
+		printf("%-18s %12s %-7s %10s %s\n", "ADDRESS", "BYTES", "KIND", "RECORDS",
+		       "NEWEST");
 		for (size_t i = 0; i < n; i++)
 			printf("0x%016" PRIx64 " %12zu %-7s %10" PRIu64 " [%5" PRIu64 ".%06" PRIu64
 			       "]%s\n",
-			       logs[i].vaddr, logs[i].len,
-			       logs[i].printk ? "printk" : logs[i].file ? "file" : "memory",
-			       logs[i].records, logs[i].newest_ts / 1000000000u,
+			       logs[i].vaddr, logs[i].len, kind_name(&logs[i]), logs[i].records,
+			       logs[i].newest_ts / 1000000000u,
 			       logs[i].newest_ts % 1000000000u / 1000u,
 			       n > 1 && i == pick(logs, n) ? " (read)" : "");
 		exit(n ? EXIT_SUCCESS : EXIT_FAILURE);
@@ -675,14 +688,17 @@ int ud_core_open(struct ud_ctl *ctl)
 	if (err)
 		ud_fatal("%s: the log at 0x%" PRIx64 ": %s", c.path, f->vaddr, image_strerror(err));
 	ctl->log = log;
-	ctl->log_path = c.path; /* what read errors name */
+	/* What read errors name. */
+	ctl->log_path = c.path;
 	ctl->follow = ctl->follow_new = false; /* a core does not grow: -w reads it once */
-	/* The copy outlives the log: both go at exit. */
+	/* The log reads its own copy (which goes at exit): the core is done. */
 	if (c.mapped)
 		munmap((void *)c.buf, c.len);
 	else
 		free((void *)c.buf);
 	free(c.segs);
+	free(c.data);
+	c.data = NULL;
 	c.buf = NULL;
 	c.files = NULL;
 	return 0;
