@@ -81,7 +81,7 @@ static const char usage_text[] =
 	" -F, --file <file>           syslog-format text (<prio>[time] text lines)\n"
 	" -K, --kmsg-file <file>      /dev/kmsg records separated by NUL bytes\n"
 	" -S, --syslog                read the log through its syslog actions\n"
-	"     --core <core> [<program>]  the log of a dead process, out of its core file\n"
+	"     --core <core> [<prog>]  the log of a dead process, out of its core file\n"
 	"     --core-list             with --core: list the logs in the core\n"
 	"\nOptions:\n"
 	" -C, --clear                 clear the log buffer\n"
