@@ -6,6 +6,10 @@
  * printing path); the ring it points to may live in memory the handle owns
  * (pk_log_create: an anonymous mapping), in memory the caller owns
  * (pk_log_create_in, pk_log_attach) or in a shared file (logfile.c).
+ *
+ * An image (pk_log_open_image) is a dead process's log in memory a reader
+ * owns, a copy of what a core file holds: read-only, every word of it
+ * untrusted, and nobody will ever finish what it left open.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,6 +19,7 @@
 
 #include "deferred.h"
 #include "log_internal.h"
+#include "reader.h"
 #include "store.h"
 
 struct pk_log *pk_log_alloc(void)
@@ -152,6 +157,91 @@ int pk_log_attach(struct pk_log **logp, void *region, size_t region_len, unsigne
 	return 0;
 }
 
+/* ------------------------------------------------------------ images -- */
+
+/* Every writer of an image is dead (records of a log file's ring carry
+ * their writer's registry slot; a memory log's carry none). */
+static int image_owner_alive(struct prb *rb, unsigned owner, uint32_t pid)
+{
+	(void)rb;
+	(void)owner;
+	(void)pid;
+	return 0;
+}
+
+int pk_log_image_probe(const void *head, size_t avail, struct pk_log_image_info *info)
+{
+	static const size_t page_size = 4096; /* the ring's header: one page */
+	_Alignas(64) unsigned char page[4096];
+	struct prb probe;
+
+	if (!head || !info)
+		return -EINVAL;
+	info->region_len = 0;
+	if (avail < 8)
+		return -EPROTO;
+	/* The magic alone first: most places of a core are not a log. */
+	memcpy(page, head, 8);
+	int err = prb_check_header(&probe, page, 8, SIZE_MAX);
+
+	if (err != -ENOSPC)
+		return err ? err : -EPROTO;
+
+	size_t n = avail < page_size ? avail : page_size;
+
+	memcpy(page, head, n);
+	memset(page + n, 0, page_size - n);
+	err = prb_check_header(&probe, page, n, SIZE_MAX);
+	if (err)
+		return err;
+	info->region_len = probe.region_size;
+	if (n < page_size)
+		return -ENOSPC; /* the header page itself is cut off */
+
+	struct pk_log_shared sh;
+
+	memcpy(&sh, probe.user, sizeof(sh));
+	if (sh.magic != PK_LOG_STATE_MAGIC)
+		return -EBADMSG;
+	info->file = sh.file_size != 0;
+	info->printk = (atomic_load(&sh.roles) & PK_LOG_ROLE_PRINTK) != 0;
+	return 0;
+}
+
+int pk_log_open_image(struct pk_log **logp, const void *image, size_t len, uint32_t pid,
+		      const char *comm)
+{
+	if (!logp || !image)
+		return -EINVAL;
+
+	struct pk_log *log = pk_log_alloc();
+
+	if (!log)
+		return -ENOMEM;
+
+	/* Read-only: the ring keeps a read-only handle's own state in the
+	 * handle, never in the region (ringbuffer.h), so the cast is safe. */
+	int err = prb_attach(&log->rb, (void *)(uintptr_t)image, len, false);
+
+	if (!err && pk_log_shared(log)->magic != PK_LOG_STATE_MAGIC)
+		err = -EBADMSG;
+	if (err) {
+		free(log);
+		return err;
+	}
+	log->rb.owner_alive = image_owner_alive;
+	log->image = true;
+	log->image_pid = pid;
+	if (comm) {
+		size_t n = strnlen(comm, sizeof(log->image_comm) - 1);
+
+		memcpy(log->image_comm, comm, n);
+		log->image_comm[n] = '\0';
+	}
+	*logp = log;
+	return 0;
+}
+
 void pk_log_destroy(struct pk_log *log)
 {
 	if (!log)
@@ -218,9 +308,18 @@ int pk_log_read(struct pk_log *log, uint64_t seq, struct pk_record *rec, unsigne
 
 	struct prb_record r;
 	int err = pk_logfile_lost(log);
+	unsigned rflags = flags & PK_READ_UNFINALIZED ? PRB_READ_UNFINALIZED : 0;
 
+	/* A dead process finishes nothing: what it was writing is lost. */
+	if (log->image)
+		rflags |= PRB_READ_SKIP_UNFINISHED;
 	if (!err)
-		err = prb_read(&log->rb, seq, &r, flags & PK_READ_UNFINALIZED ? PRB_READ_UNFINALIZED : 0);
+		err = prb_read(&log->rb, seq, &r, rflags);
+	/* Only the newest record of a dead process is an open line; an older
+	 * one merely waited for the finalizing its writer never got to. */
+	if (!err && log->image && (r.rflags & PRB_REC_UNFINALIZED) &&
+	    r.seq + 1 != prb_next_reserve_seq(&log->rb))
+		r.rflags &= (uint8_t)~PRB_REC_UNFINALIZED;
 	/* Nothing new: is the file still all there? And a record read while
 	 * the file went away may be half the file's, half the new ring's. */
 	if (err == -EAGAIN || !err) {

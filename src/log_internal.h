@@ -25,6 +25,11 @@ struct pk_log {
 	struct pk_log *next_file;
 	int map_slot;	   /* logfile.c's entry for the SIGBUS handler, or -1 */
 	char *damaged_copy; /* this open moved a damaged file here and began anew */
+	/* Images (pk_log_open_image): a dead process's log, read in memory
+	 * the caller owns; nobody writes it any more. */
+	bool image;
+	uint32_t image_pid; /* the process the image comes from, 0 if unknown */
+	char image_comm[16]; /* its name, "" if unknown */
 };
 
 struct pk_log *pk_log_alloc(void);

@@ -21,6 +21,9 @@
 
 #define PK_LOG_STATE_MAGIC   0x4554415453544c50ull /* "PLTSTATE" */
 #define PK_LOG_LEVEL_UNSAVED 0xffffffffu
+/* roles: a process made this its printk log (settings.c); how a reader of a
+ * core with several logs in it tells printk's from the program's own. */
+#define PK_LOG_ROLE_PRINTK 0x1u
 
 struct pk_log_shared {
 	uint64_t magic;		/* PK_LOG_STATE_MAGIC once initialised */
@@ -33,7 +36,7 @@ struct pk_log_shared {
 	pk_a64 syslog_partial;	/* bytes of the record at syslog_seq already read */
 	pk_a64 realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC (two's complement) */
 	pk_a32 pollers;		/* readers waiting through a poll doorbell */
-	pk_a32 reserved0;
+	pk_a32 roles;		/* PK_LOG_ROLE_*: what processes made this log (0 in older logs) */
 	/* File logs (written once at creation, before the file is published): */
 	uint64_t file_size;	  /* the whole file; 0 for a memory log */
 	uint64_t registry_off;	  /* writer registry entries */

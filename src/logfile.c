@@ -1047,7 +1047,12 @@ int pk_log_writer_name(struct pk_log *log, uint32_t pid, char *buf, size_t size)
 
 	if (!log || !buf || !size)
 		return -EINVAL;
-	if (pid == (uint32_t)getpid())
+	if (log->image) {
+		/* A core names its one process. */
+		if (pid != log->image_pid || !log->image_comm[0])
+			return -ENOENT;
+		memcpy(name, log->image_comm, sizeof(name));
+	} else if (pid == (uint32_t)getpid())
 		pk_registry_own_name(name);
 	else if (!log->path || (err = pk_registry_name(&log->reg, pid, name)))
 		return err ? err : -ENOENT;
@@ -1063,6 +1068,8 @@ int pk_log_writer_name(struct pk_log *log, uint32_t pid, char *buf, size_t size)
 
 int pk_log_writers_alive(struct pk_log *log)
 {
+	if (log->image)
+		return 0;
 	if (!log->path)
 		return 1;
 	if (log->writer)

@@ -138,6 +138,50 @@ int pk_log_writers_alive(struct pk_log *log);
  */
 size_t pk_log_kmsg_format(const struct pk_record *rec, char *out);
 
+/* ---------------------------------------------- logs in memory images -- */
+
+/*
+ * A log found in a copy of another process's memory (udmesg --core reads
+ * one out of an ELF core file). Everything in such an image is untrusted,
+ * and nothing ever writes to it: it is validated as a log file's header is.
+ */
+
+/* What pk_log_image_probe() found. */
+struct pk_log_image_info {
+	size_t region_len; /* bytes the log spans from its start */
+	bool file;	   /* the ring at the start of a log file's mapping (else
+			    * a memory log: pk_log_create, pk_log_create_in) */
+	bool printk;	   /* a process made it its printk log */
+};
+
+/*
+ * Is there the start of a log at @head, with @avail bytes readable from
+ * there? Any alignment; only the header is looked at, and the first 8 bytes
+ * alone decide most places (a scan over a whole core stays cheap). Returns
+ * 0 and @info (whose region_len may be more than @avail: the caller says
+ * "truncated"), or -EPROTO (no log here), -EPROTONOSUPPORT, -EBADMSG as
+ * pk_log_open_file() says them, -ENOSPC when the header itself is cut off
+ * (@info->region_len is then what the header claims if enough of it is
+ * there, else 0). Thread-safe, never blocks,
+ * async-signal-safe.
+ */
+int pk_log_image_probe(const void *head, size_t avail, struct pk_log_image_info *info);
+
+/*
+ * A read-only handle on the log whose region (pk_log_image_probe's
+ * *region_len bytes) starts at @image, which must be 64-byte aligned and
+ * stay unchanged and mapped until pk_log_destroy(); the caller may well map
+ * it read-only. @pid and @comm (NULL: unknown) name the process the image
+ * comes from, for pk_log_writer_name(). The log is post-mortem:
+ * pk_log_writers_alive() says 0, pk_log_read() passes over records their
+ * writer never finished and hands out the newest one, open, with
+ * PK_READ_UNFINALIZED. Errors as pk_log_attach()'s (-EBADMSG: a header
+ * whose words contradict each other or the descriptors). Not
+ * async-signal-safe (allocates); thread-safe.
+ */
+int pk_log_open_image(struct pk_log **logp, const void *image, size_t len, uint32_t pid,
+		      const char *comm);
+
 /* --------------------------------------------------- changing a log -- */
 
 /*

@@ -64,6 +64,7 @@ PK_HOT static struct pk_log *ensure_log(void)
 	if (pk_log_create(&mine, atomic_load(&configured_log_len)))
 		return NULL;
 	pk_default_log_take_level(mine);
+	atomic_fetch_or(&pk_log_shared(mine)->roles, PK_LOG_ROLE_PRINTK);
 	if (!atomic_compare_exchange_strong(&printk_log, &log, mine)) {
 		pk_log_destroy(mine);
 		return log;
@@ -121,6 +122,8 @@ int pk_default_log_replace(struct pk_log *fresh, const char *path, unsigned flag
 		atomic_store(&configured_log_len, 0);
 		atomic_store(&pk_default_log_used_flag, 0);
 	}
+	if (fresh)
+		atomic_fetch_or(&pk_log_shared(fresh)->roles, PK_LOG_ROLE_PRINTK);
 	*old = atomic_exchange(&printk_log, fresh);
 	return 0;
 }

@@ -81,6 +81,8 @@ static const char usage_text[] =
 	" -F, --file <file>           syslog-format text (<prio>[time] text lines)\n"
 	" -K, --kmsg-file <file>      /dev/kmsg records separated by NUL bytes\n"
 	" -S, --syslog                read the log through its syslog actions\n"
+	"     --core <core> [<prog>]  the log of a dead process, out of its core file\n"
+	"     --core-list             with --core: list the logs in the core\n"
 	"\nOptions:\n"
 	" -C, --clear                 clear the log buffer\n"
 	" -c, --read-clear            read and clear all messages\n"
@@ -288,6 +290,8 @@ enum {
 	OPT_WRITER,
 	OPT_DICT,
 	OPT_DYNDBG,
+	OPT_CORE,
+	OPT_CORE_LIST,
 };
 
 static const struct option longopts[] = {
@@ -331,12 +335,14 @@ static const struct option longopts[] = {
 	{"writer", no_argument, NULL, OPT_WRITER},
 	{"dictionary", no_argument, NULL, OPT_DICT},
 	{"dyndbg", required_argument, NULL, OPT_DYNDBG},
+	{"core", required_argument, NULL, OPT_CORE},
+	{"core-list", no_argument, NULL, OPT_CORE_LIST},
 	{NULL, 0, NULL, 0},
 };
 
 /* Options that cannot go together (util-linux's groups, plus the sources). */
 static const int excl[][8] = {
-	{'B', 'F', 'K'}, {'C', 'D', 'E', 'c', 'n', 'r'},
+	{'B', 'F', 'K', OPT_CORE}, {'C', 'D', 'E', 'c', 'n', 'r'},
 	{'F', 'K', 'S'}, {'H', 'r'},
 	{'L', 'r'},	 {'S', 'W', 'w'},
 	{'T', 'r'},	 {'d', 'r'},
@@ -481,6 +487,7 @@ static bool keeps_default_format(int c)
 	case 'W':
 	case OPT_PARTIAL: /* the open record takes the general path anyway */
 	case OPT_NO_PARTIAL:
+	case OPT_CORE: /* a log too */
 		return true;
 	default:
 		return false;
@@ -651,6 +658,13 @@ static void parse_option(int c, struct ud_ctl *ctl, struct ud_opts *o)
 	case OPT_DYNDBG:
 		dyndbg_query = optarg;
 		break;
+	case OPT_CORE:
+		ctl->core_path = optarg;
+		ctl->source = UD_SRC_LOG;
+		break;
+	case OPT_CORE_LIST:
+		ctl->core_list = true;
+		break;
 	case 'h':
 		usage();
 	case 'V':
@@ -674,6 +688,8 @@ static void parse_options(int argc, char *argv[], struct ud_ctl *ctl, struct ud_
 			o->default_format = false;
 		parse_option(c, ctl, o);
 	}
+	if (ctl->core_path && argc - optind == 1)
+		ctl->core_exe = argv[optind++]; /* --core CORE PROGRAM */
 	if (argc != optind) {
 		ud_warn("bad usage");
 		try_help();
@@ -689,6 +705,14 @@ static void resolve_source(struct ud_ctl *ctl, const struct ud_opts *o)
 	    (ctl->source == UD_SRC_FILE || ctl->source == UD_SRC_KMSG))
 		ud_fatal("--%s acts on a libprintk log: give it with -B <file>",
 			 long_name(action_option(ctl->action)));
+	if (ctl->core_list && !ctl->core_path)
+		ud_fatal("--core-list lists the logs in a core: give it with --core <core>");
+	if (ctl->core_path) {
+		if (ctl->action != UD_ACT_READ_ALL)
+			ud_fatal("--%s changes a log: a core's log is read only",
+				 long_name(action_option(ctl->action)));
+		ud_core_open(ctl);
+	}
 	if ((ctl->source == UD_SRC_LOG || ctl->source == UD_SRC_SYSLOG) && !ctl->log_path) {
 		ctl->log_path = default_log_path();
 		if (!ctl->log_path)

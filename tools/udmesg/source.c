@@ -833,7 +833,7 @@ static void catch_stop_signals(void)
  */
 int ud_read_log(struct ud_ctl *ctl)
 {
-	struct pk_log *log = open_log(ctl->log_path, PK_LOG_RDONLY);
+	struct pk_log *log = ctl->log ? ctl->log : open_log(ctl->log_path, PK_LOG_RDONLY);
 	struct pk_text_reader *tr = pk_log_text_reader(log);
 	static struct pk_record rec;
 	struct pk_log_info info;
@@ -917,7 +917,7 @@ static const char *action_name(int action)
 
 int ud_read_syslog_action(struct ud_ctl *ctl)
 {
-	struct pk_log *log = open_log(ctl->log_path, PK_LOG_RDONLY);
+	struct pk_log *log = ctl->log ? ctl->log : open_log(ctl->log_path, PK_LOG_RDONLY);
 	size_t bufsize = ctl->bufsize;
 	struct pk_log_info info;
 	char *buf;

@@ -10,6 +10,7 @@
  *             (time formats, decode, colors, escaping), its JSON, and the
  *             /dev/kmsg format (--kmsg)
  *   timefmt.c clocks, the --since/--until parser, time formatting helpers
+ *   core.c    --core: the log of a dead process out of its ELF core file
  *
  * A reader turns whatever it reads into a struct urec and hands it to
  * print_record(), the way util-linux dmesg's readers hand a dmesg_record to
@@ -125,6 +126,11 @@ struct ud_ctl {
 	int indent;
 	bool json_open;
 	bool any_output;
+
+	/* --- --core --- */
+	const char *core_path; /* the core file; its log is then ctl->log */
+	const char *core_exe;  /* the program it is a core of, if given */
+	bool core_list;	       /* --core-list: list the logs found, read none */
 };
 
 /* main.c */
@@ -146,6 +152,11 @@ void ud_print_syslog_buffer(struct ud_ctl *ctl, const char *buf, size_t size);
 void ud_print_kmsg_buffer(struct ud_ctl *ctl, const char *buf, size_t size);
 /* util-linux's parse_faclev on a number: facility (-1 if out of range), level. */
 void ud_decode_pri(long num, int *fac, int *lev);
+
+/* core.c: find the log in ctl->core_path and open it as ctl->log (with
+ * ctl->log_path naming the core), or exit with one line; --core-list lists
+ * the logs and exits. */
+int ud_core_open(struct ud_ctl *ctl);
 
 /* output.c */
 void out_init(void);
