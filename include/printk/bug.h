@@ -14,7 +14,7 @@
  * with panic_on_oops. Included by <printk/printk.h>; define
  * PRINTK_NO_BUG_NAMES (or PRINTK_NO_KERNEL_NAMES) to keep the names
  * WARN, WARN_ON, WARN_ONCE, WARN_ON_ONCE, BUG, BUG_ON and dump_stack free
- * for a program's own (the pk_ spellings stay).
+ * for a program's own (PK_WARN, PK_BUG_ON, pk_dump_stack... stay).
  */
 #ifndef PRINTK_BUG_H
 #define PRINTK_BUG_H
@@ -77,15 +77,15 @@ PK_API PK_COLD PK_NORETURN void pk_bug(const char *file, int line);
 #endif
 
 /* WARN and WARN_ON are expressions of the condition's truth (0 or 1). */
-#define pk_WARN(condition, ...)                                                        \
+#define PK_WARN(condition, ...)                                                        \
 	(PK_BUG_UNLIKELY(condition) ? (pk_warn_slowpath_fmt(__FILE__, __LINE__, __VA_ARGS__), 1) \
 				    : 0)
-#define pk_WARN_ON(condition) \
+#define PK_WARN_ON(condition) \
 	(PK_BUG_UNLIKELY(condition) ? (pk_warn_slowpath_fmt(__FILE__, __LINE__, "%s", ""), 1) : 0)
 
 /* The _ONCE forms keep a flag per call site, so they are GNU statement
  * expressions, as the kernel's; the value is the condition's every time. */
-#define pk_WARN_ONCE(condition, ...)                                    \
+#define PK_WARN_ONCE(condition, ...)                                    \
 	__extension__({                                                 \
 		int pk_warn_on_ = !!(condition);                        \
 		if (PK_BUG_UNLIKELY(pk_warn_on_)) {                     \
@@ -95,22 +95,22 @@ PK_API PK_COLD PK_NORETURN void pk_bug(const char *file, int line);
 		}                                                       \
 		pk_warn_on_;                                            \
 	})
-#define pk_WARN_ON_ONCE(condition) pk_WARN_ONCE(condition, "%s", "")
+#define PK_WARN_ON_ONCE(condition) PK_WARN_ONCE(condition, "%s", "")
 
-#define pk_BUG() pk_bug(__FILE__, __LINE__)
-#define pk_BUG_ON(condition)                   \
+#define PK_BUG() pk_bug(__FILE__, __LINE__)
+#define PK_BUG_ON(condition)                   \
 	do {                                   \
 		if (PK_BUG_UNLIKELY(condition)) \
-			pk_BUG();              \
+			PK_BUG();              \
 	} while (0)
 
 #if !defined(PRINTK_NO_KERNEL_NAMES) && !defined(PRINTK_NO_BUG_NAMES)
-#define WARN		 pk_WARN
-#define WARN_ON		 pk_WARN_ON
-#define WARN_ONCE	 pk_WARN_ONCE
-#define WARN_ON_ONCE	 pk_WARN_ON_ONCE
-#define BUG		 pk_BUG
-#define BUG_ON		 pk_BUG_ON
+#define WARN		 PK_WARN
+#define WARN_ON		 PK_WARN_ON
+#define WARN_ONCE	 PK_WARN_ONCE
+#define WARN_ON_ONCE	 PK_WARN_ON_ONCE
+#define BUG		 PK_BUG
+#define BUG_ON		 PK_BUG_ON
 #define dump_stack	 pk_dump_stack
 #define dump_stack_lvl	 pk_dump_stack_lvl
 #endif
