@@ -5,6 +5,7 @@
  *     line (patterns only where ids, addresses and offsets vary), each
  *     record at the kernel's level; a later report shows the W taint;
  *     (gcc moves an unlikely branch to a ".cold" part, named so in traces);
+ *   - WARN_ON as a function's last statement still shows that function;
  *   - WARN prints its message between the cut line and the WARNING line;
  *   - WARN_ONCE / WARN_ON_ONCE print once per call site and return the
  *     condition every time;
@@ -40,6 +41,7 @@ int wb_warn_on_once(int cond);
 void wb_bug(int cond);
 void wb_fault(void);
 void wb_raiser(void);
+void wb_warn_last(int cond);
 
 /* '#': decimal digits, '%': hex digits, '*': anything up to the next literal. */
 static int match(const char *s, const char *p)
@@ -150,6 +152,27 @@ static void test_warn_on_layout(void **state)
 					 "CPU: 0 UID: # PID: # Comm: * Tainted: G        W           libprintk *\n"
 					 "Tainted: [W]=WARN\n"
 					 "Call Trace:\n*");
+}
+
+/* WARN_ON as a function's last statement: no tail call may drop the
+ * function's frame from its own report. */
+__attribute__((noinline)) void wb_warn_last(int cond)
+{
+	WARN_ON(cond);
+}
+
+static void test_warn_in_tail_position(void **state)
+{
+	(void)state;
+	wb_warn_last(1);
+	assert_match(capture_text(&cap), "------------[ cut here ]------------\n"
+					 "WARNING: CPU: 0 PID: # at " __FILE__ ":# wb_warn_last*+0x%/0x%\n"
+					 "CPU: *\n"
+					 "Call Trace:\n"
+					 " <TASK>\n"
+					 " wb_warn_last*+0x%/0x%\n"
+					 " test_warn_in_tail_position+0x%/0x%\n"
+					 "*");
 }
 
 static void test_warn_message(void **state)
@@ -390,6 +413,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_warn_on_layout, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_warn_message, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_warn_in_tail_position, setup_capture,
+						teardown_capture),
 		cmocka_unit_test_setup_teardown(test_warn_message_level, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_warn_once, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_bug_aborts, setup_dump, teardown_dump),

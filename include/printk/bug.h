@@ -76,26 +76,41 @@ PK_API PK_COLD PK_NORETURN void pk_bug(const char *file, int line);
 	 !atomic_exchange_explicit(&flag, 1, memory_order_relaxed))
 #endif
 
-/* WARN and WARN_ON are expressions of the condition's truth (0 or 1). */
-#define PK_WARN(condition, ...)                                                        \
-	(PK_BUG_UNLIKELY(condition) ? (pk_warn_slowpath_fmt(__FILE__, __LINE__, __VA_ARGS__), 1) \
-				    : 0)
-#define PK_WARN_ON(condition) \
-	(PK_BUG_UNLIKELY(condition) ? (pk_warn_slowpath_fmt(__FILE__, __LINE__, "%s", ""), 1) : 0)
-
-/* The _ONCE forms keep a flag per call site, so they are GNU statement
- * expressions, as the kernel's; the value is the condition's every time. */
-#define PK_WARN_ONCE(condition, ...)                                    \
-	__extension__({                                                 \
-		int pk_warn_on_ = !!(condition);                        \
-		if (PK_BUG_UNLIKELY(pk_warn_on_)) {                     \
-			PK_WARN_ONCE_FLAG(pk_warned_);                  \
-			if (PK_WARN_ONCE_FIRST(pk_warned_))             \
+/*
+ * WARN and WARN_ON are the condition's truth (0 or 1). The empty asm after
+ * the call keeps it out of tail position: a tail call would leave the
+ * warning function's frame out of the report. The _ONCE forms keep a flag
+ * per call site. All are GNU statement expressions, as the kernel's; other
+ * compilers get plain expressions and no _ONCE forms.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define PK_WARN(condition, ...)                                                \
+	__extension__({                                                        \
+		int pk_warn_on_ = !!(condition);                               \
+		if (PK_BUG_UNLIKELY(pk_warn_on_)) {                            \
+			pk_warn_slowpath_fmt(__FILE__, __LINE__, __VA_ARGS__); \
+			__asm__ volatile("");                                  \
+		}                                                              \
+		pk_warn_on_;                                                   \
+	})
+#define PK_WARN_ONCE(condition, ...)                                                   \
+	__extension__({                                                                \
+		int pk_warn_on_ = !!(condition);                                       \
+		if (PK_BUG_UNLIKELY(pk_warn_on_)) {                                    \
+			PK_WARN_ONCE_FLAG(pk_warned_);                                 \
+			if (PK_WARN_ONCE_FIRST(pk_warned_)) {                          \
 				pk_warn_slowpath_fmt(__FILE__, __LINE__, __VA_ARGS__); \
-		}                                                       \
-		pk_warn_on_;                                            \
+				__asm__ volatile("");                                  \
+			}                                                              \
+		}                                                                      \
+		pk_warn_on_;                                                           \
 	})
 #define PK_WARN_ON_ONCE(condition) PK_WARN_ONCE(condition, "%s", "")
+#else
+#define PK_WARN(condition, ...) \
+	((condition) ? (pk_warn_slowpath_fmt(__FILE__, __LINE__, __VA_ARGS__), 1) : 0)
+#endif
+#define PK_WARN_ON(condition) PK_WARN(condition, "%s", "")
 
 #define PK_BUG() pk_bug(__FILE__, __LINE__)
 #define PK_BUG_ON(condition)                   \
