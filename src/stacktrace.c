@@ -16,7 +16,9 @@
  *    pointer, a corrupt table or an object unloaded since start-up ends the
  *    trace with EFAULT instead of a fault. Where process_vm_readv is
  *    refused (seccomp), reads are allowed only inside the readable segments
- *    of the table and inside the stack the walk started on;
+ *    of the table and, for the stack, in the 8 MiB above the stack pointer
+ *    the walk started from (or found in a signal frame) on pages mincore()
+ *    finds mapped (an object unloaded since start-up is then not caught);
  *  - glibc's backtrace() and _Unwind_Backtrace take the loader's lock (and
  *    may allocate on first use), so neither is used.
  *
@@ -60,6 +62,9 @@ static _Atomic int nobjs = -1; /* -1: not filled yet */
 static atomic_flag init_busy = ATOMIC_FLAG_INIT;
 /* 1: process_vm_readv works on ourselves; 0: refused, check segments. */
 static _Atomic int vm_read_ok = 1;
+static _Atomic long page_size;
+/* The longest single read (a CIE or FDE copy), for the fallback check. */
+#define ENTRY_READ_MAX 1024
 
 static int add_object(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -130,6 +135,7 @@ void pk_stacktrace_init(void)
 	long probe = 1, got = 0;
 	struct iovec l = { &got, sizeof(got) }, r = { &probe, sizeof(probe) };
 
+	atomic_store(&page_size, sysconf(_SC_PAGESIZE));
 	if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != (ssize_t)sizeof(got) || got != 1)
 		atomic_store(&vm_read_ok, 0);
 	atomic_store_explicit(&nobjs, n, memory_order_release);
@@ -194,6 +200,19 @@ static bool in_readable_segment(uintptr_t addr, size_t n)
 	return false;
 }
 
+/* mincore() fails with ENOMEM on a range that is not mapped. */
+static bool pages_mapped(uintptr_t addr, size_t n)
+{
+	uintptr_t page = (uintptr_t)atomic_load_explicit(&page_size, memory_order_relaxed);
+	uintptr_t start = addr & ~(page - 1);
+	unsigned char vec[4]; /* a read of at most ENTRY_READ_MAX spans two pages */
+	size_t len = (size_t)(addr + n - start);
+
+	if (!page || (len + page - 1) / page > sizeof(vec))
+		return false;
+	return mincore((void *)start, len, vec) == 0;
+}
+
 static int read_mem(const struct walk *w, uintptr_t addr, void *dst, size_t n)
 {
 	if (!n)
@@ -208,12 +227,18 @@ static int read_mem(const struct walk *w, uintptr_t addr, void *dst, size_t n)
 		return -EFAULT;
 	}
 	bool ok = in_readable_segment(addr, n) ||
-		  (w && addr >= w->stack_lo && addr < w->stack_hi && n <= w->stack_hi - addr);
+		  (w && addr >= w->stack_lo && addr < w->stack_hi && n <= w->stack_hi - addr &&
+		   pages_mapped(addr, n));
 
 	if (!ok)
 		return -EFAULT;
 	memcpy(dst, (const void *)addr, n);
 	return 0;
+}
+
+void pk_stacktrace_test_checked_reads(int on)
+{
+	atomic_store(&vm_read_ok, !on);
 }
 
 int pk_safe_read(uintptr_t addr, void *dst, size_t n)
@@ -314,7 +339,7 @@ static bool is_sigreturn(const struct walk *w, uintptr_t pc)
 #define DW_EH_PE_datarel 0x30
 #define DW_EH_PE_indirect 0x80
 
-#define ENTRY_MAX 1024 /* longest CIE or FDE copied; longer ones are not used */
+#define ENTRY_MAX ENTRY_READ_MAX /* longest CIE or FDE copied; longer ones are not used */
 
 /* A copy of a CIE or FDE and the address it was read from, so pc-relative
  * fields resolve against where they live. */
@@ -994,7 +1019,12 @@ __attribute__((noinline)) int pk_stack_walk(struct pk_frame *out, int max, const
 				n--; /* the trampoline is not a caller */
 			if (!reg_ok(&rs, REG_SP) || !regs_from_sigframe(&w, &rs, rs.r[REG_SP]))
 				break;
-			w.stack_lo = 0; /* the interrupted stack may lie anywhere */
+			/* The interrupted stack may be another one (the handler
+			 * ran on an alternate stack): the fallback check moves. */
+			w.stack_lo = rs.r[REG_SP];
+			w.stack_hi = rs.r[REG_SP] + ((uintptr_t)8 << 20);
+			if (w.stack_hi < w.stack_lo)
+				w.stack_hi = UINTPTR_MAX;
 			exact = true;
 			continue;
 		}

@@ -69,6 +69,10 @@ enum pk_unwind_mode {
 int pk_stack_walk(struct pk_frame *out, int max, const void *ucontext, uintptr_t from_ra,
 		  enum pk_unwind_mode mode);
 
+/* Tests: check reads against the segments and the stack (@on) instead of
+ * letting the kernel copy them, as where process_vm_readv is refused. */
+void pk_stacktrace_test_checked_reads(int on);
+
 /* Read @n bytes at @addr of this process without faulting: 0 or -EFAULT. */
 int pk_safe_read(uintptr_t addr, void *dst, size_t n);
 

@@ -14,6 +14,8 @@
  *     " [libpk_traceobj.so]", and %pS of its function too;
  *   - dump_stack() from a signal handler goes on through the signal frame
  *     into the interrupted function;
+ *   - with reads checked against the segments and the stack instead of
+ *     copied by the kernel, the same chain comes out;
  *   - pk_safe_read() refuses an unmapped address instead of faulting.
  */
 #include <errno.h>
@@ -121,6 +123,26 @@ static void test_chain_cfi(void **state)
 	int n = st_chain1(mode_cfi, f);
 	static const char *const want[] = { "st_chain3", "st_chain2", "st_chain1", "test_chain_cfi" };
 
+	assert_chain(f, n, want, 4);
+}
+
+/* Where process_vm_readv is refused: reads checked against the segments
+ * and the stack give the same chain; an address outside both is refused. */
+static void test_chain_checked_reads(void **state)
+{
+	(void)state;
+	struct pk_frame f[PK_STACK_MAX];
+	static const char *const want[] = { "st_chain3", "st_chain2", "st_chain1",
+					    "test_chain_checked_reads" };
+	uint64_t got;
+
+	pk_stacktrace_test_checked_reads(1);
+	int n = st_chain1(mode_auto, f);
+
+	assert_int_equal(pk_safe_read(8, &got, sizeof(got)), -EFAULT);
+	assert_int_equal(pk_safe_read((uintptr_t)&got, &got, sizeof(got)), -EFAULT); /* no walk */
+	assert_int_equal(pk_safe_read((uintptr_t)st_chain1, &got, sizeof(got)), 0); /* code */
+	pk_stacktrace_test_checked_reads(0);
 	assert_chain(f, n, want, 4);
 }
 
@@ -317,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_chain_auto),
 		cmocka_unit_test(test_chain_cfi),
 		cmocka_unit_test(test_chain_frame_pointers),
+		cmocka_unit_test(test_chain_checked_reads),
 		cmocka_unit_test_setup_teardown(test_dump_stack_layout, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_symbol_formats, setup_capture, teardown_capture),
 		cmocka_unit_test(test_shared_object_frame),
