@@ -9,7 +9,7 @@
  * The reports follow Linux 6.18 on x86-64 (kernel/panic.c __warn and
  * __warn_printk, lib/dump_stack.c, arch/x86/kernel/dumpstack.c, lib/bug.c):
  *
- *     ------------[ cut here ]------------          KERN_WARNING
+ *     ------------[ cut here ]------------          KERN_WARNING (WARN_ON: KERN_DEFAULT)
  *     <the WARN message, if any>                    its own level
  *     WARNING: CPU: 0 PID: 42 at f.c:7 g+0x1e/0x40  KERN_WARNING
  *     CPU: 0 UID: 1000 PID: 42 Comm: prog Not tainted libprintk 0.1.0
@@ -155,39 +155,49 @@ __attribute__((noinline)) void pk_dump_stack(void)
 	flush();
 }
 
-/* The message of a WARN, with its own level header if it has one. */
-static void store_message(const char *fmt, va_list ap)
+/* A WARN's message: its text (past any level headers) and its level. */
+struct warn_msg {
+	char buf[1024]; /* the kernel's printk line limit */
+	const char *text;
+	int level;
+};
+
+static void format_message(struct warn_msg *m, const char *fmt, va_list ap)
 {
-	char buf[1024];
-	int len = pk_vscnprintf(buf, sizeof(buf), fmt, ap);
-	const char *text = buf;
-	int level = -1, c;
+	int c;
 
-	if (len <= 0)
-		return;
-	while ((c = pk_printk_get_level(text))) {
-		if (c >= '0' && c <= '7' && level < 0)
-			level = c - '0';
-		text += 2;
+	m->level = -1;
+	m->text = m->buf;
+	if (pk_vscnprintf(m->buf, sizeof(m->buf), fmt, ap) <= 0)
+		m->buf[0] = '\0';
+	while ((c = pk_printk_get_level(m->text))) {
+		if (c >= '0' && c <= '7' && m->level < 0)
+			m->level = c - '0';
+		m->text += 2;
 	}
-	if (!*text)
-		return;
-	if (level < 0)
-		level = pk_cfg_default_message_loglevel();
-	size_t tl = strlen(text);
-
-	pk_store_notice(level, tl && text[tl - 1] == '\n' ? "%s" : "%s\n", text);
+	if (m->level < 0)
+		m->level = pk_cfg_default_message_loglevel();
 }
 
 __attribute__((noinline)) void pk_warn_slowpath_fmt(const char *file, int line, const char *fmt, ...)
 {
 	uintptr_t caller = (uintptr_t)__builtin_return_address(0);
+	struct warn_msg m;
 	va_list ap;
 
-	pk_store_notice(PK_LOGLEVEL_WARNING, CUT_HERE);
 	va_start(ap, fmt);
-	store_message(fmt, ap);
+	format_message(&m, fmt, ap);
 	va_end(ap);
+	if (m.text[0]) {
+		/* __warn_printk(): the cut line by pr_warn, then the message. */
+		size_t len = strlen(m.text);
+
+		pk_store_notice(PK_LOGLEVEL_WARNING, CUT_HERE);
+		pk_store_notice(m.level, len && m.text[len - 1] == '\n' ? "%s" : "%s\n", m.text);
+	} else {
+		/* report_bug() of a bare WARN_ON: the cut line at KERN_DEFAULT. */
+		pk_store_notice(pk_cfg_default_message_loglevel(), CUT_HERE);
+	}
 	pk_store_notice(PK_LOGLEVEL_WARNING, "WARNING: CPU: 0 PID: %d at %s:%d %pS\n",
 			(int)syscall(SYS_gettid), file, line, (void *)caller);
 	dump_stack_from(PK_KERN_DEFAULT, caller);

@@ -275,13 +275,13 @@ struct regs {
 	uint64_t valid; /* bit n: r[n] is known */
 };
 
-static void reg_set(struct regs *rs, int n, uintptr_t v)
+__attribute__((unused)) static void reg_set(struct regs *rs, int n, uintptr_t v)
 {
 	rs->r[n] = v;
 	rs->valid |= (uint64_t)1 << n;
 }
 
-static bool reg_ok(const struct regs *rs, int n)
+__attribute__((unused)) static bool reg_ok(const struct regs *rs, int n)
 {
 	return n >= 0 && n < NREGS && (rs->valid >> n & 1);
 }
@@ -529,7 +529,7 @@ static bool find_fde(const struct walk *w, const struct pk_obj *o, uintptr_t pc,
 	uintptr_t count_at = o->eh_hdr + 4 + ptr_size, table = count_at + 4;
 	uint32_t count;
 
-	if (read_mem(w, count_at, &count, 4) || !count)
+	if (o->eh_hdr_len < table - o->eh_hdr || read_mem(w, count_at, &count, 4) || !count)
 		return false;
 	if ((uint64_t)count * 8 > o->eh_hdr_len - (table - o->eh_hdr))
 		return false; /* the table would run past the segment */
@@ -907,7 +907,7 @@ static int step_cfi(const struct walk *w, struct regs *rs, uintptr_t lookup_pc)
 #endif /* __x86_64__ */
 
 /* One step by the frame-pointer chain. */
-static bool step_fp(const struct walk *w, struct regs *rs)
+__attribute__((unused)) static bool step_fp(const struct walk *w, struct regs *rs)
 {
 	uintptr_t fp, prev_fp, ra;
 

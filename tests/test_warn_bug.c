@@ -202,6 +202,36 @@ static void test_warn_message_level(void **state)
 	read_at(first + 1);
 	assert_string_equal(rec.text, "bad thing");
 	assert_int_equal(rec.level, 3);
+
+	/* With another default level: the kernel's pr_warn lines stay at 4,
+	 * its KERN_DEFAULT ones (a bare WARN_ON's cut line, the task line and
+	 * the trace) move; WARN's cut line is pr_warn. */
+	pk_set_default_message_loglevel(5);
+	first = next_seq();
+	assert_int_equal(wb_warn_on(3), 1);
+	uint64_t end = next_seq();
+	static const char *const want[][2] = { { "------------[ cut here ]------------", "5" },
+					       { "WARNING: ", "4" },
+					       { "CPU: 0 ", "5" },
+					       { "Tainted: [W]=WARN", "5" },
+					       { "Call Trace:", "5" },
+					       { " <TASK>", "5" },
+					       { " wb_warn_on", "5" },
+					       { "---[ end trace", "4" } };
+	for (uint64_t seq = first; seq < end; seq++) {
+		read_at(seq);
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+			if (strncmp(rec.text, want[i][0], strlen(want[i][0])) == 0)
+				assert_int_equal(rec.level, want[i][1][0] - '0');
+	}
+	first = next_seq();
+	assert_int_equal(wb_warn_msg(2), 1);
+	read_at(first);
+	assert_string_equal(rec.text, "------------[ cut here ]------------");
+	assert_int_equal(rec.level, 4);
+	read_at(first + 1);
+	assert_int_equal(rec.level, 5); /* the message: no header, the default */
+	pk_set_default_message_loglevel(4);
 }
 
 static void test_warn_once(void **state)
