@@ -88,6 +88,10 @@ struct pk_sym {
 /* Map each object's ELF file and find its symbol table (idempotent).
  * Start-up only. */
 void pk_symbols_init(void);
+/* Tests: load the symbol table of the ELF file @path as at start-up and
+ * look up the link-time address @key: 0 with its name in @name, -ENOENT,
+ * or -ENOEXEC when the file was refused. */
+int pk_symbols_test_file(const char *path, uintptr_t key, char *name, size_t size);
 /* The symbol holding @addr: 0, or -ENOENT. Async-signal-safe. */
 int pk_sym_lookup(uintptr_t addr, struct pk_sym *sym);
 /*

@@ -160,21 +160,9 @@ static int rank(const ElfW(Sym) *s)
 	return (s->st_size ? 4 : 0) + (bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0);
 }
 
-int pk_sym_lookup(uintptr_t addr, struct pk_sym *sym)
+/* The symbol of @t holding the link-time address @key. */
+static int lookup_in(const struct symtab *t, uintptr_t key, struct pk_sym *sym)
 {
-	const struct pk_obj *o = pk_obj_find(addr);
-	int n = atomic_load_explicit(&ntabs, memory_order_acquire);
-
-	if (!o || n < 0)
-		return -ENOENT;
-
-	int idx = (int)(o - pk_obj_get(0));
-
-	if (idx < 0 || idx >= n || !tabs[idx].syms)
-		return -ENOENT;
-
-	const struct symtab *t = &tabs[idx];
-	uintptr_t key = addr - o->base;
 	const ElfW(Sym) *best = NULL;
 	uintptr_t next = UINTPTR_MAX;
 
@@ -213,8 +201,47 @@ int pk_sym_lookup(uintptr_t addr, struct pk_sym *sym)
 	sym->name_len = len;
 	sym->offset = key - best->st_value;
 	sym->size = size;
+	sym->object = NULL;
+	return 0;
+}
+
+int pk_sym_lookup(uintptr_t addr, struct pk_sym *sym)
+{
+	const struct pk_obj *o = pk_obj_find(addr);
+	int n = atomic_load_explicit(&ntabs, memory_order_acquire);
+
+	if (!o || n < 0)
+		return -ENOENT;
+
+	int idx = (int)(o - pk_obj_get(0));
+
+	if (idx < 0 || idx >= n || !tabs[idx].syms)
+		return -ENOENT;
+	if (lookup_in(&tabs[idx], addr - o->base, sym) < 0)
+		return -ENOENT;
 	sym->object = o->is_main ? NULL : o->name;
 	return 0;
+}
+
+int pk_symbols_test_file(const char *path, uintptr_t key, char *name, size_t size)
+{
+	struct symtab t;
+	struct pk_sym sym;
+	int ret = -ENOEXEC;
+
+	memset(&t, 0, sizeof(t));
+	load_symtab(&t, path);
+	if (!t.map)
+		return ret;
+	ret = lookup_in(&t, key, &sym);
+	if (!ret && size) {
+		size_t n = sym.name_len < size - 1 ? sym.name_len : size - 1;
+
+		memcpy(name, sym.name, n);
+		name[n] = '\0';
+	}
+	munmap((void *)t.map, t.map_len);
+	return ret;
 }
 
 /* Append helpers for pk_sprint_symbol: they never write past @size - 1. */
