@@ -16,6 +16,7 @@
  *     into the interrupted function;
  *   - with reads checked against the segments and the stack instead of
  *     copied by the kernel, the same chain comes out;
+ *   - a context of garbage registers and stack ends the walk, never faults;
  *   - pk_safe_read() refuses an unmapped address instead of faulting.
  */
 #include <errno.h>
@@ -322,6 +323,57 @@ static void test_trace_through_signal_frame(void **state)
 					 " test_trace_through_signal_frame+0x%/0x%\n*");
 }
 
+#if defined(__x86_64__)
+#include <ucontext.h>
+
+/* A context from garbage: a pc in real code or anywhere, a stack of random
+ * words (some pointing back into it, some into code), a random rbp. The
+ * walk ends, without a fault, within PK_STACK_MAX frames. */
+static void test_garbage_context(void **state)
+{
+	(void)state;
+	static uintptr_t fake[512];
+	struct pk_frame f[PK_STACK_MAX];
+	unsigned seed = 4242;
+
+	for (int round = 0; round < 2000; round++) {
+		ucontext_t uc;
+
+		memset(&uc, 0, sizeof(uc));
+		for (size_t i = 0; i < 512; i++) {
+			switch (rand_r(&seed) % 4) {
+			case 0:
+				fake[i] = (uintptr_t)&fake[rand_r(&seed) % 512];
+				break;
+			case 1:
+				fake[i] = (uintptr_t)st_chain2 + rand_r(&seed) % 64;
+				break;
+			case 2:
+				fake[i] = (uintptr_t)rand_r(&seed) << (rand_r(&seed) % 40);
+				break;
+			default:
+				fake[i] = 0;
+				break;
+			}
+		}
+		uc.uc_mcontext.gregs[REG_RIP] = rand_r(&seed) % 2 ? (greg_t)((uintptr_t)st_chain1 + rand_r(&seed) % 32)
+								  : (greg_t)rand_r(&seed);
+		uc.uc_mcontext.gregs[REG_RSP] = (greg_t)(uintptr_t)&fake[rand_r(&seed) % 512];
+		uc.uc_mcontext.gregs[REG_RBP] = rand_r(&seed) % 2 ? (greg_t)(uintptr_t)&fake[rand_r(&seed) % 512]
+								  : (greg_t)rand_r(&seed);
+		int n = pk_stack_walk(f, PK_STACK_MAX, &uc, 0, (enum pk_unwind_mode)(round % 3));
+
+		assert_true(n >= 0 && n <= PK_STACK_MAX);
+	}
+}
+#else
+static void test_garbage_context(void **state)
+{
+	(void)state;
+	skip();
+}
+#endif
+
 static void test_safe_read(void **state)
 {
 	(void)state;
@@ -346,6 +398,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_trace_through_signal_frame, setup_capture,
 						teardown_capture),
 		cmocka_unit_test(test_safe_read),
+		cmocka_unit_test(test_garbage_context),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
