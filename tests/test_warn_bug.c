@@ -7,6 +7,7 @@
  *     (gcc moves an unlikely branch to a ".cold" part, named so in traces);
  *   - WARN_ON as a function's last statement still shows that function;
  *   - WARN prints its message between the cut line and the WARNING line;
+ *   - dump_stack_lvl(KERN_ERR) stores every line at level 3;
  *   - WARN_ONCE / WARN_ON_ONCE print once per call site and return the
  *     condition every time;
  *   - BUG_ON(0) does nothing; BUG() in a child dies of SIGABRT after the
@@ -234,6 +235,23 @@ static void test_warn_message_level(void **state)
 	pk_set_default_message_loglevel(4);
 }
 
+static void test_dump_stack_lvl(void **state)
+{
+	(void)state;
+	uint64_t first = next_seq();
+
+	dump_stack_lvl(KERN_ERR);
+	uint64_t end = next_seq();
+
+	assert_true(end - first >= 4); /* task line, Call Trace, <TASK>, </TASK> */
+	for (uint64_t seq = first; seq < end; seq++) {
+		read_at(seq);
+		assert_int_equal(rec.level, 3);
+	}
+	read_at(end - 1);
+	assert_string_equal(rec.text, " </TASK>");
+}
+
 static void test_warn_once(void **state)
 {
 	(void)state;
@@ -454,6 +472,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_warn_in_tail_position, setup_capture,
 						teardown_capture),
 		cmocka_unit_test_setup_teardown(test_warn_message_level, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_dump_stack_lvl, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_warn_once, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_bug_aborts, setup_dump, teardown_dump),
 		cmocka_unit_test(test_crash_in_signal_handler),
