@@ -933,7 +933,7 @@ __attribute__((noinline)) int pk_stack_walk(struct pk_frame *out, int max, const
 {
 	struct regs rs;
 	struct walk w;
-	bool exact;
+	bool exact = false;
 	int n = 0;
 
 	if (!out || max <= 0)
@@ -941,6 +941,10 @@ __attribute__((noinline)) int pk_stack_walk(struct pk_frame *out, int max, const
 	pk_stacktrace_init(); /* a no-op once the constructor ran */
 	memset(&rs, 0, sizeof(rs));
 	w.pid = getpid();
+	/* Our own frame record lies above our locals: the fallback check
+	 * allows it until the stack pointer is known. */
+	w.stack_lo = (uintptr_t)&rs;
+	w.stack_hi = w.stack_lo + ((uintptr_t)8 << 20);
 
 #if defined(__x86_64__)
 	if (ucontext) {
@@ -983,6 +987,8 @@ __attribute__((noinline)) int pk_stack_walk(struct pk_frame *out, int max, const
 	(void)ucontext;
 	(void)mode;
 	(void)from_ra;
+	(void)exact;
+	(void)w;
 	return 0;
 #endif
 

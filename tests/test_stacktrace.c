@@ -143,8 +143,15 @@ static void test_chain_checked_reads(void **state)
 	assert_int_equal(pk_safe_read(8, &got, sizeof(got)), -EFAULT);
 	assert_int_equal(pk_safe_read((uintptr_t)&got, &got, sizeof(got)), -EFAULT); /* no walk */
 	assert_int_equal(pk_safe_read((uintptr_t)st_chain1, &got, sizeof(got)), 0); /* code */
+#ifdef PK_TEST_FRAME_POINTERS
+	struct pk_frame g[PK_STACK_MAX];
+	int m = st_chain1(mode_fp, g);
+#endif
 	pk_stacktrace_test_checked_reads(0);
 	assert_chain(f, n, want, 4);
+#ifdef PK_TEST_FRAME_POINTERS
+	assert_chain(g, m, want, 4);
+#endif
 }
 
 static void test_chain_frame_pointers(void **state)
