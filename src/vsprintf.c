@@ -6,8 +6,10 @@
  * from a signal handler, so:
  *  - it is async-signal-safe: it calls only memcpy, memmove, memset,
  *    strlen, strnlen, strchrnul, glibc's table look-ups
- *    strerrordesc_np/strerrorname_np and, once per process for the first
- *    hashed %p, getrandom(2) (then clock_gettime and getpid if that fails);
+ *    strerrordesc_np/strerrorname_np, for %pS the symbol look-up of
+ *    symbols.c (reads of tables made at start-up) and, once per process for
+ *    the first hashed %p, getrandom(2) (then clock_gettime and getpid if
+ *    that fails);
  *  - its only static mutable state is two atomic words, each written once:
  *    the %p hash seed (published by one CAS, so a signal handler that
  *    interrupts the drawing never waits for it) and the no_hash_pointers
