@@ -155,49 +155,44 @@ __attribute__((noinline)) void pk_dump_stack(void)
 	flush();
 }
 
-/* A WARN's message: its text (past any level headers) and its level. */
-struct warn_msg {
-	char buf[1024]; /* the kernel's printk line limit */
-	const char *text;
-	int level;
-};
-
-static void format_message(struct warn_msg *m, const char *fmt, va_list ap)
+/*
+ * The cut line and a WARN's message (past any level headers, at its own
+ * level). Out of line, so its buffer is off the stack before the walk.
+ */
+static __attribute__((noinline)) void cut_and_message(const char *fmt, va_list ap)
 {
-	int c;
+	char buf[1024]; /* the kernel's printk line limit */
+	const char *text = buf;
+	int level = -1, c;
 
-	m->level = -1;
-	m->text = m->buf;
-	if (pk_vscnprintf(m->buf, sizeof(m->buf), fmt, ap) <= 0)
-		m->buf[0] = '\0';
-	while ((c = pk_printk_get_level(m->text))) {
-		if (c >= '0' && c <= '7' && m->level < 0)
-			m->level = c - '0';
-		m->text += 2;
+	if (pk_vscnprintf(buf, sizeof(buf), fmt, ap) <= 0)
+		buf[0] = '\0';
+	while ((c = pk_printk_get_level(text))) {
+		if (c >= '0' && c <= '7' && level < 0)
+			level = c - '0';
+		text += 2;
 	}
-	if (m->level < 0)
-		m->level = pk_cfg_default_message_loglevel();
+	if (!text[0]) {
+		/* report_bug() of a bare WARN_ON: the cut line at KERN_DEFAULT. */
+		pk_store_notice(pk_cfg_default_message_loglevel(), CUT_HERE);
+		return;
+	}
+	/* __warn_printk(): the cut line by pr_warn, then the message. */
+	size_t len = strlen(text);
+
+	pk_store_notice(PK_LOGLEVEL_WARNING, CUT_HERE);
+	pk_store_notice(level < 0 ? pk_cfg_default_message_loglevel() : level,
+			text[len - 1] == '\n' ? "%s" : "%s\n", text);
 }
 
 __attribute__((noinline)) void pk_warn_slowpath_fmt(const char *file, int line, const char *fmt, ...)
 {
 	uintptr_t caller = (uintptr_t)__builtin_return_address(0);
-	struct warn_msg m;
 	va_list ap;
 
 	va_start(ap, fmt);
-	format_message(&m, fmt, ap);
+	cut_and_message(fmt, ap);
 	va_end(ap);
-	if (m.text[0]) {
-		/* __warn_printk(): the cut line by pr_warn, then the message. */
-		size_t len = strlen(m.text);
-
-		pk_store_notice(PK_LOGLEVEL_WARNING, CUT_HERE);
-		pk_store_notice(m.level, len && m.text[len - 1] == '\n' ? "%s" : "%s\n", m.text);
-	} else {
-		/* report_bug() of a bare WARN_ON: the cut line at KERN_DEFAULT. */
-		pk_store_notice(pk_cfg_default_message_loglevel(), CUT_HERE);
-	}
 	pk_store_notice(PK_LOGLEVEL_WARNING, "WARNING: CPU: 0 PID: %d at %s:%d %pS\n",
 			(int)syscall(SYS_gettid), file, line, (void *)caller);
 	dump_stack_from(PK_KERN_DEFAULT, caller);

@@ -63,8 +63,8 @@ static atomic_flag init_busy = ATOMIC_FLAG_INIT;
 /* 1: process_vm_readv works on ourselves; 0: refused, check segments. */
 static _Atomic int vm_read_ok = 1;
 static _Atomic long page_size;
-/* The longest single read (a CIE or FDE copy), for the fallback check. */
-#define ENTRY_READ_MAX 1024
+/* The longest single read (a signal frame's registers), for the fallback check. */
+#define ENTRY_READ_MAX 256
 
 static int add_object(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -205,7 +205,7 @@ static bool pages_mapped(uintptr_t addr, size_t n)
 {
 	uintptr_t page = (uintptr_t)atomic_load_explicit(&page_size, memory_order_relaxed);
 	uintptr_t start = addr & ~(page - 1);
-	unsigned char vec[4]; /* a read of at most ENTRY_READ_MAX spans two pages */
+	unsigned char vec[2]; /* a read of at most ENTRY_READ_MAX spans two pages */
 	size_t len = (size_t)(addr + n - start);
 
 	if (!page || (len + page - 1) / page > sizeof(vec))
@@ -305,6 +305,8 @@ static bool regs_from_sigframe(const struct walk *w, struct regs *rs, uintptr_t 
 {
 	greg_t g[NGREG];
 
+	_Static_assert(sizeof(g) <= ENTRY_READ_MAX, "one read");
+
 	if (read_mem(w, uc + offsetof(ucontext_t, uc_mcontext.gregs), g, sizeof(g)))
 		return false;
 	regs_from_gregs(rs, g);
@@ -339,42 +341,75 @@ static bool is_sigreturn(const struct walk *w, uintptr_t pc)
 #define DW_EH_PE_datarel 0x30
 #define DW_EH_PE_indirect 0x80
 
-#define ENTRY_MAX ENTRY_READ_MAX /* longest CIE or FDE copied; longer ones are not used */
-
-/* A copy of a CIE or FDE and the address it was read from, so pc-relative
- * fields resolve against where they live. */
-struct blob {
-	unsigned char b[ENTRY_MAX];
-	size_t len;
-	uintptr_t addr;
-};
+/*
+ * A cursor over one CIE or FDE in the target's memory, read through a small
+ * window (so a long entry costs no more stack than a short one); the
+ * run-time address of the next byte resolves pc-relative fields.
+ */
+#define CURSOR_WINDOW 64
 
 struct cursor {
-	const unsigned char *p, *end;
-	uintptr_t addr; /* run-time address of *p */
+	const struct walk *w;
+	uintptr_t addr, end; /* the next byte, the end of the entry */
+	uintptr_t win;	     /* the address of buf[0] */
+	size_t win_len;
+	unsigned char buf[CURSOR_WINDOW];
 	bool bad;
 };
 
-static void cur_init(struct cursor *c, const struct blob *bl, size_t off)
+static void cur_init(struct cursor *c, const struct walk *w, uintptr_t addr, uintptr_t end)
 {
-	c->p = bl->b + off;
-	c->end = bl->b + bl->len;
-	c->addr = bl->addr + off;
-	c->bad = off > bl->len;
+	c->w = w;
+	c->addr = addr;
+	c->end = end;
+	c->win = 0;
+	c->win_len = 0;
+	c->bad = addr > end;
+}
+
+static int cur_byte(struct cursor *c)
+{
+	if (c->bad || c->addr >= c->end) {
+		c->bad = true;
+		return -1;
+	}
+	if (c->addr < c->win || c->addr - c->win >= c->win_len) {
+		size_t n = c->end - c->addr < CURSOR_WINDOW ? (size_t)(c->end - c->addr) : CURSOR_WINDOW;
+
+		if (read_mem(c->w, c->addr, c->buf, n)) {
+			c->bad = true;
+			return -1;
+		}
+		c->win = c->addr;
+		c->win_len = n;
+	}
+	return c->buf[c->addr++ - c->win];
+}
+
+static bool cur_more(const struct cursor *c)
+{
+	return !c->bad && c->addr < c->end;
+}
+
+static void cur_skip(struct cursor *c, uint64_t n)
+{
+	if (c->bad || n > c->end - c->addr)
+		c->bad = true;
+	else
+		c->addr += (uintptr_t)n;
 }
 
 static uint64_t cur_bytes(struct cursor *c, size_t n)
 {
 	uint64_t v = 0;
 
-	if (c->bad || (size_t)(c->end - c->p) < n) {
-		c->bad = true;
-		return 0;
+	for (size_t i = 0; i < n; i++) {
+		int b = cur_byte(c);
+
+		if (b < 0)
+			return 0;
+		v |= (uint64_t)b << (8 * i);
 	}
-	for (size_t i = 0; i < n; i++)
-		v |= (uint64_t)c->p[i] << (8 * i);
-	c->p += n;
-	c->addr += n;
 	return v;
 }
 
@@ -384,17 +419,14 @@ static uint64_t cur_uleb(struct cursor *c)
 	unsigned shift = 0;
 
 	for (;;) {
-		if (c->bad || c->p >= c->end) {
-			c->bad = true;
-			return 0;
-		}
-		unsigned char byte = *c->p++;
+		int b = cur_byte(c);
 
-		c->addr++;
+		if (b < 0)
+			return 0;
 		if (shift < 64)
-			v |= (uint64_t)(byte & 0x7f) << shift;
+			v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
-		if (!(byte & 0x80))
+		if (!(b & 0x80))
 			return v;
 	}
 }
@@ -403,20 +435,17 @@ static int64_t cur_sleb(struct cursor *c)
 {
 	uint64_t v = 0;
 	unsigned shift = 0;
-	unsigned char byte;
+	int b;
 
 	do {
-		if (c->bad || c->p >= c->end) {
-			c->bad = true;
+		b = cur_byte(c);
+		if (b < 0)
 			return 0;
-		}
-		byte = *c->p++;
-		c->addr++;
 		if (shift < 64)
-			v |= (uint64_t)(byte & 0x7f) << shift;
+			v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
-	} while (byte & 0x80);
-	if (shift < 64 && (byte & 0x40))
+	} while (b & 0x80);
+	if (shift < 64 && (b & 0x40))
 		v |= ~(uint64_t)0 << shift;
 	return (int64_t)v;
 }
@@ -481,17 +510,16 @@ static uintptr_t cur_ptr(const struct walk *w, struct cursor *c, unsigned enc, u
 	return v;
 }
 
-/* Copy the CIE or FDE at @addr (its length word included). */
-static bool load_entry(const struct walk *w, uintptr_t addr, struct blob *bl)
+/* Open the CIE or FDE at @addr: @c starts past its length word. */
+static bool open_entry(const struct walk *w, uintptr_t addr, struct cursor *c)
 {
 	uint32_t len32;
 
 	if (read_mem(w, addr, &len32, 4) || len32 == 0 || len32 == 0xffffffffu ||
-	    len32 > ENTRY_MAX - 4)
-		return false; /* a terminator, a 64-bit entry or a huge one */
-	bl->len = len32 + 4;
-	bl->addr = addr;
-	return read_mem(w, addr, bl->b, bl->len) == 0;
+	    addr + 4 + len32 < addr)
+		return false; /* a terminator or a 64-bit entry */
+	cur_init(c, w, addr + 4, addr + 4 + len32);
+	return true;
 }
 
 /* Find the FDE for @pc in @o's .eh_frame_hdr binary-search table. */
@@ -559,8 +587,8 @@ static bool find_fde(const struct walk *w, const struct pk_obj *o, uintptr_t pc,
 enum rule_kind { R_SAME = 0, R_UNDEF, R_OFFSET, R_VAL_OFFSET, R_REGISTER, R_UNKNOWN };
 
 struct rule {
+	int32_t arg; /* an offset from the CFA, or a register number */
 	unsigned char kind;
-	int64_t arg;
 };
 
 struct cfa_state {
@@ -572,6 +600,16 @@ struct cfa_state {
 
 #define STATE_STACK 4
 
+/* A rule whose argument does not fit is one we cannot follow. */
+static struct rule mkrule(int kind, int64_t arg)
+{
+	struct rule r = { (int32_t)arg, (unsigned char)kind };
+
+	if (arg < INT32_MIN || arg > INT32_MAX)
+		r.kind = R_UNKNOWN;
+	return r;
+}
+
 struct cie_info {
 	uint64_t code_align;
 	int64_t data_align;
@@ -579,30 +617,29 @@ struct cie_info {
 	unsigned fde_enc;
 	bool augz;
 	bool signal_frame;
-	size_t insns; /* offset of the initial instructions in the blob */
+	uintptr_t insns, end; /* the initial instructions */
 };
 
-static bool parse_cie(const struct walk *w, const struct blob *bl, struct cie_info *ci)
+static bool parse_cie(const struct walk *w, uintptr_t addr, struct cie_info *ci)
 {
 	struct cursor c;
+	char aug[8];
+	size_t auglen = 0;
+	int ch;
 
-	cur_init(&c, bl, 4);
-	if (cur_bytes(&c, 4) != 0)
+	if (!open_entry(w, addr, &c) || cur_bytes(&c, 4) != 0)
 		return false; /* not a CIE */
 	unsigned version = (unsigned)cur_bytes(&c, 1);
 
 	if (version != 1 && version != 3)
 		return false;
-
-	const unsigned char *aug = c.p;
-	size_t auglen = 0;
-
-	while (c.p < c.end && *c.p) {
-		c.p++;
-		c.addr++;
-		auglen++;
+	while ((ch = cur_byte(&c)) > 0) {
+		if (auglen == sizeof(aug))
+			return false; /* longer than any augmentation in use */
+		aug[auglen++] = (char)ch;
 	}
-	cur_bytes(&c, 1); /* the NUL */
+	if (ch < 0)
+		return false;
 	ci->code_align = cur_uleb(&c);
 	ci->data_align = cur_sleb(&c);
 	ci->ra_reg = version == 1 ? cur_bytes(&c, 1) : cur_uleb(&c);
@@ -612,9 +649,9 @@ static bool parse_cie(const struct walk *w, const struct blob *bl, struct cie_in
 	if (auglen && aug[0] == 'z') {
 		ci->augz = true;
 		uint64_t alen = cur_uleb(&c);
-		const unsigned char *after = c.p + alen;
+		uintptr_t after = c.addr + (uintptr_t)alen;
 
-		if (c.bad || alen > (uint64_t)(c.end - c.p))
+		if (c.bad || alen > c.end - c.addr)
 			return false;
 		for (size_t i = 1; i < auglen; i++) {
 			switch (aug[i]) {
@@ -641,14 +678,16 @@ static bool parse_cie(const struct walk *w, const struct blob *bl, struct cie_in
 				break;
 			}
 		}
-		c.addr += (uintptr_t)(after - c.p);
-		c.p = after;
+		if (c.bad || c.addr > after)
+			return false;
+		c.addr = after;
 	} else if (auglen) {
 		return false; /* no 'z': the augmentation cannot be skipped */
 	}
 	if (c.bad || ci->ra_reg >= NREGS)
 		return false;
-	ci->insns = (size_t)(c.p - bl->b);
+	ci->insns = c.addr;
+	ci->end = c.end;
 	return true;
 }
 
@@ -659,7 +698,7 @@ static bool run_cfa(const struct walk *w, struct cursor *c, const struct cie_inf
 	struct cfa_state stack[STATE_STACK];
 	int depth = 0;
 
-	while (c->p < c->end && !c->bad) {
+	while (cur_more(c)) {
 		unsigned op = (unsigned)cur_bytes(c, 1);
 		unsigned low = op & 0x3f;
 		uint64_t reg, delta;
@@ -674,7 +713,7 @@ static bool run_cfa(const struct walk *w, struct cursor *c, const struct cie_inf
 		case 0x80: /* offset */
 			off = (int64_t)cur_uleb(c) * ci->data_align;
 			if (low < NREGS)
-				st->reg[low] = (struct rule){ R_OFFSET, off };
+				st->reg[low] = mkrule(R_OFFSET, off);
 			continue;
 		case 0xc0: /* restore */
 			if (low < NREGS && initial)
@@ -701,7 +740,7 @@ static bool run_cfa(const struct walk *w, struct cursor *c, const struct cie_inf
 			reg = cur_uleb(c);
 			off = (int64_t)cur_uleb(c) * ci->data_align;
 			if (reg < NREGS)
-				st->reg[reg] = (struct rule){ R_OFFSET, off };
+				st->reg[reg] = mkrule(R_OFFSET, off);
 			break;
 		case 0x06: /* restore_extended */
 			reg = cur_uleb(c);
@@ -712,13 +751,13 @@ static bool run_cfa(const struct walk *w, struct cursor *c, const struct cie_inf
 		case 0x08: /* same_value */
 			reg = cur_uleb(c);
 			if (reg < NREGS)
-				st->reg[reg] = (struct rule){ op == 0x07 ? R_UNDEF : R_SAME, 0 };
+				st->reg[reg] = mkrule(op == 0x07 ? R_UNDEF : R_SAME, 0);
 			break;
 		case 0x09: /* register */
 			reg = cur_uleb(c);
 			delta = cur_uleb(c);
 			if (reg < NREGS)
-				st->reg[reg] = (struct rule){ R_REGISTER, (int64_t)delta };
+				st->reg[reg] = mkrule(R_REGISTER, (int64_t)delta);
 			break;
 		case 0x0a: /* remember_state */
 			if (depth >= STATE_STACK)
@@ -743,33 +782,23 @@ static bool run_cfa(const struct walk *w, struct cursor *c, const struct cie_inf
 			st->cfa_off = (int64_t)cur_uleb(c);
 			break;
 		case 0x0f: { /* def_cfa_expression */
-			uint64_t n = cur_uleb(c);
-
-			if (c->bad || n > (uint64_t)(c->end - c->p))
-				return false;
-			c->p += n;
-			c->addr += n;
+			cur_skip(c, cur_uleb(c));
 			st->cfa_expr = true;
 			break;
 		}
 		case 0x10:   /* expression */
 		case 0x16: { /* val_expression */
 			reg = cur_uleb(c);
-			uint64_t n = cur_uleb(c);
-
-			if (c->bad || n > (uint64_t)(c->end - c->p))
-				return false;
-			c->p += n;
-			c->addr += n;
+			cur_skip(c, cur_uleb(c));
 			if (reg < NREGS)
-				st->reg[reg] = (struct rule){ R_UNKNOWN, 0 };
+				st->reg[reg] = mkrule(R_UNKNOWN, 0);
 			break;
 		}
 		case 0x11: /* offset_extended_sf */
 			reg = cur_uleb(c);
 			off = cur_sleb(c) * ci->data_align;
 			if (reg < NREGS)
-				st->reg[reg] = (struct rule){ R_OFFSET, off };
+				st->reg[reg] = mkrule(R_OFFSET, off);
 			break;
 		case 0x12: /* def_cfa_sf */
 			st->cfa_reg = (int)cur_uleb(c);
@@ -783,13 +812,13 @@ static bool run_cfa(const struct walk *w, struct cursor *c, const struct cie_inf
 			reg = cur_uleb(c);
 			off = (int64_t)cur_uleb(c) * ci->data_align;
 			if (reg < NREGS)
-				st->reg[reg] = (struct rule){ R_VAL_OFFSET, off };
+				st->reg[reg] = mkrule(R_VAL_OFFSET, off);
 			break;
 		case 0x15: /* val_offset_sf */
 			reg = cur_uleb(c);
 			off = cur_sleb(c) * ci->data_align;
 			if (reg < NREGS)
-				st->reg[reg] = (struct rule){ R_VAL_OFFSET, off };
+				st->reg[reg] = mkrule(R_VAL_OFFSET, off);
 			break;
 		case 0x2e: /* GNU_args_size */
 			cur_uleb(c);
@@ -798,7 +827,7 @@ static bool run_cfa(const struct walk *w, struct cursor *c, const struct cie_inf
 			reg = cur_uleb(c);
 			off = -(int64_t)cur_uleb(c) * ci->data_align;
 			if (reg < NREGS)
-				st->reg[reg] = (struct rule){ R_OFFSET, off };
+				st->reg[reg] = mkrule(R_OFFSET, off);
 			break;
 		default:
 			return false; /* an opcode we cannot skip safely */
@@ -816,25 +845,17 @@ static int step_cfi(const struct walk *w, struct regs *rs, uintptr_t lookup_pc)
 {
 	const struct pk_obj *o = pk_obj_find(lookup_pc);
 	uintptr_t fde_addr;
-	struct blob fde, cie;
-
-	if (!o || !find_fde(w, o, lookup_pc, &fde_addr) || !load_entry(w, fde_addr, &fde))
-		return 0;
-
 	struct cursor c;
 
-	cur_init(&c, &fde, 4);
+	if (!o || !find_fde(w, o, lookup_pc, &fde_addr) || !open_entry(w, fde_addr, &c))
+		return 0;
+
+	uintptr_t cie_field = c.addr;
 	uint32_t cie_ptr = (uint32_t)cur_bytes(&c, 4);
-
-	if (c.bad || cie_ptr == 0)
-		return 0;
-	/* The CIE pointer counts back from its own field. */
-	if (!load_entry(w, fde_addr + 4 - cie_ptr, &cie))
-		return 0;
-
 	struct cie_info ci;
 
-	if (!parse_cie(w, &cie, &ci))
+	/* The CIE pointer counts back from its own field. */
+	if (c.bad || cie_ptr == 0 || cie_ptr > cie_field || !parse_cie(w, cie_field - cie_ptr, &ci))
 		return 0;
 
 	uintptr_t start = cur_ptr(w, &c, ci.fde_enc, 0);
@@ -842,21 +863,17 @@ static int step_cfi(const struct walk *w, struct regs *rs, uintptr_t lookup_pc)
 
 	if (c.bad || lookup_pc < start || lookup_pc - start >= range)
 		return 0;
-	if (ci.augz) {
-		uint64_t alen = cur_uleb(&c);
-
-		if (c.bad || alen > (uint64_t)(c.end - c.p))
-			return 0;
-		c.p += alen;
-		c.addr += alen;
-	}
+	if (ci.augz)
+		cur_skip(&c, cur_uleb(&c));
+	if (c.bad)
+		return 0;
 
 	struct cfa_state st, initial;
 	struct cursor ic;
 
 	memset(&st, 0, sizeof(st));
 	st.cfa_reg = -1;
-	cur_init(&ic, &cie, ci.insns);
+	cur_init(&ic, w, ci.insns, ci.end);
 	if (!run_cfa(w, &ic, &ci, start, UINTPTR_MAX, &st, NULL))
 		return 0;
 	initial = st;
