@@ -7,8 +7,8 @@
  *
  * Invariants:
  *  - the table is written only by pk_stacktrace_init(), from a constructor
- *    (or a first call outside any signal handler), and published with one
- *    release store of its count; afterwards it is read-only, so the walk
+ *    (symbols.c's calls it first), and published with one release store of
+ *    its count; afterwards it is read-only, so the walk
  *    takes no lock and needs no allocation;
  *  - the walk never dereferences an address itself: every word of stack,
  *    unwind table or code goes through pk_safe_read(), which asks the
@@ -27,8 +27,9 @@
  * return address and the callee-saved registers were saved; the small CFA
  * interpreter below knows what gcc and clang emit for x86-64 (def_cfa*,
  * offset*, advance_loc*, remember/restore_state, register, same_value,
- * undefined). Without an FDE (code without unwind tables, or an expression
- * this interpreter does not evaluate) the frame-pointer chain is followed:
+ * undefined), reading each CIE and FDE through a 64-byte window. Without
+ * an FDE (code without unwind tables, or an expression this interpreter
+ * does not evaluate) the frame-pointer chain is followed:
  * [rbp] holds the caller's rbp and [rbp + 8] the return address. A return
  * into the signal trampoline (glibc's __restore_rt: mov $15,%rax; syscall)
  * continues from the interrupted state saved in the signal frame, so a
@@ -955,7 +956,9 @@ __attribute__((noinline)) int pk_stack_walk(struct pk_frame *out, int max, const
 
 	if (!out || max <= 0)
 		return 0;
-	pk_stacktrace_init(); /* a no-op once the constructor ran */
+	/* No pk_stacktrace_init() here: dl_iterate_phdr is not for signal
+	 * handlers. Before the constructors ran, no object is known: frame
+	 * pointers only, no names. */
 	memset(&rs, 0, sizeof(rs));
 	w.pid = getpid();
 	/* Our own frame record lies above our locals: the fallback check
