@@ -35,9 +35,10 @@
  *      process); a nested fatal signal in the reporting thread skips it;
  *   2. stores "BUG: <SIG> (signal N) at address 0x... in pid P tid T" at
  *      KERN_EMERG, formatted before anything is reserved (printk's store
- *      path); it never waits for a reservation: one that the crashing thread
- *      left half-written stays behind and every reader here skips it
- *      (PRB_READ_SKIP_UNFINISHED);
+ *      path), then a "Call Trace:" unwound from the signal's context, the
+ *      faulting frame first (stacktrace.c); it never waits for a
+ *      reservation: one that the crashing thread left half-written stays
+ *      behind and every reader here skips it (PRB_READ_SKIP_UNFINISHED);
  *   3. pk_console_emergency_flush(500 ms): only consoles marked
  *      PK_CON_CRASH_SAFE print; the thread's open partial line was printed as
  *      it was written and is ended with a newline; a console lock held by
@@ -77,6 +78,7 @@
 #include "hints.h"
 #include "log_shared.h"
 #include "settings.h"
+#include "stacktrace.h"
 #include "vsprintf.h"
 
 #define CRASH_ALTSTACK_SIZE ((size_t)256 * 1024) /* at least 64 KiB; room for dumpers */
@@ -177,7 +179,23 @@ static const char *signal_name(int sig)
 	}
 }
 
-static void crash_report(int sig, const siginfo_t *si)
+/* The interrupted thread's stack, faulting frame first, at the report's level. */
+static void crash_trace(const void *uctx)
+{
+	struct pk_frame frames[PK_STACK_MAX];
+	int n = pk_stack_walk(frames, PK_STACK_MAX, uctx, 0, PK_UNWIND_AUTO);
+
+	if (n <= 0)
+		return;
+	pk_store_notice(0, "Call Trace:\n");
+	pk_store_notice(0, " <TASK>\n");
+	for (int i = 0; i < n; i++)
+		pk_store_notice(0, (frames[i].flags & PK_FRAME_EXACT) ? " %pS\n" : " %pB\n",
+				(void *)frames[i].pc);
+	pk_store_notice(0, " </TASK>\n");
+}
+
+static void crash_report(int sig, const siginfo_t *si, const void *uctx)
 {
 	struct prb *rb = pk_printk_ring();
 	unsigned pid = (unsigned)getpid(), tid = current_tid();
@@ -192,6 +210,8 @@ static void crash_report(int sig, const siginfo_t *si)
 	else
 		pk_store_notice(0, "BUG: %s (signal %d) sent by pid %d in pid %u tid %u\n",
 				       signal_name(sig), sig, si ? (int)si->si_pid : 0, pid, tid);
+	if (uctx)
+		crash_trace(uctx);
 	pk_console_emergency_flush(rb, CRASH_FLUSH_MS);
 	pk_kmsg_dump(PK_KMSG_DUMP_OOPS);
 	pk_console_emergency_flush(rb, CRASH_FLUSH_MS); /* what the dumpers printed */
@@ -222,7 +242,7 @@ static void crash_handler(int sig, siginfo_t *si, void *uctx)
 		sleep_ms(1); /* another thread's report; it normally ends the process */
 	}
 	if (report) {
-		crash_report(sig, si);
+		crash_report(sig, si, uctx);
 		/* Before passing on: a program handler may longjmp out. */
 		atomic_store(&crash_owner, 0);
 	}

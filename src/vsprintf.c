@@ -6,8 +6,10 @@
  * from a signal handler, so:
  *  - it is async-signal-safe: it calls only memcpy, memmove, memset,
  *    strlen, strnlen, strchrnul, glibc's table look-ups
- *    strerrordesc_np/strerrorname_np and, once per process for the first
- *    hashed %p, getrandom(2) (then clock_gettime and getpid if that fails);
+ *    strerrordesc_np/strerrorname_np, for %pS the symbol look-up of
+ *    symbols.c (reads of tables made at start-up) and, once per process for
+ *    the first hashed %p, getrandom(2) (then clock_gettime and getpid if
+ *    that fails);
  *  - its only static mutable state is two atomic words, each written once:
  *    the %p hash seed (published by one CAS, so a signal handler that
  *    interrupts the drawing never waits for it) and the no_hash_pointers
@@ -35,6 +37,7 @@
 #endif
 
 #include "hints.h"
+#include "stacktrace.h"
 #include "vsprintf.h"
 
 #include <arpa/inet.h>
@@ -2858,6 +2861,27 @@ static void k_range(struct sink *s, const void *ptr, const struct kspec *k)
 	kstring(s, out, t.len, k);
 }
 
+/* ---- symbols ---- */
+
+/*
+ * The kernel's symbol_string(): %pS "name+0xoff/0xsize [object]", %ps the
+ * name alone, %pB a return address (looked up one byte back), %pSR the
+ * same as %pS (return addresses need no unmangling on x86-64 or aarch64).
+ * An address no symbol holds prints as a kernel without kallsyms prints
+ * every one: the hexadecimal address.
+ */
+static PK_NOINLINE void k_symbol(struct sink *s, void *ptr, const char *ext, const struct kspec *k)
+{
+	char sym[PK_KSYM_SYMBOL_LEN];
+	int n = pk_sprint_symbol(sym, sizeof(sym), (uintptr_t)ptr, ext[0] != 's', ext[0] == 'B');
+
+	if (n < 0) {
+		kspecial_hex(s, (uintptr_t)ptr, (int)sizeof(void *));
+		return;
+	}
+	kstring(s, sym, strnlen(sym, sizeof(sym)), k);
+}
+
 /* ---- the dispatcher ---- */
 
 /*
@@ -2881,8 +2905,7 @@ static PK_NOINLINE const char *kernel_pointer(struct sink *s, const struct spec 
 	case 'S':
 	case 's':
 	case 'B':
-		/* No symbol table yet: the kernel built without kallsyms. */
-		kspecial_hex(s, (uintptr_t)ptr, (int)sizeof(void *));
+		k_symbol(s, ptr, ext, &k);
 		break;
 	case 'h':
 		k_hex_string(s, ptr, ext, &k);

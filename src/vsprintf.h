@@ -19,7 +19,8 @@
  *    bytes for the driver, 1 KiB more during a double conversion, 3 KiB
  *    during a long double one, 1.3 KiB while a format with positional
  *    arguments is processed, about 300 bytes per level of %pV, about
- *    500 bytes while a kernel %p extension is printed;
+ *    500 bytes while a kernel %p extension is printed (600 for %pS, whose
+ *    symbol look-up reads the tables symbols.c made at start-up);
  *  - no locale: always the C locale's decimal point and no grouping;
  *  - errno is never changed (%m reads it): the one write, by a failing
  *    getrandom(2), is undone before anything reads it;

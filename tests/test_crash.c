@@ -83,10 +83,19 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* '#': one or more decimal digits, '%': one or more hex digits. */
+/* '#': one or more decimal digits, '%': one or more hex digits, '*':
+ * anything (a call trace's frames). */
 static int match(const char *s, const char *p)
 {
 	while (*p) {
+		if (*p == '*') {
+			for (p++;; s++) {
+				if (match(s, p))
+					return 1;
+				if (!*s)
+					return 0;
+			}
+		}
 		if (*p == '#' || *p == '%') {
 			const char *digits = *p == '#' ? "0123456789" : "0123456789abcdef";
 			size_t n = strspn(s, digits);
@@ -107,6 +116,9 @@ static int match(const char *s, const char *p)
 		if (!match((s), (pattern)))                                          \
 			fail_msg("\"%s\"\n does not match \"%s\"", (s), (pattern));   \
 	} while (0)
+
+/* The fatal-signal report's call trace, after its BUG line. */
+#define TRACE "Call Trace:\n <TASK>\n*\n </TASK>\n"
 
 static char *slurp(const char *path)
 {
@@ -323,12 +335,13 @@ static void check_segv(void *threaded)
 	assert_int_equal(res.sig, SIGSEGV);
 	assert_match(res.out, "first line\n"
 			      "testing the frobnozzle ...\n"
-			      "BUG: SIGSEGV (signal 11) at address 0x0 in pid # tid #\n");
+			      "BUG: SIGSEGV (signal 11) at address 0x0 in pid # tid #\n" TRACE);
 	/* The whole log in kmsg format, the open line marked. */
 	assert_match(slurp(dump_path),
 		     "6,0,#,-;first line\n"
 		     "6,1,#,-,partial;testing the frobnozzle ...\n"
-		     "0,2,#,-;BUG: SIGSEGV (signal 11) at address 0x0 in pid # tid #\n");
+		     "0,2,#,-;BUG: SIGSEGV (signal 11) at address 0x0 in pid # tid #\n"
+		     "0,3,#,-;Call Trace:\n0,4,#,-; <TASK>\n*\n0,#,#,-; </TASK>\n");
 	child_result_free(&res);
 }
 
@@ -387,7 +400,7 @@ static void test_chains_to_program_handler(void **state)
 	assert_true(res.exited);
 	assert_int_equal(res.status, 42);
 	assert_match(res.out, "chained\n"
-			      "BUG: SIGSEGV (signal 11) at address 0x0 in pid # tid #\n"
+			      "BUG: SIGSEGV (signal 11) at address 0x0 in pid # tid #\n" TRACE
 			      "program handler: SIGSEGV at NULL\n");
 	child_result_free(&res);
 }
@@ -425,8 +438,8 @@ static void test_returning_program_handler(void **state)
 	run(returning_handler_child, &res);
 	assert_true(res.exited);
 	assert_int_equal(res.status, 3);
-	assert_match(res.out, "BUG: SIGFPE (signal 8) sent by pid # in pid # tid #\n"
-			      "BUG: SIGFPE (signal 8) sent by pid # in pid # tid #\n"
+	assert_match(res.out, "BUG: SIGFPE (signal 8) sent by pid # in pid # tid #\n" TRACE
+			      "BUG: SIGFPE (signal 8) sent by pid # in pid # tid #\n" TRACE
 			      "still running\n");
 	child_result_free(&res);
 }
@@ -472,7 +485,7 @@ static void test_stack_overflow(void **state)
 	assert_true(res.signaled);
 	assert_int_equal(res.sig, SIGSEGV);
 	assert_match(res.out, "about to overflow\n"
-			      "BUG: SIGSEGV (signal 11) at address 0x% in pid # tid #\n");
+			      "BUG: SIGSEGV (signal 11) at address 0x% in pid # tid #\n" TRACE);
 	child_result_free(&res);
 }
 
@@ -513,7 +526,7 @@ static void test_crash_inside_console_write(void **state)
 	assert_int_equal(res.sig, SIGSEGV);
 	assert_match(res.out, "before the bad console\n"
 			      "this kills the bad console\n"
-			      "BUG: SIGSEGV (signal 11) at address 0x0 in pid # tid #\n");
+			      "BUG: SIGSEGV (signal 11) at address 0x0 in pid # tid #\n" TRACE);
 	child_result_free(&res);
 }
 
@@ -548,7 +561,7 @@ static void test_crash_in_other_thread(void **state)
 	assert_true(res.signaled);
 	assert_int_equal(res.sig, SIGSEGV);
 	assert_match(res.out, "thread about to fault\n"
-			      "BUG: SIGSEGV (signal 11) at address 0x0 in pid # tid #\n");
+			      "BUG: SIGSEGV (signal 11) at address 0x0 in pid # tid #\n" TRACE);
 	child_result_free(&res);
 }
 
@@ -571,7 +584,7 @@ static void test_abort(void **state)
 	assert_true(res.signaled);
 	assert_int_equal(res.sig, SIGABRT);
 	assert_match(res.out, "calling abort\n"
-			      "BUG: SIGABRT (signal 6) sent by pid # in pid # tid #\n");
+			      "BUG: SIGABRT (signal 6) sent by pid # in pid # tid #\n" TRACE);
 	child_result_free(&res);
 }
 

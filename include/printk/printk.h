@@ -13,7 +13,8 @@
  * KERN_INFO, ...) are macros. Define PRINTK_NO_KERNEL_NAMES before including
  * to hide them when they clash with your own names, or just the generic
  * ones: PRINTK_NO_PANIC_NAME, PRINTK_NO_HZ, PRINTK_NO_DO_SYSLOG_NAME,
- * PRINTK_NO_HEX_NAMES, PRINTK_NO_DEVICE_NAME (README, "printk").
+ * PRINTK_NO_HEX_NAMES, PRINTK_NO_DEVICE_NAME, PRINTK_NO_BUG_NAMES (README,
+ * "printk").
  *
  * Every function's comment ends with a "Context:" line, as in the kernel's
  * kernel-doc: may it run in a signal handler, may it block, is it
@@ -30,6 +31,7 @@
 #include <stdatomic.h>
 #endif
 
+#include <printk/bug.h>
 #include <printk/compiler.h>
 #include <printk/dynamic_debug.h>
 #include <printk/hexdump.h>
