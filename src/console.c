@@ -1096,16 +1096,25 @@ static PK_NOINLINE void print_hint_fast(struct console *con, const struct pk_con
 	con_write(con, p, len);
 }
 
+/* When this thread's print loop must give up even with work left (0: never):
+ * pr_flush and exit bound themselves so, as other threads may store as fast
+ * as the loop prints (the kernel stops the other CPUs in panic; we cannot). */
+static _Thread_local PK_TLS_IE uint64_t print_deadline_ns;
+
 /* Round-robin, one piece per console per pass, until nobody has work. */
 static void print_all_from(struct prb *rb, const struct pk_con_rec *hint)
 {
 	struct con_src *src = &loop_src[cur_set];
+	unsigned passes = 0;
 	int progress;
 
 	src->rb = rb;
 	src->hint = hint;
 	do {
 		int crash = atomic_load_explicit(&emergency, memory_order_relaxed);
+
+		if (PK_UNLIKELY(print_deadline_ns) && ++passes % 64 == 0 && pk_clock_ns() > print_deadline_ns)
+			return;
 
 		progress = 0;
 		for (struct console *con = console_list; con; con = con->state->next) {
@@ -2058,7 +2067,10 @@ int pk_pr_flush(int timeout_ms, int reset_on_progress)
 	for (;;) {
 		if (console_trylock() || take_over_stalled()) {
 			hold_losable = 1;
+			if (timeout_ms >= 0)
+				print_deadline_ns = pk_clock_ns() + (uint64_t)timeout_ms * 1000000u;
 			print_all(rb);
+			print_deadline_ns = 0;
 			if (PK_UNLIKELY(lost_con)) {
 				hand_back_lost();
 				continue;
@@ -2096,7 +2108,9 @@ void pk_console_shutdown(struct prb *rb, int release)
 
 		pk_caller_get(&me);
 		prb_finalize_last_of(rb, me.pid);
-		print_all(rb);
+		print_deadline_ns = pk_clock_ns() + (uint64_t)PRINTER_EXIT_MS * 1000000u;
+		print_all(rb); /* threads that still print do not hold exit */
+		print_deadline_ns = 0;
 	}
 	/* C7: printer threads print what is due, end their lines and exit,
 	 * all within PRINTER_EXIT_MS: a dead output never holds exit up. */
@@ -2222,8 +2236,12 @@ void pk_console_emergency_flush(struct prb *rb, int wait_ms)
 	int saved_in_write = in_console_write;
 
 	in_console_write = 0;
-	if (rb)
+	if (rb) {
+		/* Other threads may go on storing as fast as this prints. */
+		print_deadline_ns = pk_clock_ns() + (uint64_t)(wait_ms > 0 ? wait_ms : 1000) * 1000000u;
 		print_all(rb);
+		print_deadline_ns = 0;
+	}
 	for (struct console *con = console_list; con; con = con->state->next) {
 		if (con_threaded(con) || !(con->flags & PK_CON_ENABLED) || !(con->flags & PK_CON_CRASH_SAFE) ||
 		    con_stuck(con) || !con->state->line_open)
