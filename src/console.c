@@ -129,6 +129,9 @@ struct pk_console_state {
 	 * (C7), never by the print loop. */
 	struct pk_printer *printer;
 	struct console *next;
+	/* pk_console_set_loglevel(): the console's own level + 1, 0 for none
+	 * (so a zeroed state, the fallback's, has none). */
+	_Atomic int own_level_plus1;
 };
 
 static struct console *console_list;
@@ -284,9 +287,32 @@ static void console_unlock_idle(uint64_t next)
 	atomic_store_explicit(&console_word, word, memory_order_seq_cst);
 }
 
+/* The highest own level of a registered console (0 if none has one): a
+ * record at or above console_loglevel may still be due on that console. */
+static _Atomic int own_level_max;
+
 PK_HOT int pk_console_level_suppressed(int level)
 {
-	return !pk_cfg_ignore_loglevel() && level >= pk_cfg_console_loglevel();
+	return !pk_cfg_ignore_loglevel() && level >= pk_cfg_console_loglevel() &&
+	       level >= atomic_load_explicit(&own_level_max, memory_order_relaxed);
+}
+
+/* 1 if @con does not print records of @level: its own level, else
+ * console_loglevel. Only needed while some console has its own level;
+ * otherwise the record's suppressed flag says the same. */
+static PK_NOINLINE int con_level_skip(const struct console *con, int level)
+{
+	int own = atomic_load_explicit(&con->state->own_level_plus1, memory_order_relaxed) - 1;
+
+	if (pk_cfg_ignore_loglevel())
+		return 0;
+	return level >= (own >= 0 ? own : pk_cfg_console_loglevel());
+}
+
+static PK_ALWAYS_INLINE int con_skips(const struct console *con, int level, int suppressed)
+{
+	return suppressed ||
+	       (PK_UNLIKELY(atomic_load_explicit(&own_level_max, memory_order_relaxed)) && con_level_skip(con, level));
 }
 
 PK_HOT int pk_console_skip_suppressed(uint64_t seq)
@@ -901,7 +927,7 @@ static PK_NOINLINE int print_one_extended(struct con_src *src, struct console *c
 	st->seq = r->seq + 1;
 	st->off = 0;
 	st->started = 0;
-	if (pk_console_level_suppressed(r->level))
+	if (con_skips(con, r->level, pk_console_level_suppressed(r->level)))
 		return 1;
 	if (con->write_record) {
 		pk_record_from_ring(&src->rec, r);
@@ -941,6 +967,7 @@ static int print_one(struct con_src *src, struct console *con)
 	}
 	int open = r->open;
 
+	r->suppressed = con_skips(con, r->level, r->suppressed);
 	if (!st->started) {
 		if (st->dropped) {
 			if (st->line_open)
@@ -1043,7 +1070,7 @@ static PK_ALWAYS_INLINE struct console *hint_fast_console(const struct pk_con_re
 
 	if (con_stuck(con) || st->seq != r->seq || st->started || st->dropped || st->failures || r->open ||
 	    r->flags != PRB_FLAG_NEWLINE ||
-	    atomic_load_explicit(&emergency, memory_order_relaxed) || r->suppressed ||
+	    atomic_load_explicit(&emergency, memory_order_relaxed) || con_skips(con, r->level, r->suppressed) ||
 	    has_newline(r->text, r->text_len))
 		return NULL;
 	return con;
@@ -1659,6 +1686,21 @@ static int unlink_console(struct console *con)
 	return 0;
 }
 
+/* Holding the lock: own_level_max after a console's own level changed or
+ * a console left. */
+static void recompute_own_level_max(void)
+{
+	int max = 0;
+
+	for (struct console *c = console_list; c; c = c->state->next) {
+		int own = atomic_load(&c->state->own_level_plus1) - 1;
+
+		if (own > max)
+			max = own;
+	}
+	atomic_store(&own_level_max, max);
+}
+
 int pk_unregister_console(struct console *con)
 {
 	if (!con)
@@ -1676,6 +1718,7 @@ int pk_unregister_console(struct console *con)
 		if (stopped == 1)
 			atomic_fetch_sub(&printers, 1);
 		unlink_console(con);
+		recompute_own_level_max();
 	}
 	console_unlock_raw();
 	if (how == 2)
@@ -1968,4 +2011,49 @@ void pk_console_reset_positions(uint64_t seq)
 		}
 	}
 	console_unlock_raw();
+}
+
+/* ------------------------------------------- names and own levels -- */
+
+struct console *pk_console_find(const char *name)
+{
+	struct console *found = NULL;
+
+	if (!name)
+		return NULL;
+
+	int how = console_lock_wait(-1);
+
+	for (struct console *c = console_list; c && !found; c = c->state->next)
+		if (!strncmp(c->name, name, sizeof(c->name)) && strlen(name) < sizeof(c->name))
+			found = c;
+	console_unlock_raw();
+	if (how == 2)
+		pk_console_flush(pk_printk_ring(), NULL);
+	return found;
+}
+
+int pk_console_set_loglevel(struct console *con, int level)
+{
+	if (!con || level < -1 || level > PK_CONSOLE_LOGLEVEL_MAX)
+		return -EINVAL;
+
+	int how = console_lock_wait(-1);
+	int found = registered(con), old = -1;
+
+	if (found > 0) {
+		old = atomic_exchange(&con->state->own_level_plus1, level + 1) - 1;
+		recompute_own_level_max();
+	}
+	console_unlock_raw();
+	if (how == 2)
+		pk_console_flush(pk_printk_ring(), NULL);
+	return found > 0 ? old : -EINVAL;
+}
+
+int pk_console_get_loglevel(const struct console *con)
+{
+	struct pk_console_state *st = con ? con->state : NULL;
+
+	return st ? atomic_load(&st->own_level_plus1) - 1 : -1;
 }

@@ -40,12 +40,20 @@ enum pk_opts_console_kind {
 	PK_OPTCON_LAST = PK_OPTCON_SYSLOG
 };
 
+#define PK_OPTS_CONSOLE_NAME_MAX 16 /* struct console's name[], with its NUL */
+#define PK_OPTS_ROTATE_KEEP_MAX	 999
+#define PK_OPTS_ROTATE_KEEP_DEFAULT 5
+
 struct pk_opts_console {
 	enum pk_opts_console_kind kind;
 	int fd;
 	char path[PK_OPTS_PATH_MAX];
 	short flags; /* PK_CON_THREADED, PK_CON_EXTENDED */
 	int format;  /* syslog: PK_SYSLOG_RFC5424 or PK_SYSLOG_RFC3164 */
+	char name[PK_OPTS_CONSOLE_NAME_MAX]; /* ,name=: "" for the automatic one */
+	int loglevel;	    /* ,loglevel=N (0..15), or -1: console_loglevel */
+	long long rotate_size; /* file: ,size=N[KMG] (bytes), or 0: no rotation */
+	int rotate_keep;    /* file: ,keep=N (1..999) old files, with a size */
 };
 
 /*
