@@ -275,8 +275,12 @@ static long console_suffixes(const char *v, size_t n, struct pk_opts_console *c)
 
 static int parse_console(const char *v, size_t n, unsigned long long fd_max, struct pk_opts *o)
 {
-	struct pk_opts_console c = { .loglevel = -1 };
+	struct pk_opts_console c;
 	unsigned long long fd;
+
+	memset(&c, 0, sizeof(c)); /* padding too: two parses compare equal */
+	c.loglevel = -1;
+
 	long head = console_suffixes(v, n, &c);
 
 	if (head < 0)
