@@ -118,6 +118,7 @@ static const char usage_text[] =
 	"     --caller                show caller ids (T<tid>)\n"
 	"     --writer                show each record's process (pid and program name)\n"
 	"     --dictionary            show each record's dictionary (KEY=VALUE lines)\n"
+	"     --info                  show the log's size, losses and writers\n"
 	"\n -h, --help                  display this help\n"
 	" -V, --version               display version\n";
 
@@ -286,6 +287,7 @@ enum {
 	OPT_CALLER,
 	OPT_WRITER,
 	OPT_DICT,
+	OPT_INFO,
 };
 
 static const struct option longopts[] = {
@@ -328,6 +330,7 @@ static const struct option longopts[] = {
 	{"caller", no_argument, NULL, OPT_CALLER},
 	{"writer", no_argument, NULL, OPT_WRITER},
 	{"dictionary", no_argument, NULL, OPT_DICT},
+	{"info", no_argument, NULL, OPT_INFO},
 	{NULL, 0, NULL, 0},
 };
 
@@ -622,6 +625,9 @@ static void parse_option(int c, struct ud_ctl *ctl, struct ud_opts *o)
 	case OPT_DICT:
 		ctl->dict = true;
 		break;
+	case OPT_INFO:
+		ctl->info = true;
+		break;
 	case 'h':
 		usage();
 	case 'V':
@@ -747,6 +753,12 @@ static void run_read(struct ud_ctl *ctl)
 /* The action. */
 static void run(struct ud_ctl *ctl)
 {
+	if (ctl->info) {
+		if (ctl->source != UD_SRC_LOG || ctl->action != UD_ACT_READ_ALL)
+			ud_fatal("--info shows a libprintk log: give it alone, with -B <file> or none");
+		ud_print_info(ctl);
+		return;
+	}
 	switch (ctl->action) {
 	case UD_ACT_READ_ALL:
 	case UD_ACT_READ_CLEAR:
