@@ -14,7 +14,8 @@
  * The stderr console remembers which file fd 2 was when it was registered
  * (device and inode): a daemon that closes fds 0-2 lets the next open(2)
  * take fd 2, and printk must not write into that file. When fd 2 turns out
- * to be another file, the console disables itself with one notice.
+ * to be another file (and not the one fd 1 is: that is a redirection), the
+ * console disables itself with one notice.
  *
  * A file console may rotate by size, as spdlog's rotating file sink does:
  * before a write would take PATH past its size it renames PATH.N-1 to
@@ -193,15 +194,30 @@ static void identity_take(struct fd_console *fc)
 	fc->ino = fc->identity_closed ? 0 : st.st_ino;
 }
 
-/* 1 if fd 2 is now another open file than at set-up. A closed fd 2 is not
- * another file: its writes fail, and the console layer counts them. */
+/*
+ * 1 if fd 2 is now another open file than at set-up. A closed fd 2 is not
+ * another file: its writes fail, and the console layer counts them. A new
+ * fd 2 that is the file fd 1 is too was redirected on purpose, as a shell's
+ * 2>&1 or a forked child's dup2() of one pipe onto both does: it is taken
+ * as the new stderr. A file that took fd 2 by accident (after a daemon
+ * closed 0-2) is not fd 1 as well.
+ */
 static int identity_changed(struct fd_console *fc)
 {
-	struct stat st;
+	struct stat st, out;
 
 	if (fstat(fc->fd, &st) < 0)
 		return 0;
-	return fc->identity_closed || st.st_dev != fc->dev || st.st_ino != fc->ino;
+	if (!fc->identity_closed && st.st_dev == fc->dev && st.st_ino == fc->ino)
+		return 0;
+	if (fstat(1, &out) == 0 && out.st_dev == st.st_dev && out.st_ino == st.st_ino) {
+		fc->identity_closed = 0;
+		fc->dev = st.st_dev;
+		fc->ino = st.st_ino;
+		fc->kind = FD_UNKNOWN; /* a pipe now, perhaps */
+		return 0;
+	}
+	return 1;
 }
 
 /* ----------------------------------------------------------- rotation -- */

@@ -12,7 +12,8 @@
  *     a printk after the signal has returned nothing more reaches the old
  *     file;
  *   - the stderr console disables itself, with one notice, once fd 2 is
- *     another file, and writes nothing into that file;
+ *     another file, and writes nothing into that file; fd 2 redirected
+ *     with fd 1 is followed;
  *   - a console's own level (pk_console_set_loglevel), above and below
  *     console_loglevel, and ignore_loglevel over it; pk_console_find.
  */
@@ -432,6 +433,38 @@ static void test_stderr_fd2_replaced(void **state)
 	test_dir_remove();
 }
 
+/* fd 2 redirected on purpose, with fd 1 (as 2>&1 or a forked child's
+ * dup2 of one pipe onto both): the console follows it. */
+static int fd12_child(void *arg)
+{
+	(void)arg;
+	struct console *con = pk_console_stderr();
+	int p[2];
+	char buf[64] = "";
+
+	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
+	CHILD_CHECK(pk_register_console(con) == 0);
+	pk_set_printk_time(0);
+	pr_info("before\n");
+	CHILD_CHECK(pipe(p) == 0);
+	CHILD_CHECK(dup2(p[1], 1) == 1 && dup2(p[1], 2) == 2);
+	pr_info("redirected\n");
+	CHILD_CHECK(con->flags & PK_CON_ENABLED);
+	CHILD_CHECK(read(p[0], buf, sizeof(buf) - 1) == 11);
+	CHILD_CHECK(strcmp(buf, "redirected\n") == 0);
+	return 0;
+}
+
+static void test_stderr_fd2_redirected(void **state)
+{
+	(void)state;
+	struct child_result res;
+
+	run_child_ok(fd12_child, NULL, 5000, &res);
+	assert_string_equal(res.out, "before\n");
+	child_result_free(&res);
+}
+
 /* ---- a console's own level; pk_console_find ---- */
 
 static int levels_child(void *arg)
@@ -508,6 +541,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rotation_shared, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_logrotate_sighup, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_stderr_fd2_replaced, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_stderr_fd2_redirected, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_console_own_level, setup_capture, teardown_capture),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
