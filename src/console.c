@@ -290,11 +290,51 @@ static void console_unlock_idle(uint64_t next)
 /* The highest own level of a registered console (0 if none has one): a
  * record at or above console_loglevel may still be due on that console. */
 static _Atomic int own_level_max;
+/* The default log's console_levels_gen when the lock's holder last applied
+ * its table of levels set from outside (apply_shared_levels()). */
+static pk_a32 loop_levels_gen;
+static pk_a32 levels_reapply; /* a console was registered: apply the table to it */
+static void apply_shared_levels(void);
+
+/* apply_shared_levels() for a record whose suppressed flag printk worked
+ * out before: the flag is made again, in @fresh, under the new levels. */
+static PK_NOINLINE const struct pk_con_rec *apply_shared_levels_to(const struct pk_con_rec *hint,
+								  struct pk_con_rec *fresh)
+{
+	apply_shared_levels();
+	*fresh = *hint;
+	fresh->suppressed = pk_console_level_suppressed(hint->level);
+	return fresh;
+}
+
+static PK_ALWAYS_INLINE struct pk_log_shared *levels_table(void)
+{
+	struct pk_log *log = pk_printk_log_peek();
+
+	return log ? pk_log_shared(log) : NULL;
+}
+
+/* The default log's console_levels_gen, found by the last
+ * apply_shared_levels(); NULL until then and after the log changed
+ * (pk_console_reset_positions()), which sends the next printk to the
+ * holder to look again. Cached: printk's filtered path reads it. */
+static pk_a32 *_Atomic levels_gen_word;
+
+/* Another process changed a console's level since the holder looked. */
+static PK_ALWAYS_INLINE int shared_levels_moved(void)
+{
+	pk_a32 *w = atomic_load_explicit(&levels_gen_word, memory_order_acquire);
+
+	return PK_UNLIKELY(!w) || pk_load_relaxed(w) != pk_load_relaxed(&loop_levels_gen) ||
+	       PK_UNLIKELY(pk_load_relaxed(&levels_reapply));
+}
 
 PK_HOT int pk_console_level_suppressed(int level)
 {
+	/* A level set from outside may let the record through: then the
+	 * console lock's holder applies it before it decides. */
 	return !pk_cfg_ignore_loglevel() && level >= pk_cfg_console_loglevel() &&
-	       level >= atomic_load_explicit(&own_level_max, memory_order_relaxed);
+	       level >= atomic_load_explicit(&own_level_max, memory_order_relaxed) && !shared_levels_moved();
 }
 
 /* 1 if @con does not print records of @level: its own level, else
@@ -1249,6 +1289,12 @@ void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint)
 		}
 		if (PK_UNLIKELY(pk_load_relaxed(&reopen_gen) != loop_reopen_gen))
 			reopen_loop_consoles();
+		struct pk_con_rec fresh;
+
+		if (PK_UNLIKELY(shared_levels_moved()) && hint)
+			hint = apply_shared_levels_to(hint, &fresh);
+		else if (PK_UNLIKELY(shared_levels_moved()))
+			apply_shared_levels();
 		hold_losable = 1;
 
 		uint64_t next = print_locked(rb, hint, hint ? hint_fast_console(hint) : NULL);
@@ -1302,6 +1348,10 @@ PK_HOT void pk_console_flush_line(struct prb *rb, const struct pk_con_rec *hint,
 
 	uint64_t gen = pk_load_sc(&store_gen);
 
+	struct pk_con_rec fresh;
+
+	if (PK_UNLIKELY(shared_levels_moved()))
+		hint = apply_shared_levels_to(hint, &fresh);
 	if (!(con = hint_fast_console(hint)) || (fd = con->state->direct_fd) < 0) {
 		flush_line_locked(rb, hint, con, gen);
 		return;
@@ -1662,6 +1712,9 @@ int pk_register_console(struct console *con)
 	while (*pp)
 		pp = &(*pp)->state->next;
 	*pp = con;
+	/* A level another process set for this name applies to it too: the
+	 * next holder reads the table again. */
+	pk_store_relaxed(&levels_reapply, 1);
 	console_unlock_raw();
 	pk_console_flush(rb, NULL);
 	return 0;
@@ -1699,6 +1752,38 @@ static void recompute_own_level_max(void)
 			max = own;
 	}
 	atomic_store(&own_level_max, max);
+}
+
+/*
+ * Holding the lock: give the registered consoles the levels that other
+ * processes set by name in the log's shared table. The table is the file's
+ * and may hold anything: a name is at most 16 bytes compared as such, a
+ * level outside 0..15 is ignored.
+ */
+static PK_COLD PK_NOINLINE void apply_shared_levels(void)
+{
+	struct pk_log_shared *sh = levels_table();
+
+	if (!sh)
+		return;
+	atomic_store_explicit(&levels_gen_word, &sh->console_levels_gen, memory_order_release);
+	pk_store_relaxed(&levels_reapply, 0);
+	pk_store_relaxed(&loop_levels_gen, pk_load_acquire(&sh->console_levels_gen));
+	for (int i = 0; i < PK_LOG_CONSOLE_LEVELS; i++) {
+		struct pk_log_console_level *e = &sh->console_levels[i];
+		uint64_t w[2] = { pk_load_relaxed(&e->name[0]), pk_load_relaxed(&e->name[1]) };
+		uint32_t plus1 = pk_load_relaxed(&e->level);
+		char name[sizeof(w) + 1];
+
+		if (!w[0] || plus1 > PK_CONSOLE_LOGLEVEL_MAX + 1)
+			continue;
+		memcpy(name, w, sizeof(w));
+		name[sizeof(w)] = '\0';
+		for (struct console *c = console_list; c; c = c->state->next)
+			if (!strncmp(c->name, name, sizeof(c->name)))
+				atomic_store(&c->state->own_level_plus1, (int)plus1);
+	}
+	recompute_own_level_max();
 }
 
 int pk_unregister_console(struct console *con)
@@ -1826,6 +1911,7 @@ int pk_pr_flush(int timeout_ms, int reset_on_progress)
 
 void pk_console_shutdown(struct prb *rb, int release)
 {
+	atomic_store(&levels_gen_word, NULL); /* the log may be going */
 	/* A holder stuck in a write is taken over after PK_CONSOLE_STALL_MS
 	 * (C6); one stopped elsewhere keeps its consoles. */
 	if (!console_lock_wait(PK_CONSOLE_STALL_MS + 500))
@@ -1996,6 +2082,7 @@ void pk_console_after_fork(void)
 void pk_console_reset_positions(uint64_t seq)
 {
 	console_lock_wait(-1);
+	atomic_store(&levels_gen_word, NULL); /* the log's table moves with the log */
 	for (struct console *con = console_list; con; con = con->state->next) {
 		struct pk_printer *p = con->state->printer;
 

@@ -21,6 +21,7 @@
 
 #define PK_LOG_STATE_MAGIC   0x4554415453544c50ull /* "PLTSTATE" */
 #define PK_LOG_LEVEL_UNSAVED 0xffffffffu
+#define PK_LOG_CONSOLE_LEVELS 8 /* named consoles whose level another process set */
 
 struct pk_log_shared {
 	uint64_t magic;		/* PK_LOG_STATE_MAGIC once initialised */
@@ -40,6 +41,16 @@ struct pk_log_shared {
 	uint64_t lock_off;	  /* one lock byte per registry entry */
 	uint32_t registry_entries;
 	uint32_t file_flags;
+	/* Levels of named consoles, set from outside the program (udmesg
+	 * -n NAME=LEVEL, pk_log_set_console_level()): the console printing
+	 * process applies them when console_levels_gen moved. */
+	pk_a32 console_levels_gen;
+	pk_a32 reserved1;
+	struct pk_log_console_level {
+		pk_a64 name[2]; /* the console's name, NUL-padded; 0: a free entry */
+		pk_a32 level;	/* its own level + 1; 0: follow console_loglevel */
+		pk_a32 reserved;
+	} console_levels[PK_LOG_CONSOLE_LEVELS];
 };
 
 /* The public record mirrors the ring's: pk_log_read() copies one into the other. */

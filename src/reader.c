@@ -198,3 +198,62 @@ int pk_log_writer_at(struct pk_log *log, unsigned slot, struct pk_log_writer *w)
 	w->prev_name[sizeof(w->prev_name) - 1] = '\0';
 	return 0;
 }
+
+/* ------------------------------------- console levels from outside -- */
+
+int pk_log_set_console_level(struct pk_log *log, const char *name, int level)
+{
+	size_t len = name ? strnlen(name, 16) : 0;
+
+	if (!log || len == 0 || len >= 16 || level < -1 || level > 15)
+		return -EINVAL;
+	if (!pk_log_ring(log)->writable)
+		return -EPERM;
+
+	struct pk_log_shared *sh = pk_log_shared(log);
+	struct pk_log_console_level *found = NULL;
+	uint64_t w[2] = { 0, 0 };
+
+	memcpy(w, name, len);
+	for (int i = 0; i < PK_LOG_CONSOLE_LEVELS && !found; i++) {
+		struct pk_log_console_level *e = &sh->console_levels[i];
+
+		if (pk_load_relaxed(&e->name[0]) == w[0] && pk_load_relaxed(&e->name[1]) == w[1])
+			found = e;
+	}
+	/* A free entry: claimed by its first word, so two setters never
+	 * share one. */
+	for (int i = 0; i < PK_LOG_CONSOLE_LEVELS && !found; i++) {
+		struct pk_log_console_level *e = &sh->console_levels[i];
+		uint64_t zero = 0;
+
+		if (atomic_compare_exchange_strong(&e->name[0], &zero, w[0])) {
+			pk_store_relaxed(&e->name[1], w[1]);
+			found = e;
+		}
+	}
+	if (!found)
+		return -ENOSPC;
+	pk_store_relaxed(&found->level, (uint32_t)(level + 1));
+	atomic_fetch_add(&sh->console_levels_gen, 1); /* seq_cst: after the entry */
+	return 0;
+}
+
+int pk_log_console_level_at(struct pk_log *log, unsigned i, char name[16], int *level)
+{
+	if (!log || !name || !level)
+		return -EINVAL;
+	if (i >= PK_LOG_CONSOLE_LEVELS)
+		return -ERANGE;
+
+	struct pk_log_console_level *e = &pk_log_shared(log)->console_levels[i];
+	uint64_t w[2] = { pk_load_relaxed(&e->name[0]), pk_load_relaxed(&e->name[1]) };
+	uint32_t plus1 = pk_load_relaxed(&e->level);
+
+	if (!w[0] || plus1 > 16)
+		return -ENOENT;
+	memcpy(name, w, 16);
+	name[15] = '\0';
+	*level = (int)plus1 - 1;
+	return 0;
+}

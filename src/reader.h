@@ -201,4 +201,22 @@ struct pk_log_writer {
  */
 int pk_log_writer_at(struct pk_log *log, unsigned slot, struct pk_log_writer *w);
 
+/*
+ * Set the level of the consoles named @name (1 to 15 bytes) in every
+ * process printing @log: its own level @level (0 to 15), or -1 to follow
+ * console_loglevel again. Kept in the log's shared state (up to
+ * PK_LOG_CONSOLE_LEVELS names; it outlives the processes, as the console
+ * level does) and applied by each writer before it next prints, to the
+ * consoles of that name it has then or registers later. 0, -EINVAL,
+ * -EPERM (a read-only handle) or -ENOSPC (every entry names another
+ * console). Async-signal-safe, thread-safe, never blocks.
+ */
+int pk_log_set_console_level(struct pk_log *log, const char *name, int level);
+/* Entry @i (0 to PK_LOG_CONSOLE_LEVELS - 1) of that table: the console
+ * name into @name (16 bytes, NUL-terminated, bytes as the file holds them)
+ * and its level into *@level (-1: follows console_loglevel). 0, -ENOENT
+ * (a free entry, or one holding no valid level), -ERANGE (no such entry),
+ * -EINVAL. Async-signal-safe, thread-safe, never blocks. */
+int pk_log_console_level_at(struct pk_log *log, unsigned i, char name[16], int *level);
+
 #endif

@@ -15,7 +15,10 @@
  *     another file, and writes nothing into that file; fd 2 redirected
  *     with fd 1 is followed;
  *   - a console's own level (pk_console_set_loglevel), above and below
- *     console_loglevel, and ignore_loglevel over it; pk_console_find.
+ *     console_loglevel, and ignore_loglevel over it; pk_console_find;
+ *   - levels set by console name from another handle on the log file
+ *     (pk_log_set_console_level, as udmesg -n NAME=LEVEL): applied before
+ *     the next line, to consoles registered later too; the table's bounds.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -33,6 +36,8 @@
 #include <printk/printk.h>
 
 #include "fixture.h"
+#include "log_shared.h"
+#include "reader.h"
 #include "testutil.h"
 
 #define CHILD_CHECK(cond)                                                                     \
@@ -533,6 +538,92 @@ static void test_console_own_level(void **state)
 	test_dir_remove();
 }
 
+/* ---- levels set from outside, through the log file ---- */
+
+static int outside_child(void *arg)
+{
+	(void)arg;
+	struct console *app, *late;
+	struct pk_log *other;
+	char lp[256], ap[256], bp[256];
+
+	snprintf(lp, sizeof(lp), "%s", test_dir_path("shared.log"));
+	snprintf(ap, sizeof(ap), "%s", test_dir_path("app.out"));
+	snprintf(bp, sizeof(bp), "%s", test_dir_path("late.out"));
+	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
+	pk_printk_exit(); /* a fresh start: the log may become a file */
+	CHILD_CHECK(pk_set_log_buf_file(lp, 0) == 0);
+	CHILD_CHECK(pk_console_file_create(&app, ap) == 0);
+	strcpy(app->name, "app");
+	CHILD_CHECK(pk_register_console(app) == 0);
+	pk_set_printk_time(0);
+	pk_set_console_loglevel(4);
+	pr_info("hidden 1\n");
+
+	/* Another process's handle on the same file (udmesg -n app=8). */
+	CHILD_CHECK(pk_log_open_control(&other, lp) == 0);
+	CHILD_CHECK(pk_log_set_console_level(other, "app", 8) == 0);
+	pr_info("shown 2\n");
+	CHILD_CHECK(pk_console_get_loglevel(app) == 8);
+	CHILD_CHECK(pk_log_set_console_level(other, "app", -1) == 0);
+	pr_info("hidden 3\n");
+	pr_err("shown 4\n");
+
+	/* A console registered later under a name in the table gets its level. */
+	CHILD_CHECK(pk_log_set_console_level(other, "late", 7) == 0);
+	CHILD_CHECK(pk_console_file_create(&late, bp) == 0);
+	strcpy(late->name, "late");
+	CHILD_CHECK(pk_register_console(late) == 0);
+	CHILD_CHECK(pk_console_get_loglevel(late) == 7);
+	pr_notice("notice 5\n");
+	pr_info("info 6\n");
+
+	char name[16];
+	int level;
+
+	CHILD_CHECK(pk_log_console_level_at(other, 0, name, &level) == 0 && !strcmp(name, "app") && level == -1);
+	CHILD_CHECK(pk_log_console_level_at(other, 1, name, &level) == 0 && !strcmp(name, "late") && level == 7);
+	CHILD_CHECK(pk_log_console_level_at(other, 2, name, &level) == -ENOENT);
+	CHILD_CHECK(pk_log_console_level_at(other, PK_LOG_CONSOLE_LEVELS, name, &level) == -ERANGE);
+	CHILD_CHECK(pk_log_set_console_level(other, "", 1) == -EINVAL);
+	CHILD_CHECK(pk_log_set_console_level(other, "sixteen_chars_xx", 1) == -EINVAL);
+	CHILD_CHECK(pk_log_set_console_level(other, "x", 16) == -EINVAL);
+	for (int i = 2; i < PK_LOG_CONSOLE_LEVELS; i++) {
+		char n[8];
+
+		snprintf(n, sizeof(n), "c%d", i);
+		CHILD_CHECK(pk_log_set_console_level(other, n, 3) == 0);
+	}
+	CHILD_CHECK(pk_log_set_console_level(other, "onemore", 3) == -ENOSPC);
+	CHILD_CHECK(pk_log_set_console_level(other, "late", 2) == 0); /* its own entry */
+	pk_log_destroy(other);
+
+	struct pk_log *ro;
+
+	CHILD_CHECK(pk_log_open_file(&ro, lp, 0, PK_LOG_RDONLY) == 0);
+	CHILD_CHECK(pk_log_set_console_level(ro, "app", 1) == -EPERM);
+	pk_log_destroy(ro);
+	return 0;
+}
+
+static void test_levels_from_outside(void **state)
+{
+	(void)state;
+	struct child_result res;
+
+	assert_int_equal(test_dir_make("pk_rotate"), 0);
+	run_child_ok(outside_child, NULL, 10000, &res);
+	child_result_free(&res);
+
+	char *a = slurp(test_dir_path("app.out"), NULL), *b = slurp(test_dir_path("late.out"), NULL);
+
+	assert_string_equal(a, "shown 2\nshown 4\n");
+	assert_string_equal(b, "notice 5\ninfo 6\n");
+	free(a);
+	free(b);
+	test_dir_remove();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -543,6 +634,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stderr_fd2_replaced, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_stderr_fd2_redirected, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_console_own_level, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_levels_from_outside, setup_capture, teardown_capture),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1161,7 +1161,14 @@ static void test_env_configure_after_start(void **state)
 				   "printk: PRINTK_OPTS: log_buf_file=/nonexistent-pk/x.log after the first message, ignored\n");
 	assert_string_equal(r.out, "");
 	assert_non_null(strstr(r.fd3, "to three\ndebug to three\nerr\n["));
-	assert_non_null(strstr(r.fd3, "][T"));
+	/* "[    0.123456][  T4321] prefixed": time, then caller (padded). */
+	const char *pre = strstr(r.fd3, "] prefixed\n");
+
+	assert_non_null(pre);
+	assert_non_null(strstr(r.fd3, "]["));
+	while (pre > r.fd3 && pre[-1] != '[')
+		pre--;
+	assert_int_equal(strspn(pre, " "), strlen(pre) - strlen(strchr(pre, 'T')));
 	assert_non_null(strstr(r.fd3, "] prefixed\nits own level wins\n"));
 	assert_null(strstr(r.fd3, "below its own level"));
 	assert_null(strstr(r.fd3, "nowhere"));

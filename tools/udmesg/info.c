@@ -2,9 +2,10 @@
 /*
  * info.c - udmesg --info: what a libprintk log is made of (its record
  * slots, text area and file size), what it holds, its console level, the
- * losses it counts, and the processes that wrote it, alive or gone.
+ * losses it counts, and the processes that wrote it, alive or gone; and
+ * -n NAME=LEVEL, a named console's level in the log's shared state.
  *
- * Read-only: the log is opened PK_LOG_RDONLY and never written. Every
+ * --info is read-only: the log is opened PK_LOG_RDONLY and never written. Every
  * number comes from the file, which any writer may have damaged; the
  * library validated the geometry when it opened it, and the rest is only
  * printed.
@@ -74,6 +75,26 @@ void ud_print_info(struct ud_ctl *ctl)
 	out_puts(line);
 	snprintf(line, sizeof(line), "console level:  %d\n", info.console_loglevel);
 	out_puts(line);
+	for (unsigned i = 0, any = 0;; i++) {
+		char name[16];
+		int level, err = pk_log_console_level_at(log, i, name, &level);
+
+		if (err == -ERANGE) {
+			if (any)
+				out_puts("\n");
+			break;
+		}
+		if (err)
+			continue;
+		out_puts(any++ ? ", " : "console levels: ");
+		print_name(name);
+		if (level < 0) {
+			out_puts("=default");
+		} else {
+			snprintf(line, sizeof(line), "=%d", level);
+			out_puts(line);
+		}
+	}
 	snprintf(line, sizeof(line),
 		 "lost:           %" PRIu64 " stores refused (oldest record unfinished), %" PRIu64
 		 " records of writers that died, %" PRIu64 " damaged, %" PRIu64 " stalled reservations\n",
@@ -109,4 +130,24 @@ void ud_print_info(struct ud_ctl *ctl)
 	}
 	out_flush();
 	pk_log_destroy(log);
+}
+
+void ud_set_console_level(struct ud_ctl *ctl)
+{
+	/* Validated read-only first, as the other actions: the writable open
+	 * then neither creates a file nor restamps its clock. */
+	struct pk_log *log = open_ro(ctl->log_path);
+	int err;
+
+	pk_log_destroy(log);
+	err = pk_log_open_control(&log, ctl->log_path);
+	if (err)
+		ud_fatal("cannot open %s for writing: %s", ctl->log_path, pk_log_strerror(err));
+	err = pk_log_set_console_level(log, ctl->console_name, ctl->console_level);
+	pk_log_destroy(log);
+	if (err == -ENOSPC)
+		ud_fatal("%s: every console level entry names another console", ctl->log_path);
+	if (err)
+		ud_fatal("%s: cannot set the level of console %s: %s", ctl->log_path, ctl->console_name,
+			 strerror(-err));
 }

@@ -94,6 +94,9 @@ static const char usage_text[] =
 	"                               colors are enabled by default\n"
 	" -l, --level <list>          restrict output to defined levels\n"
 	" -n, --console-level <level> set level of messages printed to console\n"
+	"     --console-level <name>=<level>\n"
+	"                             set the level of the consoles named <name>\n"
+	"                               (0-15, or default)\n"
 	" -P, --nopager               do not pipe output into a pager\n"
 	" -p, --force-prefix          force timestamp output on each line of multi-line messages\n"
 	" -r, --raw                   print the raw message buffer\n"
@@ -487,6 +490,27 @@ static bool keeps_default_format(int c)
 	}
 }
 
+/* -n NAME=LEVEL: a console of that name gets its own level, 0 to 15, or
+ * "default" (-1: it follows the console level again). */
+static int parse_console_level(char *arg, const char **name)
+{
+	char *eq = strchr(arg, '=');
+	char *end = NULL;
+	long x;
+
+	*eq = '\0';
+	if (eq == arg || eq - arg > 15)
+		ud_fatal("bad console name '%s' (1 to 15 bytes)", arg);
+	*name = arg;
+	if (!strcmp(eq + 1, "default"))
+		return -1;
+	errno = 0;
+	x = strtol(eq + 1, &end, 10);
+	if (errno || end == eq + 1 || *end || x < 0 || x > 15)
+		ud_fatal("bad console level '%s' (0 to 15, or default)", eq + 1);
+	return (int)x;
+}
+
 /* What the command line asked for beyond ctl's fields. */
 struct ud_opts {
 	int colormode;
@@ -556,6 +580,11 @@ static void parse_option(int c, struct ud_ctl *ctl, struct ud_opts *o)
 	}
 	case 'n':
 		ctl->action = UD_ACT_CONSOLE_LEVEL;
+		if (strchr(optarg, '=')) {
+			ctl->console_level = parse_console_level(optarg, &ctl->console_name);
+			break;
+		}
+		ctl->console_name = NULL;
 		ctl->console_level = parse_level(optarg, 0);
 		break;
 	case 'P':
@@ -770,7 +799,10 @@ static void run(struct ud_ctl *ctl)
 		ud_log_action(ctl, (int)ctl->action, 0);
 		break;
 	case UD_ACT_CONSOLE_LEVEL:
-		ud_log_action(ctl, (int)ctl->action, ctl->console_level);
+		if (ctl->console_name)
+			ud_set_console_level(ctl);
+		else
+			ud_log_action(ctl, (int)ctl->action, ctl->console_level);
 		break;
 	}
 	out_flush();
