@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # udmesg --info: a log's geometry, records, console level, loss counters
 # and writers, byte for byte (the writers' pids put in by name): two
-# writers gone; a writer alive inside a record, then gone, and the record
-# it left counted as lost once the next writer met it; the errors.
+# writers gone; consoles' own levels set with -n NAME=LEVEL; a writer alive
+# inside a record, then gone, and the record it left counted as lost once
+# the next writer met it; the errors.
 . "$PRINTK_SOURCE_DIR/tests/cli/common.sh"
 
 # expect NAME WANT CMD...: CMD prints exactly WANT (plus a final newline)
@@ -45,6 +46,18 @@ if "$UDMESG" --info -B "$WR" | grep -qx 'console level:  4'; then
 	ok "info:console-level"
 else
 	fail "info:console-level"
+fi
+
+# A console's own level by name (-n NAME=LEVEL), listed by --info.
+"$UDMESG" -B "$WR" -n applog=8 || fail "udmesg -n applog=8"
+"$UDMESG" -B "$WR" -n file0=default || fail "udmesg -n file0=default"
+"$UDMESG" -B "$WR" -n applog=2 || fail "udmesg -n applog=2"
+checks=$((checks + 1))
+got=$("$UDMESG" --info -B "$WR" | grep '^console levels:')
+if [ "$got" = "console levels: applog=2, file0=default" ]; then
+	ok "info:console-levels"
+else
+	fail "info:console-levels: $got"
 fi
 
 # --- a writer alive inside a record, then gone ----------------------------
@@ -103,6 +116,12 @@ err_case "info:not-a-log-source" "udmesg: --info shows a libprintk log: give it 
 	"$UDMESG" --info -F "$WR"
 err_case "info:with-action" "udmesg: --info shows a libprintk log: give it alone, with -B <file> or none" \
 	"$UDMESG" --info -C -B "$WR"
+err_case "console-level:range" "udmesg: bad console level '16' (0 to 15, or default)" \
+	"$UDMESG" -B "$WR" -n applog=16
+err_case "console-level:name" "udmesg: bad console name '' (1 to 15 bytes)" \
+	"$UDMESG" -B "$WR" -n =3
+err_case "console-level:long-name" "udmesg: bad console name 'sixteen_chars_xx' (1 to 15 bytes)" \
+	"$UDMESG" -B "$WR" -n sixteen_chars_xx=3
 err_case "info:missing" "udmesg: cannot open $TMP/nosuch: No such file or directory" \
 	"$UDMESG" --info -B "$TMP/nosuch"
 
