@@ -149,7 +149,10 @@ static void test_rotation_by_size(void **state)
 	}
 	/* The last file holds the last line; the one before it only the big
 	 * line; before that, whole lines up to the size, consecutive. */
-	assert_string_equal(slurp(path, NULL), "after the big one\n");
+	char *last = slurp(path, NULL);
+
+	assert_string_equal(last, "after the big one\n");
+	free(last);
 	assert_int_equal(file_size(numbered(path, 1)), ROT_SIZE + 50);
 
 	char *older = strstr(all, "line ");
