@@ -1172,7 +1172,14 @@ static void test_env_configure_after_start(void **state)
 	assert_non_null(strstr(r.fd3, "] prefixed\nits own level wins\n"));
 	assert_null(strstr(r.fd3, "below its own level"));
 	assert_null(strstr(r.fd3, "nowhere"));
-	assert_string_not_equal(pk_log_strerror(-EBUSY), "unknown error");
+	/* Words for every code the log calls and configuration return. */
+	static const int codes[] = { -EBUSY, -EEXIST, -ENAMETOOLONG, -EBADF, -EROFS, -ENOTDIR, -EINVAL, -ENOMEM,
+				     -ENOENT, -EACCES, -EUSERS, -EISDIR, -ELOOP, -ESTALE, -EIO, -ENOSPC,
+				     -EDQUOT, -EMFILE, -EAGAIN, -EPERM, -E2BIG, -ENOBUFS, -EPROTO,
+				     -EPROTONOSUPPORT, -EBADMSG, -EUCLEAN };
+
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		assert_string_not_equal(pk_log_strerror(codes[i]), "unknown error");
 }
 
 /* console=file:PATH,size=N,keep=K from the environment, and the names. */

@@ -132,8 +132,10 @@ PK_API int pk_console_get_loglevel(const struct console *con);
 /* The default console, statically allocated. It remembers which file fd 2
  * was when it was registered (device and inode) and, if fd 2 is later another
  * file (a daemon closed fds 0-2 and opened something), disables itself
- * with one notice instead of writing into it; console=fd:2 follows fd 2
- * whatever it is.
+ * with one notice instead of writing into it. A new fd 2 that is also fd
+ * 1's file (2>&1, a child's dup2 of one pipe onto both) is a redirection
+ * and is followed; console=fd:2 follows fd 2 whatever it is, and
+ * registering this console again takes fd 2 as it is then.
  * Context: any (async-signal-safe, lock-free) once set up; the first call
  * sets it up (the library's start-up makes it, unless PRINTK_OPTS names
  * other consoles) and is neither thread-safe nor async-signal-safe. */
