@@ -250,6 +250,12 @@ static void note_file(struct fd_console *fc)
 	}
 }
 
+/* Whether @st is the file this console writes. */
+static int is_our_file(const struct fd_console *fc, const struct stat *st)
+{
+	return st->st_dev == fc->file_dev && st->st_ino == fc->file_ino;
+}
+
 static int open_append(const char *path);
 
 /* Open PATH again (it is another file now) in place of our fd. */
@@ -278,7 +284,7 @@ static long long current_size(struct fd_console *fc)
 {
 	struct stat st;
 
-	if (stat(fc->path, &st) < 0 || st.st_dev != fc->file_dev || st.st_ino != fc->file_ino) {
+	if (stat(fc->path, &st) < 0 || !is_our_file(fc, &st)) {
 		if (switch_to_path(fc) < 0 || fstat(fc->fd, &st) < 0)
 			return -1;
 	}
@@ -301,28 +307,30 @@ static int lock_for_rotation(int fd)
 
 /* Move PATH to PATH.1 (and each PATH.N up one, the last dropped) and open a
  * new PATH; under flock on our file, which must still be PATH, so two
- * processes sharing the file never rotate it twice. */
+ * processes sharing the file never rotate it twice. The lock is taken on a
+ * descriptor of its own: the console's may be shared with a forked child,
+ * and flock() locks belong to the open file, so both would hold it. */
 static void rotate(struct fd_console *fc)
 {
 	struct stat st;
+	int lk = open(fc->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 
-	if (lock_for_rotation(fc->fd) < 0)
-		return; /* another process is stuck rotating: write on here */
-	if (stat(fc->path, &st) == 0 && st.st_dev == fc->file_dev && st.st_ino == fc->file_ino) {
-		for (unsigned i = fc->rotate_keep; i > 1; i--) {
-			numbered_path(fc->rename_from, fc->path, i - 1);
-			numbered_path(fc->rename_to, fc->path, i);
-			rename(fc->rename_from, fc->rename_to); /* ENOENT: not that many yet */
+	if (lk >= 0) {
+		if (fstat(lk, &st) == 0 && is_our_file(fc, &st) && lock_for_rotation(lk) == 0 &&
+		    stat(fc->path, &st) == 0 && is_our_file(fc, &st)) {
+			for (unsigned i = fc->rotate_keep; i > 1; i--) {
+				numbered_path(fc->rename_from, fc->path, i - 1);
+				numbered_path(fc->rename_to, fc->path, i);
+				rename(fc->rename_from, fc->rename_to); /* ENOENT: not that many yet */
+			}
+			numbered_path(fc->rename_to, fc->path, 1);
+			rename(fc->path, fc->rename_to);
 		}
-		numbered_path(fc->rename_to, fc->path, 1);
-		rename(fc->path, fc->rename_to);
+		close(lk); /* and the lock with it */
 	}
-	int old = fc->fd;
-
-	/* Rotated by us or by another process meanwhile: PATH is new either
-	 * way. Closing the old fd releases the lock. */
-	if (switch_to_path(fc) < 0 || fc->fd == old)
-		flock(old, LOCK_UN);
+	/* Rotated by us or by another process meanwhile, PATH is new; if
+	 * neither, this opens our file again and the caller writes on. */
+	switch_to_path(fc);
 }
 
 /* The last newline in @text[0, @n), as the length up to and including it. */
