@@ -331,10 +331,8 @@ static PK_ALWAYS_INLINE int shared_levels_moved(void)
 
 PK_HOT int pk_console_level_suppressed(int level)
 {
-	/* A level set from outside may let the record through: then the
-	 * console lock's holder applies it before it decides. */
 	return !pk_cfg_ignore_loglevel() && level >= pk_cfg_console_loglevel() &&
-	       level >= atomic_load_explicit(&own_level_max, memory_order_relaxed) && !shared_levels_moved();
+	       level >= atomic_load_explicit(&own_level_max, memory_order_relaxed);
 }
 
 /* 1 if @con does not print records of @level: its own level, else
@@ -358,6 +356,11 @@ static PK_ALWAYS_INLINE int con_skips(const struct console *con, int level, int 
 PK_HOT int pk_console_skip_suppressed(uint64_t seq)
 {
 	uint64_t expected = seq + 1;
+
+	/* A level set from outside may let the record through: the console
+	 * lock's holder applies it, and decides again, before it prints. */
+	if (PK_UNLIKELY(shared_levels_moved()))
+		return 0;
 
 	return seq < CON_IDLE_MAX && pk_cas_sc(&console_word, &expected, seq + 2);
 }
