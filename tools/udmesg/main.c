@@ -94,9 +94,6 @@ static const char usage_text[] =
 	"                               colors are enabled by default\n"
 	" -l, --level <list>          restrict output to defined levels\n"
 	" -n, --console-level <level> set level of messages printed to console\n"
-	"     --console-level <name>=<level>\n"
-	"                             set the level of the consoles named <name>\n"
-	"                               (0-15, or default)\n"
 	" -P, --nopager               do not pipe output into a pager\n"
 	" -p, --force-prefix          force timestamp output on each line of multi-line messages\n"
 	" -r, --raw                   print the raw message buffer\n"
@@ -122,6 +119,8 @@ static const char usage_text[] =
 	"     --writer                show each record's process (pid and program name)\n"
 	"     --dictionary            show each record's dictionary (KEY=VALUE lines)\n"
 	"     --info                  show the log's size, losses and writers\n"
+	" -n, --console-level <name>=<level>\n"
+	"                             the level of the consoles named <name> (0-15 or default)\n"
 	"\n -h, --help                  display this help\n"
 	" -V, --version               display version\n";
 
