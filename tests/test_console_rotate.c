@@ -9,8 +9,8 @@
  *     per writer;
  *   - logrotate's rename, then SIGHUP whose handler calls
  *     pk_console_reopen_all(), while a program logs: no line lost, and once
- *     a printk after the signal has returned nothing more reaches the old
- *     file;
+ *     the flush after the signal has completed nothing more reaches the old
+ *     file; for a console printed by its own thread too;
  *   - the stderr console disables itself, with one notice, once fd 2 is
  *     another file, and writes nothing into that file; fd 2 redirected
  *     with fd 1 is followed;
@@ -298,6 +298,7 @@ static void on_hup(int sig)
 }
 
 #define HUP_AFTER 2000
+static int logrotate_threaded; /* the console has a printer thread */
 
 static int logrotate_child(void *arg)
 {
@@ -312,6 +313,8 @@ static int logrotate_child(void *arg)
 	CHILD_CHECK(sigaction(SIGHUP, &sa, NULL) == 0);
 	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
 	CHILD_CHECK(pk_console_file_create(&con, path) == 0);
+	if (logrotate_threaded)
+		con->flags |= PK_CON_THREADED;
 	CHILD_CHECK(pk_register_console(con) == 0);
 	pk_set_printk_time(0);
 
@@ -324,16 +327,22 @@ static int logrotate_child(void *arg)
 		nanosleep(&ms, NULL);
 		_exit(rename(path, old) == 0 && kill(me, SIGHUP) == 0 ? 0 : 1);
 	}
+	/* A threaded console is lossy when its thread falls behind a ring's
+	 * worth: keep it in reach, this is about the reopen. */
 	while (!hup_seen)
-		pr_info("line %d\n", i++);
-	/* The next printk after the handler flushed to the new file: from
-	 * here on the old file must not grow. */
+		if (pr_info("line %d\n", i++) && logrotate_threaded && i % 64 == 0)
+			pr_flush(5000, 0);
+	/* Once the next flush after the handler has completed, the old
+	 * file must not grow. */
 	pr_info("line %d\n", i++);
+	CHILD_CHECK(pr_flush(5000, 0) == 1);
 
 	off_t frozen = file_size(old);
 
 	for (int k = 0; k < HUP_AFTER; k++)
-		pr_info("line %d\n", i++);
+		if (pr_info("line %d\n", i++) && logrotate_threaded && i % 64 == 0)
+			pr_flush(5000, 0);
+	CHILD_CHECK(pr_flush(5000, 0) == 1);
 	CHILD_CHECK(file_size(old) == frozen);
 
 	int st;
@@ -345,7 +354,8 @@ static int logrotate_child(void *arg)
 
 static void test_logrotate_sighup(void **state)
 {
-	(void)state;
+	if (*state)
+		logrotate_threaded = 1;
 	struct child_result res;
 	char path[512], old[520];
 
@@ -383,6 +393,16 @@ static void test_logrotate_sighup(void **state)
 	free(a);
 	free(b);
 	test_dir_remove();
+	logrotate_threaded = 0;
+}
+
+static int setup_threaded(void **state)
+{
+	static int yes = 1;
+
+	setup_capture(state);
+	*state = &yes;
+	return 0;
 }
 
 /* ---- the stderr console and fd 2 ---- */
@@ -634,6 +654,7 @@ int main(void)
 		cmocka_unit_test(test_rotation_args),
 		cmocka_unit_test_setup_teardown(test_rotation_shared, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_logrotate_sighup, setup_capture, teardown_capture),
+		cmocka_unit_test_prestate_setup_teardown(test_logrotate_sighup, setup_threaded, teardown_capture, NULL),
 		cmocka_unit_test_setup_teardown(test_stderr_fd2_replaced, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_stderr_fd2_redirected, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_console_own_level, setup_capture, teardown_capture),
