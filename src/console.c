@@ -556,7 +556,10 @@ static void fall_back_to_stderr(const struct console *failed)
 			return;
 	fallback_state = (struct pk_console_state){
 		.seq = failed->state->seq,
-		.direct_fd = pk_console_fd_direct(err_con),
+		/* Not pk_console_fd_direct(): stderr is always written through
+		 * its own write, which checks that fd 2 is still the file it
+		 * remembers, and asking would make it take fd 2 as it is now. */
+		.direct_fd = -1,
 		.id = CON_ID_FALLBACK,
 	};
 	err_con->state = &fallback_state;

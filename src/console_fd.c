@@ -65,6 +65,7 @@ struct fd_console {
 	/* The stderr console: the file fd 2 was at set-up (check_identity). */
 	int check_identity;
 	int identity_closed; /* fd 2 was closed at set-up */
+	int identity_lost;   /* fd 2 is another file: said so once, writes nothing */
 	dev_t dev;
 	ino_t ino;
 	/* Rotation (file consoles): 0 for none; the inode this fd holds. */
@@ -189,6 +190,7 @@ static void identity_take(struct fd_console *fc)
 	struct stat st;
 
 	fc->check_identity = 1;
+	fc->identity_lost = 0;
 	fc->identity_closed = fstat(fc->fd, &st) < 0;
 	fc->dev = fc->identity_closed ? 0 : st.st_dev;
 	fc->ino = fc->identity_closed ? 0 : st.st_ino;
@@ -388,9 +390,12 @@ static int fd_write(struct console *con, const char *text, size_t len)
 		/* Under the console lock: the flag is the console layer's to
 		 * read before the next write, and a notice is only stored. */
 		con->flags &= ~PK_CON_ENABLED;
-		fc->check_identity = 0;
-		pk_store_notice(4, "printk: console [%s] disabled: fd %d is no longer the file it was at start-up\n",
-				con->name, fc->fd);
+		/* Once: the console layer may enable it again as the fallback
+		 * of a failed console, and it must still write nothing. */
+		if (!fc->identity_lost)
+			pk_store_notice(4, "printk: console [%s] disabled: fd %d is no longer the file it was at start-up\n",
+					con->name, fc->fd);
+		fc->identity_lost = 1;
 		errno = saved_errno;
 		return 0;
 	}
@@ -410,9 +415,10 @@ int pk_console_fd_direct(struct console *con)
 
 	if (con->write_checked != fd_write)
 		return -1;
-	/* The console layer asks this when it registers a console or makes
-	 * stderr the fallback for a failed one: the moment the stderr console
-	 * starts to print is when it takes the file fd 2 is. */
+	/* The console layer asks this when it registers a console: the
+	 * moment the stderr console is registered is when it takes the file
+	 * fd 2 is. (Made the fallback of a failed console, it keeps the one
+	 * it has: console.c does not ask then.) */
 	if (con == &stderr_console.con)
 		identity_take(fc);
 	/* These look before they write: through fd_write() only. */

@@ -364,6 +364,9 @@ static void printk_start(void)
 		return;
 	pthread_atfork(NULL, NULL, printk_after_fork_child);
 	atexit(printk_atexit);
+	/* The stderr console remembers what fd 2 is now, at start-up, even
+	 * when other consoles are asked for: it may become their fallback. */
+	pk_console_stderr();
 	pk_opts_parse(getenv("PRINTK_OPTS"), &o);
 	apply_options(&o, 1);
 }

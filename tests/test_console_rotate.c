@@ -461,6 +461,50 @@ static void test_stderr_fd2_replaced(void **state)
 	test_dir_remove();
 }
 
+/* The last console fails and stderr takes over as its fallback: after fd
+ * 2 became another file, the fallback writes nothing there either. */
+static int fd2_fallback_child(void *arg)
+{
+	const char *path = arg;
+	struct console *full;
+	int fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
+	CHILD_CHECK(pk_unregister_console(pk_console_stderr()) == -EINVAL); /* set up, not registered */
+	CHILD_CHECK(pk_console_fd_create(&full, fd, "full") == 0);
+	CHILD_CHECK(pk_register_console(full) == 0);
+	pk_set_printk_time(0);
+	close(2);
+	CHILD_CHECK(open(path, O_WRONLY | O_APPEND | O_CLOEXEC) == 2);
+	for (int i = 0; i < 5; i++)
+		pr_info("line %d\n", i);
+	CHILD_CHECK(!(full->flags & PK_CON_ENABLED));
+	CHILD_CHECK(!(pk_console_stderr()->flags & PK_CON_ENABLED));
+	CHILD_CHECK(find_record("printk: console [stderr] disabled: fd 2 is no longer the file it was at start-up",
+				4) == 1);
+	return 0;
+}
+
+static void test_stderr_fd2_fallback(void **state)
+{
+	(void)state;
+	struct child_result res;
+
+	assert_int_equal(test_dir_make("pk_rotate"), 0);
+
+	const char *path = test_dir_path("data.db");
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	assert_true(fd >= 0);
+	close(fd);
+	run_child_ok(fd2_fallback_child, (void *)path, 5000, &res);
+	assert_string_equal(res.out, "");
+	child_result_free(&res);
+	assert_int_equal(file_size(path), 0);
+	test_dir_remove();
+}
+
 /* fd 2 redirected on purpose, with fd 1 (as 2>&1 or a forked child's
  * dup2 of one pipe onto both): the console follows it. */
 static int fd12_child(void *arg)
@@ -657,6 +701,7 @@ int main(void)
 		cmocka_unit_test_prestate_setup_teardown(test_logrotate_sighup, setup_threaded, teardown_capture, NULL),
 		cmocka_unit_test_setup_teardown(test_stderr_fd2_replaced, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_stderr_fd2_redirected, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_stderr_fd2_fallback, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_console_own_level, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_levels_from_outside, setup_capture, teardown_capture),
 	};
