@@ -352,7 +352,8 @@ static int rotating_write(struct fd_console *fc, const char *text, size_t len)
 		if (cur < 0 || (unsigned long long)cur + len <= fc->rotate_size)
 			return write_all(fc, text, len);
 		/* Whole lines up to the size, then a new file for the rest. */
-		size_t room = (unsigned long long)cur < fc->rotate_size ? (size_t)(fc->rotate_size - (unsigned long long)cur) : 0;
+		unsigned long long used = (unsigned long long)cur;
+		size_t room = used < fc->rotate_size ? (size_t)(fc->rotate_size - used) : 0;
 
 		cut = last_line_end(text, room < len ? room : len);
 		if (cut == 0 && cur == 0) {
