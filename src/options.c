@@ -21,7 +21,8 @@
  *                        followed by ,threaded ,extended ,name=NAME
  *                        ,loglevel=N (and for files ,size=N[KMG] ,keep=N:
  *                        rotation); or the forwarders journal[:PATH] and
- *                        syslog:TARGET[,rfc5424|,rfc3164]; repeatable
+ *                        syslog:TARGET[,rfc5424|,rfc3164]; or -NAME, which
+ *                        removes the console of that name; repeatable
  *   log_buf_file=PATH    keep the log in a file shared with other processes
  *   log_buf_file_group=B a new log file is group-readable (0640)
  *   log_buf_file_sync=B  msync the log file at exit and on panic
@@ -317,6 +318,11 @@ static int parse_console(const char *v, size_t n, unsigned long long fd_max, str
 			return -ENAMETOOLONG;
 		c.kind = PK_OPTCON_SYSLOG;
 		memcpy(c.path, v + 7, n - 7);
+	} else if (n > 1 && v[0] == '-') {
+		if (!valid_console_name(v + 1, n - 1) || c.flags || c.name[0] || c.loglevel >= 0)
+			return -EINVAL;
+		c.kind = PK_OPTCON_REMOVE;
+		memcpy(c.name, v + 1, n - 1);
 	} else {
 		return -EINVAL;
 	}

@@ -37,7 +37,8 @@ enum pk_opts_console_kind {
 	PK_OPTCON_FILE,
 	PK_OPTCON_JOURNAL, /* path: the socket, "" for the default */
 	PK_OPTCON_SYSLOG,  /* path: the target, "udp:HOST:PORT" ... */
-	PK_OPTCON_LAST = PK_OPTCON_SYSLOG
+	PK_OPTCON_REMOVE,  /* console=-NAME: name: the console to take away */
+	PK_OPTCON_LAST = PK_OPTCON_REMOVE
 };
 
 #define PK_OPTS_CONSOLE_NAME_MAX 16 /* struct console's name[], with its NUL */
@@ -94,7 +95,7 @@ enum pk_opt_kind {
 	PK_OPT_CHOICE,	/* one of .choices, copied into the char[] field */
 	PK_OPT_CONSOLE, /* stderr, none, fd:N (N in .min to .max), file:PATH,
 			 * journal[:PATH] or syslog:TARGET[,rfc5424|,rfc3164],
-			 * appended to consoles[] */
+			 * or -NAME (remove), appended to consoles[] */
 };
 
 /* One row of the table: one name. Rows may share a field (quiet, debug). */

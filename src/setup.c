@@ -158,6 +158,37 @@ static void remove_opt_consoles(void)
 	n_opt_consoles = kept;
 }
 
+/* console=-NAME: unregister the console of that name; one options made
+ * is freed too, one the program registered stays the program's. */
+static int remove_named_console(const char *name, struct pk_opts *o)
+{
+	for (int i = 0; i < n_opt_consoles; i++) {
+		struct console *con = opt_consoles[i];
+
+		if (strncmp(con->name, name, sizeof(con->name)))
+			continue;
+
+		int err = pk_unregister_console(con);
+
+		if (err == -EBUSY) {
+			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=-%s: busy in a write, not removed", name);
+			return err;
+		}
+		opt_consoles[i] = opt_consoles[--n_opt_consoles];
+		if (con != pk_console_stderr())
+			pk_console_destroy(con);
+		return 0;
+	}
+
+	struct console *con = pk_console_find(name);
+	int err = con ? pk_unregister_console(con) : -ENOENT;
+
+	if (err)
+		pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=-%s: %s, ignored", name,
+			     err == -ENOENT ? "no such console" : "busy in a write");
+	return err;
+}
+
 static int register_opt_console(const struct pk_opts_console *c, struct pk_opts *o)
 {
 	struct console *con = NULL;
@@ -166,6 +197,8 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 	switch (c->kind) {
 	case PK_OPTCON_NONE:
 		return 0;
+	case PK_OPTCON_REMOVE:
+		return remove_named_console(c->name, o);
 	case PK_OPTCON_STDERR:
 		con = pk_console_stderr();
 		break;
@@ -281,7 +314,11 @@ static int apply_options(struct pk_opts *o, int startup)
 	if (o->no_hash_pointers > 0 && pk_no_hash_pointers_enable())
 		for (int i = 0; i < PK_NO_HASH_POINTERS_BANNER_LINES; i++)
 			pk_printk(PK_KERN_WARNING "%s\n", pk_no_hash_pointers_banner[i]);
-	if (startup && o->nconsoles == 0)
+	int removals = 0;
+
+	for (int i = 0; i < o->nconsoles; i++)
+		removals += o->consoles[i].kind == PK_OPTCON_REMOVE;
+	if (startup && o->nconsoles == removals)
 		register_default_console();
 	int usable = 0, wanted = 0;
 
@@ -293,7 +330,7 @@ static int apply_options(struct pk_opts *o, int startup)
 
 		int e = register_opt_console(&o->consoles[i], o);
 
-		wanted += o->consoles[i].kind != PK_OPTCON_NONE;
+		wanted += o->consoles[i].kind != PK_OPTCON_NONE && o->consoles[i].kind != PK_OPTCON_REMOVE;
 		usable += !e || e == -EBUSY;
 		if (e && e != -EBUSY && !err)
 			err = e;

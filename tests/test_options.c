@@ -748,6 +748,12 @@ static void test_parse_console_options(void **state)
 	assert_string_equal(o.consoles[0].path, "udp:h:514");
 	assert_string_equal(o.consoles[0].name, "fw");
 	assert_int_equal(o.consoles[0].format, PK_SYSLOG_RFC3164);
+	/* Removal by name. */
+	assert_int_equal(pk_opts_parse("console=-file0 console=-my.app", &o), 0);
+	assert_int_equal(o.nconsoles, 2);
+	assert_int_equal(o.consoles[0].kind, PK_OPTCON_REMOVE);
+	assert_string_equal(o.consoles[0].name, "file0");
+	assert_string_equal(o.consoles[1].name, "my.app");
 	/* Not a console option: part of the path. */
 	assert_int_equal(pk_opts_parse("console=file:/x,rfc3164", &o), 0);
 	assert_string_equal(o.consoles[0].path, "/x,rfc3164");
@@ -767,6 +773,11 @@ static void test_parse_console_options(void **state)
 		"console=stderr,keep=2",
 		"console=none,name=x",
 		"console=none,loglevel=3",
+		"console=-",
+		"console=-a/b",
+		"console=-sixteen_chars_xx",
+		"console=-app,threaded",
+		"console=-app,loglevel=3",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char want[256];
@@ -909,6 +920,14 @@ static int child_main(const char *name)
 		pr_err("its own level wins\n");
 		pk_console_set_loglevel(three, 1);
 		pr_err("below its own level\n");
+		/* One console taken away by name; a name nobody has: -ENOENT. */
+		if (pk_printk_configure("loglevel=7 console=fd:3,name=four") != 0 || !pk_console_find("four"))
+			return 11;
+		if (pk_printk_configure("console=-three") != 0 || pk_console_find("three") || !pk_console_find("four"))
+			return 12;
+		if (pk_printk_configure("console=-three") != -ENOENT)
+			return 13;
+		pr_err("to four\n");
 		/* And console=none takes the options' consoles away again. */
 		if (pk_printk_configure("loglevel=7 console=none") != 0 || pk_console_find("three"))
 			return 10;
@@ -1171,6 +1190,7 @@ static void test_env_configure_after_start(void **state)
 	assert_int_equal(strspn(pre, " "), strlen(pre) - strlen(strchr(pre, 'T')));
 	assert_non_null(strstr(r.fd3, "] prefixed\nits own level wins\n"));
 	assert_null(strstr(r.fd3, "below its own level"));
+	assert_non_null(strstr(r.fd3, "\nprintk: PRINTK_OPTS: console=-three: no such console, ignored\nto four\n"));
 	assert_null(strstr(r.fd3, "nowhere"));
 	/* Words for every code the log calls and configuration return. */
 	static const int codes[] = { -EBUSY, -EEXIST, -ENAMETOOLONG, -EBADF, -EROFS, -ENOTDIR, -EINVAL, -ENOMEM,

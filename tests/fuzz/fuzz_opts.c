@@ -77,6 +77,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (c->flags & ~(PK_CON_THREADED | PK_CON_EXTENDED))
 			fail("console flags", c->flags);
 		check_str(c->name, sizeof(c->name), "console name not terminated");
+		if (c->kind == PK_OPTCON_REMOVE && (!c->name[0] || c->flags || c->loglevel != -1))
+			fail("console removal", c->kind);
 		if (c->loglevel < -1 || c->loglevel > 15)
 			fail("console loglevel", c->loglevel);
 		if (c->rotate_size < 0 || (c->rotate_size && c->kind != PK_OPTCON_FILE))
