@@ -142,6 +142,9 @@ struct pk_console_state {
 	 * (C7), never by the print loop. */
 	struct pk_printer *printer;
 	struct console *next;
+	/* pk_console_set_loglevel(): the console's own level + 1, 0 for none
+	 * (so a zeroed state, the fallback's, has none). */
+	_Atomic int own_level_plus1;
 };
 
 static struct console *console_list;
@@ -297,14 +300,80 @@ static void console_unlock_idle(uint64_t next)
 	atomic_store_explicit(&console_word, word, memory_order_seq_cst);
 }
 
+/* The highest own level of a registered console (0 if none has one): a
+ * record at or above console_loglevel may still be due on that console. */
+static _Atomic int own_level_max;
+/* The default log's console_levels_gen when the lock's holder last applied
+ * its table of levels set from outside (apply_shared_levels()). */
+static pk_a32 loop_levels_gen;
+static pk_a32 levels_reapply; /* a console was registered: apply the table to it */
+static void apply_shared_levels(void);
+
+/* apply_shared_levels() for a record whose suppressed flag printk worked
+ * out before: the flag is made again, in @fresh, under the new levels. */
+static PK_NOINLINE const struct pk_con_rec *apply_shared_levels_to(const struct pk_con_rec *hint,
+								  struct pk_con_rec *fresh)
+{
+	apply_shared_levels();
+	*fresh = *hint;
+	fresh->suppressed = pk_console_level_suppressed(hint->level);
+	return fresh;
+}
+
+static PK_ALWAYS_INLINE struct pk_log_shared *levels_table(void)
+{
+	struct pk_log *log = pk_printk_log_peek();
+
+	return log ? pk_log_shared(log) : NULL;
+}
+
+/* The default log's console_levels_gen, found by the last
+ * apply_shared_levels(); NULL until then and after the log changed
+ * (pk_console_reset_positions()), which sends the next printk to the
+ * holder to look again. Cached: printk's filtered path reads it. */
+static pk_a32 *_Atomic levels_gen_word;
+
+/* Another process changed a console's level since the holder looked. */
+static PK_ALWAYS_INLINE int shared_levels_moved(void)
+{
+	pk_a32 *w = atomic_load_explicit(&levels_gen_word, memory_order_acquire);
+
+	return PK_UNLIKELY(!w) || pk_load_relaxed(w) != pk_load_relaxed(&loop_levels_gen) ||
+	       PK_UNLIKELY(pk_load_relaxed(&levels_reapply));
+}
+
 PK_HOT int pk_console_level_suppressed(int level)
 {
-	return !pk_cfg_ignore_loglevel() && level >= pk_cfg_console_loglevel();
+	return !pk_cfg_ignore_loglevel() && level >= pk_cfg_console_loglevel() &&
+	       level >= atomic_load_explicit(&own_level_max, memory_order_relaxed);
+}
+
+/* 1 if @con does not print records of @level: its own level, else
+ * console_loglevel. Only needed while some console has its own level;
+ * otherwise the record's suppressed flag says the same. */
+static PK_NOINLINE int con_level_skip(const struct console *con, int level)
+{
+	int own = atomic_load_explicit(&con->state->own_level_plus1, memory_order_relaxed) - 1;
+
+	if (pk_cfg_ignore_loglevel())
+		return 0;
+	return level >= (own >= 0 ? own : pk_cfg_console_loglevel());
+}
+
+static PK_ALWAYS_INLINE int con_skips(const struct console *con, int level, int suppressed)
+{
+	return suppressed ||
+	       (PK_UNLIKELY(atomic_load_explicit(&own_level_max, memory_order_relaxed)) && con_level_skip(con, level));
 }
 
 PK_HOT int pk_console_skip_suppressed(uint64_t seq)
 {
 	uint64_t expected = seq + 1;
+
+	/* A level set from outside may let the record through: the console
+	 * lock's holder applies it, and decides again, before it prints. */
+	if (PK_UNLIKELY(shared_levels_moved()))
+		return 0;
 
 	return seq < CON_IDLE_MAX && pk_cas_sc(&console_word, &expected, seq + 2);
 }
@@ -500,7 +569,10 @@ static void fall_back_to_stderr(const struct console *failed)
 			return;
 	fallback_state = (struct pk_console_state){
 		.seq = failed->state->seq,
-		.direct_fd = pk_console_fd_direct(err_con),
+		/* Not pk_console_fd_direct(): stderr is always written through
+		 * its own write, which checks that fd 2 is still the file it
+		 * remembers, and asking would make it take fd 2 as it is now. */
+		.direct_fd = -1,
 		.id = CON_ID_FALLBACK,
 	};
 	err_con->state = &fallback_state;
@@ -914,7 +986,7 @@ static PK_NOINLINE int print_one_extended(struct con_src *src, struct console *c
 	st->seq = r->seq + 1;
 	st->off = 0;
 	st->started = 0;
-	if (pk_console_level_suppressed(r->level))
+	if (con_skips(con, r->level, pk_console_level_suppressed(r->level)))
 		return 1;
 	if (con->write_record) {
 		pk_record_from_ring(&src->rec, r);
@@ -954,6 +1026,7 @@ static int print_one(struct con_src *src, struct console *con)
 	}
 	int open = r->open;
 
+	r->suppressed = con_skips(con, r->level, r->suppressed);
 	if (!st->started) {
 		if (st->dropped) {
 			if (st->line_open)
@@ -1056,7 +1129,7 @@ static PK_ALWAYS_INLINE struct console *hint_fast_console(const struct pk_con_re
 
 	if (con_stuck(con) || st->seq != r->seq || st->started || st->dropped || st->failures || r->open ||
 	    r->flags != PRB_FLAG_NEWLINE ||
-	    atomic_load_explicit(&emergency, memory_order_relaxed) || r->suppressed ||
+	    atomic_load_explicit(&emergency, memory_order_relaxed) || con_skips(con, r->level, r->suppressed) ||
 	    has_newline(r->text, r->text_len))
 		return NULL;
 	return con;
@@ -1244,6 +1317,12 @@ void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint)
 		}
 		if (PK_UNLIKELY(pk_load_relaxed(&reopen_gen) != loop_reopen_gen))
 			reopen_loop_consoles();
+		struct pk_con_rec fresh;
+
+		if (PK_UNLIKELY(shared_levels_moved()) && hint)
+			hint = apply_shared_levels_to(hint, &fresh);
+		else if (PK_UNLIKELY(shared_levels_moved()))
+			apply_shared_levels();
 		hold_losable = 1;
 
 		uint64_t next = print_locked(rb, hint, hint ? hint_fast_console(hint) : NULL);
@@ -1297,6 +1376,10 @@ PK_HOT void pk_console_flush_line(struct prb *rb, const struct pk_con_rec *hint,
 
 	uint64_t gen = pk_load_sc(&store_gen);
 
+	struct pk_con_rec fresh;
+
+	if (PK_UNLIKELY(shared_levels_moved()))
+		hint = apply_shared_levels_to(hint, &fresh);
 	if (!(con = hint_fast_console(hint)) || (fd = con->state->direct_fd) < 0) {
 		flush_line_locked(rb, hint, con, gen);
 		return;
@@ -1948,6 +2031,9 @@ int pk_register_console(struct console *con)
 	while (*pp)
 		pp = &(*pp)->state->next;
 	*pp = con;
+	/* A level another process set for this name applies to it too: the
+	 * next holder reads the table again. */
+	pk_store_relaxed(&levels_reapply, 1);
 	console_unlock_raw();
 	pk_console_flush(rb, NULL);
 	return 0;
@@ -1972,6 +2058,53 @@ static int unlink_console(struct console *con)
 	return 0;
 }
 
+/* Holding the lock: own_level_max after a console's own level changed or
+ * a console left. */
+static void recompute_own_level_max(void)
+{
+	int max = 0;
+
+	for (struct console *c = console_list; c; c = c->state->next) {
+		int own = atomic_load(&c->state->own_level_plus1) - 1;
+
+		if (own > max)
+			max = own;
+	}
+	atomic_store(&own_level_max, max);
+}
+
+/*
+ * Holding the lock: give the registered consoles the levels that other
+ * processes set by name in the log's shared table. The table is the file's
+ * and may hold anything: a name is at most 16 bytes compared as such, a
+ * level outside 0..15 is ignored.
+ */
+static PK_COLD PK_NOINLINE void apply_shared_levels(void)
+{
+	struct pk_log_shared *sh = levels_table();
+
+	if (!sh)
+		return;
+	atomic_store_explicit(&levels_gen_word, &sh->console_levels_gen, memory_order_release);
+	pk_store_relaxed(&levels_reapply, 0);
+	pk_store_relaxed(&loop_levels_gen, pk_load_acquire(&sh->console_levels_gen));
+	for (int i = 0; i < PK_LOG_CONSOLE_LEVELS; i++) {
+		struct pk_log_console_level *e = &sh->console_levels[i];
+		uint64_t w[2] = { pk_load_relaxed(&e->name[0]), pk_load_relaxed(&e->name[1]) };
+		uint32_t plus1 = pk_load_relaxed(&e->level);
+		char name[sizeof(w) + 1];
+
+		if (!w[0] || plus1 > PK_CONSOLE_LOGLEVEL_MAX + 1)
+			continue;
+		memcpy(name, w, sizeof(w));
+		name[sizeof(w)] = '\0';
+		for (struct console *c = console_list; c; c = c->state->next)
+			if (!strncmp(c->name, name, sizeof(c->name)))
+				atomic_store(&c->state->own_level_plus1, (int)plus1);
+	}
+	recompute_own_level_max();
+}
+
 int pk_unregister_console(struct console *con)
 {
 	if (!con)
@@ -1989,6 +2122,7 @@ int pk_unregister_console(struct console *con)
 		if (stopped == 1)
 			atomic_fetch_sub(&printers, 1);
 		unlink_console(con);
+		recompute_own_level_max();
 	}
 	console_unlock_raw();
 	if (how == 2)
@@ -2099,6 +2233,7 @@ int pk_pr_flush(int timeout_ms, int reset_on_progress)
 
 void pk_console_shutdown(struct prb *rb, int release)
 {
+	atomic_store(&levels_gen_word, NULL); /* the log may be going */
 	/* A holder stuck in a write is taken over after PK_CONSOLE_STALL_MS
 	 * (C6); one stopped elsewhere keeps its consoles. */
 	if (!console_lock_wait(PK_CONSOLE_STALL_MS + 500))
@@ -2283,6 +2418,7 @@ void pk_console_after_fork(void)
 void pk_console_reset_positions(uint64_t seq)
 {
 	console_lock_wait(-1);
+	atomic_store(&levels_gen_word, NULL); /* the log's table moves with the log */
 	for (struct console *con = console_list; con; con = con->state->next) {
 		struct pk_printer *p = con->state->printer;
 
@@ -2298,4 +2434,49 @@ void pk_console_reset_positions(uint64_t seq)
 		}
 	}
 	console_unlock_raw();
+}
+
+/* ------------------------------------------- names and own levels -- */
+
+struct console *pk_console_find(const char *name)
+{
+	struct console *found = NULL;
+
+	if (!name)
+		return NULL;
+
+	int how = console_lock_wait(-1);
+
+	for (struct console *c = console_list; c && !found; c = c->state->next)
+		if (!strncmp(c->name, name, sizeof(c->name)) && strlen(name) < sizeof(c->name))
+			found = c;
+	console_unlock_raw();
+	if (how == 2)
+		pk_console_flush(pk_printk_ring(), NULL);
+	return found;
+}
+
+int pk_console_set_loglevel(struct console *con, int level)
+{
+	if (!con || level < -1 || level > PK_CONSOLE_LOGLEVEL_MAX)
+		return -EINVAL;
+
+	int how = console_lock_wait(-1);
+	int found = registered(con), old = -1;
+
+	if (found > 0) {
+		old = atomic_exchange(&con->state->own_level_plus1, level + 1) - 1;
+		recompute_own_level_max();
+	}
+	console_unlock_raw();
+	if (how == 2)
+		pk_console_flush(pk_printk_ring(), NULL);
+	return found > 0 ? old : -EINVAL;
+}
+
+int pk_console_get_loglevel(const struct console *con)
+{
+	struct pk_console_state *st = con ? con->state : NULL;
+
+	return st ? atomic_load(&st->own_level_plus1) - 1 : -1;
 }

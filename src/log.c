@@ -399,6 +399,18 @@ const char *pk_log_strerror(int err)
 		return "disk quota exceeded";
 	case -EMFILE:
 		return "too many log files open in this process";
+	case -EBUSY:
+		return "the log is in use: its size and file are fixed once a message was stored";
+	case -EEXIST:
+		return "file exists";
+	case -ENAMETOOLONG:
+		return "log file name too long";
+	case -EBADF:
+		return "bad file descriptor";
+	case -EROFS:
+		return "read-only file system";
+	case -ENOTDIR:
+		return "a component of the log file's path is not a directory";
 	default:
 		return prb_strerror(err);
 	}

@@ -24,6 +24,7 @@
 /* roles: a process made this its printk log (settings.c); how a reader of a
  * core with several logs in it tells printk's from the program's own. */
 #define PK_LOG_ROLE_PRINTK 0x1u
+#define PK_LOG_CONSOLE_LEVELS 8 /* named consoles whose level another process set */
 
 struct pk_log_shared {
 	uint64_t magic;		/* PK_LOG_STATE_MAGIC once initialised */
@@ -49,6 +50,16 @@ struct pk_log_shared {
 	 * NUL-padded, four bytes a word, least significant first. */
 	pk_a32 dyndbg_gen;
 	pk_a32 dyndbg_text[128];
+	/* Levels of named consoles, set from outside the program (udmesg
+	 * -n NAME=LEVEL, pk_log_set_console_level()): the console printing
+	 * process applies them when console_levels_gen moved. */
+	pk_a32 console_levels_gen;
+	pk_a32 reserved1;
+	struct pk_log_console_level {
+		pk_a64 name[2]; /* the console's name, NUL-padded; 0: a free entry */
+		pk_a32 level;	/* its own level + 1; 0: follow console_loglevel */
+		pk_a32 reserved;
+	} console_levels[PK_LOG_CONSOLE_LEVELS];
 };
 
 /* The public record mirrors the ring's: pk_log_read() copies one into the other. */

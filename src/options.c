@@ -18,9 +18,11 @@
  *   printk.time=B        timestamp prefix (1/0, y/n, Y/N, on/off)
  *   printk.caller=B      caller prefix
  *   console=C            stderr, none, fd:N or file:PATH, each optionally
- *                        followed by ,threaded, ,extended, ,lossless; or the
- *                        forwarders journal[:PATH] and
- *                        syslog:TARGET[,rfc5424|,rfc3164]; repeatable
+ *                        followed by ,threaded ,extended ,lossless ,name=NAME
+ *                        ,loglevel=N (and for files ,size=N[KMG] ,keep=N:
+ *                        rotation); or the forwarders journal[:PATH] and
+ *                        syslog:TARGET[,rfc5424|,rfc3164]; or -NAME, which
+ *                        removes the console of that name; repeatable
  *   log_buf_file=PATH    keep the log in a file shared with other processes
  *   log_buf_file_group=B a new log file is group-readable (0640)
  *   log_buf_file_sync=B  msync the log file at exit and on panic
@@ -198,37 +200,107 @@ static int parse_size(const char *v, size_t n, unsigned long long min, unsigned 
 	return 0;
 }
 
-/* Trailing ",threaded" / ",extended" / ",lossless" on a console= value: strips them from
- * the end of @v (a path may hold commas before them) into @flags. */
-static size_t console_flags(const char *v, size_t n, short *flags)
+/* A console name: what pk_console_find() looks for; kept to characters
+ * that need no quoting in PRINTK_OPTS, a shell or a notice. */
+static int valid_console_name(const char *v, size_t n)
 {
-	static const struct {
-		const char *word;
-		short flag;
-	} suffixes[] = { { ",threaded", PK_CON_THREADED }, { ",extended", PK_CON_EXTENDED },
-			 { ",lossless", PK_CON_LOSSLESS } };
+	if (n == 0 || n >= PK_OPTS_CONSOLE_NAME_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= 'A' && v[i] <= 'Z') || (v[i] >= '0' && v[i] <= '9') ||
+		      v[i] == '_' || v[i] == '-' || v[i] == '.'))
+			return 0;
+	return 1;
+}
 
-	for (int again = 1; again;) {
-		again = 0;
-		for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-			size_t len = strlen(suffixes[i].word);
+/* One trailing ",WORD" of a console= value. Returns 1 if it was one of the
+ * console options (stored in @c), 0 if it is not (it belongs to the path),
+ * -EINVAL for a known option with a bad value. */
+static int console_suffix(const char *w, size_t n, int is_file, int is_syslog, struct pk_opts_console *c)
+{
+	unsigned long long x;
 
-			if (n > len && !memcmp(v + n - len, suffixes[i].word, len)) {
-				*flags |= suffixes[i].flag;
-				n -= len;
-				again = 1;
+	if (is_word(w, n, "threaded")) {
+		c->flags |= PK_CON_THREADED;
+	} else if (is_word(w, n, "extended")) {
+		c->flags |= PK_CON_EXTENDED;
+	} else if (is_word(w, n, "lossless")) {
+		c->flags |= PK_CON_LOSSLESS;
+	} else if (is_syslog && is_word(w, n, "rfc3164")) {
+		c->format = PK_SYSLOG_RFC3164;
+	} else if (is_syslog && is_word(w, n, "rfc5424")) {
+		c->format = 0;
+	} else if (n >= 5 && !memcmp(w, "name=", 5)) {
+		if (!valid_console_name(w + 5, n - 5))
+			return -EINVAL;
+		memcpy(c->name, w + 5, n - 5);
+		c->name[n - 5] = '\0';
+	} else if (n >= 9 && !memcmp(w, "loglevel=", 9)) {
+		if (parse_uint(w + 9, n - 9, 15, &x))
+			return -EINVAL;
+		c->loglevel = (int)x;
+	} else if (is_file && n >= 5 && !memcmp(w, "size=", 5)) {
+		if (parse_size(w + 5, n - 5, 1, LOG_BUF_LEN_MAX, &c->rotate_size))
+			return -EINVAL;
+	} else if (is_file && n >= 5 && !memcmp(w, "keep=", 5)) {
+		if (parse_uint(w + 5, n - 5, PK_OPTS_ROTATE_KEEP_MAX, &x) || x < 1)
+			return -EINVAL;
+		c->rotate_keep = (int)x;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/* Strips the console options (",threaded", ",extended", ",lossless", ",name=N",
+ * ",loglevel=N"; for files ",size=N" and ",keep=N"; for syslog the format)
+ * from the end of @v into @c: a path may hold commas before them. Returns
+ * the length of what is left, or -EINVAL. */
+static long console_suffixes(const char *v, size_t n, struct pk_opts_console *c)
+{
+	int is_file = n > 5 && !strncmp(v, "file:", 5);
+	int is_syslog = n > 7 && !strncmp(v, "syslog:", 7);
+
+	for (;;) {
+		const char *comma = NULL;
+
+		for (size_t i = n; i > 0; i--) {
+			if (v[i - 1] == ',') {
+				comma = v + i - 1;
+				break;
 			}
 		}
+		if (!comma)
+			return (long)n;
+
+		size_t at = (size_t)(comma - v);
+		int r = console_suffix(comma + 1, n - at - 1, is_file, is_syslog, c);
+
+		if (r < 0)
+			return r;
+		if (r == 0)
+			return (long)n;
+		n = at;
 	}
-	return n;
 }
 
 static int parse_console(const char *v, size_t n, unsigned long long fd_max, struct pk_opts *o)
 {
-	struct pk_opts_console c = { 0 };
+	struct pk_opts_console c;
 	unsigned long long fd;
 
-	n = console_flags(v, n, &c.flags);
+	memset(&c, 0, sizeof(c)); /* padding too: two parses compare equal */
+	c.loglevel = -1;
+
+	long head = console_suffixes(v, n, &c);
+
+	if (head < 0)
+		return (int)head;
+	n = (size_t)head;
+	if (c.rotate_keep && !c.rotate_size)
+		return -EINVAL; /* keep= means nothing without size= */
+	if (c.rotate_size && !c.rotate_keep)
+		c.rotate_keep = PK_OPTS_ROTATE_KEEP_DEFAULT;
 
 	if (is_word(v, n, "stderr")) {
 		c.kind = PK_OPTCON_STDERR;
@@ -252,19 +324,21 @@ static int parse_console(const char *v, size_t n, unsigned long long fd_max, str
 			memcpy(c.path, v + 8, n - 8);
 	} else if (n > 7 && !strncmp(v, "syslog:", 7)) {
 		/* The forwarders print from a thread of their own anyway. */
-		if (n >= 15 && !memcmp(v + n - 8, ",rfc3164", 8)) {
-			c.format = PK_SYSLOG_RFC3164;
-			n = console_flags(v, n - 8, &c.flags);
-		} else if (n >= 15 && !memcmp(v + n - 8, ",rfc5424", 8)) {
-			n = console_flags(v, n - 8, &c.flags);
-		}
-		if (n <= 7 || n - 7 >= sizeof(c.path))
-			return n <= 7 ? -EINVAL : -ENAMETOOLONG;
+		if (n - 7 >= sizeof(c.path))
+			return -ENAMETOOLONG;
 		c.kind = PK_OPTCON_SYSLOG;
 		memcpy(c.path, v + 7, n - 7);
+	} else if (n > 1 && v[0] == '-') {
+		if (!valid_console_name(v + 1, n - 1) || c.flags || c.name[0] || c.loglevel >= 0)
+			return -EINVAL;
+		c.kind = PK_OPTCON_REMOVE;
+		memcpy(c.name, v + 1, n - 1);
 	} else {
 		return -EINVAL;
 	}
+	/* "none" and "stderr" take no options but a level (and stderr a name). */
+	if (c.kind == PK_OPTCON_NONE && (c.flags || c.name[0] || c.loglevel >= 0))
+		return -EINVAL;
 	if (o->nconsoles >= PK_OPTS_MAX_CONSOLES)
 		return -ENOSPC;
 	o->consoles[o->nconsoles++] = c;

@@ -37,8 +37,13 @@ enum pk_opts_console_kind {
 	PK_OPTCON_FILE,
 	PK_OPTCON_JOURNAL, /* path: the socket, "" for the default */
 	PK_OPTCON_SYSLOG,  /* path: the target, "udp:HOST:PORT" ... */
-	PK_OPTCON_LAST = PK_OPTCON_SYSLOG
+	PK_OPTCON_REMOVE,  /* console=-NAME: name: the console to take away */
+	PK_OPTCON_LAST = PK_OPTCON_REMOVE
 };
+
+#define PK_OPTS_CONSOLE_NAME_MAX 16 /* struct console's name[], with its NUL */
+#define PK_OPTS_ROTATE_KEEP_MAX	 999
+#define PK_OPTS_ROTATE_KEEP_DEFAULT 5
 
 struct pk_opts_console {
 	enum pk_opts_console_kind kind;
@@ -46,6 +51,10 @@ struct pk_opts_console {
 	char path[PK_OPTS_PATH_MAX];
 	short flags; /* PK_CON_THREADED, PK_CON_EXTENDED, PK_CON_LOSSLESS */
 	int format;  /* syslog: PK_SYSLOG_RFC5424 or PK_SYSLOG_RFC3164 */
+	char name[PK_OPTS_CONSOLE_NAME_MAX]; /* ,name=: "" for the automatic one */
+	int loglevel;	    /* ,loglevel=N (0..15), or -1: console_loglevel */
+	long long rotate_size; /* file: ,size=N[KMG] (bytes), or 0: no rotation */
+	int rotate_keep;    /* file: ,keep=N (1..999) old files, with a size */
 };
 
 /*
@@ -88,7 +97,7 @@ enum pk_opt_kind {
 	PK_OPT_CHOICE,	/* one of .choices, copied into the char[] field */
 	PK_OPT_CONSOLE, /* stderr, none, fd:N (N in .min to .max), file:PATH,
 			 * journal[:PATH] or syslog:TARGET[,rfc5424|,rfc3164],
-			 * appended to consoles[] */
+			 * or -NAME (remove), appended to consoles[] */
 };
 
 /* One row of the table: one name. Rows may share a field (quiet, debug). */

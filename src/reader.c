@@ -20,8 +20,10 @@
 #include <string.h>
 
 #include "kmsg_format.h"
+#include "log_internal.h"
 #include "log_shared.h"
 #include "options.h"
+#include "registry.h"
 
 _Static_assert(PK_TEXT_READ_ROOM >= PRB_TEXT_MAX + 8, "prb_read_text() writes this far");
 
@@ -138,4 +140,120 @@ int pk_opts_log_buf_file(char *buf, size_t size)
 	memcpy(buf, o.log_buf_file, n);
 	buf[n] = '\0';
 	return (int)n;
+}
+
+/* ------------------------------------------------ geometry and writers -- */
+
+int pk_log_geometry(struct pk_log *log, struct pk_log_geometry *g)
+{
+	if (!log || !g)
+		return -EINVAL;
+
+	struct prb *rb = pk_log_ring(log);
+	struct prb_stats st;
+
+	prb_get_stats(rb, &st);
+	memset(g, 0, sizeof(*g));
+	g->record_slots = rb->desc_count;
+	g->data_bytes = rb->data_size;
+	g->region_bytes = rb->region_size;
+	if (log->path) {
+		g->file_bytes = log->mapping_len;
+		g->writer_slots = log->reg.nentries;
+	}
+	g->reserve_failed = st.reserve_failed;
+	g->holes = st.holes;
+	g->corrupt = st.corrupt;
+	g->stolen = st.stolen;
+	return 0;
+}
+
+int pk_log_writer_at(struct pk_log *log, unsigned slot, struct pk_log_writer *w)
+{
+	if (!log || !w)
+		return -EINVAL;
+	if (!log->path || !log->reg.entries || slot == 0 || slot >= log->reg.nentries)
+		return -ERANGE;
+
+	struct pk_registry_entry *e = &log->reg.entries[slot];
+	unsigned gen = atomic_load(&e->gen);
+	char name[16];
+
+	if (gen == 0)
+		return -ENOENT;
+	memset(w, 0, sizeof(*w));
+	w->pid = atomic_load(&e->pid);
+	w->attach_realtime_ns = (int64_t)atomic_load(&e->attach_ns);
+	w->alive = pk_registry_owner_alive(&log->reg, slot << PK_REGISTRY_GEN_BITS |
+							      (gen & ((1u << PK_REGISTRY_GEN_BITS) - 1)),
+					  w->pid);
+	if (pk_registry_name(&log->reg, w->pid, name) == 0)
+		memcpy(w->name, name, sizeof(w->name));
+	w->name[sizeof(w->name) - 1] = '\0';
+	w->prev_pid = atomic_load(&e->prev_pid);
+	if (w->prev_pid == w->pid)
+		w->prev_pid = 0; /* the same process again (a fork's parent) */
+	if (w->prev_pid && pk_registry_name(&log->reg, w->prev_pid, name) == 0)
+		memcpy(w->prev_name, name, sizeof(w->prev_name));
+	w->prev_name[sizeof(w->prev_name) - 1] = '\0';
+	return 0;
+}
+
+/* ------------------------------------- console levels from outside -- */
+
+int pk_log_set_console_level(struct pk_log *log, const char *name, int level)
+{
+	size_t len = name ? strnlen(name, 16) : 0;
+
+	if (!log || len == 0 || len >= 16 || level < -1 || level > 15)
+		return -EINVAL;
+	if (!pk_log_ring(log)->writable)
+		return -EPERM;
+
+	struct pk_log_shared *sh = pk_log_shared(log);
+	struct pk_log_console_level *found = NULL;
+	uint64_t w[2] = { 0, 0 };
+
+	memcpy(w, name, len);
+	for (int i = 0; i < PK_LOG_CONSOLE_LEVELS && !found; i++) {
+		struct pk_log_console_level *e = &sh->console_levels[i];
+
+		if (pk_load_relaxed(&e->name[0]) == w[0] && pk_load_relaxed(&e->name[1]) == w[1])
+			found = e;
+	}
+	/* A free entry: claimed by its first word, so two setters never
+	 * share one. */
+	for (int i = 0; i < PK_LOG_CONSOLE_LEVELS && !found; i++) {
+		struct pk_log_console_level *e = &sh->console_levels[i];
+		uint64_t zero = 0;
+
+		if (atomic_compare_exchange_strong(&e->name[0], &zero, w[0])) {
+			pk_store_relaxed(&e->name[1], w[1]);
+			found = e;
+		}
+	}
+	if (!found)
+		return -ENOSPC;
+	pk_store_relaxed(&found->level, (uint32_t)(level + 1));
+	atomic_fetch_add(&sh->console_levels_gen, 1); /* seq_cst: after the entry */
+	return 0;
+}
+
+int pk_log_console_level_at(struct pk_log *log, unsigned i, char name[16], int *level)
+{
+	if (!log || !name || !level)
+		return -EINVAL;
+	if (i >= PK_LOG_CONSOLE_LEVELS)
+		return -ERANGE;
+
+	struct pk_log_console_level *e = &pk_log_shared(log)->console_levels[i];
+	uint64_t w[2] = { pk_load_relaxed(&e->name[0]), pk_load_relaxed(&e->name[1]) };
+	uint32_t plus1 = pk_load_relaxed(&e->level);
+
+	if (!w[0] || plus1 > 16)
+		return -ENOENT;
+	memcpy(name, w, 16);
+	name[15] = '\0';
+	*level = (int)plus1 - 1;
+	return 0;
 }

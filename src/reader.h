@@ -204,4 +204,63 @@ int pk_log_open_control(struct pk_log **logp, const char *path);
  */
 int pk_opts_log_buf_file(char *buf, size_t size);
 
+/* ------------------------------------------------ geometry and writers -- */
+
+/* What a log is made of, and the losses it counts (udmesg --info). Read
+ * from the handle's validated geometry and the shared header's counters. */
+struct pk_log_geometry {
+	uint64_t record_slots;	 /* record descriptors: the most records it holds */
+	uint64_t data_bytes;	 /* the text area (log_buf_len) */
+	uint64_t region_bytes;	 /* the ring: header page, descriptors, text area */
+	uint64_t file_bytes;	 /* the whole file; 0 for a memory log */
+	unsigned writer_slots;	 /* entries in the writer table; 0 for a memory log */
+	uint64_t reserve_failed; /* stores refused: the oldest record was still being written */
+	uint64_t holes;		 /* records whose writer died while writing them */
+	uint64_t corrupt;	 /* damaged records skipped or repaired */
+	uint64_t stolen;	 /* slots taken from reservations that never claimed them */
+};
+
+/* 0, or -EINVAL for NULL arguments. Async-signal-safe, thread-safe, never
+ * blocks. */
+int pk_log_geometry(struct pk_log *log, struct pk_log_geometry *g);
+
+/* One entry of a log file's writer table. */
+struct pk_log_writer {
+	uint32_t pid;		    /* as the writer saw itself (its pid namespace) */
+	int alive;		    /* 1 while it holds its entry (or cannot be told), 0 once gone */
+	int64_t attach_realtime_ns; /* CLOCK_REALTIME when it registered */
+	char name[16];		    /* its program name, "" if unknown */
+	/* The writer that held the entry before it (gone), 0 if none: so a
+	 * restarted program still names the run before. */
+	uint32_t prev_pid;
+	char prev_name[16];
+};
+
+/*
+ * Entry @slot (1 to writer_slots - 1; 0 is never a writer) of @log's writer
+ * table into @w: 0, -ENOENT (never used), -ERANGE (no such entry, or a
+ * memory log), -EINVAL (NULL). The fields come from the file and may have
+ * been written by any process. Thread-safe; never blocks (fcntl, kill and
+ * /proc reads); not async-signal-safe.
+ */
+int pk_log_writer_at(struct pk_log *log, unsigned slot, struct pk_log_writer *w);
+
+/*
+ * Set the level of the consoles named @name (1 to 15 bytes) in every
+ * process printing @log: its own level @level (0 to 15), or -1 to follow
+ * console_loglevel again. Kept in the log's shared state (up to
+ * PK_LOG_CONSOLE_LEVELS names; it outlives the processes, as the console
+ * level does) and applied by each writer before it next prints, to the
+ * consoles of that name it has then or registers later. 0, -EINVAL,
+ * -EPERM (a read-only handle) or -ENOSPC (every entry names another
+ * console). Async-signal-safe, thread-safe, never blocks.
+ */
+int pk_log_set_console_level(struct pk_log *log, const char *name, int level);
+/* Entry @i (0 to PK_LOG_CONSOLE_LEVELS - 1) of that table: the console
+ * name into @name (16 bytes, NUL-terminated, bytes as the file holds them)
+ * and its level into *@level (-1: follows console_loglevel). 0, -ENOENT
+ * (a free entry, or one holding no valid level), -ERANGE (no such entry),
+ * -EINVAL. Async-signal-safe, thread-safe, never blocks. */
+int pk_log_console_level_at(struct pk_log *log, unsigned i, char name[16], int *level);
+
 #endif

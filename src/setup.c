@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <printk/console.h>
 #include <printk/forward.h>
@@ -119,6 +120,77 @@ int pk_set_log_buf_len(size_t len)
 
 /* ---------------------------------------------------------- PRINTK_OPTS -- */
 
+/*
+ * The consoles PRINTK_OPTS and pk_printk_configure() registered (the
+ * default stderr one included): what a later console=none takes away.
+ * Consoles the program registered itself are not ours to remove.
+ */
+#define OPT_CONSOLES_MAX 64
+static struct console *opt_consoles[OPT_CONSOLES_MAX];
+static int n_opt_consoles;
+static unsigned file_console_count; /* for the automatic names file0, file1, ... */
+
+static void remember_opt_console(struct console *con)
+{
+	if (n_opt_consoles < OPT_CONSOLES_MAX)
+		opt_consoles[n_opt_consoles++] = con;
+}
+
+static void register_default_console(void)
+{
+	if (!pk_register_console(pk_console_stderr()))
+		remember_opt_console(pk_console_stderr());
+}
+
+/* console=none at run time: unregister (and free) what options made. */
+static void remove_opt_consoles(void)
+{
+	int kept = 0;
+
+	for (int i = 0; i < n_opt_consoles; i++) {
+		struct console *con = opt_consoles[i];
+
+		if (pk_unregister_console(con) == -EBUSY) {
+			opt_consoles[kept++] = con; /* stuck in a write: stays */
+			continue;
+		}
+		if (con != pk_console_stderr())
+			pk_console_destroy(con);
+	}
+	n_opt_consoles = kept;
+}
+
+/* console=-NAME: unregister the console of that name; one options made
+ * is freed too, one the program registered stays the program's. */
+static int remove_named_console(const char *name, struct pk_opts *o)
+{
+	for (int i = 0; i < n_opt_consoles; i++) {
+		struct console *con = opt_consoles[i];
+
+		if (strncmp(con->name, name, sizeof(con->name)))
+			continue;
+
+		int err = pk_unregister_console(con);
+
+		if (err == -EBUSY) {
+			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=-%s: busy in a write, not removed", name);
+			return err;
+		}
+		opt_consoles[i] = opt_consoles[--n_opt_consoles];
+		if (con != pk_console_stderr())
+			pk_console_destroy(con);
+		return 0;
+	}
+
+	struct console *con = pk_console_find(name);
+	int err = con ? pk_unregister_console(con) : -ENOENT;
+
+	if (err)
+		pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=-%s: %s, ignored", name,
+			     err == -ENOENT ? "no such console" : "busy in a write");
+	return err;
+}
+
 static int register_opt_console(const struct pk_opts_console *c, struct pk_opts *o)
 {
 	struct console *con = NULL;
@@ -127,6 +199,8 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 	switch (c->kind) {
 	case PK_OPTCON_NONE:
 		return 0;
+	case PK_OPTCON_REMOVE:
+		return remove_named_console(c->name, o);
 	case PK_OPTCON_STDERR:
 		con = pk_console_stderr();
 		break;
@@ -139,6 +213,14 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 	}
 	case PK_OPTCON_FILE:
 		err = pk_console_file_create(&con, c->path);
+		if (!err) {
+			pk_snprintf(con->name, sizeof(con->name), "file%u", file_console_count++);
+			if (c->rotate_size)
+				err = pk_console_file_set_rotation(con, (unsigned long long)c->rotate_size,
+								   (unsigned)c->rotate_keep);
+			if (err)
+				pk_console_destroy(con);
+		}
 		break;
 	case PK_OPTCON_JOURNAL:
 		err = pk_console_journal_create(&con, c->path[0] ? c->path : NULL);
@@ -149,9 +231,16 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 	}
 	if (!err) {
 		con->flags |= c->flags;
+		if (c->name[0])
+			pk_snprintf(con->name, sizeof(con->name), "%s", c->name);
 		err = pk_register_console(con);
 		if (err && con != pk_console_stderr())
 			pk_console_destroy(con);
+		if (!err) {
+			remember_opt_console(con);
+			if (c->loglevel >= 0)
+				pk_console_set_loglevel(con, c->loglevel);
+		}
 	}
 	if (err && err != -EBUSY) {
 		if (c->kind == PK_OPTCON_FILE)
@@ -180,9 +269,18 @@ static int apply_options(struct pk_opts *o, int startup)
 		if (o->log_buf_len >= 0)
 			pk_default_log_set_len((size_t)o->log_buf_len);
 
-		int e = pk_set_log_buf_file(o->log_buf_file, fl);
+		const char *now = pk_default_log_file();
+		/* The same file again is no change; another one once a message
+		 * was stored is refused, as log_buf_len= is. */
+		int e = now && !strcmp(now, o->log_buf_file) && pk_default_log_file_flags() == fl
+				? 0
+				: pk_set_log_buf_file(o->log_buf_file, fl);
 
-		if (e) {
+		if (e == -EBUSY) {
+			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "log_buf_file=%s after the first message, ignored",
+				     o->log_buf_file);
+			err = e;
+		} else if (e) {
 			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "log_buf_file=%s unusable: %s, using memory",
 				     o->log_buf_file, pk_log_strerror(e));
 			err = e;
@@ -218,21 +316,30 @@ static int apply_options(struct pk_opts *o, int startup)
 	if (o->no_hash_pointers > 0 && pk_no_hash_pointers_enable())
 		for (int i = 0; i < PK_NO_HASH_POINTERS_BANNER_LINES; i++)
 			pk_printk(PK_KERN_WARNING "%s\n", pk_no_hash_pointers_banner[i]);
-	if (startup && o->nconsoles == 0)
-		pk_register_console(pk_console_stderr());
+	int removals = 0;
+
+	for (int i = 0; i < o->nconsoles; i++)
+		removals += o->consoles[i].kind == PK_OPTCON_REMOVE;
+	if (startup && o->nconsoles == removals)
+		register_default_console();
 	int usable = 0, wanted = 0;
 
 	for (int i = 0; i < o->nconsoles; i++) {
+		/* At run time console=none takes away what options made before;
+		 * the consoles after it in the same string are added. */
+		if (!startup && o->consoles[i].kind == PK_OPTCON_NONE)
+			remove_opt_consoles();
+
 		int e = register_opt_console(&o->consoles[i], o);
 
-		wanted += o->consoles[i].kind != PK_OPTCON_NONE;
+		wanted += o->consoles[i].kind != PK_OPTCON_NONE && o->consoles[i].kind != PK_OPTCON_REMOVE;
 		usable += !e || e == -EBUSY;
 		if (e && e != -EBUSY && !err)
 			err = e;
 	}
 	/* Consoles were asked for and none works: the warnings must still be seen. */
 	if (startup && wanted && !usable)
-		pk_register_console(pk_console_stderr());
+		register_default_console();
 	/* After the consoles: the messages of a bad query are seen. */
 	if (o->dyndbg[0] && pk_dyndbg_boot(o->dyndbg) < 0 && !err)
 		err = -EINVAL;
@@ -302,6 +409,9 @@ static void printk_start(void)
 		return;
 	pthread_atfork(NULL, NULL, printk_after_fork_child);
 	atexit(printk_atexit);
+	/* The stderr console remembers what fd 2 is now, at start-up, even
+	 * when other consoles are asked for: it may become their fallback. */
+	pk_console_stderr();
 	pk_opts_parse(getenv("PRINTK_OPTS"), &o);
 	apply_options(&o, 1);
 }
@@ -329,5 +439,6 @@ void pk_printk_exit(void)
 
 	pk_default_log_replace(NULL, NULL, 0, &log); /* cannot fail without a path */
 	pk_console_shutdown(log ? pk_log_ring(log) : NULL, 1);
+	n_opt_consoles = 0; /* unregistered and released by the shutdown */
 	pk_log_destroy(log);
 }

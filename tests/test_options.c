@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <printk/console.h>
+#include <printk/forward.h>
 #include <printk/printk.h>
 
 #include "fixture.h"
@@ -714,6 +715,81 @@ static void test_warn_bound(void **state)
 	assert_int_equal(o.warnings_dropped, 0);
 }
 
+/* ---- console options: name, loglevel, size, keep ---- */
+
+static void test_parse_console_options(void **state)
+{
+	(void)state;
+	static struct pk_opts o;
+
+	assert_int_equal(pk_opts_parse("console=file:/var/log/a,b.log,name=app,size=10M,keep=7,loglevel=8,threaded", &o),
+			 0);
+	assert_int_equal(o.nconsoles, 1);
+	assert_string_equal(o.consoles[0].path, "/var/log/a,b.log");
+	assert_string_equal(o.consoles[0].name, "app");
+	assert_int_equal(o.consoles[0].rotate_size, 10ll << 20);
+	assert_int_equal(o.consoles[0].rotate_keep, 7);
+	assert_int_equal(o.consoles[0].loglevel, 8);
+	assert_int_equal(o.consoles[0].flags, PK_CON_THREADED);
+
+	/* A size alone keeps 5; nothing given: no name, no level, no rotation. */
+	assert_int_equal(pk_opts_parse("console=file:/x,size=4096 console=fd:3", &o), 0);
+	assert_int_equal(o.consoles[0].rotate_size, 4096);
+	assert_int_equal(o.consoles[0].rotate_keep, 5);
+	assert_string_equal(o.consoles[1].name, "");
+	assert_int_equal(o.consoles[1].loglevel, -1);
+	assert_int_equal(o.consoles[1].rotate_size, 0);
+	assert_int_equal(pk_opts_parse("console=stderr,name=err.0_x-y,loglevel=0 console=journal,loglevel=15", &o), 0);
+	assert_string_equal(o.consoles[0].name, "err.0_x-y");
+	assert_int_equal(o.consoles[0].loglevel, 0);
+	assert_int_equal(o.consoles[1].kind, PK_OPTCON_JOURNAL);
+	assert_int_equal(o.consoles[1].loglevel, 15);
+	assert_int_equal(pk_opts_parse("console=syslog:udp:h:514,rfc3164,name=fw", &o), 0);
+	assert_string_equal(o.consoles[0].path, "udp:h:514");
+	assert_string_equal(o.consoles[0].name, "fw");
+	assert_int_equal(o.consoles[0].format, PK_SYSLOG_RFC3164);
+	/* Removal by name. */
+	assert_int_equal(pk_opts_parse("console=-file0 console=-my.app", &o), 0);
+	assert_int_equal(o.nconsoles, 2);
+	assert_int_equal(o.consoles[0].kind, PK_OPTCON_REMOVE);
+	assert_string_equal(o.consoles[0].name, "file0");
+	assert_string_equal(o.consoles[1].name, "my.app");
+	/* Not a console option: part of the path. */
+	assert_int_equal(pk_opts_parse("console=file:/x,rfc3164", &o), 0);
+	assert_string_equal(o.consoles[0].path, "/x,rfc3164");
+
+	static const char *const bad[] = {
+		"console=file:/x,keep=3",	   /* keep without size */
+		"console=file:/x,size=1M,keep=0",  /* keeps nothing */
+		"console=file:/x,size=1M,keep=1000",
+		"console=file:/x,size=0",
+		"console=file:/x,size=",
+		"console=file:/x,loglevel=16",
+		"console=file:/x,loglevel=",
+		"console=file:/x,name=",
+		"console=file:/x,name=sixteen_chars_xx",
+		"console=file:/x,name=a/b",
+		"console=fd:3,size=1M", /* rotation is for files */
+		"console=stderr,keep=2",
+		"console=none,name=x",
+		"console=none,loglevel=3",
+		"console=-",
+		"console=-a/b",
+		"console=-sixteen_chars_xx",
+		"console=-app,threaded",
+		"console=-app,loglevel=3",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char want[256];
+
+		print_message("%s\n", bad[i]);
+		assert_int_equal(pk_opts_parse(bad[i], &o), -EINVAL);
+		assert_int_equal(o.nconsoles, 0);
+		snprintf(want, sizeof(want), "printk: PRINTK_OPTS: bad value in '%s', ignored", bad[i]);
+		assert_string_equal(o.warnings[0], want);
+	}
+}
+
 /* ---- pk_printk_configure at run time ---- */
 
 
@@ -817,6 +893,53 @@ static int child_main(const char *name)
 	if (strcmp(name, "none") == 0) {
 		pr_err("nowhere\n");
 		return pk_log_next_seq(log) == 1 ? 0 : 3;
+	}
+	if (strcmp(name, "runtime") == 0) {
+		struct console *three;
+
+		if (!pk_console_find("stderr"))
+			return 3;
+		pr_err("one\n");
+		if (pk_printk_configure("log_buf_file=/nonexistent-pk/x.log") != -EBUSY)
+			return 4;
+		if (pk_printk_configure("console=none console=fd:3,name=three,loglevel=8") != 0)
+			return 5;
+		/* The default console is gone, not only silent. */
+		if (pk_console_find("stderr") || !(three = pk_console_find("three")))
+			return 6;
+		if (pk_console_get_loglevel(three) != 8)
+			return 7;
+		pr_info("to three\n");
+		printk(KERN_DEBUG "debug to three\n"); /* below its own level, not the global 7 */
+		pr_err("err\n");
+		if (pk_printk_configure("printk.time=1 printk.caller=1") != 0)
+			return 8;
+		pr_err("prefixed\n");
+		if (pk_printk_configure("printk.time=0 printk.caller=0 loglevel=1") != 0)
+			return 9;
+		pr_err("its own level wins\n");
+		pk_console_set_loglevel(three, 1);
+		pr_err("below its own level\n");
+		/* One console taken away by name; a name nobody has: -ENOENT. */
+		if (pk_printk_configure("loglevel=7 console=fd:3,name=four") != 0 || !pk_console_find("four"))
+			return 11;
+		if (pk_printk_configure("console=-three") != 0 || pk_console_find("three") || !pk_console_find("four"))
+			return 12;
+		if (pk_printk_configure("console=-three") != -ENOENT)
+			return 13;
+		pr_err("to four\n");
+		/* And console=none takes the options' consoles away again. */
+		if (pk_printk_configure("loglevel=7 console=none") != 0 || pk_console_find("three"))
+			return 10;
+		pr_err("nowhere\n");
+		return 0;
+	}
+	if (strcmp(name, "rotate") == 0) {
+		if (!pk_console_find("file0") || !pk_console_find("second"))
+			return 3;
+		for (int i = 0; i < 40; i++)
+			pr_info("line %03d\n", i); /* 9 bytes */
+		return 0;
 	}
 	if (strcmp(name, "badfd") == 0) {
 		if (pk_log_next_seq(log) != 1 || pk_log_read(log, 0, &rec, 0) != 0)
@@ -1044,6 +1167,79 @@ static void test_env_console_none(void **state)
 	assert_string_equal(r.out, "");
 }
 
+/* pk_printk_configure() after the first message: consoles removed and
+ * added, levels and prefixes changed, the log's file refused by name. */
+static void test_env_configure_after_start(void **state)
+{
+	(void)state;
+	struct spawn_res r;
+
+	spawn("runtime", "printk.time=0", 1, &r);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err, "one\n"
+				   "printk: PRINTK_OPTS: log_buf_file=/nonexistent-pk/x.log after the first message, ignored\n");
+	assert_string_equal(r.out, "");
+	assert_non_null(strstr(r.fd3, "to three\ndebug to three\nerr\n["));
+	/* "[    0.123456][  T4321] prefixed": time, then caller (padded). */
+	const char *pre = strstr(r.fd3, "] prefixed\n");
+
+	assert_non_null(pre);
+	assert_non_null(strstr(r.fd3, "]["));
+	while (pre > r.fd3 && pre[-1] != '[')
+		pre--;
+	assert_int_equal(strspn(pre, " "), strlen(pre) - strlen(strchr(pre, 'T')));
+	assert_non_null(strstr(r.fd3, "] prefixed\nits own level wins\n"));
+	assert_null(strstr(r.fd3, "below its own level"));
+	assert_non_null(strstr(r.fd3, "\nprintk: PRINTK_OPTS: console=-three: no such console, ignored\nto four\n"));
+	assert_null(strstr(r.fd3, "nowhere"));
+	/* Words for every code the log calls and configuration return. */
+	static const int codes[] = { -EBUSY, -EEXIST, -ENAMETOOLONG, -EBADF, -EROFS, -ENOTDIR, -EINVAL, -ENOMEM,
+				     -ENOENT, -EACCES, -EUSERS, -EISDIR, -ELOOP, -ESTALE, -EIO, -ENOSPC,
+				     -EDQUOT, -EMFILE, -EAGAIN, -EPERM, -E2BIG, -ENOBUFS, -EPROTO,
+				     -EPROTONOSUPPORT, -EBADMSG, -EUCLEAN };
+
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		assert_string_not_equal(pk_log_strerror(codes[i]), "unknown error");
+}
+
+/* console=file:PATH,size=N,keep=K from the environment, and the names. */
+static void test_env_console_rotation(void **state)
+{
+	(void)state;
+	struct spawn_res r;
+	char dir[] = "/tmp/pk_options_rot_XXXXXX", opts[512], p[600];
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(opts, sizeof(opts), "console=file:%s/a.log,size=90,keep=2 console=file:%s/b.log,name=second printk.time=0",
+		 dir, dir);
+	spawn("rotate", opts, 0, &r);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err, "");
+
+	/* 40 lines of 9 bytes, 10 to a file: a.log.2, a.log.1 and a.log hold
+	 * the last 30, the first 10 fell off, and there is no a.log.3. */
+	for (int k = 2; k >= 0; k--) {
+		char want[128] = "", got[128] = "";
+
+		snprintf(p, sizeof(p), k ? "%s/a.log.%d" : "%s/a.log", dir, k);
+		for (int i = 0; i < 10; i++)
+			snprintf(want + strlen(want), sizeof(want) - strlen(want), "line %03d\n", (2 - k) * 10 + 10 + i);
+
+		int fd = open(p, O_RDONLY | O_CLOEXEC);
+
+		assert_true(fd >= 0);
+		assert_true(read(fd, got, sizeof(got) - 1) >= 0);
+		close(fd);
+		assert_string_equal(got, want);
+		unlink(p);
+	}
+	snprintf(p, sizeof(p), "%s/a.log.3", dir);
+	assert_int_equal(access(p, F_OK), -1);
+	snprintf(p, sizeof(p), "%s/b.log", dir);
+	unlink(p);
+	rmdir(dir);
+}
+
 static void test_env_console_bad_fd(void **state)
 {
 	(void)state;
@@ -1071,7 +1267,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_table_accepts_range),
 		cmocka_unit_test(test_table_rejects_range),
 		cmocka_unit_test(test_warn_bound),
+		cmocka_unit_test(test_parse_console_options),
 		cmocka_unit_test(test_configure_runtime),
+		cmocka_unit_test(test_env_configure_after_start),
+		cmocka_unit_test(test_env_console_rotation),
 		cmocka_unit_test(test_env_console_fd3),
 		cmocka_unit_test(test_env_loglevel),
 		cmocka_unit_test(test_env_bogus_option),

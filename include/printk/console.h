@@ -120,9 +120,32 @@ PK_API int pk_console_reopen(struct console *con);
  * async-signal-safe too for this to hold. */
 PK_API int pk_console_reopen_all(void);
 
+/* The first registered console named @name (console= options of
+ * PRINTK_OPTS get ,name=NAME or an automatic name: "stderr", "fdN",
+ * "file0", "file1", ... in order), or NULL. The pointer stays valid until
+ * the console is unregistered.
+ * Context: thread-safe; may block (waits for the console lock); not
+ * async-signal-safe. Never from a console's write. */
+PK_API struct console *pk_console_find(const char *name);
+/* A console's own level: it prints records of a level below @level
+ * (0..15) whatever console_loglevel is; -1 makes it follow
+ * console_loglevel again. ignore_loglevel overrides both. Returns the
+ * previous own level (-1 if none) or -EINVAL (not registered, @level out of
+ * range). pk_console_get_loglevel() returns the own level or -1.
+ * Context: thread-safe; may block (waits for the console lock); not
+ * async-signal-safe; never from a console's write. */
+PK_API int pk_console_set_loglevel(struct console *con, int level);
+PK_API int pk_console_get_loglevel(const struct console *con);
+
 /* Built-in consoles. Crash safe; coloured when the fd is a terminal. */
 
-/* The default console, statically allocated.
+/* The default console, statically allocated. It remembers which file fd 2
+ * was when it was registered (device and inode) and, if fd 2 is later another
+ * file (a daemon closed fds 0-2 and opened something), disables itself
+ * with one notice instead of writing into it. A new fd 2 that is also fd
+ * 1's file (2>&1, a child's dup2 of one pipe onto both) is a redirection
+ * and is followed; console=fd:2 follows fd 2 whatever it is, and
+ * registering this console again takes fd 2 as it is then.
  * Context: any (async-signal-safe, lock-free) once set up; the first call
  * sets it up (the library's start-up makes it, unless PRINTK_OPTS names
  * other consoles) and is neither thread-safe nor async-signal-safe. */
@@ -134,6 +157,17 @@ PK_API struct console *pk_console_stderr(void);
  * async-signal-safe (allocates). */
 PK_API int pk_console_fd_create(struct console **conp, int fd, const char *name);
 PK_API int pk_console_file_create(struct console **conp, const char *path);
+/* Rotate the file console @con by size, as PRINTK_OPTS' ,size=N,keep=K
+ * does: before a write would take the file past @size bytes, PATH.K-1 is
+ * renamed to PATH.K ... PATH to PATH.1 (the oldest dropped) and a new PATH
+ * opened; lines are never cut, so a file exceeds @size only by a line
+ * longer than the room left. Safe with other processes appending to PATH
+ * (flock(2) on the file being rotated; each write first looks whether PATH
+ * is still its file, and reopens if not). @size 0 stops rotating. 0, or
+ * -EINVAL (not a file console, @keep outside 1..999) or -ENOMEM.
+ * Context: before registering @con (its write reads these); not
+ * async-signal-safe (allocates). */
+PK_API int pk_console_file_set_rotation(struct console *con, unsigned long long size, unsigned keep);
 /* Free a console made by pk_console_*_create (unregister it first).
  * Context: thread-safe for distinct consoles; does not block; not
  * async-signal-safe (frees). */

@@ -76,6 +76,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fail("console kind", c->kind);
 		if (c->flags & ~(PK_CON_THREADED | PK_CON_EXTENDED))
 			fail("console flags", c->flags);
+		check_str(c->name, sizeof(c->name), "console name not terminated");
+		if (c->kind == PK_OPTCON_REMOVE && (!c->name[0] || c->flags || c->loglevel != -1))
+			fail("console removal", c->kind);
+		if (c->loglevel < -1 || c->loglevel > 15)
+			fail("console loglevel", c->loglevel);
+		if (c->rotate_size < 0 || (c->rotate_size && c->kind != PK_OPTCON_FILE))
+			fail("console size", c->rotate_size);
+		if (c->rotate_size ? c->rotate_keep < 1 || c->rotate_keep > PK_OPTS_ROTATE_KEEP_MAX : c->rotate_keep != 0)
+			fail("console keep", c->rotate_keep);
 	}
 	check_str(a.log_buf_file, sizeof(a.log_buf_file), "log_buf_file not terminated");
 	check_str(a.devkmsg, sizeof(a.devkmsg), "devkmsg not terminated");

@@ -121,6 +121,9 @@ static const char usage_text[] =
 	"     --writer                show each record's process (pid and program name)\n"
 	"     --dictionary            show each record's dictionary (KEY=VALUE lines)\n"
 	"     --dyndbg <query>        post a dynamic debug query to the log's writers\n"
+	"     --info                  show the log's size, losses and writers\n"
+	" -n, --console-level <name>=<level>\n"
+	"                             the level of the consoles named <name> (0-15 or default)\n"
 	"\n -h, --help                  display this help\n"
 	" -V, --version               display version\n";
 
@@ -292,6 +295,7 @@ enum {
 	OPT_DYNDBG,
 	OPT_CORE,
 	OPT_CORE_LIST,
+	OPT_INFO,
 };
 
 static const struct option longopts[] = {
@@ -337,6 +341,8 @@ static const struct option longopts[] = {
 	{"dyndbg", required_argument, NULL, OPT_DYNDBG},
 	{"core", required_argument, NULL, OPT_CORE},
 	{"core-list", no_argument, NULL, OPT_CORE_LIST},
+		break;
+	{"info", no_argument, NULL, OPT_INFO},
 	{NULL, 0, NULL, 0},
 };
 
@@ -494,6 +500,27 @@ static bool keeps_default_format(int c)
 	}
 }
 
+/* -n NAME=LEVEL: a console of that name gets its own level, 0 to 15, or
+ * "default" (-1: it follows the console level again). */
+static int parse_console_level(char *arg, const char **name)
+{
+	char *eq = strchr(arg, '=');
+	char *end = NULL;
+	long x;
+
+	*eq = '\0';
+	if (eq == arg || eq - arg > 15)
+		ud_fatal("bad console name '%s' (1 to 15 bytes)", arg);
+	*name = arg;
+	if (!strcmp(eq + 1, "default"))
+		return -1;
+	errno = 0;
+	x = strtol(eq + 1, &end, 10);
+	if (errno || end == eq + 1 || *end || x < 0 || x > 15)
+		ud_fatal("bad console level '%s' (0 to 15, or default)", eq + 1);
+	return (int)x;
+}
+
 /* What the command line asked for beyond ctl's fields. */
 struct ud_opts {
 	int colormode;
@@ -586,6 +613,11 @@ static void parse_option(int c, struct ud_ctl *ctl, struct ud_opts *o)
 	}
 	case 'n':
 		ctl->action = UD_ACT_CONSOLE_LEVEL;
+		if (strchr(optarg, '=')) {
+			ctl->console_level = parse_console_level(optarg, &ctl->console_name);
+			break;
+		}
+		ctl->console_name = NULL;
 		ctl->console_level = parse_level(optarg, 0);
 		break;
 	case 'P':
@@ -664,6 +696,8 @@ static void parse_option(int c, struct ud_ctl *ctl, struct ud_opts *o)
 		break;
 	case OPT_CORE_LIST:
 		ctl->core_list = true;
+	case OPT_INFO:
+		ctl->info = true;
 		break;
 	case 'h':
 		usage();
@@ -800,6 +834,12 @@ static void run_read(struct ud_ctl *ctl)
 /* The action. */
 static void run(struct ud_ctl *ctl)
 {
+	if (ctl->info) {
+		if (ctl->source != UD_SRC_LOG || ctl->action != UD_ACT_READ_ALL)
+			ud_fatal("--info shows a libprintk log: give it alone, with -B <file> or none");
+		ud_print_info(ctl);
+		return;
+	}
 	switch (ctl->action) {
 	case UD_ACT_READ_ALL:
 	case UD_ACT_READ_CLEAR:
@@ -811,7 +851,10 @@ static void run(struct ud_ctl *ctl)
 		ud_log_action(ctl, (int)ctl->action, 0);
 		break;
 	case UD_ACT_CONSOLE_LEVEL:
-		ud_log_action(ctl, (int)ctl->action, ctl->console_level);
+		if (ctl->console_name)
+			ud_set_console_level(ctl);
+		else
+			ud_log_action(ctl, (int)ctl->action, ctl->console_level);
 		break;
 	}
 	out_flush();

@@ -119,6 +119,8 @@ struct ud_ctl {
 	int64_t base_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC (or the boot time) */
 	int caller_width;  /* "[%*s] " */
 	struct pk_log *log; /* -B: the log, to name the writers */
+	bool info;	    /* --info: the log's geometry, losses and writers */
+	const char *console_name; /* -n NAME=LEVEL: that console's level (-1: follow -n's) */
 
 	/* --- output state (dmesg's dmesg_control) --- */
 	int64_t last_sec, last_usec; /* last printed timestamp, for deltas */
@@ -136,6 +138,11 @@ struct ud_ctl {
 /* main.c */
 _Noreturn void ud_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ud_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* info.c: --info, for ctl->log_path; exits with a message on errors. */
+void ud_print_info(struct ud_ctl *ctl);
+/* info.c: -n NAME=LEVEL, for ctl->log_path; exits with a message on errors. */
+void ud_set_console_level(struct ud_ctl *ctl);
 
 /* source.c: each returns 0, or exits with a message on errors. */
 int ud_read_log(struct ud_ctl *ctl);

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/*
+ * info.c - udmesg --info: what a libprintk log is made of (its record
+ * slots, text area and file size), what it holds, its console level, the
+ * losses it counts, and the processes that wrote it, alive or gone; and
+ * -n NAME=LEVEL, a named console's level in the log's shared state.
+ *
+ * --info is read-only: the log is opened PK_LOG_RDONLY and never written. Every
+ * number comes from the file, which any writer may have damaged; the
+ * library validated the geometry when it opened it, and the rest is only
+ * printed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <printk/log.h>
+
+#include "reader.h"
+#include "udmesg.h"
+
+static struct pk_log *open_ro(const char *path)
+{
+	struct pk_log *log;
+	struct stat st;
+	int err;
+
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		ud_fatal("%s: %s", path, strerror(EISDIR));
+	err = pk_log_open_file(&log, path, 0, PK_LOG_RDONLY);
+	if (err == -ENOENT || err == -EACCES || err == -EPERM)
+		ud_fatal("cannot open %s: %s", path, strerror(-err));
+	if (err)
+		ud_fatal("%s: %s", path, pk_log_strerror(err));
+	return log;
+}
+
+/* A writer's name as a log file holds it: printable bytes only. */
+static void print_name(const char *name)
+{
+	if (!*name) {
+		out_puts("?");
+		return;
+	}
+	for (const char *p = name; *p; p++)
+		out_putc(*p > ' ' && *p < 0x7f ? *p : '?');
+}
+
+void ud_print_info(struct ud_ctl *ctl)
+{
+	struct pk_log *log = open_ro(ctl->log_path);
+	struct pk_log_geometry g;
+	struct pk_log_info info;
+	char line[512];
+	unsigned used = 0, alive = 0;
+
+	pk_log_geometry(log, &g);
+	pk_log_info(log, &info);
+
+	uint64_t first = pk_log_first_seq(log), next = pk_log_next_seq(log);
+
+	snprintf(line, sizeof(line), "file:           %s, %" PRIu64 " bytes\n", ctl->log_path, g.file_bytes);
+	out_puts(line);
+	snprintf(line, sizeof(line), "text area:      %" PRIu64 " bytes (log_buf_len)\n", g.data_bytes);
+	out_puts(line);
+	snprintf(line, sizeof(line), "record slots:   %" PRIu64 "\n", g.record_slots);
+	out_puts(line);
+	if (next > first)
+		snprintf(line, sizeof(line), "records:        %" PRIu64 " (seq %" PRIu64 " to %" PRIu64 ")\n",
+			 next - first, first, next - 1);
+	else
+		snprintf(line, sizeof(line), "records:        0 (next seq %" PRIu64 ")\n", next);
+	out_puts(line);
+	snprintf(line, sizeof(line), "console level:  %d\n", info.console_loglevel);
+	out_puts(line);
+	for (unsigned i = 0, any = 0;; i++) {
+		char name[16];
+		int level, err = pk_log_console_level_at(log, i, name, &level);
+
+		if (err == -ERANGE) {
+			if (any)
+				out_puts("\n");
+			break;
+		}
+		if (err)
+			continue;
+		out_puts(any++ ? ", " : "console levels: ");
+		print_name(name);
+		if (level < 0) {
+			out_puts("=default");
+		} else {
+			snprintf(line, sizeof(line), "=%d", level);
+			out_puts(line);
+		}
+	}
+	snprintf(line, sizeof(line),
+		 "lost:           %" PRIu64 " stores refused (oldest record unfinished), %" PRIu64
+		 " records of writers that died, %" PRIu64 " damaged, %" PRIu64 " stalled reservations\n",
+		 g.reserve_failed, g.holes, g.corrupt, g.stolen);
+	out_puts(line);
+
+	for (unsigned slot = 1; slot < g.writer_slots; slot++) {
+		struct pk_log_writer w;
+
+		if (pk_log_writer_at(log, slot, &w) == 0) {
+			used += 1 + (w.prev_pid != 0);
+			alive += w.alive != 0;
+		}
+	}
+	snprintf(line, sizeof(line), "writers:        %u known, %u alive, %u slots\n", used, alive,
+		 g.writer_slots ? g.writer_slots - 1 : 0);
+	out_puts(line);
+	for (unsigned slot = 1; slot < g.writer_slots; slot++) {
+		struct pk_log_writer w;
+
+		if (pk_log_writer_at(log, slot, &w) != 0)
+			continue;
+		if (w.prev_pid) { /* the slot's earlier writer first */
+			snprintf(line, sizeof(line), "  pid %" PRIu32 " ", w.prev_pid);
+			out_puts(line);
+			print_name(w.prev_name);
+			out_puts(" gone\n");
+		}
+		snprintf(line, sizeof(line), "  pid %" PRIu32 " ", w.pid);
+		out_puts(line);
+		print_name(w.name);
+		out_puts(w.alive ? " alive\n" : " gone\n");
+	}
+	out_flush();
+	pk_log_destroy(log);
+}
+
+void ud_set_console_level(struct ud_ctl *ctl)
+{
+	/* Validated read-only first, as the other actions: the writable open
+	 * then neither creates a file nor restamps its clock. */
+	struct pk_log *log = open_ro(ctl->log_path);
+	int err;
+
+	pk_log_destroy(log);
+	err = pk_log_open_control(&log, ctl->log_path);
+	if (err)
+		ud_fatal("cannot open %s for writing: %s", ctl->log_path, pk_log_strerror(err));
+	err = pk_log_set_console_level(log, ctl->console_name, ctl->console_level);
+	pk_log_destroy(log);
+	if (err == -ENOSPC)
+		ud_fatal("%s: every console level entry names another console", ctl->log_path);
+	if (err)
+		ud_fatal("%s: cannot set the level of console %s: %s", ctl->log_path, ctl->console_name,
+			 strerror(-err));
+}
