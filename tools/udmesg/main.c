@@ -341,7 +341,6 @@ static const struct option longopts[] = {
 	{"dyndbg", required_argument, NULL, OPT_DYNDBG},
 	{"core", required_argument, NULL, OPT_CORE},
 	{"core-list", no_argument, NULL, OPT_CORE_LIST},
-		break;
 	{"info", no_argument, NULL, OPT_INFO},
 	{NULL, 0, NULL, 0},
 };
@@ -696,6 +695,7 @@ static void parse_option(int c, struct ud_ctl *ctl, struct ud_opts *o)
 		break;
 	case OPT_CORE_LIST:
 		ctl->core_list = true;
+		break;
 	case OPT_INFO:
 		ctl->info = true;
 		break;
