@@ -83,40 +83,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* '#': one or more decimal digits, '%': one or more hex digits, '*':
- * anything (a call trace's frames). */
-static int match(const char *s, const char *p)
-{
-	while (*p) {
-		if (*p == '*') {
-			for (p++;; s++) {
-				if (match(s, p))
-					return 1;
-				if (!*s)
-					return 0;
-			}
-		}
-		if (*p == '#' || *p == '%') {
-			const char *digits = *p == '#' ? "0123456789" : "0123456789abcdef";
-			size_t n = strspn(s, digits);
-
-			if (n == 0)
-				return 0;
-			s += n;
-			p++;
-		} else if (*s++ != *p++) {
-			return 0;
-		}
-	}
-	return *s == '\0';
-}
-
-#define assert_match(s, pattern)                                                     \
-	do {                                                                         \
-		if (!match((s), (pattern)))                                          \
-			fail_msg("\"%s\"\n does not match \"%s\"", (s), (pattern));   \
-	} while (0)
-
 /* The fatal-signal report's call trace, after its BUG line. */
 #define TRACE "Call Trace:\n <TASK>\n*\n </TASK>\n"
 

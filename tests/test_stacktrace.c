@@ -170,39 +170,6 @@ static void test_chain_frame_pointers(void **state)
 #endif
 }
 
-/* '#': decimal digits, '%': hex digits, '*': anything up to the next literal. */
-static int match(const char *s, const char *p)
-{
-	while (*p) {
-		if (*p == '*') {
-			p++;
-			for (const char *t = s;; t++) {
-				if (match(t, p))
-					return 1;
-				if (!*t)
-					return 0;
-			}
-		}
-		if (*p == '#' || *p == '%') {
-			size_t k = strspn(s, *p == '#' ? "0123456789" : "0123456789abcdef");
-
-			if (!k)
-				return 0;
-			s += k;
-			p++;
-		} else if (*s++ != *p++) {
-			return 0;
-		}
-	}
-	return *s == '\0';
-}
-
-#define assert_match(s, pattern)                                                   \
-	do {                                                                       \
-		if (!match((s), (pattern)))                                        \
-			fail_msg("\"%s\"\n does not match\n\"%s\"", (s), (pattern)); \
-	} while (0)
-
 __attribute__((noinline)) void st_dump2(int depth)
 {
 	if (depth)
@@ -283,7 +250,7 @@ static void test_shared_object_frame(void **state)
 
 	for (int i = 0; i < n; i++) {
 		pk_scnprintf(buf, sizeof(buf), "%pB", (void *)f[i].pc);
-		if (match(buf, "pk_traceobj_call+0x%/0x% [libpk_traceobj.so]")) {
+		if (test_match(buf, "pk_traceobj_call+0x%/0x% [libpk_traceobj.so]")) {
 			found = 1;
 			/* called from here: the next frame is ours, unmarked */
 			assert_true(i + 1 < n);

@@ -44,39 +44,6 @@ void wb_fault(void);
 void wb_raiser(void);
 void wb_warn_last(int cond);
 
-/* '#': decimal digits, '%': hex digits, '*': anything up to the next literal. */
-static int match(const char *s, const char *p)
-{
-	while (*p) {
-		if (*p == '*') {
-			p++;
-			for (const char *t = s;; t++) {
-				if (match(t, p))
-					return 1;
-				if (!*t)
-					return 0;
-			}
-		}
-		if (*p == '#' || *p == '%') {
-			size_t k = strspn(s, *p == '#' ? "0123456789" : "0123456789abcdef");
-
-			if (!k)
-				return 0;
-			s += k;
-			p++;
-		} else if (*s++ != *p++) {
-			return 0;
-		}
-	}
-	return *s == '\0';
-}
-
-#define assert_match(s, pattern)                                                   \
-	do {                                                                       \
-		if (!match((s), (pattern)))                                        \
-			fail_msg("\"%s\"\n does not match\n\"%s\"", (s), (pattern)); \
-	} while (0)
-
 static int count(const char *s, const char *what)
 {
 	int n = 0;

@@ -225,3 +225,28 @@ void test_make_log(const char *path, size_t len, unsigned n)
 	}
 	pk_log_destroy(log);
 }
+
+int test_match(const char *s, const char *p)
+{
+	while (*p) {
+		if (*p == '*') {
+			for (p++;; s++) {
+				if (test_match(s, p))
+					return 1;
+				if (!*s)
+					return 0;
+			}
+		}
+		if (*p == '#' || *p == '%') {
+			size_t n = strspn(s, *p == '#' ? "0123456789" : "0123456789abcdef");
+
+			if (n == 0)
+				return 0;
+			s += n;
+			p++;
+		} else if (*s++ != *p++) {
+			return 0;
+		}
+	}
+	return *s == '\0';
+}

@@ -72,4 +72,18 @@ void test_make_log(const char *path, size_t len, unsigned n);
 /* Environment knob for test durations: PRINTK_STRESS_MS, default @def. */
 unsigned stress_ms(unsigned def);
 
+/*
+ * 1 if @s matches @pattern whole, where '#' stands for one or more decimal
+ * digits, '%' for one or more lower-case hex digits and '*' for anything
+ * (shortest first): reports whose pids, addresses and call-trace frames
+ * vary from run to run.
+ */
+int test_match(const char *s, const char *pattern);
+
+#define assert_match(s, pattern)                                                      \
+	do {                                                                          \
+		if (!test_match((s), (pattern)))                                      \
+			fail_msg("\"%s\"\n does not match\n\"%s\"", (s), (pattern)); \
+	} while (0)
+
 #endif
