@@ -10,10 +10,12 @@
 #define PRINTK_DAEMON_UTIL_H
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <spawn.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -27,6 +29,21 @@
 			fail_msg("a collector the test needs did not start (root: CI)");           \
 		skip();                                                                            \
 	} while (0)
+
+/* A port on 127.0.0.1 free for a socket of @type (SOCK_STREAM, SOCK_DGRAM)
+ * right now, for a collector the test starts. */
+static inline int daemon_free_port(int type)
+{
+	int fd = socket(AF_INET, type, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
 
 /*
  * The string value of "@key" in one JSON object on one line, unescaped

@@ -52,19 +52,6 @@ static pid_t rs_pid = -1;
 static char host[256];
 static const char *app;
 
-static int free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t l = sizeof(a);
-
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
 static void write_conf(void)
 {
 	FILE *f = fopen(test_dir_path("rsyslog.conf"), "w");
@@ -774,8 +761,8 @@ static int setup(void **state)
 {
 	(void)state;
 	assert_int_equal(test_dir_make("relp"), 0);
-	relp_port = free_port();
-	tcp_port = free_port();
+	relp_port = daemon_free_port(SOCK_STREAM);
+	tcp_port = daemon_free_port(SOCK_STREAM);
 	write_conf();
 	rs_start_or_give_up();
 	return 0;
