@@ -1350,6 +1350,76 @@ static void *ho_thread(void *arg)
 	return NULL;
 }
 
+/* pr_flush() keeps to its timeout while another thread stores faster than
+ * the console prints (its print loop would otherwise never run dry). */
+static _Atomic int flood_stop;
+
+static int crawl_write(struct console *con, const char *text, size_t len)
+{
+	(void)con, (void)text, (void)len;
+	struct timespec ts = { 0, 20 * 1000 };
+
+	nanosleep(&ts, NULL);
+	return 0;
+}
+
+static void *flood_thread(void *arg)
+{
+	(void)arg;
+	uint64_t t0 = now_ms();
+
+	for (int i = 0; !atomic_load(&flood_stop) && now_ms() - t0 < 20000; i++)
+		printk("flood %d\n", i);
+	return NULL;
+}
+
+static void test_pr_flush_bounded_under_flood(void **state)
+{
+	(void)state;
+	/* Static, and every assertion comes after the clean-up: a failed one
+	 * longjmps out of this frame, and a console left registered on a dead
+	 * stack frame (or a flood thread still printing to it) crashes the
+	 * teardown's walk of the console list with the console lock held, so
+	 * every later test waits for that lock for ever. */
+	static struct console crawl;
+	pthread_t th;
+	int r = 1;
+	uint64_t took = 0; /* the longest call */
+
+	crawl = (struct console){ .name = "crawl", .write_checked = crawl_write };
+	assert_int_equal(pk_register_console(&crawl), 0);
+	atomic_store(&flood_stop, 0);
+	assert_int_equal(pthread_create(&th, NULL, flood_thread, NULL), 0);
+	usleep(50 * 1000);
+
+	/* The flood thread prints its own records whenever nobody else holds
+	 * the lock: pr_flush() may take it at such a moment, find the console
+	 * caught up and rightly return 1. Try again until a call meets the
+	 * flood (the thread then stores faster than the console prints). */
+	for (int i = 0; i < 50 && r == 1; i++) {
+		uint64_t t0 = now_ms();
+
+		r = pr_flush(200, 0);
+
+		uint64_t t = now_ms() - t0;
+
+		if (t > took)
+			took = t;
+		if (r == 1)
+			usleep(1000);
+	}
+
+	atomic_store(&flood_stop, 1);
+	pthread_join(th, NULL);
+
+	int unreg = pk_unregister_console(&crawl);
+
+	print_message("pr_flush(200) under a flood: %d after %llu ms\n", r, (unsigned long long)took);
+	assert_true(took < 5000); /* the flood lasts 20 s */
+	assert_int_equal(r, 0);
+	assert_int_equal(unreg, 0);
+}
+
 static void test_handover_slow_console(void **state)
 {
 	(void)state;
@@ -1537,6 +1607,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_threaded_console_at_exit, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_threaded_console_after_fork, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_handover_slow_console, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_pr_flush_bounded_under_flood, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_color, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_escape, setup_capture, teardown),
 	};
