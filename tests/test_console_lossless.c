@@ -245,7 +245,6 @@ struct tally {
 	long handler;	   /* H lines */
 	long dropped;	   /* sum of "** N printk messages dropped **" */
 	long unstored;	   /* sum of "printk: N messages not stored: ..." */
-	long notices;	   /* such lines (records of their own) */
 	long out_of_order; /* T lines not right after the same thread's previous one */
 	long other;	   /* any other line */
 };
@@ -276,7 +275,6 @@ static void tally_file(const char *path, int threads, struct tally *t)
 			t->dropped += n;
 		} else if (sscanf(line, "printk: %ld messages not stored: ", &n) == 1) {
 			t->unstored += n; /* lines the ring refused: counted */
-			t->notices++;
 		} else {
 			if (t->other++ < 3)
 				print_message("unexpected line: %s\n", line);
@@ -338,13 +336,16 @@ static void test_burst_lossy_loses(void **state)
 	run_burst("", 0, &t, &handler);
 	print_message("lossy console: %ld of %ld lines, %ld counted dropped\n", tally_lines(&t, LOSSLESS_THREADS),
 		      (long)LOSSLESS_THREADS * LOSSLESS_LINES, t.dropped);
+#ifndef PRINTK_TSAN /* writers slowed down that much let the console keep up */
 	assert_true(tally_lines(&t, LOSSLESS_THREADS) < (long)LOSSLESS_THREADS * LOSSLESS_LINES);
 	assert_true(t.dropped > 0);
+#endif
 	assert_int_equal(t.out_of_order, 0);
-	/* ...and counts every line it misses (a line the ring refused is said
-	 * by a notice, a record of its own; printk waits for a writer
+	/* ...and counts every line it misses: the records it did not print,
+	 * and the lines the ring refused, which a notice (a record of its own,
+	 * printed or counted like the others) says (printk waits for a writer
 	 * preempted inside the oldest record, so such notices are rare). */
-	assert_int_equal(tally_lines(&t, LOSSLESS_THREADS) + t.dropped + t.unstored - t.notices,
+	assert_int_equal(tally_lines(&t, LOSSLESS_THREADS) + t.dropped + t.unstored,
 			 (long)LOSSLESS_THREADS * LOSSLESS_LINES);
 	assert_int_equal(t.other, 0);
 }
@@ -365,7 +366,7 @@ static void test_burst_lossless_signals(void **state)
 	assert_int_equal(t.other, 0);
 	/* A handler that interrupted its thread inside a record may find the
 	 * ring come round to that very record: its line is refused, and said. */
-	assert_int_equal(tally_lines(&t, LOSSLESS_THREADS) + t.handler + t.dropped + t.unstored - t.notices,
+	assert_int_equal(tally_lines(&t, LOSSLESS_THREADS) + t.handler + t.dropped + t.unstored,
 			 (long)LOSSLESS_THREADS * LOSSLESS_LINES + handler);
 }
 

@@ -40,6 +40,15 @@
 #include "reader.h"
 #include "testutil.h"
 
+#ifdef PRINTK_TSAN
+/* The SIGHUP test's child starts a printer thread after fork(). */
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void)
+{
+	return "die_after_fork=0";
+}
+#endif
+
 #define CHILD_CHECK(cond)                                                                     \
 	do {                                                                                  \
 		if (!(cond)) {                                                                \
