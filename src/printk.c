@@ -179,6 +179,7 @@ static PK_NOINLINE int store_when_unblocked(struct prb *rb, struct pk_line *l, s
 			pause_ns = 20000;
 	}
 }
+
 static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_t ts, int *ret);
 static _Thread_local PK_TLS_IE uint64_t deferred_here;
 
