@@ -63,7 +63,11 @@ fi
 # --- a writer alive inside a record, then gone ----------------------------
 # While it lives the records end before the one it is writing (the 3000
 # after it are not complete yet, for a reader).
+# (Not in builds with small ring ids: their logs are too small for it.)
 STUCK=$TMP/stuck.log
+if ! "$TESTGEN" bench "$TMP/probe.log" 4 >/dev/null 2>&1; then
+	echo "# small ring ids: the 4 MiB log of this part cannot be made here"
+else
 coproc STUCKGEN { exec "$TESTGEN" stuck "$STUCK"; }
 spid=$STUCKGEN_PID
 read -r ready <&"${STUCKGEN[0]}" || ready=
@@ -96,6 +100,7 @@ else
 	fail "info: udmesg-testgen stuck did not get ready"
 	exec {STUCKGEN[1]}>&-
 	wait "$spid" 2>/dev/null || true
+fi
 fi
 
 # --- errors: one line, exit 1 ---------------------------------------------

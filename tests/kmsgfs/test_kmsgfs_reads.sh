@@ -12,6 +12,11 @@
 
 M=$TMP/mnt
 L=$TMP/small.log
+# A build with small ring ids cannot make these tests' larger logs.
+if ! "$TESTGEN" bench "$TMP/probe.log" 4 >/dev/null 2>&1; then
+	echo "SKIP: the logs of this build are too small (small ring ids)"
+	exit 77
+fi
 "$TESTGEN" golden "$TMP/golden.log" || exit 1
 "$TESTGEN" mixed "$TMP/mixed.log" || exit 1
 "$PROBE" store "$L" 4096 6 "record zero" "record one" "record two" || exit 1
