@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fail("console fd", c->fd);
 		if (c->kind > PK_OPTCON_LAST)
 			fail("console kind", c->kind);
-		if (c->flags & ~(PK_CON_THREADED | PK_CON_EXTENDED))
+		if (c->flags & ~(PK_CON_THREADED | PK_CON_EXTENDED | PK_CON_LOSSLESS))
 			fail("console flags", c->flags);
 		check_str(c->name, sizeof(c->name), "console name not terminated");
 		if (c->kind == PK_OPTCON_REMOVE && (!c->name[0] || c->flags || c->loglevel != -1))
