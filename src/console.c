@@ -69,8 +69,13 @@
  *      print loop, the idle mark, the one-write path and the stderr
  *      fall-back all pass it by; its state->printer is fixed at
  *      registration, so they can tell without reading what the thread
- *      writes). printk stores and bumps one futex word, with a FUTEX_WAKE
- *      only when a printer thread sleeps. The thread owns the console's
+ *      writes). printk stores and, only when a printer thread announced
+ *      that it is about to sleep (printer_sleepers), bumps one futex word
+ *      and wakes it: a busy thread costs printk one load of a line nobody
+ *      writes meanwhile. The announcement and printk's commit form a
+ *      store-buffering pair (both seq_cst): a thread that announced itself
+ *      after printk looked reads the ring once more before it sleeps and
+ *      finds the record. The thread owns the console's
  *      state while it holds the console's owner word, taken for one record
  *      at a time; reopen, position resets, exit and the crash path take
  *      the same word. A write_record that answers -EAGAIN leaves the
@@ -92,6 +97,14 @@
  *      waits for it is turned lossy for good, with a notice, by that
  *      writer: a dead disk never hangs the program. Slots are static, so a
  *      writer reads them without the console list and never a freed one.
+ *   C9 While every registered console is threaded (locked_consoles is 0),
+ *      printk stores, wakes the threads (C7) and returns: the lock and the
+ *      idle mark are not touched, and the record may be stored deferred
+ *      (the threads format it when they read it). The count changes under
+ *      the lock with the list; a printk that read a stale count either
+ *      prints through the lock for nothing or leaves its record to the
+ *      registration's own flush. A level set from another process and the
+ *      emergency path still go through the lock.
  */
 #include <errno.h>
 #include <limits.h>
@@ -219,9 +232,20 @@ static uint32_t loop_reopen_gen; /* the holder's */
 static _Atomic int printers;
 static void wake_printers(void);
 
+/* C7: printer threads about to sleep or asleep: printk wakes only these. */
+static _Atomic int printer_sleepers;
+
+/*
+ * From printk, after its record is readable (its commit is a seq_cst RMW):
+ * nothing but a load while every thread is awake. A thread that announced
+ * itself later than this load looks at the ring after its announcement and
+ * finds the record (printer_main()); one that announced itself earlier is
+ * woken here.
+ */
 static PK_ALWAYS_INLINE void maybe_wake_printers(void)
 {
-	if (PK_UNLIKELY(atomic_load_explicit(&printers, memory_order_relaxed)))
+	if (PK_UNLIKELY(atomic_load_explicit(&printers, memory_order_relaxed)) &&
+	    atomic_load_explicit(&printer_sleepers, memory_order_seq_cst))
 		wake_printers();
 }
 
@@ -229,6 +253,20 @@ static PK_ALWAYS_INLINE void maybe_wake_printers(void)
 static PK_ALWAYS_INLINE int con_threaded(const struct console *con)
 {
 	return con->state->printer != NULL;
+}
+
+/* C9: consoles printed by the console lock's holder (not threaded),
+ * registered, the stderr fallback included. While there are none, printk
+ * stores, wakes the printer threads and is done: no lock, no idle mark. */
+static _Atomic int locked_consoles;
+
+static void count_locked_consoles(void)
+{
+	int n = 0;
+
+	for (struct console *con = console_list; con; con = con->state->next)
+		n += !con_threaded(con);
+	atomic_store(&locked_consoles, n);
 }
 
 PK_HOT int pk_console_in_write(void)
@@ -376,6 +414,17 @@ PK_HOT int pk_console_skip_suppressed(uint64_t seq)
 		return 0;
 
 	return seq < CON_IDLE_MAX && pk_cas_sc(&console_word, &expected, seq + 2);
+}
+
+PK_HOT int pk_console_threads_only(void)
+{
+	return atomic_load_explicit(&locked_consoles, memory_order_relaxed) == 0 &&
+	       PK_LIKELY(!shared_levels_moved()) && !pk_console_crashing();
+}
+
+PK_HOT void pk_console_wake_printers(void)
+{
+	maybe_wake_printers();
 }
 
 static int take_over_stalled(void);
@@ -582,6 +631,7 @@ static void fall_back_to_stderr(const struct console *failed)
 	while (*pp)
 		pp = &(*pp)->state->next;
 	*pp = err_con;
+	count_locked_consoles();
 }
 
 static void free_state(struct console *con)
@@ -1479,8 +1529,7 @@ struct pk_printer {
 };
 
 static _Thread_local PK_TLS_IE struct pk_printer *printer_self; /* on a printer thread: its own */
-static pk_a32 printer_wake;	  /* futex word: bumped after every store the consoles print */
-static _Atomic int printer_sleepers;
+static pk_a32 printer_wake;	  /* futex word: bumped to wake printer threads (printer_sleepers) */
 
 /* What exit and unregistration wait for printer threads (console_drain_ms=). */
 static _Atomic int printer_exit_ms = 3000;
@@ -1830,6 +1879,41 @@ static void printer_end_line(struct console *con)
 	}
 }
 
+/*
+ * One turn of @p's thread on @con: with the owner word, print what is due
+ * (@one: one record at most), a record per hold (the crash path may take
+ * over in between). Returns 1 if it printed or skipped a record.
+ */
+static int printer_pass(struct console *con, struct pk_printer *p, int stop, int one)
+{
+	int progress = 0;
+
+	if (!printer_own(p, PRINTER_THREAD))
+		return 0;
+
+	struct prb *rb = pk_printk_ring();
+
+	p->src.rb = rb;
+	p->src.hint = NULL;
+	if (PK_UNLIKELY(pk_load_relaxed(&reopen_gen) != p->reopen_gen)) {
+		p->reopen_gen = pk_load_relaxed(&reopen_gen);
+		if (con->reopen)
+			reopen_console(con);
+	}
+	while (rb && printer_print_one(con, &p->src)) {
+		progress = 1;
+		printer_release(p);
+		if (one || !printer_own(p, PRINTER_THREAD))
+			return 1;
+	}
+	if (atomic_load_explicit(&p->owner, memory_order_relaxed) == PRINTER_THREAD) {
+		if (!progress && stop == PRINTER_DRAIN)
+			printer_end_line(con);
+		printer_release(p);
+	}
+	return progress;
+}
+
 static void *printer_main(void *arg)
 {
 	struct console *con = arg;
@@ -1849,46 +1933,28 @@ static void *printer_main(void *arg)
 	sigdelset(&all, SIGSYS);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	for (;;) {
-		uint32_t gen = pk_load_sc(&printer_wake);
 		int stop = atomic_load_explicit(&p->stop, memory_order_acquire);
-		int progress = 0;
 
 		if (stop == PRINTER_STOP)
 			break;
-		if (printer_own(p, PRINTER_THREAD)) {
-			struct prb *rb = pk_printk_ring();
-
-			p->src.rb = rb;
-			p->src.hint = NULL;
-			if (PK_UNLIKELY(pk_load_relaxed(&reopen_gen) != p->reopen_gen)) {
-				p->reopen_gen = pk_load_relaxed(&reopen_gen);
-				if (con->reopen)
-					reopen_console(con);
-			}
-			/* One record per hold: the crash path may take over in between. */
-			while (rb && printer_print_one(con, &p->src)) {
-				progress = 1;
-				printer_release(p);
-				if (!printer_own(p, PRINTER_THREAD))
-					break;
-			}
-			if (atomic_load_explicit(&p->owner, memory_order_relaxed) == PRINTER_THREAD) {
-				if (!progress && stop == PRINTER_DRAIN)
-					printer_end_line(con);
-				printer_release(p);
-			}
-		}
-		if (progress)
+		if (printer_pass(con, p, stop, 0))
 			continue;
 		if (stop == PRINTER_DRAIN)
 			break;
 
-		/* Nothing to print: sleep until printk bumps the word (a second at
-		 * most, for records stored without a wake-up: notices). */
+		/* Nothing to print: announce the sleep, then look once more
+		 * (C7: a printk that missed the announcement stored before it),
+		 * and sleep until a printk or a stop bumps the word; a second at
+		 * most, for records stored without a wake-up (notices). */
 		struct timespec ts = { 1, 0 };
 
 		atomic_fetch_add_explicit(&printer_sleepers, 1, memory_order_seq_cst);
-		if (pk_load_sc(&printer_wake) == gen && atomic_load(&p->stop) == PRINTER_RUN)
+		atomic_thread_fence(memory_order_seq_cst);
+
+		uint32_t gen = pk_load_sc(&printer_wake);
+		int more = printer_pass(con, p, PRINTER_RUN, 1);
+
+		if (!more && atomic_load(&p->stop) == PRINTER_RUN)
 			printer_futex(FUTEX_WAIT_PRIVATE, gen, &ts);
 		atomic_fetch_sub_explicit(&printer_sleepers, 1, memory_order_seq_cst);
 	}
@@ -2031,6 +2097,7 @@ int pk_register_console(struct console *con)
 	while (*pp)
 		pp = &(*pp)->state->next;
 	*pp = con;
+	count_locked_consoles();
 	/* A level another process set for this name applies to it too: the
 	 * next holder reads the table again. */
 	pk_store_relaxed(&levels_reapply, 1);
@@ -2052,6 +2119,7 @@ static int unlink_console(struct console *con)
 	for (struct console **pp = &console_list; *pp; pp = &(*pp)->state->next) {
 		if (*pp == con) {
 			*pp = con->state->next;
+			count_locked_consoles();
 			return 1;
 		}
 	}
@@ -2287,6 +2355,7 @@ void pk_console_shutdown(struct prb *rb, int release)
 			if (con->release)
 				con->release(con);
 		}
+		count_locked_consoles();
 		pthread_setcancelstate(state, &ignored);
 	}
 	console_unlock_raw();

@@ -40,6 +40,15 @@ int pk_console_level_suppressed(int level);
  * just stored; returns 1 if all consoles were idle at @seq, so nothing has
  * to be printed and no console lock is needed. */
 int pk_console_skip_suppressed(uint64_t seq);
+/* C9: 1 while every registered console is printed by a thread of its own
+ * (none by the console lock's holder), no level set from another process
+ * waits to be applied and no crash is in progress: printk then stores,
+ * calls pk_console_wake_printers() if a console prints the record's level,
+ * and is done. */
+int pk_console_threads_only(void);
+/* Wake printer threads that sleep (C7); a load when none does. After the
+ * record is stored. Async-signal-safe. */
+void pk_console_wake_printers(void);
 /* True while this thread runs a console's write callback. */
 int pk_console_in_write(void);
 /* Stop every console at exit: end open lines, drain, unregister all. */

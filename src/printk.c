@@ -281,6 +281,11 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 
 	int suppressed = pk_console_level_suppressed(l.level);
 
+	if (pk_console_threads_only()) {
+		if (!suppressed)
+			pk_console_wake_printers();
+		goto out;
+	}
 	/* A complete line no console prints: done without the console lock. */
 	if (suppressed && l.newline && !pk_console_in_write() && pk_console_skip_suppressed(seq))
 		goto out;
@@ -388,8 +393,11 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 		return 0;
 
 	int level = f->level < 0 ? pk_cfg_default_message_loglevel() : f->level;
+	int suppressed = pk_console_level_suppressed(level);
+	int threads_only = pk_console_threads_only();
 
-	if (!pk_console_level_suppressed(level))
+	/* A printer thread formats what it reads (C9 in console.c). */
+	if (!suppressed && !threads_only)
 		return 0;
 
 	uint64_t ref;
@@ -433,6 +441,11 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 		pk_store_relaxed(&blocked_gave_up, 0);
 	if (PK_UNLIKELY(pk_load_relaxed(&unstored)))
 		report_lost(&unstored, PK_LOGLEVEL_WARNING, UNSTORED_WHY);
+	if (threads_only) {
+		if (!suppressed)
+			pk_console_wake_printers();
+		return 1;
+	}
 	if (!pk_console_in_write() && pk_console_skip_suppressed(seq))
 		return 1;
 	pk_console_flush(rb, NULL);

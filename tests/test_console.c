@@ -41,6 +41,7 @@
 
 #include "fixture.h"
 #include "log_shared.h"
+#include "printk_internal.h"
 #include "testutil.h"
 
 static struct capture cap2, cap3;
@@ -1273,6 +1274,79 @@ static void test_threaded_console_after_fork(void **state)
 	child_result_free(&res);
 }
 
+/*
+ * Only threaded consoles: printk stores (deferred, for a literal format),
+ * wakes the thread and returns; the thread formats what it reads. Each
+ * round waits until the thread slept (it sleeps a second at most without
+ * a wake-up), so a lost wake-up shows as a round of a second; the text is
+ * what eager formatting gives. In a child: its consoles are its own.
+ */
+static int threads_only_child(void *arg)
+{
+	(void)arg;
+	char want[8192];
+	size_t n = 0;
+	uint64_t worst = 0;
+
+	pk_unregister_console(&cap.con);
+	pk_unregister_console(pk_console_stderr());
+	threaded_init(0);
+
+	uint64_t deferred0 = pk_printk_deferred_here();
+
+	for (int i = 0; i < 200; i++) {
+		usleep(2000); /* the thread goes to sleep */
+
+		uint64_t t0 = now_ms();
+
+		pr_info("round %d of %s\n", i, "200");
+		while (atomic_load(&tcap_writes) < i + 1 && now_ms() - t0 < 5000)
+			usleep(100);
+		if (now_ms() - t0 > worst)
+			worst = now_ms() - t0;
+		n += (size_t)snprintf(want + n, sizeof(want) - n, "round %d of 200\n", i);
+	}
+	if (pr_flush(5000, 0) != 1)
+		return 2;
+	if (strcmp(capture_text(&tcap), want))
+		return 3;
+	if (pk_printk_deferred_here() - deferred0 != 200)
+		return 4;
+	if (worst >= 800)
+		return 5;
+	/* The next record right as the thread goes to sleep: the window
+	 * between its last look and its announcement. */
+	for (int i = 0; i < 3000; i++) {
+		int target = atomic_load(&tcap_writes) + 1;
+		uint64_t t0 = now_ms();
+
+		pr_info("again %d\n", i);
+		while (atomic_load(&tcap_writes) < target && now_ms() - t0 < 5000)
+			;
+		for (volatile int spin = 0; spin < (i % 64) * 20; spin++)
+			;
+		if (now_ms() - t0 > worst)
+			worst = now_ms() - t0;
+	}
+	if (worst >= 800)
+		return 7;
+	/* A synchronous console back: printk formats and prints at once. */
+	capture_setup(&cap, 0);
+	pr_info("sync %d\n", 1);
+	if (strcmp(capture_text(&cap), "sync 1\n") || pk_printk_deferred_here() - deferred0 != 3200)
+		return 6;
+	return 0;
+}
+
+static void test_threads_only_store_and_wake(void **state)
+{
+	(void)state;
+	struct child_result res;
+
+	run_child_ok(threads_only_child, NULL, 30000, &res);
+	child_result_free(&res);
+}
+
 /* ---- several threads, a slow console ---- */
 
 #define HO_THREADS 4
@@ -1606,6 +1680,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_threaded_extended_burst, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_threaded_console_at_exit, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_threaded_console_after_fork, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_threads_only_store_and_wake, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_handover_slow_console, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_pr_flush_bounded_under_flood, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_color, setup_capture, teardown),
