@@ -82,7 +82,10 @@ enum cls { C_INT, C_LONG, C_LLONG, C_DBL, C_STR };
 #define DOP_LEAD   0x10 /* at the start of the text, or after leading ones only */
 
 struct conv {
+	size_t start; /* index of its '%' */
 	size_t end;   /* index after the conversion letter */
+	bool plain;   /* no flags, width, precision, h or hh: formatted here */
+	bool pct;     /* a "%%" lies before it (or, at the end, in the rest) */
 	bool star_w, star_p;
 	int width;    /* written in the format; 0: none */
 	int prec;     /* written in the format; -1: none */
@@ -130,22 +133,29 @@ static int next_conv(const char *f, size_t len, size_t *pos, struct conv *c)
 {
 	size_t i = *pos;
 
+	c->pct = false;
 	for (;;) {
-		while (i < len && f[i] != '%')
-			i++;
-		if (i >= len) {
+		const char *q = i < len ? memchr(f + i, '%', len - i) : NULL;
+
+		if (!q) {
 			*pos = len;
 			return 0;
 		}
+		i = (size_t)(q - f);
 		if (i + 1 < len && f[i + 1] == '%') {
+			c->pct = true;
 			i += 2;
 			continue;
 		}
 		break;
 	}
-	i++;
+	c->start = i++;
+
+	size_t flags_at = i;
+
 	while (i < len && (f[i] == '-' || f[i] == '+' || f[i] == ' ' || f[i] == '#' || f[i] == '0'))
 		i++;
+	c->plain = i == flags_at;
 	c->star_w = c->star_p = false;
 	c->width = 0;
 	c->prec = -1;
@@ -194,6 +204,7 @@ static int next_conv(const char *f, size_t len, size_t *pos, struct conv *c)
 
 	char l = f[i++];
 
+	c->plain = c->plain && !c->star_w && !c->star_p && c->width == 0 && c->prec < 0 && lm != 1;
 	c->letter = l;
 	c->end = i;
 	*pos = i;
@@ -715,6 +726,67 @@ static int seg(char *buf, size_t size, const char *fmt, ...)
 	 (c).star_p		  ? seg(dst, room, sfmt, (int)(p), val)		 : \
 				    seg(dst, room, sfmt, val))
 
+/*
+ * A plain conversion (struct conv) of @letter after the literal @lit
+ * (@litlen bytes, no '%' in them) into @dst (@room bytes, as snprintf):
+ * what seg() gives for "lit%d" and the like, without parsing. The value is
+ * @v, read as the conversion's class says (@bits: 32 or 64), or the string
+ * @str of @sl bytes. Returns the whole output's length.
+ */
+static size_t plain_seg(char *dst, size_t room, const char *lit, size_t litlen, char letter,
+			int bits, int64_t v, const char *str, size_t sl)
+{
+	char num[24];
+	const char *tail = num;
+	size_t tl = 0;
+
+	if (letter == 's') {
+		tail = str;
+		tl = sl;
+	} else {
+		uint64_t u = bits == 32 ? (uint64_t)(uint32_t)v : (uint64_t)v;
+		bool neg = false;
+		char *e = num + sizeof(num), *q = e;
+
+		if ((letter == 'd' || letter == 'i') && v < 0) {
+			neg = true;
+			u = bits == 32 ? (uint64_t)-(int64_t)(int32_t)v : (uint64_t)0 - (uint64_t)v;
+		}
+		if (letter == 'x') {
+			do {
+				*--q = "0123456789abcdef"[u & 15];
+				u >>= 4;
+			} while (u);
+		} else {
+			do {
+				*--q = (char)('0' + u % 10);
+				u /= 10;
+			} while (u);
+		}
+		if (neg)
+			*--q = '-';
+		tail = q;
+		tl = (size_t)(e - q);
+	}
+
+	size_t n = litlen + tl;
+
+	if (room) {
+		size_t a = litlen < room - 1 ? litlen : room - 1;
+		size_t b = tl < room - 1 - a ? tl : room - 1 - a;
+
+		memcpy(dst, lit, a);
+		memcpy(dst + a, tail, b);
+		dst[a + b] = '\0';
+	}
+	return n;
+}
+
+static bool plain_letter(char l)
+{
+	return l == 'd' || l == 'i' || l == 'u' || l == 'x' || l == 's';
+}
+
 static size_t bad(char *text)
 {
 	memcpy(text, PK_DEFERRED_BAD_TEXT, sizeof(PK_DEFERRED_BAD_TEXT));
@@ -756,13 +828,41 @@ static size_t expand(const struct prb *rb, char *text, size_t len, char *blob)
 		if ((c.star_w && !take(&in, &w, 4)) || (c.star_p && !take(&in, &p, 4)))
 			return bad(text);
 		const char *sfmt = fmt + from;
+		char *dst = text + o;
+		size_t room = cap - o;
+
+		if (c.plain && !c.pct && plain_letter(c.letter)) {
+			int64_t v = 0;
+			uint16_t sl = 0;
+			size_t vn = c.cls == C_INT ? 4 : 8;
+			size_t n;
+
+			if (c.cls == C_STR) {
+				if (!take(&in, &sl, 2) || sl > in.n - in.at)
+					return bad(text);
+				n = plain_seg(dst, room, sfmt, c.start - from, 's', 0, 0, blob + in.at, sl);
+				in.at += sl;
+			} else if (vn == 4) {
+				int32_t v32;
+
+				if (!take(&in, &v32, 4))
+					return bad(text);
+				n = plain_seg(dst, room, sfmt, c.start - from, c.letter, 32, v32, NULL, 0);
+			} else {
+				if (!take(&in, &v, 8))
+					return bad(text);
+				n = plain_seg(dst, room, sfmt, c.start - from, c.letter, 64, v, NULL, 0);
+			}
+			from = c.end;
+			o += n < room - 1 ? n : room - 1;
+			continue;
+		}
+
 		char fmt_after = fmt[c.end];
 
 		fmt[c.end] = '\0';
 		from = c.end;
 
-		char *dst = text + o;
-		size_t room = cap - o;
 		int n;
 
 		switch (c.cls) {
@@ -827,7 +927,7 @@ static size_t expand(const struct prb *rb, char *text, size_t len, char *blob)
 	size_t tail = (size_t)flen - from;
 	int n = (int)tail;
 
-	if (memchr(fmt + from, '%', tail)) {
+	if (c.pct) {
 		n = seg(text + o, cap - o, fmt + from, 0);
 		if (n < 0)
 			return bad(text);
