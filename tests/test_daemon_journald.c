@@ -13,7 +13,9 @@
  *     characters, X before '_' or a digit, 64 characters at most, DICT_
  *     before our own names), a value with newlines;
  *   - a payload too big for one datagram goes through a sealed memfd;
- *   - console=journal:PATH in PRINTK_OPTS (a child process).
+ *   - console=journal:PATH in PRINTK_OPTS (a child process);
+ *   - pk-forward from a log file: every record once, in order, with the
+ *     writer's fields; a second run sends only what its cursor says is new.
  * Needs root (namespaces, bind mounts). Label "daemons".
  */
 #include <dirent.h>
@@ -400,6 +402,77 @@ static void test_printk_opts(void **state)
 	got_free(&g);
 }
 
+/* pk-forward (the cursor forwarder) from a log file to the same journald:
+ * every record once, in order, with its fields; run again after more
+ * records, it sends only those (the cursor). */
+static void fwd_store(struct pk_log *log, int from, int n)
+{
+	for (int i = from; i < from + n; i++) {
+		char b[32];
+		int k = snprintf(b, sizeof(b), "JF %d", i);
+
+		assert_int_equal(pk_log_store(log, 3, 4, b, (size_t)k, "DEV=disk0", 10), 0);
+	}
+}
+
+static void fwd_run(void)
+{
+	const char *b = getenv("PRINTK_TEST_BUILD_DIR");
+	char bin[512], tgt[600], cur[512], logp[512];
+	int st;
+
+	snprintf(bin, sizeof(bin), "%s/tools/pk-forward", b ? b : ".");
+	snprintf(tgt, sizeof(tgt), "journal:%s", sock);
+	snprintf(cur, sizeof(cur), "%s", test_dir_path("cursor"));
+	snprintf(logp, sizeof(logp), "%s", test_dir_path("fwd.log"));
+
+	const char *argv[] = { bin, "-c", cur, "--once", tgt, logp, NULL };
+	pid_t pid = spawn_logged(argv, test_dir_path("fwd.err"), NULL);
+
+	assert_true(pid > 0);
+	test_reap(pid, &st, 30000);
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		char *err = slurp(test_dir_path("fwd.err"));
+
+		fail_msg("pk-forward: status %d: %s", st, err ? err : "");
+	}
+}
+
+static void test_pk_forward(void **state)
+{
+	(void)state;
+	struct pk_log *log;
+	struct got g = { 0 };
+	char want[32], pid[16];
+
+	assert_int_equal(pk_log_open_file(&log, test_dir_path("fwd.log"), 64 * 1024, 0), 0);
+	fwd_store(log, 0, 40);
+	fwd_run();
+	wait_for("JF ", 40, &g);
+	assert_int_equal(g.n, 40);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	for (int i = 0; i < 40; i++) {
+		snprintf(want, sizeof(want), "JF %d", i);
+		assert_str(g.line[i], "MESSAGE", want);
+		assert_str(g.line[i], "PRIORITY", "4");
+		assert_str(g.line[i], "SYSLOG_FACILITY", "3");
+		assert_str(g.line[i], "SYSLOG_PID", pid); /* the writer's, from the log */
+		assert_str(g.line[i], "DEV", "disk0");
+	}
+	fwd_store(log, 40, 10);
+	fwd_run();
+	wait_for("JF ", 50, &g);
+	usleep(300000); /* a duplicate would arrive with the records it follows */
+	wait_for("JF ", 50, &g);
+	assert_int_equal(g.n, 50);
+	for (int i = 40; i < 50; i++) {
+		snprintf(want, sizeof(want), "JF %d", i);
+		assert_str(g.line[i], "MESSAGE", want);
+	}
+	got_free(&g);
+	pk_log_destroy(log);
+}
+
 static int opts_child(void)
 {
 	pk_printk_emit(1, 5, NULL, 0, "JO-child via PRINTK_OPTS\n");
@@ -443,6 +516,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memfd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pk_forward, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_printk_opts, setup, teardown),
 	};
 
