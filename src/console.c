@@ -404,6 +404,27 @@ static PK_ALWAYS_INLINE int con_skips(const struct console *con, int level, int 
 	       (PK_UNLIKELY(atomic_load_explicit(&own_level_max, memory_order_relaxed)) && con_level_skip(con, level));
 }
 
+/* The idle mark stands before @seq's predecessor: the writer of an earlier
+ * record, itself on the filtered path, is about to move it. Wait for that
+ * a moment (bounded: it may have been preempted) rather than go through the
+ * console lock, which would read the records the mark skips. */
+#define IDLE_MARK_SPINS 64
+
+static PK_NOINLINE int skip_after_mark_moves(uint64_t seq, uint64_t word)
+{
+	for (int i = 0; i < IDLE_MARK_SPINS; i++) {
+		if ((word & CON_HELD) || word == 0 || word > seq + 1)
+			return 0;
+#ifdef __SSE2__
+		_mm_pause();
+#endif
+		word = seq + 1;
+		if (pk_cas_sc(&console_word, &word, seq + 2))
+			return 1;
+	}
+	return 0;
+}
+
 PK_HOT int pk_console_skip_suppressed(uint64_t seq)
 {
 	uint64_t expected = seq + 1;
@@ -412,8 +433,12 @@ PK_HOT int pk_console_skip_suppressed(uint64_t seq)
 	 * lock's holder applies it, and decides again, before it prints. */
 	if (PK_UNLIKELY(shared_levels_moved()))
 		return 0;
-
-	return seq < CON_IDLE_MAX && pk_cas_sc(&console_word, &expected, seq + 2);
+	if (seq >= CON_IDLE_MAX)
+		return 0;
+	if (pk_cas_sc(&console_word, &expected, seq + 2))
+		return 1;
+	return expected != 0 && expected < seq + 1 && !(expected & CON_HELD) &&
+	       skip_after_mark_moves(seq, expected);
 }
 
 PK_HOT int pk_console_threads_only(void)
