@@ -10,6 +10,10 @@
 #define PRINTK_DAEMON_UTIL_H
 
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <netinet/in.h>
 #include <spawn.h>
 #include <stddef.h>
@@ -173,6 +177,110 @@ static inline pid_t spawn_logged(const char *const argv[], const char *log, cons
 	posix_spawn_file_actions_destroy(&fa);
 	return pid;
 }
+
+/* -------------------------------------------------------- rsyslogd -- */
+
+/*
+ * rsyslogd as the tests run it: in the foreground, its files in test_dir
+ * (rsyslog.conf, rsyslogd.pid, rsyslogd.log, spool/), every message it
+ * receives written as one JSON object per line to messages.jsonl.
+ */
+
+/* Write test_dir's rsyslog.conf: the global settings, @inputs (module,
+ * input and queue lines, "%s" for nothing), the JSON template of every
+ * field, and the file action with @action_opts added to it. */
+static inline void rsyslogd_write_conf(const char *inputs, const char *action_opts)
+{
+	FILE *f = fopen(test_dir_path("rsyslog.conf"), "w");
+	const char *d = test_dir();
+
+	assert_non_null(f);
+	fprintf(f,
+		"global(workDirectory=\"%s/spool\" net.enableDNS=\"off\" "
+		"processInternalMessages=\"on\"\n"
+		"       parser.escapeControlCharactersOnReceive=\"off\" maxMessageSize=\"64k\")\n"
+		"%s"
+		"template(name=\"j\" type=\"list\" option.jsonf=\"on\") {\n"
+		" property(outname=\"inputname\" name=\"inputname\" format=\"jsonf\")\n"
+		" property(outname=\"pri\" name=\"pri\" format=\"jsonf\")\n"
+		" property(outname=\"facility\" name=\"syslogfacility\" format=\"jsonf\")\n"
+		" property(outname=\"severity\" name=\"syslogseverity\" format=\"jsonf\")\n"
+		" property(outname=\"timestamp\" name=\"timereported\" dateFormat=\"rfc3339\" "
+		"format=\"jsonf\")\n"
+		" property(outname=\"hostname\" name=\"hostname\" format=\"jsonf\")\n"
+		" property(outname=\"app_name\" name=\"app-name\" format=\"jsonf\")\n"
+		" property(outname=\"procid\" name=\"procid\" format=\"jsonf\")\n"
+		" property(outname=\"msgid\" name=\"msgid\" format=\"jsonf\")\n"
+		" property(outname=\"structured_data\" name=\"structured-data\" format=\"jsonf\")\n"
+		" property(outname=\"msg\" name=\"msg\" format=\"jsonf\")\n"
+		" property(outname=\"rawmsg\" name=\"rawmsg\" format=\"jsonf\")\n"
+		"}\n"
+		"*.* action(type=\"omfile\" file=\"%s/messages.jsonl\" template=\"j\"%s)\n",
+		d, inputs, d, action_opts);
+	fclose(f);
+	mkdir(test_dir_path("spool"), 0700);
+}
+
+/* 1 if something accepts TCP connections on 127.0.0.1:@port. */
+static inline int daemon_tcp_accepts(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+
+	close(fd);
+	return ok;
+}
+
+/* Start rsyslogd with test_dir's rsyslog.conf (a pid file a killed one
+ * left is removed first); its pid once @ready() says 1 (within 10 s), or
+ * -1 if it exited or was not ready (then it is killed). */
+static inline pid_t rsyslogd_start(int (*ready)(void))
+{
+	const char *bin =
+		access("/usr/sbin/rsyslogd", X_OK) == 0 ? "/usr/sbin/rsyslogd" : "rsyslogd";
+	const char *argv[] = { bin, "-n", "-f", test_dir_path("rsyslog.conf"), "-i",
+			       test_dir_path("rsyslogd.pid"), NULL };
+
+	unlink(test_dir_path("rsyslogd.pid"));
+
+	pid_t pid = spawn_logged(argv, test_dir_path("rsyslogd.log"), NULL);
+
+	if (pid < 0)
+		return -1;
+
+	uint64_t start = now_ms();
+	int st;
+
+	while (now_ms() - start < 10000) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return -1;
+		if (ready())
+			return pid;
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	test_reap(pid, &st, 10000);
+	return -1;
+}
+
+/* Send @sig to rsyslogd *@pid (if it runs) and reap it. */
+static inline void rsyslogd_stop(pid_t *pid, int sig)
+{
+	int st;
+
+	if (*pid < 0)
+		return;
+	kill(*pid, sig);
+	test_reap(*pid, &st, 10000);
+	*pid = -1;
+}
+
+/* rsyslogd_start(), or daemon_unavailable() with its output and @what
+ * (the Debian packages it needs). */
+#define rsyslogd_start_or_give_up(pid, ready, what)                                                	do {                                                                                       		if ((*(pid) = rsyslogd_start(ready)) < 0) {                                        			char *out_ = slurp(test_dir_path("rsyslogd.log"));                                                                                                                             			daemon_unavailable("rsyslogd did not start (Debian: %s): %s", what,         					   out_ ? out_ : "no output");                              		}                                                                                  	} while (0)
 
 /* The whole of @path, NUL-terminated (NULL if missing), malloc'ed. */
 static inline char *slurp(const char *path)

@@ -54,105 +54,34 @@ static const char *app;
 
 static void write_conf(void)
 {
-	FILE *f = fopen(test_dir_path("rsyslog.conf"), "w");
-	const char *d = test_dir();
+	char inputs[512];
 
-	assert_non_null(f);
-	fprintf(f,
-		"global(workDirectory=\"%s/spool\" net.enableDNS=\"off\" "
-		"processInternalMessages=\"on\"\n"
-		"       parser.escapeControlCharactersOnReceive=\"off\" maxMessageSize=\"64k\")\n"
-		/* Direct: the input runs the action before it returns, so the
-		 * RELP answer follows the write. */
-		"main_queue(queue.type=\"Direct\")\n"
-		"module(load=\"imrelp\")\nmodule(load=\"imtcp\")\n"
-		"input(type=\"imrelp\" address=\"127.0.0.1\" port=\"%d\")\n"
-		"input(type=\"imtcp\" address=\"127.0.0.1\" port=\"%d\" "
-		"supportOctetCountedFraming=\"on\")\n"
-		"template(name=\"j\" type=\"list\" option.jsonf=\"on\") {\n"
-		" property(outname=\"inputname\" name=\"inputname\" format=\"jsonf\")\n"
-		" property(outname=\"pri\" name=\"pri\" format=\"jsonf\")\n"
-		" property(outname=\"facility\" name=\"syslogfacility\" format=\"jsonf\")\n"
-		" property(outname=\"severity\" name=\"syslogseverity\" format=\"jsonf\")\n"
-		" property(outname=\"timestamp\" name=\"timereported\" dateFormat=\"rfc3339\" "
-		"format=\"jsonf\")\n"
-		" property(outname=\"hostname\" name=\"hostname\" format=\"jsonf\")\n"
-		" property(outname=\"app_name\" name=\"app-name\" format=\"jsonf\")\n"
-		" property(outname=\"procid\" name=\"procid\" format=\"jsonf\")\n"
-		" property(outname=\"msgid\" name=\"msgid\" format=\"jsonf\")\n"
-		" property(outname=\"structured_data\" name=\"structured-data\" format=\"jsonf\")\n"
-		" property(outname=\"msg\" name=\"msg\" format=\"jsonf\")\n"
-		"}\n"
-		"*.* action(type=\"omfile\" file=\"%s/messages.jsonl\" template=\"j\"\n"
-		"           asyncWriting=\"off\" flushOnTXEnd=\"on\")\n",
-		d, relp_port, tcp_port, d);
-	fclose(f);
-	mkdir(test_dir_path("spool"), 0700);
+	snprintf(inputs, sizeof(inputs),
+		 /* Direct: the input runs the action before it returns, so the
+		  * RELP answer follows the write. */
+		 "main_queue(queue.type=\"Direct\")\n"
+		 "module(load=\"imrelp\")\nmodule(load=\"imtcp\")\n"
+		 "input(type=\"imrelp\" address=\"127.0.0.1\" port=\"%d\")\n"
+		 "input(type=\"imtcp\" address=\"127.0.0.1\" port=\"%d\" "
+		 "supportOctetCountedFraming=\"on\")\n",
+		 relp_port, tcp_port);
+	rsyslogd_write_conf(inputs, "\n           asyncWriting=\"off\" flushOnTXEnd=\"on\"");
 }
 
-static int tcp_open(int port)
+/* Ready when both ports accept. */
+static int rs_ready(void)
 {
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				.sin_port = htons((uint16_t)port),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-
-	close(fd);
-	return ok;
-}
-
-/* Start rsyslogd (a pid file a killed one left is removed first); ready
- * when both ports accept. */
-static int rs_start(void)
-{
-	const char *bin =
-		access("/usr/sbin/rsyslogd", X_OK) == 0 ? "/usr/sbin/rsyslogd" : "rsyslogd";
-	const char *argv[] = { bin, "-n", "-f", test_dir_path("rsyslog.conf"), "-i",
-			       test_dir_path("rsyslogd.pid"), NULL };
-
-	unlink(test_dir_path("rsyslogd.pid"));
-	rs_pid = spawn_logged(argv, test_dir_path("rsyslogd.log"), NULL);
-	if (rs_pid < 0)
-		return 0;
-
-	uint64_t start = now_ms();
-
-	while (now_ms() - start < 10000) {
-		int st;
-
-		if (waitpid(rs_pid, &st, WNOHANG) == rs_pid) {
-			rs_pid = -1;
-			return 0;
-		}
-		if (tcp_open(relp_port) && tcp_open(tcp_port))
-			return 1;
-		usleep(10000);
-	}
-	return 0;
+	return daemon_tcp_accepts(relp_port) && daemon_tcp_accepts(tcp_port);
 }
 
 static void rs_kill(int sig)
 {
-	int st;
-
-	if (rs_pid < 0)
-		return;
-	kill(rs_pid, sig);
-	test_reap(rs_pid, &st, 10000);
-	rs_pid = -1;
+	rsyslogd_stop(&rs_pid, sig);
 }
 
 static void rs_start_or_give_up(void)
 {
-	if (!rs_start()) {
-		char *log = slurp(test_dir_path("rsyslogd.log"));
-
-		rs_kill(SIGTERM);
-		daemon_unavailable("rsyslogd with imrelp did not start (Debian: rsyslog, "
-				   "rsyslog-relp): %s",
-				   log ? log : "no output");
-	}
+	rsyslogd_start_or_give_up(&rs_pid, rs_ready, "rsyslog, rsyslog-relp");
 }
 
 /* ---------------------------------------------------- reading back -- */

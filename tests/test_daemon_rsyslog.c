@@ -50,53 +50,19 @@ static const char *app;
 
 static void write_conf(void)
 {
-	FILE *f = fopen(test_dir_path("rsyslog.conf"), "w");
-	const char *d = test_dir();
+	char inputs[1024];
 
-	assert_non_null(f);
-	fprintf(f,
-		"global(workDirectory=\"%s/spool\" net.enableDNS=\"off\" "
-		"processInternalMessages=\"on\"\n"
-		"       parser.escapeControlCharactersOnReceive=\"off\" maxMessageSize=\"64k\")\n"
-		"module(load=\"imudp\")\nmodule(load=\"imtcp\")\n"
-		"module(load=\"imuxsock\" SysSock.Use=\"off\")\n"
-		"input(type=\"imuxsock\" Socket=\"%s/log.sock\" UseSysTimeStamp=\"off\"\n"
-		"      IgnoreTimestamp=\"off\" RateLimit.Interval=\"0\" useSpecialParser=\"off\"\n"
-		"      parseHostname=\"on\")\n"
-		"input(type=\"imudp\" address=\"127.0.0.1\" port=\"%d\" rateLimit.interval=\"0\")\n"
-		"input(type=\"imtcp\" address=\"127.0.0.1\" port=\"%d\" "
-		"supportOctetCountedFraming=\"on\")\n"
-		"template(name=\"j\" type=\"list\" option.jsonf=\"on\") {\n"
-		" property(outname=\"inputname\" name=\"inputname\" format=\"jsonf\")\n"
-		" property(outname=\"pri\" name=\"pri\" format=\"jsonf\")\n"
-		" property(outname=\"facility\" name=\"syslogfacility\" format=\"jsonf\")\n"
-		" property(outname=\"severity\" name=\"syslogseverity\" format=\"jsonf\")\n"
-		" property(outname=\"timestamp\" name=\"timereported\" dateFormat=\"rfc3339\" "
-		"format=\"jsonf\")\n"
-		" property(outname=\"hostname\" name=\"hostname\" format=\"jsonf\")\n"
-		" property(outname=\"app_name\" name=\"app-name\" format=\"jsonf\")\n"
-		" property(outname=\"procid\" name=\"procid\" format=\"jsonf\")\n"
-		" property(outname=\"msgid\" name=\"msgid\" format=\"jsonf\")\n"
-		" property(outname=\"structured_data\" name=\"structured-data\" format=\"jsonf\")\n"
-		" property(outname=\"msg\" name=\"msg\" format=\"jsonf\")\n"
-		" property(outname=\"rawmsg\" name=\"rawmsg\" format=\"jsonf\")\n"
-		"}\n"
-		"*.* action(type=\"omfile\" file=\"%s/messages.jsonl\" template=\"j\")\n",
-		d, d, udp_port, tcp_port, d);
-	fclose(f);
-	mkdir(test_dir_path("spool"), 0700);
-}
-
-static int tcp_open(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				.sin_port = htons((uint16_t)tcp_port),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-
-	close(fd);
-	return ok;
+	snprintf(inputs, sizeof(inputs),
+		 "module(load=\"imudp\")\nmodule(load=\"imtcp\")\n"
+		 "module(load=\"imuxsock\" SysSock.Use=\"off\")\n"
+		 "input(type=\"imuxsock\" Socket=\"%s/log.sock\" UseSysTimeStamp=\"off\"\n"
+		 "      IgnoreTimestamp=\"off\" RateLimit.Interval=\"0\" useSpecialParser=\"off\"\n"
+		 "      parseHostname=\"on\")\n"
+		 "input(type=\"imudp\" address=\"127.0.0.1\" port=\"%d\" rateLimit.interval=\"0\")\n"
+		 "input(type=\"imtcp\" address=\"127.0.0.1\" port=\"%d\" "
+		 "supportOctetCountedFraming=\"on\")\n",
+		 test_dir(), udp_port, tcp_port);
+	rsyslogd_write_conf(inputs, "");
 }
 
 static void udp_probe(unsigned n)
@@ -112,69 +78,34 @@ static void udp_probe(unsigned n)
 	close(fd);
 }
 
-/* Start rsyslogd; ready when TCP accepts and a UDP probe reached the file. */
-static int rs_start(void)
+/* Ready when TCP accepts and a UDP probe reached the file. */
+static int rs_ready(void)
 {
 	static unsigned probe;
-	const char *bin =
-		access("/usr/sbin/rsyslogd", X_OK) == 0 ? "/usr/sbin/rsyslogd" : "rsyslogd";
+	char want[32], *all;
 
-	const char *argv[] = { bin, "-n", "-f", test_dir_path("rsyslog.conf"), "-i",
-			       test_dir_path("rsyslogd.pid"), NULL };
-
-	rs_pid = spawn_logged(argv, test_dir_path("rsyslogd.log"), NULL);
-	if (rs_pid < 0)
+	if (!daemon_tcp_accepts(tcp_port))
 		return 0;
-
-	uint64_t start = now_ms();
-
 	probe++;
-	while (now_ms() - start < 10000) {
-		int st;
+	snprintf(want, sizeof(want), "probe-%u\"", probe);
+	udp_probe(probe);
+	usleep(20000);
+	all = slurp(test_dir_path("messages.jsonl"));
 
-		if (waitpid(rs_pid, &st, WNOHANG) == rs_pid) {
-			rs_pid = -1;
-			return 0;
-		}
-		if (tcp_open()) {
-			char want[32], *all;
+	int ok = all && strstr(all, want);
 
-			snprintf(want, sizeof(want), "probe-%u\"", probe);
-			udp_probe(probe);
-			usleep(20000);
-			all = slurp(test_dir_path("messages.jsonl"));
-			int ok = all && strstr(all, want);
-
-			free(all);
-			if (ok)
-				return 1;
-		} else {
-			usleep(10000);
-		}
-	}
-	return 0;
+	free(all);
+	return ok;
 }
 
 static void rs_stop(void)
 {
-	int st;
-
-	if (rs_pid < 0)
-		return;
-	kill(rs_pid, SIGTERM);
-	test_reap(rs_pid, &st, 10000);
-	rs_pid = -1;
+	rsyslogd_stop(&rs_pid, SIGTERM);
 }
 
 static void rs_start_or_give_up(void)
 {
-	if (!rs_start()) {
-		char *log = slurp(test_dir_path("rsyslogd.log"));
-
-		rs_stop();
-		daemon_unavailable("rsyslogd did not start (Debian: rsyslog): %s",
-				   log ? log : "no output");
-	}
+	rsyslogd_start_or_give_up(&rs_pid, rs_ready, "rsyslog");
 }
 
 /* Lines of the output whose rawmsg holds @marker, in order. */
