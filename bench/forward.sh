@@ -73,6 +73,14 @@ fwd_messages() {
 	echo $((n + (first > 0)))
 }
 
+# summary NAME RATE...: one line of the table.
+summary() {
+	local name=$1
+	shift
+	mapfile -t sorted < <(printf '%s\n' "$@" | sort -n)
+	printf '%-28s best %9s rec/s   median %9s rec/s\n' "$name" "${sorted[-1]}" "${sorted[$((${#sorted[@]} / 2))]}"
+}
+
 report() {
 	local name=$1
 	shift
@@ -82,11 +90,11 @@ report() {
 		t=$(timed "$@")
 		rates+=("$(echo "$n / $t" | bc)")
 	done
-	mapfile -t sorted < <(printf '%s\n' "${rates[@]}" | sort -n)
-	printf '%-28s best %9s rec/s   median %9s rec/s\n' "$name" "${sorted[-1]}" "${sorted[$((${#sorted[@]} / 2))]}"
+	summary "$name" "${rates[@]}"
 }
 
 # --------------------------------------------- journald, in its namespaces --
+# shellcheck disable=SC2317 # its functions are called through variables
 if [[ -n ${FORWARD_BENCH_JOURNALD:-} ]]; then
 	tmp=$FORWARD_BENCH_JOURNALD
 	n=$(wc -l <"$tmp/lines.txt")
@@ -128,15 +136,39 @@ CONF
 	}
 	jmark() { got=0; jnew; }
 	mark=jmark arrived=jnew exact=1
-	echo "journald: systemd $(journalctl --version | head -1 | awk '{print $2}'), Storage=volatile, private namespaces"
-	want=$(fwd_messages) report "pk-forward journal" "$fwd" -o -c "$tmp/cursor" journal "$tmp/bench.log"
-	PRINTK_OPTS="console=journal,lossless" \
-		report "printk console=journal" "$jsend" printk "$tmp/lines.txt"
-	if "$jsend" sd /dev/null 2>/dev/null; then
-		report "sd_journal_send(3)" "$jsend" sd "$tmp/lines.txt"
-	else
+	# journald's CPU time (user + system, clock ticks) so far.
+	jd_cpu() { awk '{ print $14 + $15 }' "/proc/$jd_pid/stat"; }
+	hz=$(getconf CLK_TCK)
+	pk_forward() { "$fwd" -o -c "$tmp/cursor" journal "$tmp/bench.log"; }
+	printk_journal() { PRINTK_OPTS="console=journal,lossless" "$jsend" printk "$tmp/lines.txt"; }
+	sd_journal() { "$jsend" sd "$tmp/lines.txt"; }
+	names=("pk-forward journal" "printk console=journal" "sd_journal_send(3)")
+	legs=(pk_forward printk_journal sd_journal)
+	wants=("$(fwd_messages)" "$n" "$n")
+	if ! "$jsend" sd /dev/null 2>/dev/null; then
 		echo "sd_journal_send: $jsend was built without libsystemd, left out"
+		unset 'names[2]' 'legs[2]' 'wants[2]'
 	fi
+	echo "journald: systemd $(journalctl --version | head -1 | awk '{print $2}'), Storage=volatile, private namespaces"
+	# The legs' runs interleave, so that a change in the machine's load
+	# falls on all of them.
+	jrates=() jcpu=()
+	for _ in $(seq "$runs"); do
+		for i in "${!legs[@]}"; do
+			rm -f "$tmp/cursor"
+			c0=$(jd_cpu)
+			t=$(want=${wants[i]} timed "${legs[i]}")
+			jrates[i]+=" $(echo "$n / $t" | bc)"
+			jcpu[i]=$((${jcpu[i]:-0} + $(jd_cpu) - c0))
+		done
+	done
+	note=
+	for i in "${!legs[@]}"; do
+		# shellcheck disable=SC2086 # the rates are words
+		summary "${names[i]}" ${jrates[i]}
+		note+="${note:+, }${names[i]} $((jcpu[i] * 1000000 / hz / (runs * wants[i]))) us"
+	done
+	echo "journald's CPU per entry: $note"
 	exit 0
 fi
 
@@ -187,7 +219,7 @@ rmark() { before=$(lines); }
 rnew() { got=$(($(lines) - before)); }
 mark=rmark arrived=rnew exact=
 
-echo "records: $n ($mib MiB log), runs: $runs, rsyslogd $("$rsyslogd" -v | head -1 | awk '{print $2}')"
+echo "records: $n ($mib MiB log), runs: $runs, rsyslogd $("$rsyslogd" -v | head -1 | awk '{print $2}'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 want=$(fwd_messages) report "pk-forward tcp" "$fwd" -o -c "$tmp/cursor" "tcp:127.0.0.1:$tcp_port" "$log"
 want=$(fwd_messages) report "pk-forward relp" "$fwd" -o -c "$tmp/cursor" "relp:127.0.0.1:$relp_port" "$log"
 if [[ -n $logger ]]; then
@@ -208,3 +240,4 @@ elif ! FORWARD_BENCH_JOURNALD=$tmp RUNS=$runs \
 	fi
 	echo "journald: not measured: $(grep -v '^$' "$tmp/unshare.err" | tail -1)"
 fi
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
