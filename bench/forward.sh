@@ -151,11 +151,13 @@ CONF
 		unset 'names[2]' 'legs[2]' 'wants[2]'
 	fi
 	echo "journald: systemd $(journalctl --version | head -1 | awk '{print $2}'), Storage=volatile, private namespaces"
-	# The legs' runs interleave, so that a change in the machine's load
-	# falls on all of them.
+	# The legs' runs interleave, each round starting with the next leg, so
+	# that a change in the machine's load falls on all of them.
 	jrates=() jcpu=()
-	for _ in $(seq "$runs"); do
-		for i in "${!legs[@]}"; do
+	idx=("${!legs[@]}")
+	for r in $(seq 0 $((runs - 1))); do
+		for j in "${!idx[@]}"; do
+			i=${idx[(j + r) % ${#idx[@]}]}
 			rm -f "$tmp/cursor"
 			c0=$(jd_cpu)
 			t=$(want=${wants[i]} timed "${legs[i]}")
