@@ -23,8 +23,11 @@
 # "journal"; bench/journal_send sends the lines udmesg printed, through
 # printk with console=journal,lossless (so it sends every record) or
 # through sd_journal_send(3). A run ends when journalctl --directory shows
-# all of them (entries with _TRANSPORT=journal, counted from a cursor). If
-# journald cannot be started, one line says so.
+# all of them (entries with _TRANSPORT=journal, counted from a cursor); the
+# three legs' runs interleave. Two lines after the table give journald's CPU
+# time per entry and the sender's per record (its threads included), for
+# the rates are journald's as much as the senders'. If journald cannot be
+# started, one line says so (JOURNALD=PATH runs another binary).
 # Figures, not a test: the exit status is 0 unless something could not run.
 set -euo pipefail
 
@@ -41,12 +44,18 @@ self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 
 # Run "$@", then wait until ${want:-$n} messages arrived ($arrived sets
 # $got, after $mark); print the seconds. With $exact, more is an error too.
+# The sender's CPU time goes to $tmp/cpu.txt.
 timed() {
 	local start now last=0 stalled
 	$mark
 	got=0
 	start=$(date +%s.%N)
+	times >"$tmp/times0.txt"
 	"$@" >/dev/null 2>"$tmp/err.txt" || { echo "bench/forward.sh: $1 failed: $(head -1 "$tmp/err.txt")" >&2; exit 1; }
+	times >"$tmp/times1.txt"
+	# The sender's CPU seconds (user + system) go to $tmp/cpu.txt.
+	awk 'FNR == 2 { for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += (a[1] * 60 + a[2]) * (FILENAME ~ /times1[.]txt$/ ? 1 : -1) } }
+		END { printf "%.3f\n", s }' "$tmp/times0.txt" "$tmp/times1.txt" >"$tmp/cpu.txt"
 	stalled=$(date +%s)
 	local w=${want:-$n}
 	while $arrived; ((got < w)); do
@@ -153,7 +162,7 @@ CONF
 	echo "journald: systemd $(journalctl --version | head -1 | awk '{print $2}'), Storage=volatile, private namespaces"
 	# The legs' runs interleave, each round starting with the next leg, so
 	# that a change in the machine's load falls on all of them.
-	jrates=() jcpu=()
+	jrates=() jcpu=() scpu=()
 	idx=("${!legs[@]}")
 	for r in $(seq 0 $((runs - 1))); do
 		for j in "${!idx[@]}"; do
@@ -163,15 +172,18 @@ CONF
 			t=$(want=${wants[i]} timed "${legs[i]}")
 			jrates[i]+=" $(echo "$n / $t" | bc)"
 			jcpu[i]=$((${jcpu[i]:-0} + $(jd_cpu) - c0))
+			scpu[i]=$(echo "${scpu[i]:-0} + $(cat "$tmp/cpu.txt")" | bc)
 		done
 	done
-	note=
+	note='' snote=''
 	for i in "${!legs[@]}"; do
 		# shellcheck disable=SC2086 # the rates are words
 		summary "${names[i]}" ${jrates[i]}
 		note+="${note:+, }${names[i]} $((jcpu[i] * 1000000 / hz / (runs * wants[i]))) us"
+		snote+="${snote:+, }${names[i]} $(echo "${scpu[i]} * 1000000 / ($runs * $n)" | bc) us"
 	done
 	echo "journald's CPU per entry: $note"
+	echo "the sender's CPU per record: $snote"
 	exit 0
 fi
 
