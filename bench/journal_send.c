@@ -36,18 +36,26 @@
 static char **read_lines(const char *path, size_t *n)
 {
 	FILE *f = fopen(path, "r");
-	char *buf = NULL, **lines = NULL;
+	char *buf = NULL, **lines;
 	size_t len = 0, cap = 0, k = 0;
 
 	if (!f)
 		return NULL;
-	for (size_t got; buf = realloc(buf, cap = cap * 2 + 65536), buf;) {
-		got = fread(buf + len, 1, cap - len - 1, f);
+	for (;;) {
+		if (cap - len < 2) {
+			char *more = realloc(buf, cap = cap * 2 + 65536);
+
+			if (!more)
+				break;
+			buf = more;
+		}
+		size_t got = fread(buf + len, 1, cap - len - 1, f);
+
 		len += got;
-		if (len < cap - 1)
+		if (!got)
 			break;
 	}
-	if (!buf || ferror(f)) {
+	if (!buf || ferror(f) || !feof(f)) {
 		fclose(f);
 		free(buf);
 		return NULL;
