@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # bench/forward.sh [BUILD_DIR] - records per second forwarded to a real
 # rsyslogd: pk-forward over TCP and over RELP, against util-linux logger(1)
-# sending the same lines over TCP (octet counting, RFC 5424), in the same
-# run.
+# sending the same lines over TCP (octet counting, RFC 5424); and to a real
+# systemd-journald: pk-forward, printk's journal console and
+# sd_journal_send(3) sending the same records; all in the same run.
 #
 # udmesg-testgen fills a log of MIB MiB (default 8) with dmesg-like lines;
 # rsyslogd (imtcp and imrelp on 127.0.0.1, its default in-memory main queue,
@@ -13,6 +14,20 @@
 # median rates are printed. pk-forward runs with --once and a fresh cursor,
 # so its time includes its commits (over RELP a session close per 1000
 # records). logger reads the text udmesg printed from the same log.
+#
+# journald's paths are fixed, so its legs run in private mount and pid
+# namespaces (unshare, as tests/test_daemon_journald.c does): this script
+# again, with its directories bound over /run/systemd, /run/log and
+# /var/log/journal and its own journald.conf (Storage=volatile, no
+# forwarding, no rate limit). There pk-forward sends the log to
+# "journal"; bench/journal_send sends the lines udmesg printed, through
+# printk with console=journal,lossless (so it sends every record) or
+# through sd_journal_send(3). A run ends when journalctl --directory shows
+# all of them (entries with _TRANSPORT=journal, counted from a cursor); the
+# three legs' runs interleave. Two lines after the table give journald's CPU
+# time per entry and the sender's per record (its threads included), for
+# the rates are journald's as much as the senders'. If journald cannot be
+# started, one line says so (JOURNALD=PATH runs another binary).
 # Figures, not a test: the exit status is 0 unless something could not run.
 set -euo pipefail
 
@@ -23,8 +38,157 @@ mib=${MIB:-8}
 fwd=$build/tools/pk-forward
 udmesg=$build/tools/udmesg
 gen=$build/tests/udmesg-testgen
-for b in "$fwd" "$udmesg" "$gen"; do
-	[[ -x $b ]] || { echo "bench/forward.sh: $b is not built (cmake --build $build --target pk-forward udmesg udmesg-testgen)" >&2; exit 1; }
+jsend=$build/bench/journal_send
+journald=${JOURNALD:-/lib/systemd/systemd-journald}
+self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+
+# Run "$@", then wait until ${want:-$n} messages arrived ($arrived sets
+# $got, after $mark); print the seconds. With $exact, more is an error too.
+# The sender's CPU time goes to $tmp/cpu.txt.
+timed() {
+	local start now last=0 stalled
+	$mark
+	got=0
+	start=$(date +%s.%N)
+	times >"$tmp/times0.txt"
+	"$@" >/dev/null 2>"$tmp/err.txt" || { echo "bench/forward.sh: $1 failed: $(head -1 "$tmp/err.txt")" >&2; exit 1; }
+	times >"$tmp/times1.txt"
+	# The sender's CPU seconds (user + system) go to $tmp/cpu.txt.
+	awk 'FNR == 2 { for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += (a[1] * 60 + a[2]) * (FILENAME ~ /times1[.]txt$/ ? 1 : -1) } }
+		END { printf "%.3f\n", s }' "$tmp/times0.txt" "$tmp/times1.txt" >"$tmp/cpu.txt"
+	stalled=$(date +%s)
+	local w=${want:-$n}
+	while $arrived; ((got < w)); do
+		sleep 0.01
+		((got > last)) && { last=$got; stalled=$(date +%s); }
+		if (($(date +%s) - stalled > 30)); then
+			echo "bench/forward.sh: $1: only $got of $w arrived" >&2
+			exit 1
+		fi
+	done
+	now=$(date +%s.%N)
+	if [[ -n $exact ]] && ((got > w)); then
+		echo "bench/forward.sh: $1: $got arrived, $w expected" >&2
+		exit 1
+	fi
+	echo "$now - $start" | bc -l
+}
+
+# pk-forward sends the log's records and, when the generator's log already
+# overwrote its first ones, one "** N printk messages dropped **" before them.
+fwd_messages() {
+	local first
+	first=$("$udmesg" -B "$tmp/bench.log" --kmsg | tr '\0' '\n' | awk -F, 'NR == 1 { print $2 }')
+	echo $((n + (first > 0)))
+}
+
+# summary NAME RATE...: one line of the table.
+summary() {
+	local name=$1
+	shift
+	mapfile -t sorted < <(printf '%s\n' "$@" | sort -n)
+	printf '%-28s best %9s rec/s   median %9s rec/s\n' "$name" "${sorted[-1]}" "${sorted[$((${#sorted[@]} / 2))]}"
+}
+
+report() {
+	local name=$1
+	shift
+	local -a rates=()
+	for _ in $(seq "$runs"); do
+		rm -f "$tmp/cursor"
+		t=$(timed "$@")
+		rates+=("$(echo "$n / $t" | bc)")
+	done
+	summary "$name" "${rates[@]}"
+}
+
+# --------------------------------------------- journald, in its namespaces --
+# shellcheck disable=SC2317 # its functions are called through variables
+if [[ -n ${FORWARD_BENCH_JOURNALD:-} ]]; then
+	tmp=$FORWARD_BENCH_JOURNALD
+	n=$(wc -l <"$tmp/lines.txt")
+	d=$tmp/jd
+	mkdir -p "$d/run-systemd" "$d/run-log" "$d/var-log-journal"
+	cat >"$d/journald.conf" <<CONF
+[Journal]
+Storage=volatile
+ReadKMsg=no
+ForwardToSyslog=no
+ForwardToKMsg=no
+ForwardToConsole=no
+ForwardToWall=no
+RateLimitIntervalSec=0
+CONF
+	mount --bind "$d/run-systemd" /run/systemd
+	mount --bind "$d/run-log" /run/log
+	[[ -d /var/log/journal ]] && mount --bind "$d/var-log-journal" /var/log/journal
+	mount --bind "$d/journald.conf" /etc/systemd/journald.conf
+	SYSTEMD_LOG_TARGET=console "$journald" >"$d/journald.log" 2>&1 &
+	jd_pid=$!
+	trap 'kill "$jd_pid" 2>/dev/null && wait "$jd_pid" 2>/dev/null' EXIT
+	jdir=/run/log/journal/$(cat /etc/machine-id 2>/dev/null || echo none)
+	for _ in $(seq 200); do
+		[[ -S /run/systemd/journal/socket && -d $jdir ]] && break
+		kill -0 "$jd_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if ! [[ -S /run/systemd/journal/socket && -d $jdir ]]; then
+		why=$(grep -v '^$' "$d/journald.log" | tail -1 || true)
+		echo "journald: not measured: $journald did not start${why:+ ($why)}"
+		exit 0
+	fi
+	touch "$d/started"
+	# The entries senders made since the last call, added to $got.
+	jnew() {
+		local k
+		k=$(journalctl --directory="$jdir" --cursor-file="$d/jcursor" _TRANSPORT=journal -o cat | wc -l)
+		got=$((got + k))
+	}
+	jmark() { got=0; jnew; }
+	mark=jmark arrived=jnew exact=1
+	# journald's CPU time (user + system, clock ticks) so far.
+	jd_cpu() { awk '{ print $14 + $15 }' "/proc/$jd_pid/stat"; }
+	hz=$(getconf CLK_TCK)
+	pk_forward() { "$fwd" -o -c "$tmp/cursor" journal "$tmp/bench.log"; }
+	printk_journal() { PRINTK_OPTS="console=journal,lossless" "$jsend" printk "$tmp/lines.txt"; }
+	sd_journal() { "$jsend" sd "$tmp/lines.txt"; }
+	names=("pk-forward journal" "printk console=journal" "sd_journal_send(3)")
+	legs=(pk_forward printk_journal sd_journal)
+	wants=("$(fwd_messages)" "$n" "$n")
+	if ! "$jsend" sd /dev/null 2>/dev/null; then
+		echo "sd_journal_send: $jsend was built without libsystemd, left out"
+		unset 'names[2]' 'legs[2]' 'wants[2]'
+	fi
+	echo "journald: systemd $(journalctl --version | head -1 | awk '{print $2}'), Storage=volatile, private namespaces"
+	# The legs' runs interleave, each round starting with the next leg, so
+	# that a change in the machine's load falls on all of them.
+	jrates=() jcpu=() scpu=()
+	idx=("${!legs[@]}")
+	for r in $(seq 0 $((runs - 1))); do
+		for j in "${!idx[@]}"; do
+			i=${idx[(j + r) % ${#idx[@]}]}
+			rm -f "$tmp/cursor"
+			c0=$(jd_cpu)
+			t=$(want=${wants[i]} timed "${legs[i]}")
+			jrates[i]+=" $(echo "$n / $t" | bc)"
+			jcpu[i]=$((${jcpu[i]:-0} + $(jd_cpu) - c0))
+			scpu[i]=$(echo "${scpu[i]:-0} + $(cat "$tmp/cpu.txt")" | bc)
+		done
+	done
+	note='' snote=''
+	for i in "${!legs[@]}"; do
+		# shellcheck disable=SC2086 # the rates are words
+		summary "${names[i]}" ${jrates[i]}
+		note+="${note:+, }${names[i]} $((jcpu[i] * 1000000 / hz / (runs * wants[i]))) us"
+		snote+="${snote:+, }${names[i]} $(echo "${scpu[i]} * 1000000 / ($runs * $n)" | bc) us"
+	done
+	echo "journald's CPU per entry: $note"
+	echo "the sender's CPU per record: $snote"
+	exit 0
+fi
+
+for b in "$fwd" "$udmesg" "$gen" "$jsend"; do
+	[[ -x $b ]] || { echo "bench/forward.sh: $b is not built (cmake --build $build --target pk-forward udmesg udmesg-testgen bench_journal_send)" >&2; exit 1; }
 done
 rsyslogd=$(command -v rsyslogd || echo /usr/sbin/rsyslogd)
 [[ -x $rsyslogd ]] || { echo "bench/forward.sh: rsyslogd not found (Debian: rsyslog, rsyslog-relp)" >&2; exit 1; }
@@ -42,7 +206,7 @@ port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); 
 tcp_port=$(port)
 relp_port=$(port)
 mkdir "$tmp/spool"
-cat >"$tmp/rsyslog.conf" <<EOF
+cat >"$tmp/rsyslog.conf" <<EOF2
 global(workDirectory="$tmp/spool" net.enableDNS="off" processInternalMessages="on"
        maxMessageSize="64k")
 module(load="imtcp")
@@ -51,7 +215,7 @@ input(type="imtcp" address="127.0.0.1" port="$tcp_port" supportOctetCountedFrami
 input(type="imrelp" address="127.0.0.1" port="$relp_port")
 template(name="m" type="string" string="%msg%\n")
 *.* action(type="omfile" file="$tmp/out.txt" template="m")
-EOF
+EOF2
 "$rsyslogd" -n -f "$tmp/rsyslog.conf" -i "$tmp/rsyslogd.pid" >"$tmp/rsyslogd.log" 2>&1 &
 rs_pid=$!
 for _ in $(seq 100); do
@@ -65,42 +229,31 @@ log=$tmp/bench.log
 n=$(wc -l <"$tmp/lines.txt")
 
 lines() { wc -l <"$tmp/out.txt"; }
-# Run "$@", wait until $n more lines are in the file; print the seconds.
-timed() {
-	local before start end
-	before=$(lines)
-	start=$(date +%s.%N)
-	"$@" >/dev/null 2>"$tmp/err.txt" || { echo "bench/forward.sh: $1 failed: $(head -1 "$tmp/err.txt")" >&2; exit 1; }
-	while (($(lines) < before + n)); do
-		sleep 0.01
-		if (($(echo "$(date +%s.%N) - $start > 300" | bc) )); then
-			echo "bench/forward.sh: $1: only $(($(lines) - before)) of $n arrived" >&2
-			exit 1
-		fi
-	done
-	end=$(date +%s.%N)
-	echo "$end - $start" | bc -l
-}
+before=0
+rmark() { before=$(lines); }
+rnew() { got=$(($(lines) - before)); }
+mark=rmark arrived=rnew exact=
 
-report() {
-	local name=$1
-	shift
-	local -a rates=()
-	for _ in $(seq "$runs"); do
-		rm -f "$tmp/cursor"
-		t=$(timed "$@")
-		rates+=("$(echo "$n / $t" | bc)")
-	done
-	mapfile -t sorted < <(printf '%s\n' "${rates[@]}" | sort -n)
-	printf '%-28s best %9s rec/s   median %9s rec/s\n' "$name" "${sorted[-1]}" "${sorted[$((${#sorted[@]} / 2))]}"
-}
-
-echo "records: $n ($mib MiB log), runs: $runs, rsyslogd $("$rsyslogd" -v | head -1 | awk '{print $2}')"
-report "pk-forward tcp" "$fwd" -o -c "$tmp/cursor" "tcp:127.0.0.1:$tcp_port" "$log"
-report "pk-forward relp" "$fwd" -o -c "$tmp/cursor" "relp:127.0.0.1:$relp_port" "$log"
+echo "records: $n ($mib MiB log), runs: $runs, rsyslogd $("$rsyslogd" -v | head -1 | awk '{print $2}'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+want=$(fwd_messages) report "pk-forward tcp" "$fwd" -o -c "$tmp/cursor" "tcp:127.0.0.1:$tcp_port" "$log"
+want=$(fwd_messages) report "pk-forward relp" "$fwd" -o -c "$tmp/cursor" "relp:127.0.0.1:$relp_port" "$log"
 if [[ -n $logger ]]; then
 	report "logger --tcp --octet-count" "$logger" --tcp --octet-count --rfc5424 \
 		-n 127.0.0.1 -P "$tcp_port" -t bench -f "$tmp/lines.txt"
 else
 	echo "logger: not found (Debian: bsdutils), left out"
 fi
+
+if [[ ! -x $journald ]] || ! command -v journalctl >/dev/null; then
+	echo "journald: not measured: systemd-journald or journalctl is not installed (Debian: systemd)"
+elif ! FORWARD_BENCH_JOURNALD=$tmp RUNS=$runs \
+	unshare --mount --pid --fork --mount-proc --propagation private \
+	bash "$self" "$build" 2>"$tmp/unshare.err"; then
+	if [[ -e $tmp/jd/started ]]; then
+		cat "$tmp/unshare.err" >&2
+		exit 1
+	fi
+	why=$(grep -v '^$' "$tmp/unshare.err" | tail -1 || true)
+	echo "journald: not measured: ${why:-its private namespaces could not be made (unshare)}"
+fi
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
