@@ -498,12 +498,13 @@ static void sleep_ns(uint64_t ns)
 }
 
 /*
- * Own the state (CALIBRATING) with the decision and any pending calibration
- * finished (sleeping out the rest of its measuring time). Returns the state
- * it had then, or -1 if another thread kept it for a whole second (a state
- * change takes microseconds). The caller stores the next state.
+ * Own the state (CALIBRATING) once decided; with @finish, also with a
+ * pending calibration finished (sleeping out the rest of its measuring
+ * time). Returns the state it had then, or -1 if other threads kept it for
+ * a whole second (a state change takes microseconds). The caller stores
+ * the next state.
  */
-static int take_state(void)
+static int take_state(bool finish)
 {
 	for (int i = 0; i < 10000; i++) {
 		int st = atomic_load_explicit(&state, memory_order_acquire);
@@ -512,7 +513,7 @@ static int take_state(void)
 			decide();
 			continue;
 		}
-		if (st == ST_PENDING) {
+		if (st == ST_PENDING && finish) {
 			uint64_t now = mono_ns();
 
 			if (now - pair1_ns < CALIB_MIN_NS) {
@@ -523,7 +524,7 @@ static int take_state(void)
 				finish_calibration();
 			continue;
 		}
-		if (st == ST_MONO || st == ST_TSC || st == ST_MONO_CLAMPED) {
+		if (st == ST_MONO || st == ST_TSC || st == ST_MONO_CLAMPED || st == ST_PENDING) {
 			if (atomic_compare_exchange_strong(&state, &st, ST_CALIBRATING))
 				return st;
 			continue;
@@ -643,50 +644,62 @@ static void write_log_clock(struct pk_log_clock *lc, uint32_t gen_odd, uint32_t 
 
 int pk_clock_share(struct pk_log_clock *lc)
 {
-	int st = take_state();
-
-	if (st < 0)
-		return PK_CLOCK_KEPT;
-
-	int next = st, ret = PK_CLOCK_KEPT;
-	const struct pk_clock_calib *mine = atomic_load(&active);
 	uint64_t me[2];
+	bool finish = false;
 
 	boot_id(me);
 	for (int tries = 0; tries < 100; tries++) {
+		int st = take_state(finish);
+
+		if (st < 0)
+			return PK_CLOCK_KEPT;
+
+		/* A TSC clock, calibrated or still measuring: this process may
+		 * convert the TSC. */
+		const struct pk_clock_calib *mine = atomic_load(&active);
+		bool tsc_ok = mine || st == ST_PENDING;
 		struct pk_clock_calib theirs;
 		uint64_t id[2];
 		uint32_t kind = 0, gen = 0;
 		bool valid = false;
+		int next = st, ret = PK_CLOCK_KEPT;
 
 		if (read_log_clock(lc, &kind, &theirs, id, &gen) && (me[0] || me[1]) &&
 		    id[0] == me[0] && id[1] == me[1])
 			valid = kind == PK_CLOCK_MONOTONIC ||
 				(kind == PK_CLOCK_TSC && PK_HAVE_TSC && calib_valid_now(&theirs));
 		if (valid) {
-			if (kind == PK_CLOCK_TSC && mine) {
-				/* We may use the TSC: convert as they do. */
+			if (kind == PK_CLOCK_TSC && tsc_ok) {
+				/* Convert as they do. */
 				const struct pk_clock_calib *slot = mine;
 
-				if (memcmp(mine, &theirs, sizeof(theirs)) != 0)
+				if (!mine || memcmp(mine, &theirs, sizeof(theirs)) != 0)
 					slot = new_slot(&theirs);
 				if (slot) {
 					atomic_store_explicit(&active, slot, memory_order_release);
 					next = ST_TSC;
 					ret = PK_CLOCK_ADOPTED;
 				}
-			} else if (kind == PK_CLOCK_MONOTONIC && mine && forced != PK_CLOCK_TSC) {
+			} else if (kind == PK_CLOCK_MONOTONIC && tsc_ok && forced != PK_CLOCK_TSC) {
 				/* They time with CLOCK_MONOTONIC: so do we. */
 				atomic_store_explicit(&active, NULL, memory_order_release);
 				next = ST_MONO_CLAMPED;
 				ret = PK_CLOCK_ADOPTED;
-			} else if (kind == PK_CLOCK_MONOTONIC && !mine) {
+			} else if (kind == PK_CLOCK_MONOTONIC && !tsc_ok) {
 				ret = PK_CLOCK_ADOPTED; /* the same already */
 			}
-			/* A TSC clock where ours is CLOCK_MONOTONIC: the kernel
-			 * does not vouch for the TSC (now), or we were told not
-			 * to use it. Ours stays. */
-			break;
+			/* Else a TSC clock where ours is CLOCK_MONOTONIC: the
+			 * kernel does not vouch for the TSC (any more), or we
+			 * were told not to use it; or CLOCK_MONOTONIC where we
+			 * were told to use the TSC. Ours stays. */
+			atomic_store_explicit(&state, next, memory_order_release);
+			return ret;
+		}
+		if (st == ST_PENDING) {
+			/* Ours must be finished before it can be published. */
+			atomic_store_explicit(&state, st, memory_order_release);
+			finish = true;
+			continue;
 		}
 		/* None valid for this boot: ours goes in, unless another
 		 * writer's went in meanwhile. A writer that died while writing
@@ -696,9 +709,10 @@ int pk_clock_share(struct pk_log_clock *lc)
 		if (atomic_compare_exchange_strong(&lc->gen, &gen, claim)) {
 			write_log_clock(lc, claim, mine ? PK_CLOCK_TSC : PK_CLOCK_MONOTONIC, mine, me);
 			ret = PK_CLOCK_PUBLISHED;
-			break;
 		}
+		atomic_store_explicit(&state, next, memory_order_release);
+		if (ret == PK_CLOCK_PUBLISHED)
+			return ret;
 	}
-	atomic_store_explicit(&state, next, memory_order_release);
-	return ret;
+	return PK_CLOCK_KEPT;
 }
