@@ -258,6 +258,8 @@ static uint64_t take_pair(uint64_t *tsc, uint64_t *ns)
 {
 	uint64_t best = UINT64_MAX;
 
+	*tsc = read_tsc();
+	*ns = mono_ns();
 	for (int i = 0; i < CALIB_TRIES; i++) {
 		uint64_t t1 = read_tsc();
 		uint64_t n = mono_ns();
@@ -294,7 +296,7 @@ static void decide(void)
 		atomic_store_explicit(&state, ST_PENDING, memory_order_release);
 		return;
 	}
-	if (env)
+	if (forced == PK_CLOCK_MONOTONIC)
 		set_why("CLOCK_MONOTONIC (PRINTK_CLOCK=monotonic)", NULL, NULL);
 	else if (!PK_HAVE_TSC)
 		set_why("CLOCK_MONOTONIC (no TSC on this architecture)", NULL, NULL);
@@ -619,7 +621,10 @@ static bool calib_valid_now(const struct pk_clock_calib *c)
 	uint64_t mono = mono_ns();
 	uint64_t boot = boot_ns();
 
-	if (c->ns0 > mono || c->tsc0 > tsc || mono - c->ns0 > (1ull << 62))
+	/* Taken a moment ago on another CPU, its TSC may be a little ahead
+	 * of ours (less than TSC_LAG_MAX); CLOCK_MONOTONIC is one clock. */
+	if (c->ns0 > mono || (c->tsc0 > tsc && c->tsc0 - tsc > TSC_LAG_MAX) ||
+	    mono - c->ns0 > (1ull << 62))
 		return false;
 
 	uint64_t slack = 1000 * 1000 + (mono - c->ns0) / 1000;
