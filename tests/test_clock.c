@@ -201,6 +201,71 @@ static int child_ping(int first)
 	return 0;
 }
 
+struct watch {
+	_Atomic int stop;
+	_Atomic uint64_t fails, calls;
+};
+
+static void *watch_thread(void *arg)
+{
+	struct watch *w = arg;
+	uint64_t prev = 0;
+
+	while (!atomic_load(&w->stop)) {
+		uint64_t v = pk_clock_ns();
+
+		if (v < prev)
+			atomic_fetch_add(&w->fails, 1);
+		prev = v;
+		atomic_fetch_add(&w->calls, 1);
+	}
+	return NULL;
+}
+
+/* PRINTK_CLOCK=tsc, calibrated, then adopting the calibration of the log
+ * file named by TEST_CLOCK_LOG while two threads read the clock. */
+static int child_switch(void)
+{
+	const char *path = getenv("TEST_CLOCK_LOG");
+	struct pk_clock_calib own, now;
+	struct watch w = { 0 };
+	pthread_t t[2];
+	uint64_t t0 = mono();
+
+	while (pk_clock_current(&own) != PK_CLOCK_TSC) {
+		(void)pk_clock_ns();
+		if (mono() - t0 > 2000 * MS)
+			CHILD_FAIL("no TSC calibration after 2 s");
+	}
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, watch_thread, &w))
+			CHILD_FAIL("pthread_create");
+	while (atomic_load(&w.calls) < 10000)
+		sched_yield();
+
+	uint64_t before = pk_clock_ns();
+
+	if (!path || pk_set_log_buf_file(path, 0) != 0)
+		CHILD_FAIL("cannot make %s the log", path ? path : "(unset)");
+
+	uint64_t after = pk_clock_ns(), calls = atomic_load(&w.calls);
+
+	while (atomic_load(&w.calls) < calls + 10000)
+		sched_yield();
+	atomic_store(&w.stop, 1);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	if (after < before)
+		CHILD_FAIL("went back across the change: %" PRIu64 " < %" PRIu64, after, before);
+	if (atomic_load(&w.fails))
+		CHILD_FAIL("the threads saw the clock go back %" PRIu64 " times",
+			   (uint64_t)atomic_load(&w.fails));
+	if (pk_clock_current(&now) != PK_CLOCK_TSC || now.tsc0 == own.tsc0)
+		CHILD_FAIL("the log's calibration was not adopted");
+	report();
+	return 0;
+}
+
 static int child_main(const char *role)
 {
 	int ret;
@@ -209,6 +274,8 @@ static int child_main(const char *role)
 		ret = child_calib();
 	else if (strcmp(role, "monotonic") == 0)
 		ret = child_monotonic();
+	else if (strcmp(role, "switch") == 0)
+		ret = child_switch();
 	else if (strcmp(role, "pingA") == 0)
 		ret = child_ping(1);
 	else if (strcmp(role, "pingB") == 0)
@@ -228,6 +295,7 @@ struct spawn {
 	const char *role;
 	const char *clock;    /* PRINTK_CLOCK, or NULL: unset */
 	const char *log_file; /* log_buf_file=, or NULL */
+	const char *later;    /* TEST_CLOCK_LOG: a log file the child attaches itself */
 	int in, out;	      /* become fds 3 and 4, or -1 */
 	int cpu0;	      /* pinned to CPU 0 */
 };
@@ -269,6 +337,8 @@ static pid_t spawn(const struct spawn *sp, const char *outname)
 		else
 			unsetenv("PRINTK_CLOCK");
 		setenv("PRINTK_OPTS", opts, 1);
+		if (sp->later)
+			setenv("TEST_CLOCK_LOG", sp->later, 1);
 		execv("/proc/self/exe", argv);
 		_exit(127);
 	}
@@ -338,7 +408,7 @@ static void judge(pid_t pid, const char *outname, struct seen *s)
 
 static pid_t start(const char *role, const char *clock, const char *log_file, const char *outname)
 {
-	struct spawn sp = { role, clock, log_file, -1, -1, 0 };
+	struct spawn sp = { role, clock, log_file, NULL, -1, -1, 0 };
 
 	return spawn(&sp, outname);
 }
@@ -486,8 +556,8 @@ static void test_two_processes_one_calibration(void **state)
 	assert_int_equal(pipe(ab), 0);
 	assert_int_equal(pipe(ba), 0);
 
-	struct spawn a = { "pingA", "tsc", p, ba[0], ab[1], 1 };
-	struct spawn b = { "pingB", "tsc", p, ab[0], ba[1], 1 };
+	struct spawn a = { "pingA", "tsc", p, NULL, ba[0], ab[1], 1 };
+	struct spawn b = { "pingB", "tsc", p, NULL, ab[0], ba[1], 1 };
 	pid_t pa = spawn(&a, "A.out");
 	pid_t pb = spawn(&b, "B.out");
 
@@ -618,6 +688,36 @@ static void test_untrusted_calibration(void **state)
 	expect_replaced(p, 81, &good.c, other_boot, "gen odd");
 }
 
+/* A process that adopts a log's calibration while its threads read the
+ * clock: the log's clock is half a millisecond behind the process's own
+ * (within what a calibration may be off), and nobody sees time go back. */
+static void test_switch_clamped(void **state)
+{
+	(void)state;
+#if !defined(__x86_64__)
+	skip();
+#endif
+	char p[4096];
+	struct seen good, s;
+
+	snprintf(p, sizeof(p), "%s", test_dir_path("switch.log"));
+	test_make_log(p, 8192, 1);
+	run("report", "tsc", p, &good);
+	assert_int_equal(good.log_kind, PK_CLOCK_TSC);
+
+	struct pk_clock_calib behind = good.c;
+
+	behind.ns0 -= MS / 2;
+	forge(p, 4, PK_CLOCK_TSC, &behind, good.boot);
+
+	struct spawn sp = { "switch", "tsc", NULL, p, -1, -1, 0 };
+
+	judge(spawn(&sp, "switch.out"), "switch.out", &s);
+	assert_int_equal(s.kind, PK_CLOCK_TSC);
+	assert_true(same_calib(&s.c, &behind));
+	assert_int_equal(s.log_gen, 4);
+}
+
 /* Writers of a log agree on CLOCK_MONOTONIC too, and a process the kernel
  * does not let use the TSC keeps CLOCK_MONOTONIC. */
 static void test_monotonic_logs(void **state)
@@ -671,6 +771,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_two_processes_one_calibration, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untrusted_calibration, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_monotonic_logs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_switch_clamped, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
