@@ -56,19 +56,19 @@
 #include "clock.h"
 #include "hints.h"
 
-#define NS_PER_SEC	     1000000000ull
+#define NS_PER_SEC	 1000000000ull
 /* The two calibration pairs are at least this far apart. */
-#define CALIB_MIN_NS	     (10 * 1000 * 1000ull)
+#define CALIB_MIN_NS	 (10 * 1000 * 1000ull)
 /* Each pair: the narrowest TSC bracket around CLOCK_MONOTONIC of this many. */
-#define CALIB_TRIES	     16
+#define CALIB_TRIES	 16
 /* A TSC rate outside 50 MHz .. 20 GHz is no TSC: 1/20 .. 20 ns a tick. */
-#define RATE_LIMIT	     20
+#define RATE_LIMIT	 20
 /* A TSC this far below the calibration's was reset (a system suspend on
  * some machines): a lag between CPUs is far smaller. */
-#define TSC_LAG_MAX	     (1ull << 32)
-#define CALIB_SLOTS	     8
-#define CLOCKSOURCE_PATH     "/sys/devices/system/clocksource/clocksource0/current_clocksource"
-#define BOOT_ID_PATH	     "/proc/sys/kernel/random/boot_id"
+#define TSC_LAG_MAX	 (1ull << 32)
+#define CALIB_SLOTS	 8
+#define CLOCKSOURCE_PATH "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+#define BOOT_ID_PATH	 "/proc/sys/kernel/random/boot_id"
 
 enum {
 	ST_UNDECIDED,
