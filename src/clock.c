@@ -579,9 +579,9 @@ static void boot_id(uint64_t id[2])
 
 /* A consistent copy of @lc, or 0 (being written, or never written). */
 static int read_log_clock(struct pk_log_clock *lc, uint32_t *kind, struct pk_clock_calib *c,
-			  uint64_t id[2], uint32_t *gen)
+			  uint64_t id[2], uint32_t *gen, int tries)
 {
-	for (int i = 0; i < 1000; i++) {
+	for (int i = 0; i < tries; i++) {
 		uint32_t g = atomic_load_explicit(&lc->gen, memory_order_acquire);
 
 		*gen = g;
@@ -669,7 +669,7 @@ int pk_clock_share(struct pk_log_clock *lc)
 		bool valid = false;
 		int next = st, ret = PK_CLOCK_KEPT;
 
-		if (read_log_clock(lc, &kind, &theirs, id, &gen) && (me[0] || me[1]) &&
+		if (read_log_clock(lc, &kind, &theirs, id, &gen, 1000) && (me[0] || me[1]) &&
 		    id[0] == me[0] && id[1] == me[1])
 			valid = kind == PK_CLOCK_MONOTONIC ||
 				(kind == PK_CLOCK_TSC && PK_HAVE_TSC && calib_valid_now(&theirs));
@@ -720,4 +720,19 @@ int pk_clock_share(struct pk_log_clock *lc)
 			return ret;
 	}
 	return PK_CLOCK_KEPT;
+}
+
+enum pk_clock_kind pk_clock_of_log(struct pk_log_clock *lc, int *this_boot)
+{
+	struct pk_clock_calib c;
+	uint64_t id[2], me[2];
+	uint32_t kind, gen;
+
+	*this_boot = 0;
+	if (!read_log_clock(lc, &kind, &c, id, &gen, 1) ||
+	    (kind != PK_CLOCK_MONOTONIC && kind != PK_CLOCK_TSC))
+		return PK_CLOCK_NONE;
+	boot_id(me);
+	*this_boot = (me[0] || me[1]) && id[0] == me[0] && id[1] == me[1];
+	return (enum pk_clock_kind)kind;
 }

@@ -85,4 +85,12 @@ enum pk_clock_share_result {
  */
 int pk_clock_share(struct pk_log_clock *lc);
 
+/*
+ * For readers: the kind of clock @lc's log says its writers use
+ * (PK_CLOCK_NONE: none, or one being written right now), and in
+ * *@this_boot whether it was published in this boot. Reads the log only;
+ * async-signal-safe, never blocks.
+ */
+enum pk_clock_kind pk_clock_of_log(struct pk_log_clock *lc, int *this_boot);
+
 #endif

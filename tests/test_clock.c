@@ -30,6 +30,7 @@
 
 #include "clock.h"
 #include "log_shared.h"
+#include "reader.h"
 #include "testutil.h"
 
 #define CHILD_ARG "--child"
@@ -540,6 +541,36 @@ static void test_forced_monotonic(void **state)
 	assert_int_equal(s.kind, PK_CLOCK_MONOTONIC);
 }
 
+/* What a reader is told of @log's (file @p's) clock: pk_log_info() and
+ * udmesg --info. */
+static void expect_info(struct pk_log *log, const char *p, int kind, int this_boot)
+{
+	struct pk_log_info info;
+
+	assert_int_equal(pk_log_info(log, &info), 0);
+	assert_int_equal(info.clock, kind);
+	assert_int_equal(info.clock_this_boot, this_boot);
+#ifdef UDMESG
+	char cmd[8192], want[128], line[512];
+	int found = 0;
+
+	snprintf(cmd, sizeof(cmd), "'%s' --info -B '%s'", UDMESG, p);
+	snprintf(want, sizeof(want), "clock:          %s (%s)\n",
+		 kind == PK_CLOCK_TSC ? "tsc" : "CLOCK_MONOTONIC",
+		 this_boot ? "this boot" : "an earlier boot");
+
+	FILE *f = popen(cmd, "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		found += strncmp(line, "clock:", 6) == 0 && strcmp(line, want) == 0;
+	assert_int_equal(pclose(f), 0);
+	assert_int_equal(found, kind ? 1 : 0);
+#else
+	(void)p;
+#endif
+}
+
 /* Two processes on one CPU take turns: the log's timestamps follow its
  * record order, and both convert with the one calibration. */
 static void test_two_processes_one_calibration(void **state)
@@ -583,6 +614,7 @@ static void test_two_processes_one_calibration(void **state)
 	unsigned n = 0;
 
 	assert_int_equal(pk_log_open_file(&log, p, 0, PK_LOG_RDONLY), 0);
+	expect_info(log, p, PK_CLOCK_TSC, 1);
 	for (uint64_t seq = pk_log_first_seq(log); seq < pk_log_next_seq(log); seq++) {
 		char want[32];
 
@@ -646,11 +678,15 @@ static void test_untrusted_calibration(void **state)
 #endif
 	char p[4096];
 	struct seen good, s;
+	struct pk_log *ro;
 
 	snprintf(p, sizeof(p), "%s", test_dir_path("forged.log"));
 
 	/* A file of an older version (no clock in it) gets one. */
 	test_make_log(p, 8192, 1);
+	assert_int_equal(pk_log_open_file(&ro, p, 0, PK_LOG_RDONLY), 0);
+	expect_info(ro, p, PK_CLOCK_NONE, 0);
+	pk_log_destroy(ro);
 	run("report", "tsc", p, &good);
 	assert_int_equal(good.kind, PK_CLOCK_TSC);
 	assert_true(good.has_log);
@@ -676,6 +712,10 @@ static void test_untrusted_calibration(void **state)
 	bad.mult = 0xffffffffu;
 	bad.shift = 1; /* two billion ns a tick */
 	expect_replaced(p, 30, &bad, good.boot, "rate");
+	forge(p, 40, PK_CLOCK_TSC, &good.c, other_boot);
+	assert_int_equal(pk_log_open_file(&ro, p, 0, PK_LOG_RDONLY), 0);
+	expect_info(ro, p, PK_CLOCK_TSC, 0);
+	pk_log_destroy(ro);
 	expect_replaced(p, 40, &good.c, other_boot, "another boot");
 	expect_replaced(p, 50, &good.c, (const uint64_t[2]){ 0, 0 }, "no boot id");
 	bad = good.c;
@@ -733,6 +773,12 @@ static void test_monotonic_logs(void **state)
 	assert_int_equal(s.kind, PK_CLOCK_MONOTONIC);
 	assert_int_equal(s.log_kind, PK_CLOCK_MONOTONIC);
 	assert_int_equal(s.log_gen, 2);
+
+	struct pk_log *ro;
+
+	assert_int_equal(pk_log_open_file(&ro, p, 0, PK_LOG_RDONLY), 0);
+	expect_info(ro, p, PK_CLOCK_MONOTONIC, 1);
+	pk_log_destroy(ro);
 #if defined(__x86_64__)
 	/* Told to use the TSC: it does, and leaves the log's clock alone. */
 	run("report", "tsc", p, &s);
