@@ -89,7 +89,10 @@ static _Atomic uint64_t last_ns;
 /* Written by the deciding thread before state leaves DECIDING (release). */
 static uint64_t pair1_tsc, pair1_ns;
 static int forced = -1; /* PRINTK_CLOCK as enum pk_clock_kind, NONE: unset; -1: unread */
-static char why[96];
+/* What pk_clock_describe() says: decided_why, written by the deciding
+ * thread only, or a fixed text after a later fall-back. */
+static char decided_why[96];
+static const char *_Atomic why = decided_why;
 
 /* ------------------------------------------------------- the sources -- */
 
@@ -243,13 +246,13 @@ static void set_why(const char *a, const char *b, const char *c)
 {
 	size_t n = 0;
 
-	for (const char *s = a; s && *s && n < sizeof(why) - 1; s++)
-		why[n++] = *s;
-	for (const char *s = b; s && *s && *s != '\n' && n < sizeof(why) - 1; s++)
-		why[n++] = *s;
-	for (const char *s = c; s && *s && n < sizeof(why) - 1; s++)
-		why[n++] = *s;
-	why[n] = '\0';
+	for (const char *s = a; s && *s && n < sizeof(decided_why) - 1; s++)
+		decided_why[n++] = *s;
+	for (const char *s = b; s && *s && *s != '\n' && n < sizeof(decided_why) - 1; s++)
+		decided_why[n++] = *s;
+	for (const char *s = c; s && *s && n < sizeof(decided_why) - 1; s++)
+		decided_why[n++] = *s;
+	decided_why[n] = '\0';
 }
 
 /* A (tsc, ns) pair: the narrowest TSC bracket around CLOCK_MONOTONIC of
@@ -385,7 +388,7 @@ static void finish_calibration(void)
 	}
 	if (!slot) {
 		/* A counter that does not tick like one: CLOCK_MONOTONIC. */
-		set_why("CLOCK_MONOTONIC (the TSC failed its calibration)", NULL, NULL);
+		atomic_store(&why, "CLOCK_MONOTONIC (the TSC failed its calibration)");
 		atomic_store_explicit(&state, ST_MONO_CLAMPED, memory_order_release);
 		return;
 	}
@@ -399,7 +402,7 @@ static PK_NOINLINE uint64_t tsc_lost(void)
 	int st = ST_TSC;
 
 	if (atomic_compare_exchange_strong(&state, &st, ST_CALIBRATING)) {
-		set_why("CLOCK_MONOTONIC (the TSC went back: reset by a suspend?)", NULL, NULL);
+		atomic_store(&why, "CLOCK_MONOTONIC (the TSC went back: reset by a suspend?)");
 		atomic_store_explicit(&active, NULL, memory_order_release);
 		atomic_store_explicit(&state, ST_MONO_CLAMPED, memory_order_release);
 	}
@@ -485,7 +488,7 @@ const char *pk_clock_describe(void)
 		decide();
 		st = atomic_load_explicit(&state, memory_order_acquire);
 	}
-	return st == ST_DECIDING ? "undecided" : why;
+	return st == ST_DECIDING ? "undecided" : atomic_load(&why);
 }
 
 /* ---------------------------------------------------------- sharing -- */
@@ -539,7 +542,7 @@ static int take_state(bool finish)
 /* This boot's id (all zero if unknown: then no TSC clock is shared). */
 static void boot_id(uint64_t id[2])
 {
-	static uint64_t cached[2];
+	static _Atomic uint64_t cached[2]; /* racing first readers store the same */
 	static _Atomic int have;
 	char text[64];
 
@@ -569,12 +572,12 @@ static void boot_id(uint64_t id[2])
 		}
 		if (digits != 32)
 			v[0] = v[1] = 0;
-		cached[0] = v[0];
-		cached[1] = v[1];
+		atomic_store_explicit(&cached[0], v[0], memory_order_relaxed);
+		atomic_store_explicit(&cached[1], v[1], memory_order_relaxed);
 		atomic_store_explicit(&have, 1, memory_order_release);
 	}
-	id[0] = cached[0];
-	id[1] = cached[1];
+	id[0] = atomic_load_explicit(&cached[0], memory_order_relaxed);
+	id[1] = atomic_load_explicit(&cached[1], memory_order_relaxed);
 }
 
 /* A consistent copy of @lc, or 0 (being written, or never written). */
@@ -688,6 +691,7 @@ int pk_clock_share(struct pk_log_clock *lc)
 			} else if (kind == PK_CLOCK_MONOTONIC && tsc_ok && forced != PK_CLOCK_TSC) {
 				/* They time with CLOCK_MONOTONIC: so do we. */
 				atomic_store_explicit(&active, NULL, memory_order_release);
+				atomic_store(&why, "CLOCK_MONOTONIC (as the log's other writers)");
 				next = ST_MONO_CLAMPED;
 				ret = PK_CLOCK_ADOPTED;
 			} else if (kind == PK_CLOCK_MONOTONIC && !tsc_ok) {
