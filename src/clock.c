@@ -18,6 +18,13 @@
  * second by the first call after that time, so nothing here ever sleeps on
  * printk's path. Meanwhile the clock is CLOCK_MONOTONIC.
  *
+ * When a log file becomes the printk log (pk_clock_share(), from start-up
+ * and configuration only), its writers' clock is read under the clock's
+ * generation word (odd while a writer changes it): one valid for this boot
+ * is adopted, else this process's own is finished and published there.
+ * What the file holds is checked before it is used; docs/clock.md has the
+ * rules.
+ *
  * Invariants:
  *  - pk_clock_ns() is async-signal-safe: it takes no lock, allocates
  *    nothing and waits for nothing; a signal handler that interrupts a
@@ -37,7 +44,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
