@@ -13,6 +13,9 @@
  *              append into a buffer: what a hand-rolled logger pays at least.
  *   floor+write  the filtered figure + one write(2) of the line to /dev/null.
  *   vsnprintf  our formatter alone vs glibc's, same format.
+ *   clock      the timestamp clock (src/clock.c: CLOCK_MONOTONIC or the
+ *              TSC, see the "clock:" line) vs clock_gettime(CLOCK_MONOTONIC);
+ *              PRINTK_CLOCK=tsc measures the TSC clock where it is not chosen.
  *
  * Targets: filtered <= 1.15 x floor; devnull <= 1.1 x floor+write (the last
  * figures are in docs/performance.md).
@@ -29,6 +32,7 @@
 #include <printk/printk.h>
 
 #include "bench.h"
+#include "clock.h"
 #include "vsprintf.h"
 
 #define RUNS 7
@@ -104,6 +108,22 @@ static void run_printk_eager(long n)
 static char appendbuf[1 << 16];
 static size_t appendpos;
 
+static void run_pk_clock(long n)
+{
+	for (long i = 0; i < n; i++)
+		sink += pk_clock_ns();
+}
+
+static void run_clock_gettime(long n)
+{
+	for (long i = 0; i < n; i++) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		sink += (unsigned long)ts.tv_nsec;
+	}
+}
+
 static void run_floor(long n)
 {
 	char line[128];
@@ -171,7 +191,7 @@ int main(int argc, char **argv)
 	printf("bench/printk: %ld iterations x %d runs (median, runs interleaved), %ld CPUs, log %zu bytes\n", iters, RUNS,
 	       ncpu, pk_log_buf_len(pk_printk_log()));
 
-	enum { GLIBC, OURS, FLOOR, WRITE, FILTERED, EAGER, PRINTED, NFIG };
+	enum { GLIBC, OURS, FLOOR, WRITE, FILTERED, EAGER, PRINTED, CLOCK, GETTIME, NFIG };
 	struct figure fig[NFIG] = {
 		[GLIBC] = { .fn = run_glibc_snprintf },
 		[OURS] = { .fn = run_our_snprintf },
@@ -180,6 +200,8 @@ int main(int argc, char **argv)
 		[FILTERED] = { .fn = run_printk, .console_loglevel = 1 },
 		[EAGER] = { .fn = run_printk_eager, .console_loglevel = 1 },
 		[PRINTED] = { .fn = run_printk, .console_loglevel = 7 },
+		[CLOCK] = { .fn = run_pk_clock },
+		[GETTIME] = { .fn = run_clock_gettime },
 	};
 
 	measure(fig, NFIG);
@@ -197,5 +219,8 @@ int main(int argc, char **argv)
 	printf("ratio filtered / floor = %.2f (target <= 1.15)\n", filtered / floor);
 	printf("ratio filtered (deferred) / eager = %.2f\n", filtered / eager);
 	printf("ratio devnull / (filtered + write) = %.2f (target <= 1.10)\n", printed / (filtered + wr));
+	printf("clock: %s\n", pk_clock_describe());
+	printf("clock      pk_clock_ns %8.1f ns   clock_gettime %8.1f ns\n", fig[CLOCK].median,
+	       fig[GETTIME].median);
 	return 0;
 }

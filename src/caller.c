@@ -127,13 +127,6 @@ PK_HOT void pk_sigdepth_leave(void)
 	sigdepth--;
 }
 
-static uint64_t (*_Atomic test_clock)(void);
-
-void pk_set_test_clock(uint64_t (*clock_fn)(void))
-{
-	atomic_store(&test_clock, clock_fn);
-}
-
 int64_t pk_realtime_offset_ns(void)
 {
 	struct timespec rt, mono;
@@ -142,18 +135,6 @@ int64_t pk_realtime_offset_ns(void)
 	clock_gettime(CLOCK_REALTIME, &rt);
 	return ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000 +
 	       ((int64_t)rt.tv_nsec - (int64_t)mono.tv_nsec);
-}
-
-PK_HOT uint64_t pk_clock_ns(void)
-{
-	struct timespec ts;
-	uint64_t (*fn)(void) = atomic_load_explicit(&test_clock, memory_order_relaxed);
-
-	if (PK_UNLIKELY(fn != NULL))
-		return fn();
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 void pk_signal_pass_on(int sig, siginfo_t *si, void *uctx, const struct sigaction *prev_action)

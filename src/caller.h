@@ -2,7 +2,7 @@
 /*
  * caller.h - who is calling and when (caller.c): the caller identity a
  * record carries, signal-handler nesting, handing on signals we do not
- * handle, and the clocks.
+ * handle, and the wall-clock offset. The timestamp clock is clock.h's.
  *
  * Bottom layer: depends on nothing but the ring's record types. Every
  * function here is async-signal-safe and thread-safe.
@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "ringbuffer.h"
 
 /* Who is calling, cached so the fast path makes no system call. */
@@ -34,11 +35,7 @@ void pk_sigdepth_leave(void);
  */
 void pk_signal_pass_on(int sig, siginfo_t *si, void *uctx, const struct sigaction *prev_action);
 
-/* CLOCK_MONOTONIC in nanoseconds (vDSO). */
-uint64_t pk_clock_ns(void);
 /* CLOCK_REALTIME - CLOCK_MONOTONIC now, in nanoseconds. */
 int64_t pk_realtime_offset_ns(void);
-/* Tests: replace the clock (NULL restores CLOCK_MONOTONIC). */
-void pk_set_test_clock(uint64_t (*clock_fn)(void));
 
 #endif

@@ -17,6 +17,7 @@
 #include <printk/log.h>
 
 #include "atomics.h"
+#include "clock.h"
 #include "ringbuffer.h"
 
 #define PK_LOG_STATE_MAGIC   0x4554415453544c50ull /* "PLTSTATE" */
@@ -60,6 +61,9 @@ struct pk_log_shared {
 		pk_a32 level;	/* its own level + 1; 0: follow console_loglevel */
 		pk_a32 reserved;
 	} console_levels[PK_LOG_CONSOLE_LEVELS];
+	/* The timestamp clock the writers of a log file agree on (clock.c);
+	 * all zero in files of older versions and in memory logs. */
+	struct pk_log_clock clock;
 };
 
 /* The public record mirrors the ring's: pk_log_read() copies one into the other. */

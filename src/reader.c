@@ -57,6 +57,7 @@ int pk_log_info(struct pk_log *log, struct pk_log_info *info)
 	info->saved_console_loglevel = saved == PK_LOG_LEVEL_UNSAVED ? -1 : (int)saved;
 	info->minimum_console_loglevel = (int)pk_load_relaxed(&sh->minimum_console_loglevel);
 	info->default_console_loglevel = (int)pk_load_relaxed(&sh->default_console_loglevel);
+	info->clock = (int)pk_clock_of_log(&sh->clock, &info->clock_this_boot);
 	return 0;
 }
 

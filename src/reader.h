@@ -79,11 +79,14 @@ struct pk_log_info {
 	int saved_console_loglevel; /* CONSOLE_OFF's saved level, -1 if none */
 	int minimum_console_loglevel;
 	int default_console_loglevel;
+	int clock;	      /* the writers' timestamp clock: 0 none published,
+			       * 1 CLOCK_MONOTONIC, 2 the TSC (docs/clock.md) */
+	int clock_this_boot;  /* 1 if that clock was published in this boot */
 };
 
 /*
  * Fill @info from @log: a few loads of shared words (fields may come from
- * moments apart while writers run). Async-signal-safe, thread-safe, never
+ * moments apart while writers run; the first call reads this boot's id). Async-signal-safe, thread-safe, never
  * blocks. Returns 0, or -EINVAL for NULL arguments.
  */
 int pk_log_info(struct pk_log *log, struct pk_log_info *info);

@@ -44,7 +44,11 @@
 static int install_log(struct pk_log *fresh, const char *path, unsigned flags, uint64_t start)
 {
 	struct pk_log *old;
-	int err = pk_default_log_replace(fresh, path, flags, &old);
+	int err;
+
+	if (path) /* one clock for every writer of the file (clock.c) */
+		pk_clock_share(&pk_log_shared(fresh)->clock);
+	err = pk_default_log_replace(fresh, path, flags, &old);
 
 	if (err) {
 		pk_log_destroy(fresh);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * info.c - udmesg --info: what a libprintk log is made of (its record
- * slots, text area and file size), what it holds, its console level, the
- * losses it counts, and the processes that wrote it, alive or gone; and
+ * slots, text area and file size), what it holds, its console level, its
+ * writers' timestamp clock, the losses it counts, and the processes that
+ * wrote it, alive or gone; and
  * -n NAME=LEVEL, a named console's level in the log's shared state.
  *
  * --info is read-only: the log is opened PK_LOG_RDONLY and never written. Every
@@ -94,6 +95,12 @@ void ud_print_info(struct ud_ctl *ctl)
 			snprintf(line, sizeof(line), "=%d", level);
 			out_puts(line);
 		}
+	}
+	if (info.clock) { /* logs of older versions have none */
+		snprintf(line, sizeof(line), "clock:          %s (%s)\n",
+			 info.clock == 2 ? "tsc" : "CLOCK_MONOTONIC",
+			 info.clock_this_boot ? "this boot" : "an earlier boot");
+		out_puts(line);
 	}
 	snprintf(line, sizeof(line),
 		 "lost:           %" PRIu64 " stores refused (oldest record unfinished), %" PRIu64
