@@ -373,12 +373,13 @@ PK_HOT int pk_printk(const char *fmt, ...)
 
 /*
  * The fast path of a message whose format is a string literal (deferred.h):
- * a complete line of a level no console prints is stored as the format's
+ * a complete line of a level no console prints, or any complete line while
+ * only printer threads print (C9 in console.c), is stored as the format's
  * reference and its arguments, and formatted by whoever reads it. Returns 1
  * when the message was dealt with here (*@ret: what printk returns), 0 to
  * format it eagerly: a continuation, a line left open, a format deferred.c
- * has no rule for, a level a console prints, a full format table, a broken
- * ring (the eager path moves to the log's private ring).
+ * has no rule for, a level a console lock's holder prints, a full format
+ * table, a broken ring (the eager path moves to the log's private ring).
  */
 static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_t ts, int *ret)
 {
