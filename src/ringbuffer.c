@@ -1033,6 +1033,34 @@ static int give_up(struct prb *rb)
 	return -ENOBUFS;
 }
 
+/* Ask for the cache line at @p in a writable state ahead of the stores or
+ * atomic read-modify-writes that need it. */
+static inline void prefetch_w(const void *p)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+	__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+#elif defined(__GNUC__) || defined(__clang__)
+	__builtin_prefetch(p, 1, 3);
+#else
+	(void)p;
+#endif
+}
+
+/* The lines a store into @id with the block [@begin, @end) will write: its
+ * descriptor and the first lines of its block. Asked for before the head CAS,
+ * they arrive while the head and tail are being fought over, instead of one
+ * after another at the claim and at the commit, which must wait for them. */
+static inline void prefetch_record(const struct prb *rb, uint64_t id, uint64_t begin, uint64_t end)
+{
+	uint64_t bytes = ((end - begin) & POS_MASK) << PRB_UNIT_SHIFT;
+	uintptr_t line = (uintptr_t)block_words(rb, begin) & ~(uintptr_t)63;
+	uintptr_t last = (uintptr_t)block_words(rb, begin) + bytes - 1;
+
+	prefetch_w(slot(rb, id));
+	for (unsigned n = 0; bytes && line <= last && n < 4; n++, line += 64)
+		prefetch_w((const void *)line);
+}
+
 /*
  * Make sure the extent up to @end and the id @id fit; push the tail if not.
  * Returns 1 if they fit under the tail last seen (loaded, or the one a push
@@ -1239,12 +1267,17 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 		return -EUCLEAN;
 
 	uint64_t units = units_for(text_len + dict_len);
+	/* Both header lines at once, writable: a full ring CASes both for each
+	 * record, and a load alone would fetch them shared first. */
+	prefetch_w(&rb->hdr->head);
+	prefetch_w(&rb->hdr->tail);
 	uint64_t h = pk_load_acquire(&rb->hdr->head);
 	uint64_t id, begin, end;
 
 	for (unsigned tries = 0;;) {
 		id = (w_id(h) + 1) & ID_MASK;
 		place(rb, w_pos(h), units, &begin, &end);
+		prefetch_record(rb, id, begin, end);
 		int room = make_room(rb, id, end);
 
 		if (room < 0)
