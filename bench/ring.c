@@ -17,6 +17,15 @@
  *              to it, the two threads hardly ran at the same time or share a
  *              physical core (vCPU placement, a busy machine), and the second
  *              ratio does not measure cross-core contention;
+ *   store_2t   also as CPU time (cpu_ns: time descheduled left out) with the
+ *              share of wall time the two threads were on a CPU (on_cpu), and
+ *              over only the windows of records in which both writers stored
+ *              (both_ns, both_share): what two writers at work at once pay;
+ *   call_1t    the median of one timed prb_store() call, 1 thread;
+ *   call_turns the same with 2 threads taking turns, one record each: every
+ *              store finds the ring's shared lines in the other CPU's cache,
+ *              and a descheduled thread only makes the other one wait, so it
+ *              measures the lines a record moves, not the machine's load;
  * and prints the ratios store_1t / floor_1t (target <= 2.0) and
  * store_2t / floor_2t (target <= 6.0). Each figure is the median of RUNS runs
  * of RUN_MS each (--quick: fewer, shorter runs). Nothing is pinned.
@@ -62,7 +71,7 @@ static inline void sink(void *p)
 
 /* ------------------------------------------------------------- workers -- */
 
-enum kind { STORE, FLOOR_1T, FLOOR_FAA };
+enum kind { STORE, FLOOR_1T, FLOOR_FAA, TURNS };
 
 /* One cache line each: the counters of two workers must not share a line. */
 struct worker {
@@ -74,9 +83,28 @@ struct worker {
 	uint64_t ops;	  /* successful records / operations */
 	uint64_t enobufs; /* failed stores */
 	uint64_t ns;	  /* elapsed */
+	/* Store workers of a pair: records in windows during which the other
+	 * writer stored too, and the time those windows took. */
+	uint64_t both_ops, both_ns;
+	uint64_t cpu_ns; /* the thread's CPU time over the same span */
 };
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static _Atomic uint64_t shared_word;
+
+/* Each store worker's progress, published every WINDOW records, so that a
+ * worker can tell the windows in which the other one was storing too. */
+#define WINDOW 64
+static struct {
+	_Alignas(64) _Atomic uint64_t stored;
+} progress[2];
 
 static void run_store(struct worker *w)
 {
@@ -87,18 +115,117 @@ static void run_store(struct worker *w)
 	};
 	uint64_t t0 = mono_ns(), deadline = t0 + (uint64_t)w->ms * 1000000u, now;
 	uint64_t ops = 0, enobufs = 0; /* locals: the workers' structs are shared */
+	_Atomic uint64_t *mine = &progress[w->tid - 1].stored, *peer = &progress[w->tid % 2].stored;
+	uint64_t win_t0 = t0, win_peer = atomic_load_explicit(peer, memory_order_relaxed);
+	uint64_t both_ops = 0, both_ns = 0, prev = t0;
+	bool clean = true;
 
 	/* One clock read per record, as printk does; it also ends the loop. */
 	while ((now = mono_ns()) < deadline) {
 		m.ts_nsec = now;
-		if (prb_store(&ring, &m, text, TEXT_BYTES, NULL, 0, true, NULL) == 0)
+		/* A window with a refused store or a gap (preempted) is not one
+		 * of two writers at work. */
+		if (now - prev > 20000)
+			clean = false;
+		prev = now;
+		if (prb_store(&ring, &m, text, TEXT_BYTES, NULL, 0, true, NULL) == 0) {
 			ops++;
-		else
+		} else {
 			enobufs++;
+			clean = false;
+		}
+		if (ops % WINDOW || !ops)
+			continue;
+		atomic_store_explicit(mine, ops, memory_order_relaxed);
+		if (w->start) {
+			uint64_t p = atomic_load_explicit(peer, memory_order_relaxed), t = mono_ns();
+
+			if (clean && p - win_peer >= WINDOW / 2) {
+				both_ops += WINDOW;
+				both_ns += t - win_t0;
+			}
+			win_peer = p;
+			win_t0 = prev = t;
+			clean = true;
+		}
 	}
 	w->ops = ops;
 	w->enobufs = enobufs;
+	w->both_ops = both_ops;
+	w->both_ns = both_ns;
 	w->ns = now - t0;
+}
+
+/*
+ * Two writers that take turns, one record each: a token passed through a
+ * line of its own, and only the prb_store() call timed (clock read inside
+ * the turn). Every store then finds the lines the ring shares where the
+ * other CPU left them, which is what two writers at work at once pay, but
+ * a writer that is descheduled only makes the other wait: the median of
+ * the timed calls does not depend on how busy the machine is. With one
+ * thread, the same timed call after its own previous store.
+ */
+#define TURN_HIST_NS	  2
+#define TURN_HIST_BUCKETS 4096
+static struct {
+	_Alignas(64) _Atomic uint64_t turn;
+	_Alignas(64) uint32_t hist[2][TURN_HIST_BUCKETS + 1];
+} turns;
+
+static void run_turns(struct worker *w, bool alone)
+{
+	struct prb_meta m = {
+		.caller = { .pid = (uint32_t)getpid(), .tid = w->tid, .ctx = 0 },
+		.level = 6,
+		.flags = PRB_FLAG_NEWLINE,
+	};
+	uint64_t me = w->tid - 1, deadline = mono_ns() + (uint64_t)w->ms * 1000000u, ops = 0;
+	uint32_t *hist = turns.hist[me];
+
+	for (uint64_t k = me;; k += 2) {
+		if (!alone) {
+			uint64_t t;
+
+			while ((t = atomic_load_explicit(&turns.turn, memory_order_acquire)) != k) {
+				if (t == UINT64_MAX)
+					goto out;
+			}
+		}
+		uint64_t t0 = mono_ns();
+
+		m.ts_nsec = t0;
+		int err = prb_store(&ring, &m, text, TEXT_BYTES, NULL, 0, true, NULL);
+		uint64_t d = (mono_ns() - t0) / TURN_HIST_NS;
+
+		if (err == 0) {
+			ops++;
+			hist[d < TURN_HIST_BUCKETS ? d : TURN_HIST_BUCKETS]++;
+		}
+		if (t0 > deadline) {
+			atomic_store_explicit(&turns.turn, UINT64_MAX, memory_order_release);
+			break;
+		}
+		if (!alone)
+			atomic_store_explicit(&turns.turn, k + 1, memory_order_release);
+	}
+out:
+	w->ops = ops;
+}
+
+static double turns_median(unsigned nthreads)
+{
+	uint64_t total = 0, seen = 0;
+
+	for (unsigned t = 0; t < nthreads; t++)
+		for (unsigned b = 0; b <= TURN_HIST_BUCKETS; b++)
+			total += turns.hist[t][b];
+	for (unsigned b = 0; b <= TURN_HIST_BUCKETS; b++) {
+		for (unsigned t = 0; t < nthreads; t++)
+			seen += turns.hist[t][b];
+		if (2 * seen >= total && total)
+			return (b + 0.5) * TURN_HIST_NS;
+	}
+	return 0;
 }
 
 static void run_floor_1t(struct worker *w)
@@ -139,6 +266,9 @@ static void *worker_main(void *arg)
 
 	if (w->start)
 		pthread_barrier_wait(w->start);
+
+	uint64_t cpu0 = thread_cpu_ns();
+
 	switch (w->kind) {
 	case STORE:
 		run_store(w);
@@ -149,7 +279,11 @@ static void *worker_main(void *arg)
 	case FLOOR_FAA:
 		run_floor_faa(w);
 		break;
+	case TURNS:
+		run_turns(w, w->start == NULL);
+		break;
 	}
+	w->cpu_ns = thread_cpu_ns() - cpu0;
 	return NULL;
 }
 
@@ -159,6 +293,10 @@ static void measure(enum kind kind, unsigned nthreads, unsigned ms, struct worke
 	pthread_barrier_t start;
 
 	memset(w, 0, sizeof(*w) * nthreads);
+	for (unsigned i = 0; i < 2; i++)
+		atomic_store(&progress[i].stored, 0);
+	memset(turns.hist, 0, sizeof(turns.hist));
+	atomic_store(&turns.turn, 0);
 	if (nthreads == 1) {
 		w[0].kind = kind;
 		w[0].ms = ms;
@@ -286,6 +424,9 @@ int main(int argc, char **argv)
 
 	struct series floor1 = { 0 }, floor2 = { 0 }, store1 = { 0 }, store2 = { 0 };
 	struct series store2_agg = { 0 }, store2_fail = { 0 }, faa1 = { 0 };
+	struct series store2_both = { 0 }, store2_both_share = { 0 };
+	struct series floor2_cpu = { 0 }, store2_cpu = { 0 }, store2_oncpu = { 0 };
+	struct series turns1 = { 0 }, turns2 = { 0 };
 	struct worker w[2];
 
 	/* Warm-up (page faults, frequency ramp), not counted. */
@@ -300,6 +441,9 @@ int main(int argc, char **argv)
 		measure(FLOOR_FAA, 2, p.run_ms, w);
 		add(&floor2,
 		    ((double)w[0].ns / (double)w[0].ops + (double)w[1].ns / (double)w[1].ops) / 2);
+		add(&floor2_cpu, ((double)w[0].cpu_ns / (double)w[0].ops +
+				  (double)w[1].cpu_ns / (double)w[1].ops) /
+					 2);
 
 		measure(STORE, 1, p.run_ms, w);
 		add(&store1, (double)w[0].ns / (double)(w[0].ops ? w[0].ops : 1));
@@ -311,13 +455,29 @@ int main(int argc, char **argv)
 			      (double)w[1].ns / (double)(w[1].ops ? w[1].ops : 1)) /
 				     2);
 		add(&store2_agg, (double)span / (double)(ops ? ops : 1));
+		add(&store2_cpu, ((double)w[0].cpu_ns / (double)(w[0].ops ? w[0].ops : 1) +
+				  (double)w[1].cpu_ns / (double)(w[1].ops ? w[1].ops : 1)) /
+					 2);
+		add(&store2_oncpu, (double)(w[0].cpu_ns + w[1].cpu_ns) / (double)(w[0].ns + w[1].ns));
+		uint64_t both_ops = w[0].both_ops + w[1].both_ops;
+
+		if (both_ops)
+			add(&store2_both,
+			    (double)(w[0].both_ns + w[1].both_ns) / (double)both_ops);
+		add(&store2_both_share, (double)both_ops / (double)(ops ? ops : 1));
 		add(&store2_fail, (double)(w[0].enobufs + w[1].enobufs) / (double)(ops ? ops : 1));
+
+		measure(TURNS, 1, p.run_ms / 2 + 1, w);
+		add(&turns1, turns_median(1));
+		measure(TURNS, 2, p.run_ms / 2 + 1, w);
+		add(&turns2, turns_median(2));
 	}
 
 	printf("# floor_1t: clock_gettime + 64-byte memcpy + fetch_add, 1 thread\n");
 	print_series("floor_1t", "ns_per_op", &floor1);
 	printf("# floor_2t: fetch_add on one word shared by 2 threads\n");
 	print_series("floor_2t", "ns_per_op_per_thread", &floor2);
+	print_series("floor_2t", "cpu_ns_per_op_per_thread", &floor2_cpu);
 	printf("# faa_1t: the same fetch_add, uncontended, 1 thread\n");
 	print_series("faa_1t", "ns_per_op", &faa1);
 	printf("# store_1t: clock_gettime + prb_store(64 B), full ring, 1 thread\n");
@@ -326,6 +486,24 @@ int main(int argc, char **argv)
 	print_series("store_2t", "ns_per_record_per_thread", &store2);
 	print_series("store_2t", "ns_per_record_aggregate", &store2_agg);
 	print_series("store_2t", "enobufs_per_record", &store2_fail);
+	printf("# cpu_ns: the threads' CPU time instead of the wall clock (time spent\n"
+	       "# descheduled left out, refused stores' time kept); on_cpu: CPU / wall time\n");
+	print_series("store_2t", "cpu_ns_per_record_per_thread", &store2_cpu);
+	print_series("store_2t", "on_cpu", &store2_oncpu);
+	printf("# store_2t both: only windows of %d records in which the other writer stored\n"
+	       "# at least %d, with no refused store and no gap (preemption): the cost of\n"
+	       "# two writers at work at once; share: the records those windows hold\n",
+	       WINDOW, WINDOW / 2);
+	if (store2_both.n)
+		print_series("store_2t", "both_ns_per_record_per_thread", &store2_both);
+	else
+		printf("store_2t   both_ns_per_record_per_thread=none\n");
+	print_series("store_2t", "both_share", &store2_both_share);
+
+	printf("# call_1t: one timed prb_store() call (clock read included), 1 thread;\n"
+	       "# call_turns: the same when 2 threads take turns, one record each (median)\n");
+	print_series("call_1t", "ns_median", &turns1);
+	print_series("call_turns", "ns_median", &turns2);
 
 	struct prb_stats st;
 

@@ -96,14 +96,19 @@
  *
  * Memory ordering pairs (both ends named)
  * ---------------------------------------
- * P1  tail CAS (release, push_tail)  ->  tail load (acquire, reserve/extend):
- *     the retired record was FINAL before the tail passed it.
+ * P1  tail CAS (release, push_tail)  ->  tail load (acquire, reserve/extend),
+ *     or another pusher's failed tail CAS (acquire on failure), which make_room()
+ *     uses as its next look at the tail: the retired record was FINAL before
+ *     the tail passed it. A pusher whose CAS succeeded read that record's
+ *     state itself (acquire, P2).
  * P2  commit CAS (seq_cst, commit)  ->  state load (acquire, prb_read, push_tail):
  *     a reader that sees COMMITTED/FINAL sees the whole record.
- * P3  writer: tail load (acquire) ... fence(release) ... relaxed stores into a
- *     recycled slot or data block  <->  reader: relaxed copy ... fence(acquire)
- *     ... tail load: a reader that copied any byte of the new occupant also sees
- *     the tail that excused the overwrite, and discards its copy (I1).
+ * P3  writer: tail load (acquire; or the tail its own push wrote, or its failed
+ *     push read) ... fence(release) ... relaxed stores into a recycled slot or
+ *     data block  <->  reader: relaxed copy ... fence(acquire) ... tail load: a
+ *     reader that copied any byte of the new occupant also sees the tail that
+ *     excused the overwrite (the access that gave the writer that tail is
+ *     sequenced before its fence), and discards its copy (I1).
  * P4  store-buffering: committer CAS state (sc) then loads head (sc); reserver
  *     CASes head (sc) then loads state (sc, finalize). At least one sees the
  *     other, so an open record cannot stay COMMITTED behind a newer one (I5).
@@ -725,7 +730,10 @@ void prb_finalize_last_of(struct prb *rb, uint32_t pid)
 
 /* -------------------------------------------------------------- writers -- */
 
-enum push_result { PUSH_MOVED, PUSH_BLOCKED, PUSH_BROKEN };
+/* PUSH_PASSED: the tail word moved on from the one the caller gave, by our
+ * CAS or another pusher's, and the caller's copy now holds it (acquired, as
+ * P1 says); PUSH_MOVED: something else changed, look at head and tail again. */
+enum push_result { PUSH_MOVED, PUSH_PASSED, PUSH_BLOCKED, PUSH_BROKEN };
 
 static inline uint64_t st_owner(uint64_t v)
 {
@@ -908,11 +916,13 @@ static PK_NOINLINE bool guard_waited(struct prb *rb, uint64_t tid,
 }
 
 /*
- * Retire the tail record so its slot and data can be reused. One step; the
- * caller re-reads head and tail and tries again.
+ * Retire the tail record *@tp so its slot and data can be reused. One step;
+ * then the caller checks the room again, under the tail this left in *@tp
+ * (PUSH_PASSED) or after re-reading head and tail (PUSH_MOVED).
  */
-static enum push_result push_tail(struct prb *rb, uint64_t t)
+static enum push_result push_tail(struct prb *rb, uint64_t *tp)
 {
+	uint64_t t = *tp;
 	uint64_t tid = w_id(t);
 	uint64_t v = ST_LOAD(rb, tid, load_acquire_fn); /* P2 */
 
@@ -960,9 +970,15 @@ static enum push_result push_tail(struct prb *rb, uint64_t t)
 	}
 
 	uint64_t end = extent_end(rb, t, v);
+	uint64_t nt = mk_word(tid + 1, end, false);
 
-	pk_cas_release(&rb->hdr->tail, &t, mk_word(tid + 1, end, false)); /* P1 */
-	return PUSH_MOVED;
+	/* P1 both ways: release for those who rely on our tail; on failure the
+	 * tail another pusher left, acquired, is as good as a fresh load. */
+	if (pk_cas_acq_rel(&rb->hdr->tail, &t, nt))
+		t = nt;
+
+	*tp = t;
+	return PUSH_PASSED;
 }
 
 /* This handle's writers found the header words contradicting each other. */
@@ -1017,30 +1033,67 @@ static int give_up(struct prb *rb)
 	return -ENOBUFS;
 }
 
+/* Ask for the cache line at @p in a writable state ahead of the stores or
+ * atomic read-modify-writes that need it. */
+static inline void prefetch_w(const void *p)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+	__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+#elif defined(__GNUC__) || defined(__clang__)
+	__builtin_prefetch(p, 1, 3);
+#else
+	(void)p;
+#endif
+}
+
+/* The lines a store into @id with the block [@begin, @end) will write: its
+ * descriptor and the first lines of its block. Asked for before the head CAS,
+ * they arrive while the head and tail are being fought over, instead of one
+ * after another at the claim and at the commit, which must wait for them. */
+static inline void prefetch_record(const struct prb *rb, uint64_t id, uint64_t begin, uint64_t end)
+{
+	uint64_t bytes = ((end - begin) & POS_MASK) << PRB_UNIT_SHIFT;
+	uintptr_t line = (uintptr_t)block_words(rb, begin) & ~(uintptr_t)63;
+	uintptr_t last = (uintptr_t)block_words(rb, begin) + bytes - 1;
+
+	prefetch_w(slot(rb, id));
+	for (unsigned n = 0; bytes && line <= last && n < 4; n++, line += 64)
+		prefetch_w((const void *)line);
+}
+
 /*
  * Make sure the extent up to @end and the id @id fit; push the tail if not.
- * Returns 1 if they fit under the tail just read, 0 if the caller must re-read
- * head (tail moved or the snapshot was stale), -ENOBUFS if blocked, -EUCLEAN
- * if the ring is broken.
+ * Returns 1 if they fit under the tail last seen (loaded, or the one a push
+ * left: neither head nor tail is loaded again after a push, as the caller's
+ * head CAS fails anyway if the head moved), 0 if the caller must re-read
+ * head (the snapshot was stale, or something other than a push changed),
+ * -ENOBUFS if blocked, -EUCLEAN if the ring is broken.
  */
 PK_HOT static int make_room(struct prb *rb, uint64_t id, uint64_t end)
 {
 	uint64_t t = pk_load_acquire(&rb->hdr->tail); /* P1, P3 */
-	uint64_t ids = (id - w_id(t)) & ID_MASK;
-	uint64_t units = (end - w_pos(t)) & POS_MASK;
 
-	if (ids >= ID_HALF || units >= POS_HALF)
-		return 0; /* our head snapshot is older than this tail */
-	if (ids < rb->desc_count && units <= rb->data_units)
-		return 1;
-	switch (push_tail(rb, t)) {
-	case PUSH_BLOCKED:
-		pk_fetch_add_relaxed(&rb->hdr->reserve_failed, 1);
-		return -ENOBUFS;
-	case PUSH_BROKEN:
-		return declare_broken(rb);
-	default:
-		return 0;
+	for (unsigned i = 0;; i++) {
+		uint64_t ids = (id - w_id(t)) & ID_MASK;
+		uint64_t units = (end - w_pos(t)) & POS_MASK;
+
+		if (ids >= ID_HALF || units >= POS_HALF)
+			return 0; /* our head snapshot is older than this tail */
+		if (ids < rb->desc_count && units <= rb->data_units)
+			return 1;
+		switch (push_tail(rb, &t)) {
+		case PUSH_BLOCKED:
+			pk_fetch_add_relaxed(&rb->hdr->reserve_failed, 1);
+			return -ENOBUFS;
+		case PUSH_BROKEN:
+			return declare_broken(rb);
+		case PUSH_PASSED:
+			if (i < 4)
+				continue; /* a bigger record may need more than one */
+			return 0;
+		default:
+			return 0;
+		}
 	}
 }
 
@@ -1214,12 +1267,17 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 		return -EUCLEAN;
 
 	uint64_t units = units_for(text_len + dict_len);
+	/* Both header lines at once, writable: a full ring CASes both for each
+	 * record, and a load alone would fetch them shared first. */
+	prefetch_w(&rb->hdr->head);
+	prefetch_w(&rb->hdr->tail);
 	uint64_t h = pk_load_acquire(&rb->hdr->head);
 	uint64_t id, begin, end;
 
 	for (unsigned tries = 0;;) {
 		id = (w_id(h) + 1) & ID_MASK;
 		place(rb, w_pos(h), units, &begin, &end);
+		prefetch_record(rb, id, begin, end);
 		int room = make_room(rb, id, end);
 
 		if (room < 0)
