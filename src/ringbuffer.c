@@ -1033,13 +1033,14 @@ static int give_up(struct prb *rb)
 	return -ENOBUFS;
 }
 
-/* Ask for the cache line at @p in a writable state ahead of the stores or
- * atomic read-modify-writes that need it. */
+/* Ask for the cache line at @p ahead of the stores or atomic
+ * read-modify-writes that need it, in a writable state where the target has
+ * an instruction for that (x86-64's PREFETCHW, which the compiler emits
+ * only when the target it builds for has it: older x86-64 processors lack
+ * it, so it is not written out by hand). */
 static inline void prefetch_w(const void *p)
 {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-	__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
-#elif defined(__GNUC__) || defined(__clang__)
+#if defined(__GNUC__) || defined(__clang__)
 	__builtin_prefetch(p, 1, 3);
 #else
 	(void)p;
