@@ -51,7 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
 #include <x86intrin.h>
 #define PK_HAVE_TSC 1
