@@ -73,6 +73,11 @@ __attribute__((constructor)) static void caller_init(void)
 }
 #endif
 
+PK_HOT uint32_t pk_caller_pid(void)
+{
+	return current_pid();
+}
+
 PK_HOT void pk_caller_get(struct prb_caller *c)
 {
 	uint32_t pid = current_pid();

@@ -18,6 +18,9 @@
 
 /* Who is calling, cached so the fast path makes no system call. */
 void pk_caller_get(struct prb_caller *c);
+/* This process's id, cached (refreshed in a forked child), without a
+ * system call. */
+uint32_t pk_caller_pid(void);
 /* The caller context for continuation matching: signal nesting and the
  * signal mask (a handler between two fragments differs). One system call. */
 uint64_t pk_caller_context(void);

@@ -297,7 +297,7 @@ static int64_t realtime_offset(const struct net_console *nc)
 
 static const char *app_name(struct net_console *nc, uint32_t pid)
 {
-	if (!nc->src && (pid == 0 || pid == (uint32_t)getpid()))
+	if (!nc->src && (pid == 0 || pid == pk_caller_pid()))
 		return nc->app;
 	if (nc->comm_pid != (pid_t)pid) {
 		struct pk_log *log = nc->src ? nc->src : pk_printk_log_peek();
@@ -475,7 +475,7 @@ static void set_send_timeout(int fd)
 
 static void net_close(struct net_console *nc)
 {
-	if (nc->fd >= 0 && nc->fd_pid == getpid())
+	if (nc->fd >= 0 && nc->fd_pid == (pid_t)pk_caller_pid())
 		close(nc->fd);
 	if (nc->fd >= 0 && nc->unconfirmed)
 		nc->broken = 1;
@@ -498,7 +498,7 @@ static int dgram_open(struct net_console *nc)
 		return err;
 	}
 	nc->fd = fd;
-	nc->fd_pid = getpid();
+	nc->fd_pid = (pid_t)pk_caller_pid();
 	return 0;
 }
 
@@ -534,7 +534,7 @@ static int tcp_connect(struct net_console *nc)
 	}
 	set_send_timeout(fd);
 	nc->fd = fd;
-	nc->fd_pid = getpid();
+	nc->fd_pid = (pid_t)pk_caller_pid();
 	return 0;
 }
 
@@ -690,7 +690,7 @@ static size_t format_notice(struct net_console *nc, const struct pk_record *next
 	memset(notice, 0, offsetof(struct pk_record, text));
 	notice->seq = next->seq;
 	notice->ts_nsec = next->ts_nsec;
-	notice->pid = (uint32_t)getpid();
+	notice->pid = pk_caller_pid();
 	notice->tid = next->tid;
 	notice->level = 4;
 	notice->facility = next->facility;
@@ -710,7 +710,7 @@ static void schedule_retry(struct net_console *nc)
 /* N2: TCP: connect if due; -EAGAIN while the receiver is away. */
 static int tcp_ready(struct net_console *nc)
 {
-	if (nc->fd >= 0 && (nc->fd_pid != getpid() || tcp_peer_gone(nc->fd)))
+	if (nc->fd >= 0 && (nc->fd_pid != (pid_t)pk_caller_pid() || tcp_peer_gone(nc->fd)))
 		net_close(nc);
 	if (nc->fd >= 0)
 		return 0;
@@ -845,7 +845,7 @@ static void relp_on_err(void *usr, char *obj, char *msg, relpRetVal code)
 /* N4: a session made by another process (the parent) is abandoned. */
 static void relp_forget_inherited(struct net_console *nc)
 {
-	if (nc->relp_engine && nc->relp_pid != getpid()) {
+	if (nc->relp_engine && nc->relp_pid != (pid_t)pk_caller_pid()) {
 		nc->relp_engine = NULL;
 		nc->relp_clt = NULL;
 		nc->relp_reconnect = 0;
@@ -897,7 +897,7 @@ static int relp_ready(struct net_console *nc)
 		relp.engine_set_enable_cmd(e, (unsigned char *)"syslog", eRelpCmdState_Required);
 		relp.engine_set_on_err(e, relp_on_err);
 		nc->relp_engine = e;
-		nc->relp_pid = getpid();
+		nc->relp_pid = (pid_t)pk_caller_pid();
 	}
 	pipe_block(&g);
 	if (nc->relp_clt) {
@@ -1032,7 +1032,7 @@ static int net_write_record(struct console *con, const struct pk_record *rec)
 	} else if (nc->kind == NET_RELP) {
 		if ((err = relp_ready(nc)))
 			return err;
-	} else if (nc->fd < 0 || nc->fd_pid != getpid()) {
+	} else if (nc->fd < 0 || nc->fd_pid != (pid_t)pk_caller_pid()) {
 		nc->fd = -1;
 		if ((err = dgram_open(nc))) {
 			atomic_fetch_add_explicit(&nc->send_errors, 1, memory_order_relaxed);
@@ -1274,7 +1274,7 @@ int pk_console_forward_lost(struct console *con, uint64_t n)
  * acknowledged) and the receiver did not close. */
 static int tcp_commit(struct net_console *nc)
 {
-	if (nc->fd < 0 || nc->fd_pid != getpid())
+	if (nc->fd < 0 || nc->fd_pid != (pid_t)pk_caller_pid())
 		return nc->unconfirmed ? -EAGAIN : 0;
 	for (int waited = 0;; waited++) {
 		int outq = 0;
