@@ -34,7 +34,10 @@
  *   N4 A forked child never writes into its parent's TCP connection: the
  *      connection belongs to the pid that made it; the child makes its own.
  *      A RELP session a child inherited is abandoned, never closed: closing
- *      it would speak into the parent's connection.
+ *      it would speak into the parent's connection. The pid is caller.c's
+ *      cached one (no system call per record), refreshed in the child by
+ *      fork()'s atfork handler: a child made by a raw clone(2) that skips
+ *      those handlers is not told apart, as printk's caller ids are not.
  *   N5 Commit points (pk_console_forward_commit(), for a forwarder that keeps
  *      a cursor): 0 only if every message handed over since the previous
  *      commit was accepted by the transport without a break in between.
