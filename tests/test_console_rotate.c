@@ -451,9 +451,11 @@ static int fd2_child(void *arg)
 	return 0;
 }
 
-static void test_stderr_fd2_replaced(void **state)
+/* Run @child with the path of an empty file it opens as fd 2 (a daemon's
+ * data file); its stdout must be @want_out, and not a byte may reach the
+ * file. */
+static void run_fd2_child(int (*child)(void *), const char *want_out)
 {
-	(void)state;
 	struct child_result res;
 
 	assert_int_equal(test_dir_make("pk_rotate"), 0);
@@ -463,11 +465,17 @@ static void test_stderr_fd2_replaced(void **state)
 
 	assert_true(fd >= 0);
 	close(fd);
-	run_child_ok(fd2_child, (void *)path, 5000, &res);
-	assert_string_equal(res.out, "before\n");
+	run_child_ok(child, (void *)path, 5000, &res);
+	assert_string_equal(res.out, want_out);
 	child_result_free(&res);
-	assert_int_equal(file_size(path), 0); /* not a byte in the daemon's file */
+	assert_int_equal(file_size(path), 0);
 	test_dir_remove();
+}
+
+static void test_stderr_fd2_replaced(void **state)
+{
+	(void)state;
+	run_fd2_child(fd2_child, "before\n");
 }
 
 /* The last console fails and stderr takes over as its fallback: after fd
@@ -498,20 +506,7 @@ static int fd2_fallback_child(void *arg)
 static void test_stderr_fd2_fallback(void **state)
 {
 	(void)state;
-	struct child_result res;
-
-	assert_int_equal(test_dir_make("pk_rotate"), 0);
-
-	const char *path = test_dir_path("data.db");
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-	assert_true(fd >= 0);
-	close(fd);
-	run_child_ok(fd2_fallback_child, (void *)path, 5000, &res);
-	assert_string_equal(res.out, "");
-	child_result_free(&res);
-	assert_int_equal(file_size(path), 0);
-	test_dir_remove();
+	run_fd2_child(fd2_fallback_child, "");
 }
 
 /* fd 2 redirected on purpose, with fd 1 (as 2>&1 or a forked child's

@@ -284,6 +284,37 @@ static void test_relp_console_fields(void **state)
 	pk_console_destroy(con);
 }
 
+/* Once a tenth of the N_KILL records tagged @tag are on disk, kill
+ * rsyslogd (SIGKILL), start it again and wait for the rest; how many were
+ * on disk at the kill. */
+static int kill_midway(const char *tag, int must_be_lossless, struct tally *t)
+{
+	wait_tally(tag, N_KILL, N_KILL / 10, 20000, t);
+	rs_kill(SIGKILL);
+	tally(tag, N_KILL, t);
+
+	int before = t->distinct;
+
+	rs_start_or_give_up();
+	wait_tally(tag, N_KILL, N_KILL, must_be_lossless ? 60000 : 15000, t);
+	return before;
+}
+
+/* Say what @who lost over @proto; fail if it had to lose nothing. */
+static void report_loss(const char *who, const char *proto, int before, struct tally *t,
+			int must_be_lossless)
+{
+	char miss[128];
+
+	first_missing(t, N_KILL, miss, sizeof(miss));
+	print_message("%s over %s: %d on disk at the kill; after: %d lines, %d distinct, "
+		      "%d duplicates, %d lost (first:%s)\n",
+		      who, proto, before, t->lines, t->distinct, t->dups, N_KILL - t->distinct, miss);
+	if (must_be_lossless && t->distinct != N_KILL)
+		fail_msg("%d records lost over %s, first missing:%s", N_KILL - t->distinct, proto,
+			 miss);
+}
+
 /* rsyslogd is killed while a console sends 20,000 records: over RELP none
  * is lost; over TCP the loss is measured (a record written into a
  * connection rsyslogd had not read yet is gone with it). */
@@ -296,29 +327,15 @@ static void console_kill_run(const char *proto, const char *tag, int must_be_los
 	assert_int_equal(pk_register_console(con), 0);
 	for (int i = 0; i < N_KILL; i++)
 		pk_printk_emit(1, 5, NULL, 0, "%s %d\n", tag, i);
-	wait_tally(tag, N_KILL, N_KILL / 10, 20000, &t);
-	rs_kill(SIGKILL);
-	tally(tag, N_KILL, &t);
 
-	int before = t.distinct;
+	int before = kill_midway(tag, must_be_lossless, &t);
 
-	rs_start_or_give_up();
-	wait_tally(tag, N_KILL, N_KILL, must_be_lossless ? 60000 : 15000, &t);
 	if (!must_be_lossless) {
 		assert_int_equal(pk_pr_flush(10000, 0), 1);
 		sleep(1);
 		tally(tag, N_KILL, &t);
 	}
-
-	char miss[128];
-
-	first_missing(&t, N_KILL, miss, sizeof(miss));
-	print_message("%s console: %d on disk at the kill; after: %d lines, %d distinct, "
-		      "%d duplicates, %d lost (first:%s)\n",
-		      proto, before, t.lines, t.distinct, t.dups, N_KILL - t.distinct, miss);
-	if (must_be_lossless && t.distinct != N_KILL)
-		fail_msg("%d records lost over %s, first missing:%s", N_KILL - t.distinct, proto,
-			 miss);
+	report_loss("console", proto, before, &t, must_be_lossless);
 
 	struct pk_forward_stats st;
 
@@ -414,14 +431,9 @@ static void fwd_kill_run(const char *proto, const char *tag, int must_be_lossles
 	pid_t fwd = fwd_start(target(proto), tag, NULL);
 
 	assert_true(fwd > 0);
-	wait_tally(tag, N_KILL, N_KILL / 10, 20000, &t);
-	rs_kill(SIGKILL);
-	tally(tag, N_KILL, &t);
 
-	int before = t.distinct;
+	int before = kill_midway(tag, must_be_lossless, &t);
 
-	rs_start_or_give_up();
-	wait_tally(tag, N_KILL, N_KILL, must_be_lossless ? 60000 : 15000, &t);
 	/* when it is lossy, the rest settles first */
 	if (!must_be_lossless) {
 		sleep(2);
@@ -432,16 +444,7 @@ static void fwd_kill_run(const char *proto, const char *tag, int must_be_lossles
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	assert_int_equal(cursor_seq(), N_KILL);
-	print_message("pk-forward %s: %d on disk at the kill; after: %d lines, %d distinct, "
-		      "%d duplicates, %d lost\n",
-		      proto, before, t.lines, t.distinct, t.dups, N_KILL - t.distinct);
-	if (must_be_lossless && t.distinct != N_KILL) {
-		char miss[128];
-
-		first_missing(&t, N_KILL, miss, sizeof(miss));
-		fail_msg("%d records lost over %s, first missing:%s", N_KILL - t.distinct, proto,
-			 miss);
-	}
+	report_loss("pk-forward", proto, before, &t, must_be_lossless);
 	/* A commit covers at most 1000 records, and a failed one is sent again
 	 * once: duplicates stay within that window. */
 	if (must_be_lossless)
