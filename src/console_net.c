@@ -710,14 +710,10 @@ static void schedule_retry(struct net_console *nc)
 	nc->backoff_ms = nc->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : nc->backoff_ms * 2;
 }
 
-/* N2: TCP: connect if due; -EAGAIN while the receiver is away. */
-static int tcp_ready(struct net_console *nc)
+/* N2: before a connection attempt: sleep until it is due if that is
+ * RETRY_SLEEP_MS away at most; -EAGAIN if it is further. */
+static int retry_wait(const struct net_console *nc)
 {
-	if (nc->fd >= 0 && (nc->fd_pid != (pid_t)pk_caller_pid() || tcp_peer_gone(nc->fd)))
-		net_close(nc);
-	if (nc->fd >= 0)
-		return 0;
-
 	uint64_t now = pk_clock_ns();
 
 	if (now < nc->next_try_ns) {
@@ -729,6 +725,19 @@ static int tcp_ready(struct net_console *nc)
 
 		nanosleep(&ts, NULL);
 	}
+	return 0;
+}
+
+/* N2: TCP: connect if due; -EAGAIN while the receiver is away. */
+static int tcp_ready(struct net_console *nc)
+{
+	if (nc->fd >= 0 && (nc->fd_pid != (pid_t)pk_caller_pid() || tcp_peer_gone(nc->fd)))
+		net_close(nc);
+	if (nc->fd >= 0)
+		return 0;
+
+	if (retry_wait(nc))
+		return -EAGAIN;
 	if (tcp_connect(nc)) {
 		atomic_fetch_add_explicit(&nc->send_errors, 1, memory_order_relaxed);
 		schedule_retry(nc);
@@ -880,17 +889,8 @@ static int relp_ready(struct net_console *nc)
 	if (nc->relp_clt && !nc->relp_reconnect)
 		return 0;
 
-	uint64_t now = pk_clock_ns();
-
-	if (now < nc->next_try_ns) {
-		uint64_t wait = nc->next_try_ns - now;
-
-		if (wait > (uint64_t)RETRY_SLEEP_MS * 1000000u)
-			return -EAGAIN;
-		struct timespec ts = { 0, (long)wait };
-
-		nanosleep(&ts, NULL);
-	}
+	if (retry_wait(nc))
+		return -EAGAIN;
 	if (!nc->relp_engine) {
 		relpEngine_t *e = NULL;
 
