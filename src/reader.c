@@ -258,3 +258,17 @@ int pk_log_console_level_at(struct pk_log *log, unsigned i, char name[16], int *
 	*level = (int)plus1 - 1;
 	return 0;
 }
+
+const char *pk_log_tool_strerror(int err)
+{
+	switch (err) {
+	case -EPROTO:
+	case -EPROTONOSUPPORT:
+	case -EBADMSG:
+	case -ENOSPC:
+	case -ESTALE:
+		return pk_log_strerror(err);
+	default:
+		return strerror(-err);
+	}
+}

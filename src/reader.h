@@ -266,4 +266,10 @@ int pk_log_set_console_level(struct pk_log *log, const char *name, int level);
  * -EINVAL. Async-signal-safe, thread-safe, never blocks. */
 int pk_log_console_level_at(struct pk_log *log, unsigned i, char name[16], int *level);
 
+/* What a tool prints for @err (negative) from opening or reading a log
+ * file: pk_log_strerror()'s words for the codes only a log gives (a
+ * truncated file, a foreign or damaged one, no room), strerror()'s for
+ * the others, so "No such file or directory" reads as everywhere else. */
+const char *pk_log_tool_strerror(int err);
+
 #endif

@@ -79,20 +79,6 @@ static void __attribute__((noreturn, format(printf, 1, 2))) fatal(const char *fm
 	exit(1);
 }
 
-static const char *log_error(int err)
-{
-	switch (err) {
-	case -EPROTO:
-	case -EPROTONOSUPPORT:
-	case -EBADMSG:
-	case -ENOSPC:
-	case -ESTALE:
-		return pk_log_strerror(err);
-	default:
-		return strerror(-err);
-	}
-}
-
 static void add_log(struct kfs *fs, const char *name, const char *path)
 {
 	char real[PATH_MAX];
@@ -111,7 +97,7 @@ static void add_log(struct kfs *fs, const char *name, const char *path)
 	if (err == -ENOENT || err == -EACCES || err == -EPERM)
 		fatal("cannot open %s: %s", path, strerror(-err));
 	if (err)
-		fatal("%s: %s", path, log_error(err));
+		fatal("%s: %s", path, pk_log_tool_strerror(err));
 }
 
 static bool valid_name(const char *s, size_t n)

@@ -38,20 +38,6 @@
 
 /* ----------------------------------------------------------- helpers -- */
 
-static const char *log_strerror(int err)
-{
-	switch (err) {
-	case -EPROTO:
-	case -EPROTONOSUPPORT:
-	case -EBADMSG:
-	case -ENOSPC:
-	case -ESTALE:
-		return pk_log_strerror(err);
-	default:
-		return strerror(-err);
-	}
-}
-
 /* Open @path as a log, or exit with one clear line. */
 static struct pk_log *open_log(const char *path, unsigned flags)
 {
@@ -65,7 +51,7 @@ static struct pk_log *open_log(const char *path, unsigned flags)
 	if (err == -ENOENT || err == -EACCES || err == -EPERM)
 		ud_fatal("cannot open %s: %s", path, strerror(-err));
 	if (err)
-		ud_fatal("%s: %s", path, log_strerror(err));
+		ud_fatal("%s: %s", path, pk_log_tool_strerror(err));
 	return log;
 }
 
@@ -882,7 +868,7 @@ int ud_read_log(struct ud_ctl *ctl)
 		if (err == -EAGAIN)
 			err = pk_log_check(log); /* nothing new: is the file still whole? */
 		if (err && err != -EAGAIN)
-			ud_fatal("%s: read failed: %s", ctl->log_path, log_strerror(err));
+			ud_fatal("%s: read failed: %s", ctl->log_path, pk_log_tool_strerror(err));
 		if (!ctl->follow)
 			break;
 		out_flush();
@@ -964,7 +950,7 @@ int ud_log_action(struct ud_ctl *ctl, int action, int arg)
 	pk_log_destroy(log);
 	err = pk_log_open_control(&log, ctl->log_path);
 	if (err)
-		ud_fatal("cannot open %s for writing: %s", ctl->log_path, log_strerror(err));
+		ud_fatal("cannot open %s for writing: %s", ctl->log_path, pk_log_tool_strerror(err));
 	err = pk_do_syslog_log(log, action, NULL, arg);
 	pk_log_destroy(log);
 	if (err < 0)
