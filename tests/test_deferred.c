@@ -669,18 +669,6 @@ static void test_expand_hostile_blobs(void **state)
 
 /* ------------------------------------------------- a small signal stack -- */
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define STACK_MEASURED 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define STACK_MEASURED 0
-#endif
-#endif
-#ifndef STACK_MEASURED
-#define STACK_MEASURED 1
-#endif
-
-#define ALT_STACK_SIZE (64 * 1024)
 #define READ_STACK_MAX (6 * 1024) /* printk's own bound (test_printk_misc.c) */
 
 static int stack_mode;
@@ -696,17 +684,10 @@ static void on_usr2(int sig)
 		pk_log_read(pk_printk_log(), stack_seq, &stack_rec, 0);
 }
 
-static size_t stack_used_by(int mode, char *alt)
+static size_t stack_used_by(int mode, struct test_stack_probe *probe)
 {
-	memset(alt, 0xa5, ALT_STACK_SIZE);
 	stack_mode = mode;
-	raise(SIGUSR2);
-
-	size_t untouched = 0;
-
-	while (untouched < ALT_STACK_SIZE && (unsigned char)alt[untouched] == 0xa5)
-		untouched++;
-	return ALT_STACK_SIZE - untouched;
+	return test_stack_used(probe);
 }
 
 /* Storing a deferred record, and formatting one as a reader (a console's
@@ -715,32 +696,25 @@ static size_t stack_used_by(int mode, char *alt)
 static void test_signal_stack_use(void **state)
 {
 	(void)state;
-	if (!STACK_MEASURED || !deferral_built())
+	if (!TEST_STACK_MEASURED || !deferral_built())
 		skip();
 
-	char *alt = malloc(ALT_STACK_SIZE);
-	stack_t ss = { .ss_sp = alt, .ss_size = ALT_STACK_SIZE }, old_ss;
-	struct sigaction sa = { .sa_handler = on_usr2, .sa_flags = SA_ONSTACK }, old_sa;
+	struct test_stack_probe probe;
 
-	assert_non_null(alt);
-	assert_int_equal(sigaltstack(&ss, &old_ss), 0);
-	sigemptyset(&sa.sa_mask);
-	assert_int_equal(sigaction(SIGUSR2, &sa, &old_sa), 0);
+	test_stack_probe_begin(&probe, SIGUSR2, on_usr2);
 
-	size_t frame = stack_used_by(0, alt);
+	size_t frame = stack_used_by(0, &probe);
 	uint64_t d0 = pk_printk_deferred_here();
 
 	stack_seq = next_seq();
 
-	size_t store = stack_used_by(1, alt) - frame;
+	size_t store = stack_used_by(1, &probe) - frame;
 
 	assert_int_equal(pk_printk_deferred_here(), d0 + 1);
 
-	size_t read = stack_used_by(2, alt) - frame;
+	size_t read = stack_used_by(2, &probe) - frame;
 
-	sigaction(SIGUSR2, &old_sa, NULL);
-	sigaltstack(&old_ss, NULL);
-	free(alt);
+	test_stack_probe_end(&probe);
 	print_message("stack: signal frame %zu, deferred store %zu, read %zu bytes\n", frame, store,
 		      read);
 	assert_string_equal(stack_rec.text, "on a small stack: 42 str 1.500000e+300 123456789");

@@ -547,18 +547,6 @@ static void test_signal_handler_never_mixes(void **state)
  * file console), the general loop (two consoles) and an open line joined
  * by a continuation. Sanitizers grow every frame: not measured there.
  */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define STACK_MEASURED 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define STACK_MEASURED 0
-#endif
-#endif
-#ifndef STACK_MEASURED
-#define STACK_MEASURED 1
-#endif
-
-#define ALT_STACK_SIZE (64 * 1024)
 #define PRINTK_STACK_MAX (6 * 1024) /* measured: 2.3 KiB at -O2, 3.7 KiB at -O3 */
 
 static int stack_mode;
@@ -574,54 +562,41 @@ static void on_usr2_print(int sig)
 	}
 }
 
-static size_t stack_used_by(int mode, char *alt)
+static size_t stack_used_by(int mode, struct test_stack_probe *probe)
 {
-	memset(alt, 0xa5, ALT_STACK_SIZE);
 	stack_mode = mode;
-	raise(SIGUSR2);
-
-	size_t untouched = 0;
-
-	while (untouched < ALT_STACK_SIZE && (unsigned char)alt[untouched] == 0xa5)
-		untouched++;
-	return ALT_STACK_SIZE - untouched;
+	return test_stack_used(probe);
 }
 
 static void test_printk_stack_use(void **state)
 {
 	(void)state;
-	if (!STACK_MEASURED)
+	if (!TEST_STACK_MEASURED)
 		skip();
 
 	char path[] = "/tmp/pk_printk_misc_stack_XXXXXX";
 	int fd = mkstemp(path);
-	char *alt = malloc(ALT_STACK_SIZE);
-	stack_t ss = { .ss_sp = alt, .ss_size = ALT_STACK_SIZE }, old_ss;
-	struct sigaction sa = { .sa_handler = on_usr2_print, .sa_flags = SA_ONSTACK }, old_sa;
+	struct test_stack_probe probe;
 	struct console *file;
 
-	assert_true(fd >= 0 && alt);
+	assert_true(fd >= 0);
 	close(fd);
 	assert_int_equal(pk_console_file_create(&file, path), 0);
-	assert_int_equal(sigaltstack(&ss, &old_ss), 0);
-	sigemptyset(&sa.sa_mask);
-	assert_int_equal(sigaction(SIGUSR2, &sa, &old_sa), 0);
+	test_stack_probe_begin(&probe, SIGUSR2, on_usr2_print);
 
-	size_t frame = stack_used_by(0, alt);
+	size_t frame = stack_used_by(0, &probe);
 
 	assert_int_equal(pk_unregister_console(&cap.con), 0);
 	assert_int_equal(pk_register_console(file), 0);
 
-	size_t one_write = stack_used_by(1, alt) - frame;
+	size_t one_write = stack_used_by(1, &probe) - frame;
 
 	assert_int_equal(pk_register_console(&cap.con), 0);
 
-	size_t loop = stack_used_by(1, alt) - frame;
-	size_t open_line = stack_used_by(2, alt) - frame;
+	size_t loop = stack_used_by(1, &probe) - frame;
+	size_t open_line = stack_used_by(2, &probe) - frame;
 
-	sigaction(SIGUSR2, &old_sa, NULL);
-	sigaltstack(&old_ss, NULL);
-	free(alt);
+	test_stack_probe_end(&probe);
 	assert_int_equal(pk_unregister_console(file), 0);
 	pk_console_destroy(file);
 	unlink(path);

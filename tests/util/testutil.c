@@ -250,3 +250,37 @@ int test_match(const char *s, const char *p)
 	}
 	return *s == '\0';
 }
+
+void test_stack_probe_begin(struct test_stack_probe *p, int sig, void (*handler)(int))
+{
+	struct sigaction sa = { .sa_handler = handler, .sa_flags = SA_ONSTACK };
+
+	p->sig = sig;
+	p->alt = malloc(TEST_ALT_STACK_SIZE);
+	assert_non_null(p->alt);
+
+	stack_t ss = { .ss_sp = p->alt, .ss_size = TEST_ALT_STACK_SIZE };
+
+	assert_int_equal(sigaltstack(&ss, &p->old_ss), 0);
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(sig, &sa, &p->old_sa), 0);
+}
+
+size_t test_stack_used(struct test_stack_probe *p)
+{
+	size_t untouched = 0;
+
+	memset(p->alt, 0xa5, TEST_ALT_STACK_SIZE);
+	raise(p->sig);
+	while (untouched < TEST_ALT_STACK_SIZE && (unsigned char)p->alt[untouched] == 0xa5)
+		untouched++;
+	return TEST_ALT_STACK_SIZE - untouched;
+}
+
+void test_stack_probe_end(struct test_stack_probe *p)
+{
+	sigaction(p->sig, &p->old_sa, NULL);
+	sigaltstack(&p->old_ss, NULL);
+	free(p->alt);
+	p->alt = NULL;
+}

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -79,6 +80,36 @@ unsigned stress_ms(unsigned def);
  * vary from run to run.
  */
 int test_match(const char *s, const char *pattern);
+
+/*
+ * How much of a signal stack printk uses: a handler for @sig on an
+ * alternate stack of TEST_ALT_STACK_SIZE bytes filled with a pattern;
+ * test_stack_used() raises @sig and counts the bytes the pattern lost.
+ * Sanitizers' own frames would be counted too: TEST_STACK_MEASURED is 0
+ * under them, and the tests skip.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TEST_STACK_MEASURED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TEST_STACK_MEASURED 0
+#endif
+#endif
+#ifndef TEST_STACK_MEASURED
+#define TEST_STACK_MEASURED 1
+#endif
+#define TEST_ALT_STACK_SIZE (64 * 1024)
+
+struct test_stack_probe {
+	int sig;
+	char *alt;
+	stack_t old_ss;
+	struct sigaction old_sa;
+};
+
+void test_stack_probe_begin(struct test_stack_probe *p, int sig, void (*handler)(int));
+size_t test_stack_used(struct test_stack_probe *p);
+void test_stack_probe_end(struct test_stack_probe *p);
 
 #define assert_match(s, pattern)                                                      \
 	do {                                                                          \
