@@ -35,9 +35,10 @@
  *    slots, so a reader holding the old pointer still reads a consistent
  *    one;
  *  - every value handed out while a TSC calibration is or was possible
- *    goes through the clamp (last_ns): the clock never goes backwards
- *    within the process, across a calibration change included; a TSC
- *    value is never below the CLOCK_MONOTONIC of its calibration;
+ *    goes through the clamp (clamp()): the clock never goes backwards
+ *    within a thread, across a calibration change included, and between
+ *    threads by less than PK_CLOCK_GRAIN_NS; a TSC value is never below the
+ *    CLOCK_MONOTONIC of its calibration;
  *  - only one thread changes the state at a time: the one that moved it
  *    to DECIDING or CALIBRATING by a compare-and-swap.
  */
@@ -164,16 +165,34 @@ static inline uint64_t tsc_to_ns(const struct pk_clock_calib *c, uint64_t tsc)
 	       (((d & 0xffffffffu) * c->mult) >> c->shift);
 }
 
-/* The clamp: a value below one already handed out becomes that one. */
+/*
+ * The clamp, in two parts so that writers on several CPUs share no line
+ * they write per call: a value below one this thread handed out becomes
+ * that one (exact), and a value below the process's floor becomes the
+ * floor, which every thread raises whenever it is PK_CLOCK_GRAIN_NS or more
+ * behind the value handed out. With one calibration, the fenced TSC alone
+ * keeps calls that follow one another (the second saw the first's record)
+ * in order across threads, as CLOCK_MONOTONIC does; the floor bounds what
+ * a change of calibration, or the fall-back to CLOCK_MONOTONIC, can put
+ * out of order between threads to less than the grain.
+ */
+static _Thread_local PK_TLS_IE uint64_t thread_last_ns;
+
 static inline uint64_t clamp(uint64_t t)
 {
-	uint64_t last = atomic_load_explicit(&last_ns, memory_order_relaxed);
+	uint64_t floor = atomic_load_explicit(&last_ns, memory_order_relaxed);
 
-	while (t > last)
-		if (atomic_compare_exchange_weak_explicit(&last_ns, &last, t, memory_order_relaxed,
-							  memory_order_relaxed))
-			return t;
-	return last;
+	if (t < thread_last_ns)
+		t = thread_last_ns;
+	if (t < floor)
+		t = floor;
+	thread_last_ns = t;
+	while (PK_UNLIKELY(t - floor >= PK_CLOCK_GRAIN_NS) &&
+	       !atomic_compare_exchange_weak_explicit(&last_ns, &floor, t, memory_order_relaxed,
+						      memory_order_relaxed))
+		if (floor >= t)
+			break;
+	return t;
 }
 
 /* ---------------------------------------------------------- deciding -- */

@@ -44,8 +44,11 @@ struct pk_clock_calib {
 };
 
 /* The timestamp clock, in nanoseconds since boot (suspend excluded while
- * it is CLOCK_MONOTONIC); never goes backwards within the process. */
+ * it is CLOCK_MONOTONIC); never goes backwards within a thread, and a call
+ * that follows another thread's (it saw that call's result) is less than
+ * PK_CLOCK_GRAIN_NS before it, a change of calibration included. */
 uint64_t pk_clock_ns(void);
+#define PK_CLOCK_GRAIN_NS 1000u
 /* Tests: replace the clock (NULL restores it). */
 void pk_set_test_clock(uint64_t (*clock_fn)(void));
 

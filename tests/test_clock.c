@@ -205,6 +205,7 @@ static int child_ping(int first)
 struct watch {
 	_Atomic int stop;
 	_Atomic uint64_t fails, calls;
+	_Atomic uint64_t latest, cross_fails; /* the newest value any thread saw */
 };
 
 static void *watch_thread(void *arg)
@@ -213,10 +214,16 @@ static void *watch_thread(void *arg)
 	uint64_t prev = 0;
 
 	while (!atomic_load(&w->stop)) {
+		uint64_t seen = atomic_load(&w->latest);
 		uint64_t v = pk_clock_ns();
 
 		if (v < prev)
 			atomic_fetch_add(&w->fails, 1);
+		/* After another thread's value: at most the grain before it. */
+		if (v + PK_CLOCK_GRAIN_NS <= seen)
+			atomic_fetch_add(&w->cross_fails, 1);
+		while (v > seen && !atomic_compare_exchange_weak(&w->latest, &seen, v))
+			;
 		prev = v;
 		atomic_fetch_add(&w->calls, 1);
 	}
@@ -261,6 +268,10 @@ static int child_switch(void)
 	if (atomic_load(&w.fails))
 		CHILD_FAIL("the threads saw the clock go back %" PRIu64 " times",
 			   (uint64_t)atomic_load(&w.fails));
+	if (atomic_load(&w.cross_fails))
+		CHILD_FAIL("a thread read a value a grain or more before one another thread had read, %" PRIu64
+			   " times",
+			   (uint64_t)atomic_load(&w.cross_fails));
 	if (pk_clock_current(&now) != PK_CLOCK_TSC || now.tsc0 == own.tsc0)
 		CHILD_FAIL("the log's calibration was not adopted");
 	report();
@@ -730,7 +741,9 @@ static void test_untrusted_calibration(void **state)
 
 /* A process that adopts a log's calibration while its threads read the
  * clock: the log's clock is half a millisecond behind the process's own
- * (within what a calibration may be off), and nobody sees time go back. */
+ * (within what a calibration may be off), and nobody sees time go back:
+ * not within a thread, and not by a grain (PK_CLOCK_GRAIN_NS) after another
+ * thread's value. */
 static void test_switch_clamped(void **state)
 {
 	(void)state;
