@@ -1081,12 +1081,35 @@ static PK_NOINLINE int print_one_extended(struct con_src *src, struct console *c
 	return 1;
 }
 
+/*
+ * Pass the record at @con's position without reading it when @con does not
+ * print its level and is in no record: a read copies it, and formats a
+ * deferred one, so a loop that read what it skips would fall behind
+ * writers that store such records faster than that (and hold the lock as
+ * long as they keep storing).
+ */
+static PK_ALWAYS_INLINE int skip_unread(struct con_src *src, struct console *con)
+{
+	struct pk_console_state *st = con->state;
+	unsigned level;
+
+	if (st->started || st->dropped || (src->hint && src->hint->seq == st->seq) ||
+	    atomic_load_explicit(&emergency, memory_order_relaxed) ||
+	    prb_peek(src->rb, st->seq, &level) != PRB_PEEK_FINAL ||
+	    !con_skips(con, (int)level, pk_console_level_suppressed((int)level)))
+		return 0;
+	st->seq++;
+	return 1;
+}
+
 static int print_one(struct con_src *src, struct console *con)
 {
 	struct pk_console_state *st = con->state;
 	struct out *o = &src->out;
 	struct pk_con_rec view, *r = &view;
 
+	if (skip_unread(src, con))
+		return 1;
 	if (PK_UNLIKELY((con->flags & PK_CON_EXTENDED) || con->write_record))
 		return print_one_extended(src, con);
 

@@ -1771,6 +1771,31 @@ int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst)
 	return (int)tl;
 }
 
+enum prb_peek prb_peek(struct prb *rb, uint64_t seq, unsigned *level)
+{
+	uint64_t id = seq_to_id(rb, seq);
+	pk_a64 *d = slot(rb, id);
+	uint64_t raw = pk_load_acquire(&d[D_STATE]); /* P2 */
+	uint64_t v = raw ^ state_key(rb, id);
+	uint64_t sid = st_id(v);
+
+	/* A slot one lap behind: the reservation of @seq has not reached it. */
+	if (sid != id)
+		return ((sid - id) & ID_MASK) < ID_HALF ? PRB_PEEK_GONE : PRB_PEEK_PENDING;
+	if (st_state(v) == ST_HOLE)
+		return PRB_PEEK_GONE;
+	if (st_state(v) != ST_FINAL)
+		return PRB_PEEK_PENDING;
+
+	uint64_t info = pk_load_relaxed(&d[D_INFO]);
+	uint64_t s = SEQ_LOAD(rb, id);
+
+	if (!copy_intact_raw(&d[D_STATE], raw, &rb->hdr->tail, id) || s != seq)
+		return PRB_PEEK_GONE;
+	*level = (unsigned)(info >> 32) & 7;
+	return PRB_PEEK_FINAL;
+}
+
 /*
  * The record @seq left the ring while we looked at it: the tail's seq is
  * past it now. Seqs, unlike ids, never wrap, so a reader that was preempted

@@ -273,6 +273,17 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
  */
 int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst);
 
+/*
+ * Where the record @seq stands, without copying it (a console loop passes
+ * records of a level it does not print by this alone): PRB_PEEK_FINAL
+ * (*@level set) when it is finalized and in the ring; PRB_PEEK_PENDING when
+ * it is not reserved yet, or reserved, committed or open but not finalized:
+ * its writer is still at it; PRB_PEEK_GONE when it was overwritten, is a
+ * hole, or its slot makes no sense.
+ */
+enum prb_peek { PRB_PEEK_FINAL, PRB_PEEK_PENDING, PRB_PEEK_GONE };
+enum prb_peek prb_peek(struct prb *rb, uint64_t seq, unsigned *level);
+
 /* Sequence number of the oldest record still in the ring. */
 uint64_t prb_first_seq(struct prb *rb);
 

@@ -22,10 +22,16 @@
  *     notice, the stuck one catches up when its write returns;
  *   - 4 threads and a slow console: every record exactly once, in order,
  *     and a printk that finds the console busy does not wait;
+ *   - filtered writers: a printed line behind a filtered record still
+ *     being written (and the reverse) prints when that record is
+ *     committed; two threads flooding filtered records never make a call
+ *     wait; threads mixing filtered and printed lines print each printed
+ *     one once, in order;
  *   - PK_CON_COLOR: dmesg --color's escape sequences.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -42,6 +48,7 @@
 #include "fixture.h"
 #include "log_shared.h"
 #include "printk_internal.h"
+#include "ringbuffer.h"
 #include "testutil.h"
 
 static struct capture cap2, cap3;
@@ -1347,6 +1354,204 @@ static void test_threads_only_store_and_wake(void **state)
 	child_result_free(&res);
 }
 
+/* ---- filtered writers ---- */
+
+static uint64_t now_ns(void);
+
+/* A printer thread of the test's own: stops in its record right before
+ * the commit until told to go on. */
+static pthread_t pending_thread;
+static _Atomic int pending_armed;
+static sem_t pending_in, pending_go;
+
+static void stop_before_commit(enum prb_testpoint tp)
+{
+	if (tp == PRB_TP_BEFORE_COMMIT && atomic_load(&pending_armed) &&
+	    pthread_equal(pthread_self(), pending_thread) && atomic_exchange(&pending_armed, 0)) {
+		sem_post(&pending_in);
+		sem_wait(&pending_go);
+	}
+}
+
+static void *store_pending(void *arg)
+{
+	printk("%s", (const char *)arg);
+	return NULL;
+}
+
+/* Start a thread that stores @text and stops before its commit. */
+static void pending_start(const char *text)
+{
+	sem_init(&pending_in, 0, 0);
+	sem_init(&pending_go, 0, 0);
+	prb_set_testpoint_hook(stop_before_commit);
+	atomic_store(&pending_armed, 1);
+	assert_int_equal(pthread_create(&pending_thread, NULL, store_pending, (void *)text), 0);
+	sem_wait(&pending_in);
+}
+
+static void pending_finish(void)
+{
+	sem_post(&pending_go);
+	pthread_join(pending_thread, NULL);
+	prb_set_testpoint_hook(NULL);
+	sem_destroy(&pending_in);
+	sem_destroy(&pending_go);
+}
+
+/* A line a console prints, stored behind a filtered record still being
+ * written: the console waits for the record before it (as the kernel's
+ * does), and the filtered record's writer prints the line once it has
+ * committed its own: the consoles were not idle at its record. */
+static void test_printed_behind_pending_filtered(void **state)
+{
+	(void)state;
+	pr_info("before\n");
+	pending_start(KERN_DEBUG "pending debug\n");
+	printk(KERN_DEBUG "behind debug\n");
+	pr_err("behind\n");
+	assert_string_equal(capture_text(&cap), "before\n");
+	pending_finish();
+	assert_string_equal(capture_text(&cap), "before\nbehind\n");
+	printk(KERN_DEBUG "after debug\n");
+	pr_info("after\n");
+	assert_string_equal(capture_text(&cap), "before\nbehind\nafter\n");
+	assert_int_equal(next_seq(), 6);
+}
+
+/* The same with the pending record a printed one: its writer prints it and
+ * what came behind it, filtered records skipped. */
+static void test_filtered_behind_pending_printed(void **state)
+{
+	(void)state;
+	pending_start("pending\n");
+	for (int i = 0; i < 100; i++)
+		printk(KERN_DEBUG "debug %d\n", i);
+	assert_string_equal(capture_text(&cap), "");
+	pr_err("last\n");
+	assert_string_equal(capture_text(&cap), "");
+	pending_finish();
+	assert_string_equal(capture_text(&cap), "pending\nlast\n");
+}
+
+/* Two threads store filtered records as fast as they can for a while: no
+ * call waits for the other thread's flood. A writer that goes through the
+ * console lock (the idle mark was not where its record needed it) passes
+ * the other's filtered records without reading them, so it catches up with
+ * the other writer, which keeps it printing by its notes (C2); one that
+ * read, and so formatted, each of them would stay as long as they came as
+ * fast as it read them. */
+#define FLOOD_THREADS 2
+#define FLOOD_MS      1500
+
+static _Atomic int flood_filtered_stop;
+
+static void *flood_filtered(void *arg)
+{
+	uint64_t *slowest = arg;
+
+	for (int i = 0; !atomic_load(&flood_filtered_stop); i++) {
+		uint64_t t0 = now_ns();
+
+		printk(KERN_DEBUG "worker %d processed %s in %lu us\n", i, "request", (unsigned long)i);
+
+		uint64_t dt = now_ns() - t0;
+
+		if (dt > *slowest)
+			*slowest = dt;
+	}
+	return NULL;
+}
+
+static void test_filtered_flood_never_waits(void **state)
+{
+	(void)state;
+	pthread_t t[FLOOD_THREADS];
+	uint64_t slowest[FLOOD_THREADS] = { 0 };
+	struct timespec run = { FLOOD_MS / 1000, FLOOD_MS % 1000 * 1000000L };
+
+	atomic_store(&flood_filtered_stop, 0);
+	for (int i = 0; i < FLOOD_THREADS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, flood_filtered, &slowest[i]), 0);
+	nanosleep(&run, NULL);
+	pr_err("main\n");
+	atomic_store(&flood_filtered_stop, 1);
+	for (int i = 0; i < FLOOD_THREADS; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < FLOOD_THREADS; i++) {
+		printf("slowest filtered printk of thread %d: %.3f ms\n", i, slowest[i] / 1e6);
+		/* A call is microseconds; one held for the flood lasts it. */
+		assert_true(slowest[i] < FLOOD_MS * 1000000ull / 3);
+	}
+
+	/* A holder preempted while the flood wraps the log finds its position
+	 * overwritten and says so, as the kernel does (filtered records
+	 * count); nothing else comes before the line. */
+	const char *text = capture_text(&cap);
+	unsigned long dropped;
+	int n = 0;
+
+	while (sscanf(text, "** %lu printk messages dropped **\n%n", &dropped, &n) == 1 && n > 0) {
+		text += n;
+		n = 0;
+	}
+	assert_string_equal(text, "main\n");
+}
+
+/* Threads that mix filtered and printed lines: every printed line exactly
+ * once, each thread's in order, no filtered one, nothing dropped. */
+#define MIX_THREADS 4
+#define MIX_MSGS    4000
+#define MIX_EVERY   8
+
+static pthread_barrier_t mix_barrier;
+
+static void *mix_thread(void *arg)
+{
+	int id = (int)(intptr_t)arg;
+
+	pthread_barrier_wait(&mix_barrier);
+	for (int j = 0; j < MIX_MSGS; j++) {
+		if (j % MIX_EVERY == 0)
+			pr_err("T%d %d\n", id, j);
+		else
+			printk(KERN_DEBUG "d%d %d\n", id, j);
+	}
+	return NULL;
+}
+
+static void test_threads_mix_filtered_and_printed(void **state)
+{
+	(void)state;
+	pthread_t t[MIX_THREADS];
+
+	/* A log that holds the whole run: nothing may be overwritten. */
+	capture_teardown(&cap);
+	capture_setup(&cap, 4 << 20);
+	pthread_barrier_init(&mix_barrier, NULL, MIX_THREADS);
+	for (int i = 0; i < MIX_THREADS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, mix_thread, (void *)(intptr_t)i), 0);
+	for (int i = 0; i < MIX_THREADS; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&mix_barrier);
+
+	int next[MIX_THREADS] = { 0 }, lines = 0;
+	const char *p = capture_text(&cap);
+
+	while (*p) {
+		int id, j, n = 0;
+
+		assert_int_equal(sscanf(p, "T%d %d\n%n", &id, &j, &n), 2);
+		assert_true(n > 0 && id >= 0 && id < MIX_THREADS);
+		assert_int_equal(j, next[id]);
+		next[id] += MIX_EVERY;
+		lines++;
+		p += n;
+	}
+	assert_int_equal(lines, MIX_THREADS * MIX_MSGS / MIX_EVERY);
+	assert_int_equal(next_seq(), MIX_THREADS * MIX_MSGS);
+}
+
 /* ---- several threads, a slow console ---- */
 
 #define HO_THREADS 4
@@ -1683,6 +1888,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_threads_only_store_and_wake, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_handover_slow_console, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_pr_flush_bounded_under_flood, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_printed_behind_pending_filtered, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_filtered_behind_pending_printed, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_filtered_flood_never_waits, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_threads_mix_filtered_and_printed, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_color, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_escape, setup_capture, teardown),
 	};

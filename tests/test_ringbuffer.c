@@ -2,7 +2,8 @@
 /*
  * test_ringbuffer.c - deterministic unit tests of the record ring
  * (src/ringbuffer.c): round trips, wrap-around, overwrite and exact loss
- * accounting, reserve-in-last rules, header validation, waiting, and a writer
+ * accounting, reserve-in-last rules, header validation, waiting, peeking at
+ * a record's state (prb_peek) at each step of its writer, and a writer
  * interrupted at each test point (what a signal handler would do).
  */
 #include <errno.h>
@@ -437,6 +438,72 @@ static void test_header_validation(void **state)
 	assert_non_null(strstr(prb_strerror(-EPROTO), "not a libprintk log"));
 }
 
+/* ---- prb_peek: where a record stands, without copying it ---- */
+
+static struct prb *peek_ring;
+static unsigned peek_at_tp[PRB_TP_REOPENED + 1];
+static uint64_t peek_seq;
+
+static void peek_hook(enum prb_testpoint tp)
+{
+	unsigned level = 99;
+
+	peek_at_tp[tp] = prb_peek(peek_ring, peek_seq, &level) + 1u; /* 0: not called */
+	if (peek_at_tp[tp] == PRB_PEEK_FINAL + 1)
+		fail_msg("a record being written peeked as final");
+}
+
+static void test_peek(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(12, 0);
+	struct prb_meta m = meta_of(1, 0);
+	unsigned level = 99;
+	char text[64];
+
+	/* Nothing reserved yet: its writer has not come. */
+	assert_int_equal(prb_peek(rb, 0, &level), PRB_PEEK_PENDING);
+	assert_int_equal(prb_peek(rb, 5, &level), PRB_PEEK_PENDING);
+	assert_int_equal(level, 99);
+
+	m.level = 3;
+	assert_int_equal(prb_store(rb, &m, "err", 3, NULL, 0, true, NULL), 0);
+	assert_int_equal(prb_peek(rb, 0, &level), PRB_PEEK_FINAL);
+	assert_int_equal(level, 3);
+
+	/* Open for continuation: not final yet, then final once ended. */
+	store_text(rb, 1, "open", false);
+	assert_int_equal(prb_peek(rb, 1, &level), PRB_PEEK_PENDING);
+	prb_finalize_last(rb);
+	assert_int_equal(prb_peek(rb, 1, &level), PRB_PEEK_FINAL);
+	assert_int_equal(level, 6);
+
+	/* Every step of a writer's record before its commit. */
+	peek_ring = rb;
+	peek_seq = 2;
+	memset(peek_at_tp, 0, sizeof(peek_at_tp));
+	prb_set_testpoint_hook(peek_hook);
+	store_text(rb, 1, "watched", true);
+	prb_set_testpoint_hook(NULL);
+	assert_int_equal(peek_at_tp[PRB_TP_HEAD_RESERVED], PRB_PEEK_PENDING + 1);
+	assert_int_equal(peek_at_tp[PRB_TP_CLAIMED], PRB_PEEK_PENDING + 1);
+	assert_int_equal(peek_at_tp[PRB_TP_BEFORE_COMMIT], PRB_PEEK_PENDING + 1);
+	assert_int_equal(prb_peek(rb, 2, &level), PRB_PEEK_FINAL);
+
+	/* Overwritten: gone, however far back. */
+	memset(text, 'x', sizeof(text));
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(prb_store(rb, &m, text, sizeof(text), NULL, 0, true, NULL), 0);
+	assert_true(prb_first_seq(rb) > 2);
+	assert_int_equal(prb_peek(rb, 0, &level), PRB_PEEK_GONE);
+	assert_int_equal(prb_peek(rb, 2, &level), PRB_PEEK_GONE);
+	assert_int_equal(prb_peek(rb, prb_first_seq(rb) - 1, &level), PRB_PEEK_GONE);
+	assert_int_equal(prb_peek(rb, prb_first_seq(rb), &level), PRB_PEEK_FINAL);
+	assert_int_equal(prb_peek(rb, prb_next_seq(rb) - 1, &level), PRB_PEEK_FINAL);
+	assert_int_equal(level, 3);
+	assert_int_equal(prb_peek(rb, prb_next_seq(rb), &level), PRB_PEEK_PENDING);
+}
+
 /* ---- a nested writer at each test point: what a signal handler does ---- */
 
 static struct prb *tp_ring;
@@ -748,6 +815,7 @@ int main(void)
 		cmocka_unit_test(test_continuation_rules),
 		cmocka_unit_test(test_continuation_grows_across_end),
 		cmocka_unit_test(test_header_validation),
+		cmocka_unit_test(test_peek),
 		cmocka_unit_test(test_interrupted_after_head),
 		cmocka_unit_test(test_interrupted_after_claim),
 		cmocka_unit_test(test_interrupted_before_commit),
