@@ -16,7 +16,8 @@
  *    the cost of a site that is off);
  *  - the lock is only ever tried from printk (a signal handler may
  *    interrupt its holder): a query that finds it taken is left for the
- *    next look, never waited for;
+ *    next look, never waited for; fork() takes it (bounded) and the child
+ *    starts with it free;
  *  - parsing works on a copy on the stack and allocates nothing; a query
  *    read from the log file comes from another process: it is copied
  *    whole, bounded, checked against the generation around the copy, and
@@ -24,6 +25,7 @@
  */
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <string.h>
@@ -74,6 +76,36 @@ static void take_lock(void)
 static void drop_lock(void)
 {
 	pk_store_release(&lock, 0);
+}
+
+/*
+ * fork(): the child has only the forking thread, so a lock another thread
+ * held at that moment would stay taken in the child, whose next query or
+ * dlopen'ed object would wait for it for good. The lock is taken around
+ * the fork, so that the child's table is whole, but for FORK_LOCK_TRIES
+ * yields at most: a holder that does not let go by then (one the forking
+ * signal handler interrupted never does) is not waited for, and the child
+ * frees the lock all the same.
+ */
+#define FORK_LOCK_TRIES 10000
+static _Thread_local int fork_locked; /* the forking thread's: two may fork at once */
+
+static void lock_before_fork(void)
+{
+	fork_locked = 0;
+	for (int i = 0; i < FORK_LOCK_TRIES && !(fork_locked = try_lock()); i++)
+		sched_yield();
+}
+
+static void unlock_in_parent(void)
+{
+	if (fork_locked)
+		drop_lock();
+}
+
+static void unlock_in_child(void)
+{
+	drop_lock();
 }
 
 /* ---- parsing ----------------------------------------------------------- */
@@ -825,6 +857,7 @@ static void poll_hook(struct pk_log_shared *sh)
 __attribute__((constructor)) static void install_hook(void)
 {
 	atomic_store_explicit(&pk_dyndbg_hook, poll_hook, memory_order_relaxed);
+	pthread_atfork(lock_before_fork, unlock_in_parent, unlock_in_child);
 }
 
 int pk_dyndbg_poll(void)

@@ -8,12 +8,15 @@
  * lines; dev_dbg, netdev_dbg and print_hex_dump_debug sites; the
  * netdev_* and netif_* prefixes; PRINTK_OPTS dyndbg=; sites in a shared
  * object, gone with it; and a query posted through a log file by another
- * process (pk_dyndbg_post, udmesg --dyndbg) turning a site on.
+ * process (pk_dyndbg_post, udmesg --dyndbg) turning a site on; fork()
+ * while another thread runs queries.
  */
 #define PRINTK_DYNAMIC_DEBUG 1
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -474,6 +477,45 @@ static void test_printk_opts(void **state)
 	assert_int_equal(pk_printk_configure("dyndbg=\"func nosuch -p\""), 0);
 }
 
+/* fork() while another thread runs queries (and so holds the table's lock
+ * now and then): every child can still query. A lock held by a thread the
+ * child does not have would make the child's query wait for good. */
+#define FORK_ROUNDS 100
+
+static _Atomic int querying;
+
+static void *query_loop(void *arg)
+{
+	(void)arg;
+	while (atomic_load(&querying)) {
+		pk_dyndbg_query("func site_a +p");
+		pk_dyndbg_query("func site_a -p");
+	}
+	return NULL;
+}
+
+static int child_query(void *arg)
+{
+	(void)arg;
+	return pk_dyndbg_query("func site_a +p") == 1 ? 0 : 1;
+}
+
+static void test_fork_while_querying(void **state)
+{
+	(void)state;
+	pthread_t t;
+	struct child_result res;
+
+	atomic_store(&querying, 1);
+	assert_int_equal(pthread_create(&t, NULL, query_loop, NULL), 0);
+	for (int i = 0; i < FORK_ROUNDS; i++) {
+		run_child_ok(child_query, NULL, 5000, &res);
+		child_result_free(&res);
+	}
+	atomic_store(&querying, 0);
+	pthread_join(t, NULL);
+}
+
 /* A shared object's sites: on (DEBUG), in their module, gone with it. */
 static void test_shared_object(void **state)
 {
@@ -659,6 +701,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kernel_site_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ratelimited, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_printk_opts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_while_querying, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_object, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remote_post, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remote_udmesg, setup, teardown),
