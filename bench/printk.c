@@ -15,13 +15,17 @@
  *   vsnprintf  our formatter alone vs glibc's, same format.
  *   clock      the timestamp clock (src/clock.c: CLOCK_MONOTONIC or the
  *              TSC, see the "clock:" line) vs clock_gettime(CLOCK_MONOTONIC);
- *              PRINTK_CLOCK=tsc measures the TSC clock where it is not chosen.
+ *              also per call per thread while two threads read it, and (on
+ *              x86-64) what the TSC read itself costs, with and without the
+ *              fence the clock puts before it. PRINTK_CLOCK=tsc measures the
+ *              TSC clock where it is not chosen.
  *
  * Targets: filtered <= 1.15 x floor; devnull <= 1.1 x floor+write (the last
  * figures are in docs/performance.md).
  * Each figure is the median of several runs. --quick runs shorter.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +38,13 @@
 #include "bench.h"
 #include "clock.h"
 #include "vsprintf.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <x86intrin.h>
+#define HAVE_TSC 1
+#else
+#define HAVE_TSC 0
+#endif
 
 #define RUNS 7
 
@@ -114,6 +125,41 @@ static void run_pk_clock(long n)
 		sink += pk_clock_ns();
 }
 
+static void *pk_clock_thread(void *arg)
+{
+	run_pk_clock(*(long *)arg);
+	return NULL;
+}
+
+/* @n calls in each of two threads: the time is per call per thread. */
+static void run_pk_clock_2t(long n)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, pk_clock_thread, &n)) {
+		fprintf(stderr, "bench/printk: pthread_create failed\n");
+		exit(1);
+	}
+	run_pk_clock(n);
+	pthread_join(t, NULL);
+}
+
+#if HAVE_TSC
+static void run_rdtsc(long n)
+{
+	for (long i = 0; i < n; i++)
+		sink += __rdtsc();
+}
+
+static void run_lfence_rdtsc(long n)
+{
+	for (long i = 0; i < n; i++) {
+		_mm_lfence();
+		sink += __rdtsc();
+	}
+}
+#endif
+
 static void run_clock_gettime(long n)
 {
 	for (long i = 0; i < n; i++) {
@@ -191,7 +237,7 @@ int main(int argc, char **argv)
 	printf("bench/printk: %ld iterations x %d runs (median, runs interleaved), %ld CPUs, log %zu bytes\n", iters, RUNS,
 	       ncpu, pk_log_buf_len(pk_printk_log()));
 
-	enum { GLIBC, OURS, FLOOR, WRITE, FILTERED, EAGER, PRINTED, CLOCK, GETTIME, NFIG };
+	enum { GLIBC, OURS, FLOOR, WRITE, FILTERED, EAGER, PRINTED, CLOCK, CLOCK2, GETTIME, TSC, TSC_FENCED, NFIG };
 	struct figure fig[NFIG] = {
 		[GLIBC] = { .fn = run_glibc_snprintf },
 		[OURS] = { .fn = run_our_snprintf },
@@ -201,10 +247,16 @@ int main(int argc, char **argv)
 		[EAGER] = { .fn = run_printk_eager, .console_loglevel = 1 },
 		[PRINTED] = { .fn = run_printk, .console_loglevel = 7 },
 		[CLOCK] = { .fn = run_pk_clock },
+		[CLOCK2] = { .fn = run_pk_clock_2t },
 		[GETTIME] = { .fn = run_clock_gettime },
+#if HAVE_TSC
+		[TSC] = { .fn = run_rdtsc },
+		[TSC_FENCED] = { .fn = run_lfence_rdtsc },
+#endif
 	};
+	int nfig = HAVE_TSC ? NFIG : TSC;
 
-	measure(fig, NFIG);
+	measure(fig, nfig);
 
 	double glibc = fig[GLIBC].median, ours = fig[OURS].median, floor = fig[FLOOR].median;
 	double wr = fig[WRITE].median, filtered = fig[FILTERED].median, printed = fig[PRINTED].median;
@@ -222,5 +274,9 @@ int main(int argc, char **argv)
 	printf("clock: %s\n", pk_clock_describe());
 	printf("clock      pk_clock_ns %8.1f ns   clock_gettime %8.1f ns\n", fig[CLOCK].median,
 	       fig[GETTIME].median);
+	printf("clock      pk_clock_ns, 2 threads at once, per call per thread %8.1f ns\n", fig[CLOCK2].median);
+	if (HAVE_TSC)
+		printf("tsc        rdtsc %8.1f ns   lfence + rdtsc %8.1f ns\n", fig[TSC].median,
+		       fig[TSC_FENCED].median);
 	return 0;
 }
