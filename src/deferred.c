@@ -52,6 +52,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <printk/log.h>
@@ -795,34 +796,41 @@ static size_t bad(char *text)
 
 /* The expansion, with @blob (PK_TEXT_MAX + 1 bytes) to copy the record's
  * blob into. */
-static size_t expand(const struct prb *rb, char *text, size_t len, char *blob)
+/*
+ * Where expand_with() takes the format's conversions from: parsed as it
+ * goes (@list NULL), or a list a bulk reader's cache parsed before, with
+ * what the last next_conv() call said of the text after the last one.
+ */
+struct conv_src {
+	size_t pos;
+	const struct conv *list;
+	unsigned n, i;
+	bool tail_pct;
+};
+
+static int conv_next(const char *fmt, size_t flen, struct conv_src *src, struct conv *c)
 {
-	/* ~1 KiB of stack besides @blob: readers run on signal stacks too. A
-	 * segment of the format, and a string of the blob, get their NUL by
-	 * borrowing the byte after them for the call. */
-	char fmt[(PK_DEFERRED_FMT_MAX + 8) / 8 * 8];
+	if (!src->list)
+		return next_conv(fmt, flen, &src->pos, c);
+	if (src->i < src->n) {
+		*c = src->list[src->i++];
+		return 1;
+	}
+	c->pct = src->tail_pct;
+	return 0;
+}
+
+/* The blob @in (its reference taken) formatted by @fmt (@flen bytes, with
+ * room for one more: it is borrowed and given back) into @text. */
+static size_t expand_with(char *text, char *blob, struct in in, char *fmt, size_t flen,
+			  struct conv_src *src)
+{
 	const size_t cap = PK_TEXT_MAX + 1;
-	uint64_t ref;
-
-	if (len > PK_TEXT_MAX)
-		return bad(text);
-	memcpy(blob, text, len);
-
-	struct in in = { blob, len, 0 };
-
-	if (!take(&in, &ref, sizeof(ref)))
-		return bad(text);
-
-	int flen = entry_read(rb, (uint32_t)ref, (uint32_t)(ref >> 32), fmt);
-
-	if (flen < 0)
-		return bad(text);
-
-	size_t pos = 0, from = 0, o = 0;
+	size_t from = 0, o = 0;
 	struct conv c;
 	int r;
 
-	while ((r = next_conv(fmt, (size_t)flen, &pos, &c)) == 1) {
+	while ((r = conv_next(fmt, flen, src, &c)) == 1) {
 		int32_t w = 0, p = 0;
 
 		if ((c.star_w && !take(&in, &w, 4)) || (c.star_p && !take(&in, &p, 4)))
@@ -924,7 +932,7 @@ static size_t expand(const struct prb *rb, char *text, size_t len, char *blob)
 	fmt[flen] = '\0';
 
 	/* Literal text prints as itself: only a "%%" needs the formatter. */
-	size_t tail = (size_t)flen - from;
+	size_t tail = flen - from;
 	int n = (int)tail;
 
 	if (c.pct) {
@@ -939,11 +947,133 @@ static size_t expand(const struct prb *rb, char *text, size_t len, char *blob)
 	return o;
 }
 
+static size_t expand(const struct prb *rb, char *text, size_t len, char *blob)
+{
+	/* ~1 KiB of stack besides @blob: readers run on signal stacks too. A
+	 * segment of the format, and a string of the blob, get their NUL by
+	 * borrowing the byte after them for the call. */
+	char fmt[(PK_DEFERRED_FMT_MAX + 8) / 8 * 8];
+	uint64_t ref;
+
+	if (len > PK_TEXT_MAX)
+		return bad(text);
+	memcpy(blob, text, len);
+
+	struct in in = { blob, len, 0 };
+
+	if (!take(&in, &ref, sizeof(ref)))
+		return bad(text);
+
+	int flen = entry_read(rb, (uint32_t)ref, (uint32_t)(ref >> 32), fmt);
+
+	if (flen < 0)
+		return bad(text);
+
+	struct conv_src src = { 0 };
+
+	return expand_with(text, blob, in, fmt, (size_t)flen, &src);
+}
+
 static PK_NOINLINE size_t expand_own(const struct prb *rb, char *text, size_t len)
 {
 	char blob[PK_TEXT_MAX + 1];
 
 	return expand(rb, text, len, blob);
+}
+
+/* ---------------------------------------- a bulk reader's format cache -- */
+
+#define FC_SLOTS 64 /* direct-mapped by reference */
+#define FC_CONVS 24 /* a format with more conversions is parsed each time */
+
+struct fc_slot {
+	uint64_t ref; /* 0: empty (no reference is 0: entries start at TAB_HDR) */
+	size_t flen;
+	unsigned nconv;
+	bool tail_pct;
+	struct conv conv[FC_CONVS];
+	char fmt[(PK_DEFERRED_FMT_MAX + 8) / 8 * 8];
+};
+
+struct pk_dfmt_cache {
+	const struct prb *rb; /* the ring its entries come from */
+	char blob[PK_TEXT_MAX + 1];
+	struct fc_slot slot[FC_SLOTS];
+};
+
+struct pk_dfmt_cache *pk_dfmt_cache_new(void)
+{
+	return calloc(1, sizeof(struct pk_dfmt_cache));
+}
+
+void pk_dfmt_cache_free(struct pk_dfmt_cache *fc)
+{
+	free(fc);
+}
+
+/* @sl's format (fmt, flen) parsed into its list: false if it has more
+ * conversions than the list holds, or one without a rule. */
+static bool fc_parse(struct fc_slot *sl)
+{
+	size_t pos = 0;
+	struct conv c;
+	int r;
+
+	sl->nconv = 0;
+	while ((r = next_conv(sl->fmt, sl->flen, &pos, &c)) == 1) {
+		if (sl->nconv == FC_CONVS)
+			return false;
+		sl->conv[sl->nconv++] = c;
+	}
+	sl->tail_pct = c.pct;
+	return r == 0;
+}
+
+static size_t expand_cached(const struct prb *rb, char *text, size_t len, struct pk_dfmt_cache *fc)
+{
+	char *blob = fc->blob;
+	uint64_t ref;
+
+	if (len > PK_TEXT_MAX)
+		return bad(text);
+	memcpy(blob, text, len);
+
+	struct in in = { blob, len, 0 };
+
+	if (!take(&in, &ref, sizeof(ref)))
+		return bad(text);
+	if (fc->rb != rb) {
+		for (unsigned i = 0; i < FC_SLOTS; i++)
+			fc->slot[i].ref = 0;
+		fc->rb = rb;
+	}
+
+	struct fc_slot *sl = &fc->slot[((uint32_t)ref >> 3 ^ (uint32_t)(ref >> 32)) % FC_SLOTS];
+	struct conv_src src = { 0 };
+
+	if (sl->ref != ref) {
+		sl->ref = 0;
+
+		int flen = entry_read(rb, (uint32_t)ref, (uint32_t)(ref >> 32), sl->fmt);
+
+		if (flen < 0)
+			return bad(text);
+		sl->flen = (size_t)flen;
+		if (!fc_parse(sl))
+			return expand_with(text, blob, in, sl->fmt, sl->flen, &src);
+		sl->ref = ref;
+	}
+	src.list = sl->conv;
+	src.n = sl->nconv;
+	src.tail_pct = sl->tail_pct;
+	return expand_with(text, blob, in, sl->fmt, sl->flen, &src);
+}
+
+size_t pk_deferred_expand_cached(const struct prb *rb, char *text, size_t len, uint8_t *flags,
+				 struct pk_dfmt_cache *fc)
+{
+	*flags &= (uint8_t)~PRB_FLAG_DEFERRED;
+	return fc ? expand_cached(rb, text, len, fc) : expand_own(rb, text, len);
 }
 
 size_t pk_deferred_expand(const struct prb *rb, char *text, size_t len, uint8_t *flags,

@@ -120,6 +120,23 @@ int pk_deferred_encode(const struct pk_dfmt *f, uint64_t ref, va_list *ap, char 
 size_t pk_deferred_expand(const struct prb *rb, char *text, size_t len, uint8_t *flags,
 			  char *scratch);
 
+/*
+ * A bulk reader's memory of the formats it expanded (one per thread, e.g.
+ * each of udmesg's): pk_deferred_expand_cached() expands a record whose
+ * format it met before without copying, checking and parsing the table
+ * entry again. What it holds are copies taken when they validated: a table
+ * changed afterwards (a hostile file) changes none of them, and a record's
+ * blob is checked against them as against a fresh copy. A cache follows
+ * one ring at a time (another ring empties it). Allocated (about 130 KiB;
+ * NULL when memory is short), so not for signal handlers.
+ */
+struct pk_dfmt_cache;
+struct pk_dfmt_cache *pk_dfmt_cache_new(void);
+void pk_dfmt_cache_free(struct pk_dfmt_cache *fc);
+/* pk_deferred_expand() through @fc (NULL: without one). */
+size_t pk_deferred_expand_cached(const struct prb *rb, char *text, size_t len, uint8_t *flags,
+				 struct pk_dfmt_cache *fc);
+
 /* The table's counters. */
 struct pk_deferred_stats {
 	uint64_t used;	 /* bytes of entries */

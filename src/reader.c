@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deferred.h"
 #include "kmsg_format.h"
 #include "log_internal.h"
 #include "log_shared.h"
@@ -68,9 +69,20 @@ struct pk_text_reader *pk_log_text_reader(struct pk_log *log)
 	return (struct pk_text_reader *)(void *)pk_log_ring(log);
 }
 
-int pk_text_read(struct pk_text_reader *tr, uint64_t seq, uint64_t *ts_nsec, char *dst)
+struct pk_text_cache *pk_text_cache_new(void)
 {
-	return prb_read_text((struct prb *)(void *)tr, seq, ts_nsec, dst);
+	return (struct pk_text_cache *)(void *)pk_dfmt_cache_new();
+}
+
+void pk_text_cache_free(struct pk_text_cache *cache)
+{
+	pk_dfmt_cache_free((struct pk_dfmt_cache *)(void *)cache);
+}
+
+int pk_text_read(struct pk_text_reader *tr, struct pk_text_cache *cache, uint64_t seq, uint64_t *ts_nsec,
+		 char *dst)
+{
+	return prb_read_text((struct prb *)(void *)tr, seq, ts_nsec, dst, (struct pk_dfmt_cache *)(void *)cache);
 }
 
 int pk_log_wait(struct pk_log *log, uint64_t seq, int64_t timeout_ns)

@@ -104,14 +104,27 @@ struct pk_text_reader;
 struct pk_text_reader *pk_log_text_reader(struct pk_log *log);
 
 /*
+ * A reading thread's memory of the formats of the deferred records it read
+ * (their table entries copied, checked and parsed once): pass it to every
+ * pk_text_read() of that thread. NULL when memory is short; reads then
+ * work without it. Not for signal handlers (it is allocated).
+ */
+struct pk_text_cache;
+struct pk_text_cache *pk_text_cache_new(void);
+void pk_text_cache_free(struct pk_text_cache *cache);
+
+/*
  * If record @seq is complete (finalized) and still in the ring, copy its
  * text to @dst (PK_TEXT_READ_ROOM bytes; not NUL-terminated), set
- * *@ts_nsec and return the text's length. -EAGAIN in every other case (not
- * written yet, still open, overwritten, a hole, a writer racing with the
- * copy): pk_log_read() then says what is there. Lock-free: async-signal-
- * safe, thread-safe (any number of threads may read at once), never blocks.
+ * *@ts_nsec and return the text's length; a deferred record is expanded
+ * through @cache, this thread's (NULL: none). -EAGAIN in every other case
+ * (not written yet, still open, overwritten, a hole, a writer racing with
+ * the copy): pk_log_read() then says what is there. Lock-free: async-
+ * signal-safe with a NULL @cache, thread-safe (any number of threads may
+ * read at once, each with its own cache), never blocks.
  */
-int pk_text_read(struct pk_text_reader *tr, uint64_t seq, uint64_t *ts_nsec, char *dst);
+int pk_text_read(struct pk_text_reader *tr, struct pk_text_cache *cache, uint64_t seq, uint64_t *ts_nsec,
+		 char *dst);
 
 /*
  * Sleep until a record with sequence number >= @seq may be readable, or

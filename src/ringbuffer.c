@@ -1727,7 +1727,7 @@ static bool read_fast(struct prb *rb, uint64_t seq, struct prb_record *r)
  */
 _Static_assert((PRB_TEXT_MAX + 15) / 16 * 16 <= PRB_TEXT_MAX + 8, "prb_read_text() stays in its promised room");
 
-int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst)
+int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst, struct pk_dfmt_cache *fc)
 {
 	uint64_t id = seq_to_id(rb, seq);
 	pk_a64 *d = slot(rb, id), *tail = &rb->hdr->tail;
@@ -1766,7 +1766,7 @@ int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst)
 	if (PK_UNLIKELY((info >> 48) & PRB_FLAG_DEFERRED)) {
 		uint8_t fl = (uint8_t)(info >> 48);
 
-		return (int)pk_deferred_expand(rb, dst, tl, &fl, NULL);
+		return (int)pk_deferred_expand_cached(rb, dst, tl, &fl, fc);
 	}
 	return (int)tl;
 }

@@ -269,9 +269,11 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
  * NUL-terminated), set *@ts_nsec and
  * return the text length. -EAGAIN in every other case (not written yet,
  * open, overwritten, a hole, a racing writer, bad geometry): prb_read() then
- * sorts it out.
+ * sorts it out. A deferred record is expanded through @fc when it is not
+ * NULL (pk_dfmt_cache_new(), deferred.h).
  */
-int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst);
+struct pk_dfmt_cache;
+int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst, struct pk_dfmt_cache *fc);
 
 /*
  * Where the record @seq stands, without copying it (a console loop passes

@@ -6,7 +6,8 @@
  *   - 100,000 random calls over formats of every conversion with a rule
  *     (and some without: %p, a body that starts with a conversion), each
  *     stored both ways: same text, length, level and flags, through
- *     pk_log_read() and pk_text_read(); outputs past the 1023-byte cut too;
+ *     pk_log_read() and pk_text_read() (with a bulk reader's format cache
+ *     and without); outputs past the 1023-byte cut too;
  *   - continuation: an open line, then a deferred line, then a KERN_CONT
  *     fragment: the same records as eagerly;
  *   - a reader in another process (udmesg, exec'd on a log file) prints the
@@ -14,7 +15,8 @@
  *   - a full format table: the messages are formatted eagerly, counted
  *     exactly, and read back right;
  *   - a damaged table entry (and a blob that does not match its format)
- *     reads as the placeholder, never crashes;
+ *     reads as the placeholder, never crashes; a format cache keeps no
+ *     entry that does not validate, and a copy it took stays as it was;
  *   - a level a console prints, a continuation and an open line are never
  *     deferred; pr_info() reaches the deferred path;
  *   - writer threads storing deferred records while a reader reads them:
@@ -290,7 +292,9 @@ static void test_random_calls_same_bytes(void **state)
 	uint64_t deferred0 = pk_printk_deferred_here();
 	unsigned cut = 0;
 	struct pk_text_reader *tr = pk_log_text_reader(pk_printk_log());
+	struct pk_text_cache *cache = pk_text_cache_new();
 
+	assert_non_null(cache);
 	make_pool();
 	for (unsigned n = 0; n < 100000; n++) {
 		int k = (int)(rnd() % NCALLS);
@@ -309,14 +313,21 @@ static void test_random_calls_same_bytes(void **state)
 		assert_same(&eager_rec, &rec);
 
 		uint64_t ts;
-		int len = pk_text_read(tr, seq + 1, &ts, fast_text);
+		int len = pk_text_read(tr, NULL, seq + 1, &ts, fast_text);
 
+		assert_int_equal(len, eager_rec.text_len);
+		assert_memory_equal(fast_text, eager_rec.text, eager_rec.text_len);
+		/* A bulk reader's cache of parsed formats: the same bytes. */
+		memset(fast_text, 0, sizeof(fast_text));
+		len = pk_text_read(tr, cache, seq + 1, &ts, fast_text);
 		assert_int_equal(len, eager_rec.text_len);
 		assert_memory_equal(fast_text, eager_rec.text, eager_rec.text_len);
 		cut += was_deferred && eager_rec.text_len == PK_TEXT_MAX;
 	}
 
 	uint64_t deferred = pk_printk_deferred_here() - deferred0;
+
+	pk_text_cache_free(cache);
 
 
 	if (!deferral_built())
@@ -603,15 +614,33 @@ static void test_damaged_entry_placeholder(void **state)
 
 	char text[PK_TEXT_READ_ROOM];
 	uint64_t ts;
-	int n = pk_text_read(pk_log_text_reader(pk_printk_log()), seq + 1, &ts, text);
+	struct pk_text_reader *tr = pk_log_text_reader(pk_printk_log());
+	struct pk_text_cache *cache = pk_text_cache_new();
+	int n = pk_text_read(tr, NULL, seq + 1, &ts, text);
 
 	assert_int_equal(n, (int)strlen(PK_DEFERRED_BAD_TEXT));
 	assert_memory_equal(text, PK_DEFERRED_BAD_TEXT, (size_t)n);
+	/* A bulk reader's cache keeps no entry that does not validate... */
+	assert_non_null(cache);
+	for (int i = 0; i < 2; i++) {
+		n = pk_text_read(tr, cache, seq + 1, &ts, text);
+		assert_int_equal(n, (int)strlen(PK_DEFERRED_BAD_TEXT));
+		assert_memory_equal(text, PK_DEFERRED_BAD_TEXT, (size_t)n);
+	}
 
 	/* A header its writer never stored (killed between bytes and header). */
 	pk_store_relaxed(&rb->strtab[at], w);
 	read_at(seq);
 	assert_string_equal(rec.text, "damage me 1 x");
+	n = pk_text_read(tr, cache, seq + 1, &ts, text);
+	assert_int_equal(n, (int)strlen("damage me 2 yy"));
+	assert_memory_equal(text, "damage me 2 yy", (size_t)n);
+	/* ...and what it took when it validated stays what it was. */
+	pk_store_relaxed(&rb->strtab[at], w ^ 0x20);
+	n = pk_text_read(tr, cache, seq + 1, &ts, text);
+	assert_memory_equal(text, "damage me 2 yy", (size_t)n);
+	pk_store_relaxed(&rb->strtab[at], w);
+	pk_text_cache_free(cache);
 	pk_store_relaxed(&rb->strtab[at - 1], 0);
 	read_at(seq + 1);
 	assert_string_equal(rec.text, PK_DEFERRED_BAD_TEXT);

@@ -34,6 +34,7 @@
 
 #include <printk/log.h>
 
+#include "deferred.h"
 #include "log_internal.h"
 
 #define EXTENDED_SIZE (1u << 20)
@@ -104,9 +105,10 @@ static void read_pass(struct pk_log *log, uint64_t seq, unsigned flags)
 /*
  * udmesg's fast path: prb_read_text() into a buffer of exactly the size it
  * documents (ASan catches a word past it) must agree with pk_log_read() on
- * every record it accepts: nobody writes the file while we read it.
+ * every record it accepts, with a format cache (@fc, fresh for this file)
+ * or without: nobody writes the file while we read it.
  */
-static void text_pass(struct pk_log *log, uint64_t first, uint64_t next)
+static void text_pass(struct pk_log *log, uint64_t first, uint64_t next, struct pk_dfmt_cache *fc)
 {
 	static char *dst;
 	uint64_t ts;
@@ -114,7 +116,7 @@ static void text_pass(struct pk_log *log, uint64_t first, uint64_t next)
 	if (!dst && !(dst = malloc(PRB_TEXT_MAX + 8)))
 		abort();
 	for (uint64_t seq = first, n = 0; seq <= next && n < READ_CAP; seq++, n++) {
-		int len = prb_read_text(pk_log_ring(log), seq, &ts, dst);
+		int len = prb_read_text(pk_log_ring(log), seq, &ts, dst, fc);
 
 		if (len == -EAGAIN)
 			continue;
@@ -148,8 +150,16 @@ static int try_open(void)
 	read_pass(log, first, 0);
 	if (!gave_up)
 		read_pass(log, first, PK_READ_UNFINALIZED);
-	if (!gave_up)
-		text_pass(log, first, next);
+	if (!gave_up) {
+		struct pk_dfmt_cache *fc = pk_dfmt_cache_new();
+
+		if (!fc)
+			abort();
+		text_pass(log, first, next, NULL);
+		text_pass(log, first, next, fc);
+		text_pass(log, first, next, fc); /* every format met */
+		pk_dfmt_cache_free(fc);
+	}
 
 	/* Odd places: behind the oldest, at and past the newest, the far end. */
 	const uint64_t odd[] = { first - 1, next, next + 1, UINT64_MAX, 0 };

@@ -24,6 +24,7 @@
 #include <printk/kmsg.h>
 #include <printk/syslog.h>
 
+#include "deferred.h"
 #include "fuzz_region.h"
 #include "log_internal.h"
 
@@ -34,13 +35,14 @@ static char line[PK_MESSAGE_MAX + 64];
 static char text[PRB_TEXT_MAX + 8];
 static char sysbuf[64 * 1024];
 
-/* prb_read_text into a buffer of exactly its documented size agrees with pk_log_read. */
-static int text_pass(struct pk_log *log, uint64_t first, uint64_t next)
+/* prb_read_text into a buffer of exactly its documented size agrees with
+ * pk_log_read, with a format cache (@fc, fresh for this file) or without. */
+static int text_pass(struct pk_log *log, uint64_t first, uint64_t next, struct pk_dfmt_cache *fc)
 {
 	uint64_t ts, n = 0;
 
 	for (uint64_t seq = first; seq <= next && n < READ_CAP; seq++, n++) {
-		int len = prb_read_text(pk_log_ring(log), seq, &ts, text);
+		int len = prb_read_text(pk_log_ring(log), seq, &ts, text, fc);
 
 		if (len == -EAGAIN)
 			continue;
@@ -154,7 +156,17 @@ static int try_attach(size_t len)
 	if (!gave_up)
 		gave_up = read_pass(log, first, PK_READ_UNFINALIZED, &rec);
 	if (!gave_up)
-		gave_up = text_pass(log, first, next);
+		gave_up = text_pass(log, first, next, NULL);
+	if (!gave_up) {
+		struct pk_dfmt_cache *fc = pk_dfmt_cache_new();
+
+		if (!fc)
+			abort();
+		gave_up = text_pass(log, first, next, fc);
+		if (!gave_up)
+			gave_up = text_pass(log, first, next, fc); /* every format met */
+		pk_dfmt_cache_free(fc);
+	}
 
 	/* Odd places: behind the oldest, at and past the newest, the far end. */
 	const uint64_t odd[] = { first - 1, next, next + 1, UINT64_MAX, 0 };

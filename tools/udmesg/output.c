@@ -865,14 +865,14 @@ fast_finish(const struct ud_ctl *ctl, uint64_t ts_nsec, char *text, size_t len)
 	fast_finish_escaped(ctl, text, i, len, plen);
 }
 
-uint64_t ud_fast_run(const struct ud_ctl *ctl, struct pk_text_reader *tr, uint64_t seq,
-		     uint64_t end)
+uint64_t ud_fast_run(const struct ud_ctl *ctl, struct pk_text_reader *tr, struct pk_text_cache *cache,
+		     uint64_t seq, uint64_t end)
 {
 	for (; seq < end; seq++) {
 		uint64_t ts;
 
 		char *text = fast_text_slot();
-		int len = pk_text_read(tr, seq, &ts, text);
+		int len = pk_text_read(tr, cache, seq, &ts, text);
 
 		if (len < 0)
 			break;

@@ -600,8 +600,9 @@ struct dump {
 	int npool;
 };
 
-/* Format chunk @i into @b; returns DUMP_DONE or the seq it stopped at. */
-static uint64_t dump_chunk(struct dump *d, size_t i, struct outbuf *b)
+/* Format chunk @i into @b (@cache: the thread's); returns DUMP_DONE or the
+ * seq it stopped at. */
+static uint64_t dump_chunk(struct dump *d, size_t i, struct outbuf *b, struct pk_text_cache *cache)
 {
 	static _Thread_local struct pk_record rec;
 	uint64_t seq = d->seq0 + (uint64_t)i * DUMP_CHUNK;
@@ -610,7 +611,7 @@ static uint64_t dump_chunk(struct dump *d, size_t i, struct outbuf *b)
 
 	out_capture_begin(b);
 	for (;;) {
-		seq = ud_fast_run(d->ctl, d->tr, seq, end);
+		seq = ud_fast_run(d->ctl, d->tr, cache, seq, end);
 		if (seq >= end)
 			break;
 		if (pk_log_read(d->log, seq, &rec, 0) != 0) {
@@ -628,6 +629,8 @@ static uint64_t dump_chunk(struct dump *d, size_t i, struct outbuf *b)
 
 static void dump_loop(struct dump *d, bool writer)
 {
+	struct pk_text_cache *cache = pk_text_cache_new();
+
 	pthread_mutex_lock(&d->lock);
 	for (;;) {
 		if (writer) {
@@ -650,7 +653,7 @@ static void dump_loop(struct dump *d, bool writer)
 			struct outbuf *b = d->npool ? d->pool[--d->npool] : out_capture_new();
 
 			pthread_mutex_unlock(&d->lock);
-			uint64_t stop = dump_chunk(d, i, b);
+			uint64_t stop = dump_chunk(d, i, b, cache);
 
 			pthread_mutex_lock(&d->lock);
 			if (i < d->nchunks) {
@@ -670,6 +673,7 @@ static void dump_loop(struct dump *d, bool writer)
 		pthread_cond_wait(&d->cond, &d->lock);
 	}
 	pthread_mutex_unlock(&d->lock);
+	pk_text_cache_free(cache);
 }
 
 static void *dump_worker(void *arg)
@@ -821,6 +825,7 @@ int ud_read_log(struct ud_ctl *ctl)
 {
 	struct pk_log *log = ctl->log ? ctl->log : open_log(ctl->log_path, PK_LOG_RDONLY);
 	struct pk_text_reader *tr = pk_log_text_reader(log);
+	struct pk_text_cache *cache = ctl->fast ? pk_text_cache_new() : NULL;
 	static struct pk_record rec;
 	struct pk_log_info info;
 	struct urec u;
@@ -849,7 +854,7 @@ int ud_read_log(struct ud_ctl *ctl)
 	init_rec(&u);
 	while (!stop_signal) {
 		if (ctl->fast)
-			seq = ud_fast_run(ctl, tr, seq, UINT64_MAX);
+			seq = ud_fast_run(ctl, tr, cache, seq, UINT64_MAX);
 
 		int err = pk_log_read(log, seq, &rec, partial ? PK_READ_UNFINALIZED : 0);
 
@@ -875,6 +880,7 @@ int ud_read_log(struct ud_ctl *ctl)
 		pk_log_wait(log, seq, 500 * 1000 * 1000);
 	}
 	ud_output_finish(ctl);
+	pk_text_cache_free(cache);
 	pk_log_destroy(log);
 	return 0;
 }

@@ -189,11 +189,13 @@ void ud_print_fast(const struct ud_ctl *ctl, uint64_t ts_nsec, const char *text,
  * is copied once, by pk_text_read(), into the output buffer where its line
  * goes, and the prefix is written in front of it. Stops at the first record
  * pk_text_read() does not return (not written yet, open, overwritten, ...:
- * pk_log_read() sorts those out) and returns its seq, or @end.
+ * pk_log_read() sorts those out) and returns its seq, or @end. @cache: the
+ * calling thread's (pk_text_cache_new()), or NULL.
  */
 struct pk_text_reader;
-uint64_t ud_fast_run(const struct ud_ctl *ctl, struct pk_text_reader *tr, uint64_t seq,
-		     uint64_t end);
+struct pk_text_cache;
+uint64_t ud_fast_run(const struct ud_ctl *ctl, struct pk_text_reader *tr, struct pk_text_cache *cache,
+		     uint64_t seq, uint64_t end);
 void ud_print_raw_buffer(struct ud_ctl *ctl, const char *buf, size_t size);
 void ud_print_kmsg(struct ud_ctl *ctl, const struct urec *rec);
 void ud_output_finish(struct ud_ctl *ctl);
