@@ -38,13 +38,16 @@
  *
  * Process-local: the cache (below), one slot per literal and log, holding
  * the literal compiled once (headers parsed, conversions walked) and its
- * entry's reference.
+ * entry's reference. A bulk reader may also have caches of its own (struct
+ * pk_dfmt_cache, one per reading thread): entries it copied and parsed
+ * once, keyed by reference.
  *
  * Invariants: the writer side never formats; a reader never follows a
  * pointer from the log; every length it reads is checked against what
  * holds it; all shared words are atomics; nothing allocates, locks or
  * waits (async-signal-safe: a thread interrupted while it compiles a slot
- * leaves the literal to be formatted eagerly meanwhile).
+ * leaves the literal to be formatted eagerly meanwhile), except a bulk
+ * reader's cache, which is allocated and is not for signal handlers.
  */
 #include "deferred.h"
 
