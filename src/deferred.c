@@ -797,8 +797,6 @@ static size_t bad(char *text)
 	return sizeof(PK_DEFERRED_BAD_TEXT) - 1;
 }
 
-/* The expansion, with @blob (PK_TEXT_MAX + 1 bytes) to copy the record's
- * blob into. */
 /*
  * Where expand_with() takes the format's conversions from: parsed as it
  * goes (@list NULL), or a list a bulk reader's cache parsed before, with
@@ -950,6 +948,8 @@ static size_t expand_with(char *text, char *blob, struct in in, char *fmt, size_
 	return o;
 }
 
+/* The expansion, with @blob (PK_TEXT_MAX + 1 bytes) to copy the record's
+ * blob into. */
 static size_t expand(const struct prb *rb, char *text, size_t len, char *blob)
 {
 	/* ~1 KiB of stack besides @blob: readers run on signal stacks too. A
