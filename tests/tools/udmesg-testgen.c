@@ -18,6 +18,10 @@
  *                                   stores an unfinalized line
  *   udmesg-testgen bench FILE MIB   a MIB MiB log filled (and wrapped) with
  *                                   dmesg-like lines
+ *   udmesg-testgen deferred FILE MIB  FILE made the printk log (MIB MiB), no
+ *                                   console printing level 6, then filled
+ *                                   (and wrapped) by pr_info() of one message
+ *                                   with three arguments: deferred records
  *   udmesg-testgen mixed FILE       a 4 MiB log of such lines mixed with
  *                                   empty, escaped, multi-line, UTF-8 and
  *                                   1023-byte records, timestamps that grow
@@ -49,6 +53,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <printk/console.h>
 #include <printk/kmsg.h>
 #include <printk/log.h>
 #include <printk/printk.h>
@@ -233,6 +238,32 @@ static void bench(const char *path, unsigned mib)
 	}
 	pk_log_sync(log);
 	pk_log_destroy(log);
+}
+
+/* printk's own path: FILE the printk log, every record deferred. */
+static void deferred(const char *path, unsigned mib)
+{
+	static const char *const what[4] = { "request", "packet", "job", "frame" };
+	int err;
+
+	unlink(path);
+	if ((err = pk_set_log_buf_len((size_t)mib << 20)) || (err = pk_set_log_buf_file(path, 0)))
+		die(path, err);
+	pk_unregister_console(pk_console_stderr());
+	pk_set_console_loglevel(1);
+
+	struct pk_log *log = pk_printk_log();
+	uint64_t wrapped_at = 0;
+
+	for (unsigned long i = 0;; i++) {
+		pr_info("worker %d processed %s in %lu us\n", (int)(i & 7), what[i & 3], i * 3);
+		/* Once the oldest record is gone, a quarter more. */
+		if (!wrapped_at && pk_log_first_seq(log) > 0)
+			wrapped_at = i;
+		if (wrapped_at && i >= wrapped_at + wrapped_at / 4)
+			break;
+	}
+	pk_log_sync(log);
 }
 
 /* Fill @log with bench lines up to @bytes of text, timestamps from @ts0 in
@@ -445,6 +476,8 @@ int main(int argc, char **argv)
 		stuck(argv[2]);
 	else if (argc >= 4 && !strcmp(argv[1], "bench"))
 		bench(argv[2], (unsigned)atoi(argv[3]));
+	else if (argc >= 4 && !strcmp(argv[1], "deferred"))
+		deferred(argv[2], (unsigned)atoi(argv[3]));
 	else if (argc >= 3 && !strcmp(argv[1], "state"))
 		state(argv[2]);
 	else if (argc >= 3 && !strcmp(argv[1], "writers"))
@@ -455,7 +488,7 @@ int main(int argc, char **argv)
 		kmsg(argv[2], argc >= 4 && !strcmp(argv[3], "caller"));
 	else {
 		fprintf(stderr, "usage: udmesg-testgen golden|partial|live|mixed|stuck|state|far|kmsg "
-				"FILE | bench FILE MIB\n");
+				"FILE | bench|deferred FILE MIB\n");
 		return 2;
 	}
 	return 0;
