@@ -61,20 +61,27 @@ stats() {
 	sort -n "$1" | awk '{ v[NR] = $1 } END { printf "%.1f %.1f\n", v[1], v[int((NR + 1) / 2)] }'
 }
 
-: >"$tmp/cat.ms"
-: >"$tmp/udmesg.ms"
-: >"$tmp/udmesg1.ms"
-: >"$tmp/dmesg.ms"
-for _ in $(seq "$runs"); do
-	ms_of cat "$text" >>"$tmp/cat.ms"
-	ms_of "$udmesg" -B "$log" >>"$tmp/udmesg.ms"
-	ms_of env UDMESG_THREADS=1 "$udmesg" -B "$log" >>"$tmp/udmesg1.ms"
-	[[ -z $dmesg ]] || ms_of "$dmesg" -F "$raw" >>"$tmp/dmesg.ms"
-done
-read -r cat_best cat_med < <(stats "$tmp/cat.ms")
-read -r ud_best ud_med < <(stats "$tmp/udmesg.ms")
-read -r ud1_best ud1_med < <(stats "$tmp/udmesg1.ms")
-[[ -z $dmesg ]] || read -r dm_best dm_med < <(stats "$tmp/dmesg.ms")
+# time_legs NAME TEXT LOG [RAW]: RUNS rounds of cat TEXT, udmesg -B LOG,
+# the same with one thread and (with RAW) dmesg -F RAW, in turn, into
+# $tmp/NAME.{cat,udmesg,udmesg1,dmesg}.ms.
+time_legs() {
+	local name=$1 text=$2 log=$3 raw=${4:-}
+	local leg
+
+	for leg in cat udmesg udmesg1 dmesg; do : >"$tmp/$name.$leg.ms"; done
+	for _ in $(seq "$runs"); do
+		ms_of cat "$text" >>"$tmp/$name.cat.ms"
+		ms_of "$udmesg" -B "$log" >>"$tmp/$name.udmesg.ms"
+		ms_of env UDMESG_THREADS=1 "$udmesg" -B "$log" >>"$tmp/$name.udmesg1.ms"
+		[[ -z $raw ]] || ms_of "$dmesg" -F "$raw" >>"$tmp/$name.dmesg.ms"
+	done
+}
+
+time_legs full "$text" "$log" "${dmesg:+$raw}"
+read -r cat_best cat_med < <(stats "$tmp/full.cat.ms")
+read -r ud_best ud_med < <(stats "$tmp/full.udmesg.ms")
+read -r ud1_best ud1_med < <(stats "$tmp/full.udmesg1.ms")
+[[ -z $dmesg ]] || read -r dm_best dm_med < <(stats "$tmp/full.dmesg.ms")
 
 # Deferred records: udmesg formats each one as it reads it.
 dlog=$tmp/deferred.log
@@ -83,17 +90,10 @@ dtext=$tmp/deferred.txt
 "$udmesg" -B "$dlog" >"$dtext"
 drecords=$(wc -l <"$dtext")
 dbytes=$(wc -c <"$dtext")
-: >"$tmp/dcat.ms"
-: >"$tmp/dud.ms"
-: >"$tmp/dud1.ms"
-for _ in $(seq "$runs"); do
-	ms_of cat "$dtext" >>"$tmp/dcat.ms"
-	ms_of "$udmesg" -B "$dlog" >>"$tmp/dud.ms"
-	ms_of env UDMESG_THREADS=1 "$udmesg" -B "$dlog" >>"$tmp/dud1.ms"
-done
-read -r dcat_best dcat_med < <(stats "$tmp/dcat.ms")
-read -r dud_best dud_med < <(stats "$tmp/dud.ms")
-read -r dud1_best dud1_med < <(stats "$tmp/dud1.ms")
+time_legs deferred "$dtext" "$dlog"
+read -r dcat_best dcat_med < <(stats "$tmp/deferred.cat.ms")
+read -r dud_best dud_med < <(stats "$tmp/deferred.udmesg.ms")
+read -r dud1_best dud1_med < <(stats "$tmp/deferred.udmesg1.ms")
 
 btype=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
 cpus=$(nproc)

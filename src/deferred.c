@@ -948,6 +948,17 @@ static size_t expand_with(char *text, char *blob, struct in in, char *fmt, size_
 	return o;
 }
 
+/* Copy the record's blob (@len bytes at @text) to @blob, where the
+ * expansion reads it (@in), and take its reference. */
+static bool blob_open(const char *text, size_t len, char *blob, struct in *in, uint64_t *ref)
+{
+	if (len > PK_TEXT_MAX)
+		return false;
+	memcpy(blob, text, len);
+	*in = (struct in){ blob, len, 0 };
+	return take(in, ref, sizeof(*ref));
+}
+
 /* The expansion, with @blob (PK_TEXT_MAX + 1 bytes) to copy the record's
  * blob into. */
 static size_t expand(const struct prb *rb, char *text, size_t len, char *blob)
@@ -957,14 +968,9 @@ static size_t expand(const struct prb *rb, char *text, size_t len, char *blob)
 	 * borrowing the byte after them for the call. */
 	char fmt[(PK_DEFERRED_FMT_MAX + 8) / 8 * 8];
 	uint64_t ref;
+	struct in in;
 
-	if (len > PK_TEXT_MAX)
-		return bad(text);
-	memcpy(blob, text, len);
-
-	struct in in = { blob, len, 0 };
-
-	if (!take(&in, &ref, sizeof(ref)))
+	if (!blob_open(text, len, blob, &in, &ref))
 		return bad(text);
 
 	int flen = entry_read(rb, (uint32_t)ref, (uint32_t)(ref >> 32), fmt);
@@ -1036,14 +1042,9 @@ static size_t expand_cached(const struct prb *rb, char *text, size_t len, struct
 {
 	char *blob = fc->blob;
 	uint64_t ref;
+	struct in in;
 
-	if (len > PK_TEXT_MAX)
-		return bad(text);
-	memcpy(blob, text, len);
-
-	struct in in = { blob, len, 0 };
-
-	if (!take(&in, &ref, sizeof(ref)))
+	if (!blob_open(text, len, blob, &in, &ref))
 		return bad(text);
 	if (fc->rb != rb) {
 		for (unsigned i = 0; i < FC_SLOTS; i++)
