@@ -878,40 +878,50 @@ static size_t expand_with(char *text, char *blob, struct in in, char *fmt, size_
 		case C_INT: {
 			int32_t v;
 
-			if (!take(&in, &v, 4))
-				return bad(text);
+			if (!take(&in, &v, 4)) {
+				n = -1; /* fmt is given back first */
+				break;
+			}
 			n = SEG(c, w, p, (int)v);
 			break;
 		}
 		case C_LONG: {
 			int64_t v;
 
-			if (!take(&in, &v, 8))
-				return bad(text);
+			if (!take(&in, &v, 8)) {
+				n = -1; /* fmt is given back first */
+				break;
+			}
 			n = SEG(c, w, p, (long)v);
 			break;
 		}
 		case C_LLONG: {
 			int64_t v;
 
-			if (!take(&in, &v, 8))
-				return bad(text);
+			if (!take(&in, &v, 8)) {
+				n = -1; /* fmt is given back first */
+				break;
+			}
 			n = SEG(c, w, p, (long long)v);
 			break;
 		}
 		case C_DBL: {
 			double v;
 
-			if (!take(&in, &v, 8))
-				return bad(text);
+			if (!take(&in, &v, 8)) {
+				n = -1; /* fmt is given back first */
+				break;
+			}
 			n = SEG(c, w, p, v);
 			break;
 		}
 		default: {
 			uint16_t sl;
 
-			if (!take(&in, &sl, 2) || sl > in.n - in.at)
-				return bad(text);
+			if (!take(&in, &sl, 2) || sl > in.n - in.at) {
+				n = -1; /* fmt is given back first */
+				break;
+			}
 
 			char *str = blob + in.at;
 			char str_after = str[sl];
