@@ -1361,13 +1361,13 @@ static uint64_t now_ns(void);
 /* A printer thread of the test's own: stops in its record right before
  * the commit until told to go on. */
 static pthread_t pending_thread;
+static _Thread_local int in_pending_thread;
 static _Atomic int pending_armed;
 static sem_t pending_in, pending_go;
 
 static void stop_before_commit(enum prb_testpoint tp)
 {
-	if (tp == PRB_TP_BEFORE_COMMIT && atomic_load(&pending_armed) &&
-	    pthread_equal(pthread_self(), pending_thread) && atomic_exchange(&pending_armed, 0)) {
+	if (tp == PRB_TP_BEFORE_COMMIT && in_pending_thread && atomic_exchange(&pending_armed, 0)) {
 		sem_post(&pending_in);
 		sem_wait(&pending_go);
 	}
@@ -1375,6 +1375,7 @@ static void stop_before_commit(enum prb_testpoint tp)
 
 static void *store_pending(void *arg)
 {
+	in_pending_thread = 1;
 	printk("%s", (const char *)arg);
 	return NULL;
 }
