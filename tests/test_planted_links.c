@@ -46,10 +46,10 @@
 
 #include "testutil.h"
 
-#define NOBODY	   65534
-#define VICTIM	   "the victim's own bytes\n"
-#define TOOL_MS	   20000
-#define FIFO_MS	   10000
+#define NOBODY	65534
+#define VICTIM	"the victim's own bytes\n"
+#define TOOL_MS 20000
+#define FIFO_MS 10000
 
 static char sticky[256];
 static char victim[256];
@@ -325,7 +325,8 @@ static int fwd_run(const char *cursor, char **err, unsigned ms)
 		if (fd < 0 || dup2(fd, 2) < 0 || dup2(fd, 1) < 0)
 			_exit(120);
 		unsetenv("PRINTK_OPTS");
-		execl(PK_FORWARD, PK_FORWARD, "--once", "-c", cursor, target, fwd_log, (char *)NULL);
+		execl(PK_FORWARD, PK_FORWARD, "--once", "-c", cursor, target, fwd_log,
+		      (char *)NULL);
 		_exit(121);
 	}
 	test_reap(pid, &st, ms);
@@ -357,8 +358,7 @@ static void test_cursor_tmp_planted(void **state)
 	fwd_prepare();
 	snprintf(cur, sizeof(cur), "%s", in_sticky("tmp-planted.cursor"));
 	plant("tmp-planted.cursor.tmp");
-	snprintf(want,
-		 sizeof(want),
+	snprintf(want, sizeof(want),
 		 "pk-forward: %s: cannot save the cursor: %s.tmp: a symbolic link that another "
 		 "user controls (not followed)",
 		 cur, cur);

@@ -242,9 +242,10 @@ static void pipe_fill(const struct core *c, int fd, struct pipe_core *p, uint64_
  * when there are more than 65534) and the bytes of every PT_LOAD and
  * PT_NOTE segment, as the headers say; each header is read before it is
  * looked at. Section headers are no part of it: nothing here needs them,
- * and a bent e_shoff must not refuse a core the file form reads. A stream that does not start as a 64-bit
- * little-endian core gets no further than its ELF header (parse_core()
- * says what is wrong). 0 when the headers do not add up.
+ * and a bent e_shoff must not refuse a core the file form reads. A stream
+ * that does not start as a 64-bit little-endian core gets no further than
+ * its ELF header (parse_core() says what is wrong). 0 when the headers do
+ * not add up.
  */
 static uint64_t pipe_extent(const struct core *c, int fd, struct pipe_core *p)
 {
