@@ -27,6 +27,14 @@
  * or by logrotate) it reopens, so what it writes goes to the current file.
  * Records are cut only between lines, so a file exceeds its size only by
  * one line longer than the room left in it.
+ *
+ * A file console's PATH is often in a shared directory while the program
+ * runs as root: every open of it (creation, the reopen after another
+ * process or logrotate moved it, the new PATH after a rotation) goes
+ * through pk_open_safe(), so a symbolic link another user planted there is
+ * not followed (-ELOOP at creation; later, the console writes on into the
+ * file it has). The renames need no care: rename(2) replaces a link
+ * planted at PATH.N instead of writing through it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +55,7 @@
 #include "caller.h"
 #include "console_line.h"
 #include "hints.h"
+#include "safe_open.h"
 #include "settings.h"
 
 #define CONSOLE_WRITE_BUDGET_MS 500
@@ -315,7 +324,7 @@ static int lock_for_rotation(int fd)
 static void rotate(struct fd_console *fc)
 {
 	struct stat st;
-	int lk = open(fc->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	int lk = pk_open_safe(fc->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0, 0);
 
 	if (lk >= 0) {
 		if (fstat(lk, &st) == 0 && is_our_file(fc, &st) && lock_for_rotation(lk) == 0 &&
@@ -485,9 +494,7 @@ int pk_console_fd_create(struct console **conp, int fd, const char *name)
 
 static int open_append(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
-
-	return fd < 0 ? -errno : fd;
+	return pk_open_safe(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644, 0);
 }
 
 static int file_reopen(struct console *con)

@@ -59,6 +59,7 @@
 #include "printk_limits.h"
 #include "log_shared.h"
 #include "outbuf.h"
+#include "safe_open.h"
 #include "settings.h"
 #include "textfmt.h"
 
@@ -343,10 +344,12 @@ int pk_kmsg_dump_file_create(struct kmsg_dumper **dumperp, const char *path)
 	if (!dumperp || !path || !*path)
 		return -EINVAL;
 
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
+	/* Truncated here: through a link another user planted, that would
+	 * empty the file it names (pk_open_safe() refuses it: -ELOOP). */
+	int fd = pk_open_safe(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600, 0);
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 
 	struct file_dumper *d = calloc(1, sizeof(*d));
 

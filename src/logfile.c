@@ -25,13 +25,11 @@
  * version is refused with a clear error and left untouched. Opening is
  * careful about who controls the name (another user may own the directory
  * entry even when root opens it):
- *  - the last component is opened with O_NOFOLLOW; a symbolic link there is
- *    followed only if it belongs to us or to root, and in a sticky
- *    world-writable directory (/tmp) only if it belongs to us or to the
- *    directory's owner (the kernel's protected_symlinks rule, applied
- *    whatever the sysctl says); the link is looked at again after the open
- *    and must be the same inode, so it cannot be swapped in between. Refused:
- *    -ELOOP;
+ *  - the name is opened through pk_open_safe() (safe_open.c): a symbolic
+ *    link in its last component is followed only if it belongs to us or to
+ *    root (in a sticky world-writable directory: to us or to the
+ *    directory's owner), and must still be the same link after the open.
+ *    Refused: -ELOOP;
  *  - a writer refuses a file of another user, and one that the group or
  *    others may write (libprintk never makes one: the file is 0600 or 0640),
  *    with -EACCES: its records could be forged and its header bent;
@@ -83,6 +81,7 @@
 #include <unistd.h>
 
 #include "log_internal.h"
+#include "safe_open.h"
 
 #define PAGE 4096u
 
@@ -110,25 +109,6 @@ static void geometry_for(uint64_t region, struct file_geometry *g)
 static int owner_alive(struct prb *rb, unsigned owner, uint32_t pid)
 {
 	return pk_registry_owner_alive(rb->owner_arg, owner, pid);
-}
-
-/* The directory part of @path ("." for a bare name). */
-static int dir_of(const char *path, char *dir, size_t size)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!slash) {
-		snprintf(dir, size, ".");
-		return 0;
-	}
-
-	size_t n = (size_t)(slash - path);
-
-	if (n >= size)
-		return -ENAMETOOLONG;
-	memcpy(dir, path, n ? n : 1);
-	dir[n ? n : 1] = '\0';
-	return 0;
 }
 
 /* ---------------------------------------------------- lost mappings -- */
@@ -526,7 +506,7 @@ static int create_file(const char *path, size_t log_buf_len, unsigned flags)
 	int fd, named = 0, err;
 
 	geometry_for(prb_region_size(bits, 0), &g);
-	err = dir_of(path, dir, sizeof(dir));
+	err = pk_path_dir(path, dir, sizeof(dir));
 	if (err)
 		return err;
 	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
@@ -610,60 +590,6 @@ out:
 }
 
 /* ---------------------------------------------------------- opening -- */
-
-/*
- * May the symbolic link @lst, the last component of @path, be followed?
- * Only ours or root's, and in a sticky world-writable directory only ours
- * or the directory owner's (protected_symlinks): anybody can plant a link
- * in /tmp, and root following it would write into whatever it names.
- */
-static bool symlink_trusted(const char *path, const struct stat *lst)
-{
-	uid_t me = geteuid();
-	char dir[PATH_MAX];
-	struct stat dst;
-
-	if (lst->st_uid != me && lst->st_uid != 0)
-		return false;
-	if (dir_of(path, dir, sizeof(dir)) || stat(dir, &dst) < 0)
-		return false;
-	if ((dst.st_mode & S_ISVTX) && (dst.st_mode & S_IWOTH) && lst->st_uid != me &&
-	    lst->st_uid != dst.st_uid)
-		return false;
-	return true;
-}
-
-/* open(2) @path, following a symbolic link in its last component only if
- * symlink_trusted() says so and it is still the same link afterwards.
- * Returns the descriptor or a negative errno (-ELOOP: a link refused). */
-static int open_careful(const char *path, int oflags)
-{
-	for (int tries = 0; tries < 4; tries++) {
-		int fd = open(path, oflags | O_NOFOLLOW);
-
-		if (fd >= 0)
-			return fd;
-		if (errno != ELOOP)
-			return -errno;
-
-		struct stat l1, l2;
-
-		if (lstat(path, &l1) < 0)
-			return -errno;
-		if (!S_ISLNK(l1.st_mode))
-			continue; /* replaced meanwhile, or a loop in the directories */
-		if (!symlink_trusted(path, &l1))
-			return -ELOOP;
-		fd = open(path, oflags);
-		if (fd < 0)
-			return -errno;
-		if (lstat(path, &l2) == 0 && S_ISLNK(l2.st_mode) && l2.st_dev == l1.st_dev &&
-		    l2.st_ino == l1.st_ino && l2.st_uid == l1.st_uid)
-			return fd;
-		close(fd); /* the link changed while we followed it: look again */
-	}
-	return -ELOOP;
-}
 
 /* Files of kernel interfaces: reading them has effects (/proc/kmsg consumes
  * messages) or blocks, and none of them holds a log. */
@@ -835,8 +761,8 @@ static int attach_file(struct pk_log **logp, const char *path, unsigned flags)
 	int writable = !(flags & PK_LOG_RDONLY);
 	int prot = writable ? PROT_READ | PROT_WRITE : PROT_READ;
 	/* O_NONBLOCK: opening a FIFO (not a log, refused below) must not hang. */
-	int fd = open_careful(path,
-			      (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int fd = pk_open_safe(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+			      0, 0);
 	struct stat st;
 	struct file_geometry g = { 0 };
 	struct prb probe;
@@ -959,7 +885,7 @@ fail:
 static int start_new_generation(const char *path, size_t log_buf_len, unsigned flags, char *kept,
 				size_t kept_size)
 {
-	int fd = open_careful(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int fd = pk_open_safe(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0, 0);
 
 	if (fd < 0)
 		return fd;

@@ -4,8 +4,8 @@
  *
  * Owns nothing: every function here is a view of state other modules own
  * (the ring, the log state, the writer registry, kmsg.c's formatter,
- * options.c's parser), so a tool reads a log through one narrow door and
- * each rule keeps one implementation.
+ * options.c's parser, safe_open.c's link rule), so a tool reads a log
+ * through one narrow door and each rule keeps one implementation.
  *
  * Invariants:
  *  - Nothing here writes to a log except pk_log_open_control(), which puts
@@ -25,6 +25,7 @@
 #include "log_shared.h"
 #include "options.h"
 #include "registry.h"
+#include "safe_open.h" /* repeats PK_OPEN_*: the compiler holds them equal */
 
 _Static_assert(PK_TEXT_READ_ROOM >= PRB_TEXT_MAX + 8, "prb_read_text() writes this far");
 
@@ -283,4 +284,9 @@ const char *pk_log_tool_strerror(int err)
 	default:
 		return strerror(-err);
 	}
+}
+
+int pk_tool_open(const char *path, int oflags, mode_t mode, unsigned how)
+{
+	return pk_open_safe(path, oflags, mode, how);
 }

@@ -15,8 +15,10 @@
  * (pk_text_read), waiting for new records (pk_log_wait), whether any writer
  * is left (pk_log_writers_alive), the /dev/kmsg form of a record
  * (pk_log_kmsg_format), the syslog actions' way in (pk_log_open_control),
- * the log of PRINTK_OPTS (pk_opts_log_buf_file), and how a reader keeps the
- * library's printk start-up away (PK_READER_ONLY_PROGRAM).
+ * the log of PRINTK_OPTS (pk_opts_log_buf_file), how a reader keeps the
+ * library's printk start-up away (PK_READER_ONLY_PROGRAM), and opening the
+ * files a tool keeps (pk_tool_open: pk-forward's cursor) by the library's
+ * rule for symbolic links.
  *
  * Each function says its context: async-signal-safe or not, whether it may
  * block, whether it is thread-safe.
@@ -27,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <printk/log.h>
 
@@ -278,6 +281,28 @@ int pk_log_set_console_level(struct pk_log *log, const char *name, int level);
  * (a free entry, or one holding no valid level), -ERANGE (no such entry),
  * -EINVAL. Async-signal-safe, thread-safe, never blocks. */
 int pk_log_console_level_at(struct pk_log *log, unsigned i, char name[16], int *level);
+
+/* ---------------------------------------------------- files by name -- */
+
+/* @how of pk_tool_open() (safe_open.h's values, which it must repeat):
+ * PK_OPEN_REGULAR opens nothing but a regular file (a FIFO or a device at
+ * the name is refused before it is opened: -EISDIR for a directory,
+ * -EPROTO for the rest); PK_OPEN_NEW makes a new file (O_CREAT | O_EXCL),
+ * removing a leftover regular file of ours at the name first (-ELOOP for a
+ * symbolic link there, -EEXIST for anything else). */
+#define PK_OPEN_REGULAR 1u
+#define PK_OPEN_NEW	2u
+
+/*
+ * open(2) @path (@oflags, @mode) as the library opens the files it writes:
+ * a symbolic link in its last component is followed only if it belongs to
+ * us or to root, and in a sticky world-writable directory only if it
+ * belongs to us or to the directory's owner (-ELOOP otherwise, whatever
+ * fs.protected_symlinks says). Returns the descriptor or a negative errno.
+ * Async-signal-safe, thread-safe; blocks only as open(2) does (a FIFO
+ * without PK_OPEN_REGULAR).
+ */
+int pk_tool_open(const char *path, int oflags, mode_t mode, unsigned how);
 
 /* What a tool prints for @err (negative) from opening or reading a log
  * file: pk_log_strerror()'s words for the codes only a log gives (a

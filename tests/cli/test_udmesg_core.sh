@@ -38,6 +38,33 @@ stop_writer() {
 	wait "$wpid" 2>/dev/null
 }
 
+# one_error NAME CMD...: exit status 1 (never a signal), one line on stderr
+# that starts with "udmesg: ", within 20 seconds.
+one_error() {
+	local name=$1
+	shift
+	checks=$((checks + 1))
+	timeout 20 "$@" >"$TMP/out" 2>"$TMP/err"
+	local rc=$?
+	if [ $rc -ne 1 ]; then
+		fail "$name: exit $rc, expected 1"
+		head -3 "$TMP/err"
+	elif [ "$(wc -l <"$TMP/err")" -ne 1 ] || ! grep -q '^udmesg: ' "$TMP/err"; then
+		fail "$name: not one line on stderr"
+		head -5 "$TMP/err"
+	else
+		ok "$name"
+	fi
+}
+
+# one_error_says NAME WORDS CMD...: one_error, and the line holds WORDS.
+one_error_says() {
+	local name=$1 words=$2
+	shift 2
+	one_error "$name" "$@"
+	grep -qF -- "$words" "$TMP/err" || fail "$name: stderr lacks '$words': $(cat "$TMP/err")"
+}
+
 # The reference: the same records in a log file whose writer was killed.
 REF=$TMP/ref.log
 start_writer "$TMP/ref.out" PRINTK_OPTS="log_buf_file=$REF" || exit 1
@@ -106,6 +133,13 @@ if grep -aqE '__(asan|tsan|msan)_init' "$WRITER"; then
 	SANITIZED=1
 	echo "skip gcore and SIGABRT cores: core-writer is built with a sanitizer"
 fi
+# "${BOUNDED[@]}" CMD...: CMD, kept from eating the machine's memory if
+# udmesg reads a stream without end (not under a sanitizer, which reserves
+# terabytes of address space).
+BOUNDED=()
+if [ -z "$SANITIZED" ]; then
+	BOUNDED=(sh -c 'ulimit -v 2000000 && exec "$@"' bounded)
+fi
 
 # ------------------------------------------------------------- gcore --
 GCORE=""
@@ -137,6 +171,15 @@ if [ -n "$GCORE" ]; then
 	fi
 	# A core read from a pipe (coredumpctl dump | udmesg --core /dev/stdin).
 	same "gcore:pipe" "$UDMESG" --core "$GCORE" -x -- sh -c "cat '$GCORE' | '$UDMESG' --core /dev/stdin -x"
+	# Read only as far as its headers reach: a pipe that goes on after the
+	# core (forever here) gives the same records, and ends.
+	same "gcore:pipe-then-zeros" "$UDMESG" --core "$GCORE" -x -- \
+		"${BOUNDED[@]}" timeout 20 sh -c "(cat '$GCORE'; cat /dev/zero) 2>/dev/null | '$UDMESG' --core /dev/stdin -x"
+	# Headers that claim more than a pipe is read for: one line, at once.
+	cp "$GCORE" "$TMP/claim"
+	printf '\x00\x00\x00\x00\x00\x01\x00\x00' | dd of="$TMP/claim" bs=1 seek=72 conv=notrunc status=none
+	one_error_says "error:pipe-claims-too-much" "more than 16 GiB" \
+		"${BOUNDED[@]}" sh -c "(cat '$TMP/claim'; cat /dev/zero) 2>/dev/null | '$UDMESG' --core /dev/stdin"
 	# The program named after the core: no warning when it is the one.
 	same "gcore:program" "$UDMESG" --core "$GCORE" -- "$UDMESG" --core "$GCORE" "$WRITER"
 	checks=$((checks + 1))
@@ -243,25 +286,6 @@ if [ -n "$KCORE" ]; then
 fi
 
 # ------------------------------------------------------------ errors --
-# one_error NAME CMD...: exit status 1 (never a signal), one line on stderr
-# that starts with "udmesg: ", within 20 seconds.
-one_error() {
-	local name=$1
-	shift
-	checks=$((checks + 1))
-	timeout 20 "$@" >"$TMP/out" 2>"$TMP/err"
-	local rc=$?
-	if [ $rc -ne 1 ]; then
-		fail "$name: exit $rc, expected 1"
-		head -3 "$TMP/err"
-	elif [ "$(wc -l <"$TMP/err")" -ne 1 ] || ! grep -q '^udmesg: ' "$TMP/err"; then
-		fail "$name: not one line on stderr"
-		head -5 "$TMP/err"
-	else
-		ok "$name"
-	fi
-}
-
 one_error "error:missing" "$UDMESG" --core "$TMP/no-such-core"
 : >"$TMP/empty"
 one_error "error:empty" "$UDMESG" --core "$TMP/empty"
@@ -269,7 +293,25 @@ echo "not a core" >"$TMP/text"
 one_error "error:text" "$UDMESG" --core "$TMP/text"
 one_error "error:executable" "$UDMESG" --core "$UDMESG"
 one_error "error:directory" "$UDMESG" --core "$TMP"
-one_error "error:pipe-empty" sh -c "'$UDMESG' --core /dev/stdin </dev/null"
+one_error "error:pipe-empty" sh -c "true | '$UDMESG' --core /dev/stdin"
+
+# Devices are refused before a byte is read (/dev/zero was read until
+# memory ran out), and so is a pipe that never ends: a stream that is no
+# core ends at its ELF header.
+one_error_says "error:dev-zero" "udmesg: /dev/zero: a character device, not a core file" \
+	"${BOUNDED[@]}" "$UDMESG" --core /dev/zero
+one_error_says "error:stdin-dev-null" "udmesg: /dev/stdin: a character device, not a core file" \
+	"${BOUNDED[@]}" sh -c "'$UDMESG' --core /dev/stdin </dev/null"
+blockdev=$(find /dev -maxdepth 1 -type b 2>/dev/null | head -n 1)
+if [ -n "$blockdev" ]; then
+	one_error_says "error:block-device" "udmesg: $blockdev: a block device, not a core file" \
+		"${BOUNDED[@]}" "$UDMESG" --core "$blockdev"
+else
+	echo "skip error:block-device: no block device in /dev"
+fi
+one_error_says "error:directory-words" "udmesg: $TMP: Is a directory" "$UDMESG" --core "$TMP"
+one_error_says "error:pipe-zeros" "not an ELF file" \
+	"${BOUNDED[@]}" sh -c "cat /dev/zero 2>/dev/null | '$UDMESG' --core /dev/stdin"
 one_error "error:list-alone" "$UDMESG" --core-list
 
 # The damage is done to gcore's core, or else to the writer's own.

@@ -16,6 +16,11 @@
  * after pk_console_forward_commit() said the collector accepted everything
  * up to it; a commit that fails rewinds to the last cursor and sends again.
  * The log is opened read-only: the writers never wait for this reader.
+ *
+ * The cursor is often in a shared directory and pk-forward often root: the
+ * cursor and its temporary are opened by the library's rule for symbolic
+ * links (reader.h's pk_tool_open), and the cursor is read only from a
+ * regular file (a FIFO there would block start-up in open(2) forever).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +38,8 @@
 #include <printk/console.h>
 #include <printk/forward.h>
 #include <printk/log.h>
+
+#include "reader.h"
 
 #define COMMIT_RECORDS 1000 /* a commit after this many records... */
 #define COMMIT_NS      500000000ull /* ...or this long after the first uncommitted one */
@@ -60,6 +67,19 @@ struct cursor {
 	uint64_t next_seq;
 };
 
+/* Words for what pk_tool_open() refused. */
+static const char *file_strerror(int err)
+{
+	switch (err) {
+	case -ELOOP:
+		return "a symbolic link that another user controls (not followed)";
+	case -EPROTO:
+		return "not a regular file";
+	default:
+		return strerror(-err);
+	}
+}
+
 /*
  * The cursor file: three lines,
  *   pk-forward cursor 1
@@ -70,13 +90,13 @@ struct cursor {
 static int cursor_read(const char *path, struct cursor *c, const char **why)
 {
 	char buf[256];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = pk_tool_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY, 0, PK_OPEN_REGULAR);
 	ssize_t n;
 
 	if (fd < 0) {
-		if (errno == ENOENT)
+		if (fd == -ENOENT)
 			return 0;
-		*why = strerror(errno);
+		*why = file_strerror(fd);
 		return -1;
 	}
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -107,6 +127,13 @@ static int cursor_read(const char *path, struct cursor *c, const char **why)
 	return 1;
 }
 
+/*
+ * Replace the cursor file: a new temporary file next to it, fsync, rename
+ * over it, fsync of the directory. The temporary is made with O_EXCL and
+ * never through a symbolic link (pk_tool_open: a link another user planted
+ * at CURSOR.tmp would have root write into the file it names); a leftover
+ * one of ours is removed first. 0, or -1 after one line on stderr.
+ */
 static int cursor_write(const char *path, const struct cursor *c)
 {
 	char tmp[PATH_MAX], dir[PATH_MAX], buf[128];
@@ -114,14 +141,21 @@ static int cursor_write(const char *path, const struct cursor *c)
 					   "\nnext-seq %" PRIu64 "\n",
 			 c->id[0], c->id[1], c->next_seq);
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
-		return -ENAMETOOLONG;
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
+		fprintf(stderr, "%s: %s: cannot save the cursor: %s\n", prog, path,
+			strerror(ENAMETOOLONG));
+		return -1;
+	}
 
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = pk_tool_open(tmp, O_WRONLY | O_CLOEXEC | O_NOCTTY, 0600, PK_OPEN_NEW);
 	int err = 0;
 
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		fprintf(stderr, "%s: %s: cannot save the cursor: %s: %s\n", prog, path, tmp,
+			fd == -EEXIST ? "exists and is not a file of ours (not removed)"
+				      : file_strerror(fd));
+		return -1;
+	}
 	if (write(fd, buf, (size_t)n) != n || fsync(fd) < 0)
 		err = errno ? -errno : -EIO;
 	close(fd);
@@ -129,7 +163,8 @@ static int cursor_write(const char *path, const struct cursor *c)
 		err = -errno;
 	if (err) {
 		unlink(tmp);
-		return err;
+		fprintf(stderr, "%s: %s: cannot save the cursor: %s\n", prog, path, strerror(-err));
+		return -1;
 	}
 	/* The rename itself must survive a crash. */
 	snprintf(dir, sizeof(dir), "%s", path);
@@ -353,10 +388,9 @@ int main(int argc, char **argv)
 		if (pending) {
 			if (pk_console_forward_commit(con) == 0) {
 				cur.next_seq = seq;
-				if (cursor_path && (err = cursor_write(cursor_path, &cur))) {
-					fprintf(stderr, "%s: %s: cannot save the cursor: %s\n",
-						prog, cursor_path, strerror(-err));
+				if (cursor_path && cursor_write(cursor_path, &cur)) {
 					status = 1;
+					pending = 0; /* said once: not tried again below */
 					break;
 				}
 			} else {
@@ -371,11 +405,8 @@ int main(int argc, char **argv)
 	}
 	if (pending && pk_console_forward_commit(con) == 0) {
 		cur.next_seq = seq;
-		if (cursor_path && (err = cursor_write(cursor_path, &cur))) {
-			fprintf(stderr, "%s: %s: cannot save the cursor: %s\n", prog, cursor_path,
-				strerror(-err));
+		if (cursor_path && cursor_write(cursor_path, &cur))
 			status = 1;
-		}
 	}
 	pk_console_destroy(con);
 	pk_log_destroy(log);

@@ -37,7 +37,11 @@
  * --core-list shows them all.
  *
  * A core read from a pipe (coredumpctl dump | udmesg --core /dev/stdin) is
- * read into memory first; a file is mapped.
+ * read into memory first, as far as its ELF and program headers say it
+ * reaches (the end of its furthest PT_LOAD or PT_NOTE segment), at most
+ * 16 GiB; a file is mapped. Directories and character and block
+ * devices are refused before they are opened (/dev/zero would be read
+ * until memory ran out).
  */
 #include <elf.h>
 #include <errno.h>
@@ -60,6 +64,11 @@
 #endif
 
 #define CORE_MAX_LOGS 16 /* logs listed or compared; more are not looked at */
+/* A core read from a pipe is kept in memory: at most this much of it. */
+#define CORE_PIPE_MAX	    ((uint64_t)16 << 30)
+#define CORE_PIPE_MAX_WORDS "16 GiB"
+/* Bytes after the core's last one that are read and dropped. */
+#define CORE_PIPE_TAIL (1u << 20)
 
 struct seg {
 	uint64_t vaddr, memsz;
@@ -165,17 +174,182 @@ static uint64_t next_data(const struct core *c, uint64_t off)
 	return off < c->data[lo][0] ? c->data[lo][0] : off;
 }
 
+/* Kinds of file that are no core and that reading would not end or would
+ * make no sense of: NULL for those that may be read. */
+static const char *not_a_core(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return strerror(EISDIR);
+	if (S_ISCHR(mode))
+		return "a character device, not a core file";
+	if (S_ISBLK(mode))
+		return "a block device, not a core file";
+	return NULL;
+}
+
+/* A core from a pipe, as read so far. */
+struct pipe_core {
+	unsigned char *b;
+	size_t len, cap;
+	bool eof;
+};
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* Read @fd until @p holds @want bytes (at most CORE_PIPE_MAX) or it ends. */
+static void pipe_fill(const struct core *c, int fd, struct pipe_core *p, uint64_t want)
+{
+	if (want > CORE_PIPE_MAX)
+		want = CORE_PIPE_MAX;
+	while (!p->eof && p->len < want) {
+		if (p->len == p->cap) {
+			uint64_t ncap = p->cap ? (uint64_t)p->cap * 2 : 1 << 20;
+			unsigned char *nb;
+
+			if (ncap > want)
+				ncap = want;
+			nb = ncap <= SIZE_MAX ? realloc(p->b, (size_t)ncap) : NULL;
+			if (!nb) {
+				free(p->b);
+				ud_fatal("%s: %s", c->path, strerror(ENOMEM));
+			}
+			p->b = nb;
+			p->cap = (size_t)ncap;
+		}
+
+		ssize_t n = read(fd, p->b + p->len, p->cap - p->len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = errno;
+
+			free(p->b);
+			ud_fatal("cannot read %s: %s", c->path, strerror(err));
+		}
+		if (n == 0)
+			p->eof = true;
+		p->len += (size_t)n;
+	}
+}
+
+/*
+ * How much of the pipe makes the core: the end of the furthest of the ELF
+ * header, the program headers (and the section header that counts them
+ * when there are more than 65534) and the bytes of every PT_LOAD and
+ * PT_NOTE segment, as the headers say; each header is read before it is
+ * looked at. Section headers are no part of it: nothing here needs them,
+ * and a bent e_shoff must not refuse a core the file form reads. A stream
+ * that does not start as a 64-bit little-endian core gets no further than
+ * its ELF header (parse_core() says what is wrong). 0 when the headers do
+ * not add up.
+ */
+static uint64_t pipe_extent(const struct core *c, int fd, struct pipe_core *p)
+{
+	Elf64_Ehdr eh;
+
+	pipe_fill(c, fd, p, sizeof(eh));
+	if (p->len < sizeof(eh))
+		return 0;
+	memcpy(&eh, p->b, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_type != ET_CORE ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr))
+		return 0;
+
+	uint64_t end = sizeof(eh), phnum = eh.e_phnum;
+
+	if (phnum == PN_XNUM) {
+		/* More than 65534 segments: the count is in section 0. */
+		Elf64_Shdr sh;
+		uint64_t shend = add_sat(eh.e_shoff, sizeof(sh));
+
+		pipe_fill(c, fd, p, shend);
+		if (eh.e_shentsize != sizeof(sh) || p->len < shend)
+			return 0;
+		end = shend;
+		memcpy(&sh, p->b + eh.e_shoff, sizeof(sh));
+		phnum = sh.sh_info;
+	}
+
+	uint64_t phend = add_sat(eh.e_phoff, phnum * sizeof(Elf64_Phdr));
+
+	end = phend > end ? phend : end;
+	pipe_fill(c, fd, p, phend);
+	if (p->len < phend)
+		return 0;
+	for (uint64_t i = 0; i < phnum; i++) {
+		Elf64_Phdr ph;
+
+		memcpy(&ph, p->b + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+		if (ph.p_type == PT_LOAD || ph.p_type == PT_NOTE) {
+			uint64_t e = add_sat(ph.p_offset, ph.p_filesz);
+
+			end = e > end ? e : end;
+		}
+	}
+	return end;
+}
+
+/*
+ * A pipe (coredumpctl dump): into memory, as far as the core's headers
+ * reach (a stream that never ends, or headers that claim more than
+ * CORE_PIPE_MAX, end in one line instead of using up the memory). What
+ * follows the core is read and dropped up to CORE_PIPE_TAIL, so that the
+ * writer's last write does not fail; more than that is left unread.
+ */
+static void load_pipe(struct core *c, int fd)
+{
+	struct pipe_core p = { NULL, 0, 0, false };
+	uint64_t end = pipe_extent(c, fd, &p);
+
+	if (end > CORE_PIPE_MAX) {
+		free(p.b);
+		core_fatal(c, "the core's headers claim more than " CORE_PIPE_MAX_WORDS
+			      " (too much to read from a pipe: give the core as a file)");
+	}
+	if (end) {
+		pipe_fill(c, fd, &p, end);
+		for (size_t dropped = 0; !p.eof && dropped < CORE_PIPE_TAIL;) {
+			unsigned char sink[4096];
+			ssize_t n = read(fd, sink, sizeof(sink));
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			dropped += (size_t)n;
+		}
+	}
+	close(fd);
+	if (p.len == 0) {
+		free(p.b);
+		core_fatal(c, "empty file: not an ELF core");
+	}
+	c->buf = p.b;
+	c->len = p.len;
+}
+
 static void load_core(struct core *c)
 {
-	int fd = open(c->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	struct stat st;
+	const char *why;
+
+	/* Before it is opened: a device's open may have effects. */
+	if (stat(c->path, &st) == 0 && (why = not_a_core(st.st_mode)))
+		ud_fatal("%s: %s", c->path, why);
+
+	int fd = open(c->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 
 	if (fd < 0)
 		ud_fatal("cannot open %s: %s", c->path, strerror(errno));
 	if (fstat(fd, &st) < 0)
 		ud_fatal("cannot read %s: %s", c->path, strerror(errno));
-	if (S_ISDIR(st.st_mode))
-		ud_fatal("%s: %s", c->path, strerror(EISDIR));
+	if ((why = not_a_core(st.st_mode)))
+		ud_fatal("%s: %s", c->path, why);
 	if (S_ISREG(st.st_mode)) {
 		if (st.st_size == 0)
 			core_fatal(c, "empty file: not an ELF core");
@@ -193,40 +367,7 @@ static void load_core(struct core *c)
 		close(fd);
 		return;
 	}
-
-	/* A pipe (coredumpctl dump): into memory, growing as it comes. */
-	size_t cap = 1 << 20, len = 0;
-	unsigned char *b = malloc(cap);
-
-	for (;;) {
-		if (!b)
-			ud_fatal("%s: %s", c->path, strerror(ENOMEM));
-		if (len == cap) {
-			unsigned char *nb = cap <= SIZE_MAX / 2 ? realloc(b, cap * 2) : NULL;
-
-			if (!nb) {
-				free(b);
-				ud_fatal("%s: %s", c->path, strerror(ENOMEM));
-			}
-			b = nb;
-			cap *= 2;
-		}
-
-		ssize_t n = read(fd, b + len, cap - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			ud_fatal("cannot read %s: %s", c->path, strerror(errno));
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	if (len == 0)
-		core_fatal(c, "empty file: not an ELF core");
-	c->buf = b;
-	c->len = len;
+	load_pipe(c, fd);
 }
 
 /* @off and @n name bytes inside the file. */

@@ -16,6 +16,9 @@
  *      parses them (parse_kmsg_record), plus what udmesg adds: the
  *      dictionary lines and the ",partial" field libprintk's kmsg_read
  *      gives a line its writer never finished.
+ *      The files of -F and -K are read whole into memory: a pipe or a FIFO
+ *      to its end, a character or block device not at all (refused before
+ *      it is opened).
  *  -S  the log's syslog actions: SIZE_BUFFER, READ_ALL, then the -F parser.
  *  -C -c -D -E -n: the syslog actions that change the log.
  */
@@ -55,18 +58,36 @@ static struct pk_log *open_log(const char *path, unsigned flags)
 	return log;
 }
 
+/* A device is never a text log: /dev/zero would be read until memory ran
+ * out, a terminal until someone typed an end. Pipes and FIFOs are read. */
+static void refuse_device(const char *path, const struct stat *st)
+{
+	if (S_ISCHR(st->st_mode))
+		ud_fatal("%s: a character device, not a log file", path);
+	if (S_ISBLK(st->st_mode))
+		ud_fatal("%s: a block device, not a log file", path);
+}
+
 /* Read a whole file into memory, NUL-terminated (one byte more is readable). */
 static char *slurp(const char *path, size_t *size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	size_t cap = 1 << 16, len = 0;
 	char *buf;
 	struct stat st;
 
+	/* Before it is opened: a device's open may have effects. */
+	if (stat(path, &st) == 0)
+		refuse_device(path, &st);
+
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
 	if (fd < 0)
 		ud_fatal("cannot open %s: %s", path, strerror(errno));
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-		cap = (size_t)st.st_size + 2;
+	if (fstat(fd, &st) == 0) {
+		refuse_device(path, &st);
+		if (S_ISREG(st.st_mode) && st.st_size > 0)
+			cap = (size_t)st.st_size + 2;
+	}
 	buf = malloc(cap);
 	if (!buf)
 		ud_fatal("%s: %s", path, strerror(ENOMEM));
