@@ -22,8 +22,8 @@
  * for; and the id field of such a slot's state word, which made the claim
  * fail and left a hole. Then random flips over the whole file: the same
  * ones every run, from a random stream with a fixed start, which
- * PK_FLIP_SWEEP=0x... changes; a failure names the byte, the bit and the
- * start, so that it repeats.
+ * PK_FLIP_SWEEP=0x... changes (PK_FLIP_COUNT=N: N flips); a failure names
+ * the byte, the bit and the start, so that it repeats.
  *
  * Every process that touches a damaged file is a child judged from outside
  * with a time limit.
@@ -55,10 +55,10 @@
 
 /* Random flips per run: a sanitizer build starts each child far slower. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define FLIPS 40
+#define FLIPS 200
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define FLIPS 40
+#define FLIPS 200
 #endif
 #endif
 #ifndef FLIPS
@@ -359,14 +359,17 @@ static void test_random_flips(void **state)
 	uint64_t x = start ? start : 1;
 	char what[160];
 
-	print_message("random flips from PK_FLIP_SWEEP=%#" PRIx64 "\n", start);
-	for (unsigned i = 0; i < FLIPS; i++) {
+	const char *count = getenv("PK_FLIP_COUNT");
+	unsigned flips = count && *count ? (unsigned)strtoul(count, NULL, 0) : FLIPS;
+
+	print_message("%u random flips from PK_FLIP_SWEEP=%#" PRIx64 "\n", flips, start);
+	for (unsigned i = 0; i < flips; i++) {
 		uint64_t r = next_random(&x);
 		size_t off = (size_t)(r % orig_len);
 		unsigned bit = (unsigned)(r >> 61);
 		char how[96];
 
-		snprintf(how, sizeof(how), "flip %u of %u from PK_FLIP_SWEEP=%#" PRIx64, i + 1, FLIPS,
+		snprintf(how, sizeof(how), "flip %u of %u from PK_FLIP_SWEEP=%#" PRIx64, i + 1, flips,
 			 start);
 		describe(what, sizeof(what), off, bit, how);
 		check_flip(off, bit, what);
