@@ -134,7 +134,10 @@
  *     not passed it is damaged: readers skip it and the tail pusher makes it
  *     a HOLE, both counted in corrupt. A claim that finds its slot damaged
  *     takes it as it is (the tail passed id - N, so the slot is the
- *     claimer's); one that finds a later lap's id there was stolen from.
+ *     claimer's); one that finds its own id as a HOLE was stolen from, and
+ *     so was one that finds a later lap's id once the tail passed its id
+ *     (with the tail still within a ring of its id, no later lap can have
+ *     claimed the slot: its id field is damaged, and the claim takes it).
  * D3  A retired record's extent is believed only if it lies between tail.pos
  *     and head.pos and, for a FINAL record, holds exactly its lengths;
  *     otherwise the successor's begin or no bytes at all (extent_end()). The
@@ -185,6 +188,15 @@
  *     check (D8): skipped and counted, never shown. Only other processes'
  *     records are taken: in one process a stalled thread is the program's
  *     own affair, as in the kernel.
+ * D10 A record's seq takes its high bits from the seq its slot held
+ *     (prb_store()), so a damaged seq word would give every later record
+ *     of that slot a seq no reader looks for. A writer checks the seq its
+ *     slot gives against the one the slot before gives; when they differ,
+ *     two of the three slots up to id - 2 must agree (corrupt counts it),
+ *     or the record becomes a hole and the handle is broken (D4).
+ *     Undamaged, they always agree: every slot holds some occupant's true
+ *     seq, laps back or a lap ahead, which fixes the seq of any id within
+ *     half the id space (claimed_seq()).
  * Retire guard
  * ------------
  * G1  A FINAL record is retired only after the process's retire guard (if
