@@ -1298,17 +1298,17 @@ static bool seq_from_slot(const struct prb *rb, uint64_t id, uint64_t back, uint
  * of a seq follow from the id; the rest come from the seq its slot held,
  * so one damaged bit there would give this record, and every later one in
  * the slot, a seq no reader looks for: their consoles would count them as
- * dropped. The seq the slot gives is therefore checked against the one the
- * slot before gives (a line the previous writer just wrote: cheap), and
- * when they differ, the slot before that decides. False if no two agree.
+ * dropped (D10). The seq the slot gives is therefore checked against the
+ * one the slot before gives, and when they differ, the slot before that
+ * decides. False if no two agree.
  */
-static PK_ALWAYS_INLINE bool claimed_seq(struct prb *rb, uint64_t id, uint64_t *seq)
+static PK_NOINLINE bool claimed_seq_slow(struct prb *rb, uint64_t id, uint64_t *seq)
 {
 	uint64_t mine, prev, prev2;
 	bool have_mine = seq_from_slot(rb, id, 0, &mine);
 	bool have_prev = seq_from_slot(rb, id, 1, &prev);
 
-	if (PK_LIKELY(have_mine && have_prev && mine == prev)) {
+	if (have_mine && have_prev && mine == prev) {
 		*seq = mine;
 		return true;
 	}
@@ -1322,6 +1322,20 @@ static PK_ALWAYS_INLINE bool claimed_seq(struct prb *rb, uint64_t id, uint64_t *
 		return false;
 	pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
 	return true;
+}
+
+static PK_ALWAYS_INLINE bool claimed_seq(struct prb *rb, uint64_t id, uint64_t *seq)
+{
+	uint64_t old = SEQ_LOAD(rb, id);
+	uint64_t mine = old + ((id - (old + rb->id_base)) & ID_MASK);
+
+	/* The usual case: the record before ours is stored, its seq the one
+	 * before ours. One line the previous writer just wrote. */
+	if (PK_LIKELY(SEQ_LOAD(rb, id - 1) == mine - 1)) {
+		*seq = mine;
+		return true;
+	}
+	return claimed_seq_slow(rb, id, seq);
 }
 
 PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *text, size_t text_len,
