@@ -1260,10 +1260,15 @@ static int claim_failed(struct prb *rb, uint64_t id, uint64_t v)
 		 * claimed after the tail passed our id (I1): with the tail
 		 * still within a ring of our id, another lap's id here is a
 		 * damaged id field, and the slot is ours to claim (D2). */
-		if (!prev && !((st_id(v) ^ id) & (rb->desc_count - 1)) &&
-		    (st_id(v) == id ||
-		     ((id - w_id(pk_load_acquire(&rb->hdr->tail))) & ID_MASK) >= rb->desc_count))
-			break;
+		if (!prev && !((st_id(v) ^ id) & (rb->desc_count - 1))) {
+			if (st_id(v) == id)
+				break;
+			/* A later lap's claim (release) came after a tail past
+			 * our id: seen with the fence, if v is that claim. */
+			pk_fence_acquire();
+			if (((id - w_id(pk_load_acquire(&rb->hdr->tail))) & ID_MASK) >= rb->desc_count)
+				break;
+		}
 		if (st_cas(rb, id, &v, st_make(ST_RESERVED, 0, rb->owner, id), CAS_RELEASE)) {
 			pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
 			return 0;
