@@ -5,7 +5,7 @@
  * (src/ringbuffer.c, "Damage"; src/logfile.c; docs/design.md).
  *
  * A log is written by one process (4 KiB of text, 40 lines made of three
- * fragments each) and kept as it is. Then, for each damaged copy of it (one
+ * fragments each; or 300, so that the ring wrapped) and kept as it is. Then, for each damaged copy of it (one
  * bit flipped):
  *  - a reader (pk_log_read() from the oldest record on) ends within its
  *    time limit and never goes back to a seq it passed;
@@ -76,6 +76,14 @@ static int sweep_child(const char *mode)
 	if (!strcmp(mode, "first")) {
 		for (int i = 0; i < FIRST_LINES; i++) {
 			pr_info("first %d: ", i);
+			pr_cont("part");
+			pr_cont(" done\n");
+		}
+		return 0;
+	}
+	if (!strcmp(mode, "wrapped")) {
+		for (int i = 0; i < LINES; i++) {
+			pr_info("wrapped %d: ", i);
 			pr_cont("part");
 			pr_cont(" done\n");
 		}
@@ -167,8 +175,9 @@ static unsigned char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
-/* The log the first process leaves behind, in orig. */
-static void make_first_log(void)
+/* The log the first process leaves behind, in orig: FIRST_LINES lines
+ * (@mode "first"), or enough to wrap the ring ("wrapped"). */
+static void make_first_log(const char *mode)
 {
 	char opts[PATH_MAX + 64];
 	struct child_result res;
@@ -177,7 +186,7 @@ static void make_first_log(void)
 	snprintf(flip_path, sizeof(flip_path), "%s", test_dir_path("flipped.log"));
 	snprintf(moved_path, sizeof(moved_path), "%s.damaged", flip_path);
 	snprintf(opts, sizeof(opts), "log_buf_len=4K log_buf_file=%s console=none", first_path);
-	run_exec(opts, "first", &res);
+	run_exec(opts, mode, &res);
 	if (!res.exited || res.status)
 		fail_msg("the first writer failed (%d/%d):\n%s", res.exited, res.status, res.out);
 	child_result_free(&res);
@@ -301,7 +310,7 @@ static void check_flip(size_t off, unsigned bit, const char *what)
 static void test_unused_seq_word(void **state)
 {
 	(void)state;
-	make_first_log();
+	make_first_log("first");
 
 	uint64_t first_next;
 	size_t desc = desc_offset(81, &first_next);
@@ -326,7 +335,7 @@ static void test_unused_seq_word(void **state)
 static void test_unused_state_id(void **state)
 {
 	(void)state;
-	make_first_log();
+	make_first_log("first");
 
 	uint64_t first_next;
 	size_t desc = desc_offset(81, &first_next);
@@ -346,12 +355,11 @@ static uint64_t next_random(uint64_t *x)
 	return *x * UINT64_C(0x2545f4914f6cdd1d);
 }
 
-/* FLIPS random bits over the whole file: header, descriptors, text, the
+/* @flips random bits over the whole file: header, descriptors, text, the
  * format table, the shared state and the writer registry. */
-static void test_random_flips(void **state)
+static void random_flips(const char *first, unsigned flips)
 {
-	(void)state;
-	make_first_log();
+	make_first_log(first);
 
 	const char *env = getenv("PK_FLIP_SWEEP");
 	/* The same flips every run unless asked for others. */
@@ -360,20 +368,36 @@ static void test_random_flips(void **state)
 	char what[160];
 
 	const char *count = getenv("PK_FLIP_COUNT");
-	unsigned flips = count && *count ? (unsigned)strtoul(count, NULL, 0) : FLIPS;
 
-	print_message("%u random flips from PK_FLIP_SWEEP=%#" PRIx64 "\n", flips, start);
+	if (count && *count)
+		flips = (unsigned)strtoul(count, NULL, 0);
+	print_message("%u random flips in a %s log from PK_FLIP_SWEEP=%#" PRIx64 "\n", flips,
+		      first, start);
 	for (unsigned i = 0; i < flips; i++) {
 		uint64_t r = next_random(&x);
 		size_t off = (size_t)(r % orig_len);
 		unsigned bit = (unsigned)(r >> 61);
 		char how[96];
 
-		snprintf(how, sizeof(how), "flip %u of %u from PK_FLIP_SWEEP=%#" PRIx64, i + 1, flips,
-			 start);
+		snprintf(how, sizeof(how), "flip %u of %u in the %s log from PK_FLIP_SWEEP=%#" PRIx64,
+			 i + 1, flips, first, start);
 		describe(what, sizeof(what), off, bit, how);
 		check_flip(off, bit, what);
 	}
+}
+
+/* The log of the report: a first writer's 40 lines, most slots unused. */
+static void test_random_flips(void **state)
+{
+	(void)state;
+	random_flips("first", FLIPS);
+}
+
+/* A log whose ring wrapped: every slot used, the tail moving. */
+static void test_random_flips_wrapped(void **state)
+{
+	(void)state;
+	random_flips("wrapped", FLIPS / 2);
 }
 
 int main(int argc, char **argv)
@@ -385,6 +409,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_unused_seq_word, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unused_state_id, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_flips, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_random_flips_wrapped, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
