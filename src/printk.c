@@ -320,8 +320,12 @@ PK_HOT int pk_vprintk_emit(int facility, int level, const char *dict, size_t dic
 {
 	struct pk_con_line line;
 
-	if (facility < 0 || facility > 255 || level < PK_LOGLEVEL_DEFAULT || level > 7)
+	if (facility < 0 || facility > 255 || level < PK_LOGLEVEL_DEFAULT)
 		return 0;
+	/* The kernel keeps three bits of any level it is given (vprintk_store()
+	 * stores level & 7): 8 is an emergency, 9 an alert. */
+	if (level > 7)
+		level &= 7;
 
 	int r = store(facility, level, dict, dictlen, fmt, args, 0, &line, 0);
 

@@ -27,6 +27,9 @@
  * value a setter stores (console_verbose()'s CONSOLE_LOGLEVEL_MOTORMOUTH). */
 #define PK_CONSOLE_LOGLEVEL_DEFAULT 7
 #define PK_CONSOLE_LOGLEVEL_MAX	    15
+/* The kernel's CONSOLE_LOGLEVEL_MIN: the lowest level another process's
+ * setting can impose (settings.c); only a process's own may be 0. */
+#define PK_CONSOLE_LOGLEVEL_MIN	    1
 
 _Static_assert(PK_MESSAGE_MAX > PK_TEXT_MAX + PK_PREFIX_MAX,
 	       "a formatted record holds a whole text and its prefix");

@@ -134,7 +134,10 @@
  *     not passed it is damaged: readers skip it and the tail pusher makes it
  *     a HOLE, both counted in corrupt. A claim that finds its slot damaged
  *     takes it as it is (the tail passed id - N, so the slot is the
- *     claimer's); one that finds a later lap's id there was stolen from.
+ *     claimer's); one that finds its own id as a HOLE was stolen from, and
+ *     so was one that finds a later lap's id once the tail passed its id
+ *     (with the tail still within a ring of its id, no later lap can have
+ *     claimed the slot: its id field is damaged, and the claim takes it).
  * D3  A retired record's extent is believed only if it lies between tail.pos
  *     and head.pos and, for a FINAL record, holds exactly its lengths;
  *     otherwise the successor's begin or no bytes at all (extent_end()). The
@@ -185,6 +188,15 @@
  *     check (D8): skipped and counted, never shown. Only other processes'
  *     records are taken: in one process a stalled thread is the program's
  *     own affair, as in the kernel.
+ * D10 A record's seq takes its high bits from the seq its slot held
+ *     (prb_store()), so a damaged seq word would give every later record
+ *     of that slot a seq no reader looks for. A writer checks the seq its
+ *     slot gives against the one the slot before gives; when they differ,
+ *     two of the three slots up to id - 2 must agree (corrupt counts it),
+ *     or the record becomes a hole and the handle is broken (D4).
+ *     Undamaged, they always agree: every slot holds some occupant's true
+ *     seq, laps back or a lap ahead, which fixes the seq of any id within
+ *     half the id space (claimed_seq()).
  * Retire guard
  * ------------
  * G1  A FINAL record is retired only after the process's retire guard (if
@@ -1244,8 +1256,19 @@ static int claim_failed(struct prb *rb, uint64_t id, uint64_t v)
 				return 0;
 			continue;
 		}
-		if (!prev && !((st_id(v) ^ id) & (rb->desc_count - 1)))
-			break; /* ours, stolen; or a later lap's */
+		/* Ours, stolen; or a later lap's, which the ring can only have
+		 * claimed after the tail passed our id (I1): with the tail
+		 * still within a ring of our id, another lap's id here is a
+		 * damaged id field, and the slot is ours to claim (D2). */
+		if (!prev && !((st_id(v) ^ id) & (rb->desc_count - 1))) {
+			if (st_id(v) == id)
+				break;
+			/* A later lap's claim (release) came after a tail past
+			 * our id: seen with the fence, if v is that claim. */
+			pk_fence_acquire();
+			if (((id - w_id(pk_load_acquire(&rb->hdr->tail))) & ID_MASK) >= rb->desc_count)
+				break;
+		}
 		if (st_cas(rb, id, &v, st_make(ST_RESERVED, 0, rb->owner, id), CAS_RELEASE)) {
 			pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
 			return 0;
@@ -1253,6 +1276,71 @@ static int claim_failed(struct prb *rb, uint64_t id, uint64_t v)
 	}
 	pk_fetch_add_relaxed(&rb->hdr->reserve_failed, 1);
 	return -ENOBUFS;
+}
+
+/*
+ * The seq a slot's stored seq gives the record @id, @back ids before it:
+ * whichever occupant the slot of id - @back holds (one or more laps back,
+ * the record itself, or a lap ahead once the ring came round), its seq is
+ * as far from @id's as its id. False if the slot holds no occupant of its
+ * own (a damaged seq word).
+ */
+static bool seq_from_slot(const struct prb *rb, uint64_t id, uint64_t back, uint64_t *seq)
+{
+	uint64_t at = (id - back) & ID_MASK;
+	uint64_t s = SEQ_LOAD(rb, at);
+	uint64_t sid = (s + rb->id_base) & ID_MASK;
+	uint64_t diff = (id - sid) & ID_MASK;
+
+	if ((sid ^ at) & (rb->desc_count - 1))
+		return false;
+	*seq = diff < ID_HALF ? s + diff : s - ((ID_MASK + 1) - diff);
+	return true;
+}
+
+/*
+ * The seq of the record @id its writer just claimed. Only the low ID_BITS
+ * of a seq follow from the id; the rest come from the seq its slot held,
+ * so one damaged bit there would give this record, and every later one in
+ * the slot, a seq no reader looks for: their consoles would count them as
+ * dropped (D10). The seq the slot gives is therefore checked against the
+ * one the slot before gives, and when they differ, the slot before that
+ * decides. False if no two agree.
+ */
+static PK_NOINLINE bool claimed_seq_slow(struct prb *rb, uint64_t id, uint64_t *seq)
+{
+	uint64_t mine, prev, prev2;
+	bool have_mine = seq_from_slot(rb, id, 0, &mine);
+	bool have_prev = seq_from_slot(rb, id, 1, &prev);
+
+	if (have_mine && have_prev && mine == prev) {
+		*seq = mine;
+		return true;
+	}
+	if (!seq_from_slot(rb, id, 2, &prev2))
+		return false;
+	if (have_prev && prev == prev2)
+		*seq = prev;
+	else if (have_mine && mine == prev2)
+		*seq = mine;
+	else
+		return false;
+	pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
+	return true;
+}
+
+static PK_ALWAYS_INLINE bool claimed_seq(struct prb *rb, uint64_t id, uint64_t *seq)
+{
+	uint64_t old = SEQ_LOAD(rb, id);
+	uint64_t mine = old + ((id - (old + rb->id_base)) & ID_MASK);
+
+	/* The usual case: the record before ours is stored, its seq the one
+	 * before ours. One line the previous writer just wrote. */
+	if (PK_LIKELY(SEQ_LOAD(rb, id - 1) == mine - 1)) {
+		*seq = mine;
+		return true;
+	}
+	return claimed_seq_slow(rb, id, seq);
 }
 
 PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *text, size_t text_len,
@@ -1338,8 +1426,17 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 	if (PK_UNLIKELY(pk_load_relaxed(&d[D_STATE]) != (mine ^ state_key(rb, id))))
 		return -ENOBUFS;
 
-	uint64_t old = SEQ_LOAD(rb, id);
-	uint64_t seq = old + ((id - (old + rb->id_base)) & ID_MASK);
+	uint64_t seq;
+
+	if (PK_UNLIKELY(!claimed_seq(rb, id, &seq))) {
+		/* No two slots agree on our seq: give the record up as a hole
+		 * rather than store a seq readers would take for another. */
+		uint64_t cur = mine;
+
+		if (st_cas(rb, id, &cur, st_with_state(mine, ST_HOLE), CAS_SC))
+			pk_fetch_add_relaxed(&rb->hdr->holes, 1);
+		return declare_broken(rb);
+	}
 
 	uint64_t info = pack_info((uint16_t)text_len, (uint16_t)dict_len, meta->level & 7,
 				  meta->facility, meta->flags, (uint8_t)meta->caller.ctx);

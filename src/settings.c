@@ -203,13 +203,29 @@ static PK_ALWAYS_INLINE int sane_level(uint32_t level)
 	return PK_LIKELY(level <= PK_CONSOLE_LOGLEVEL_MAX) ? (int)level : PK_CONSOLE_LOGLEVEL_DEFAULT;
 }
 
+/*
+ * Level 0 mutes even emergencies. Only this process's own setting
+ * (loglevel=0, console_silent()) may do that to its consoles: a 0 that
+ * another process (or damage) left in a shared file reads as the kernel's
+ * minimum_console_loglevel, 1, the floor syslog(SYSLOG_ACTION_CONSOLE_LEVEL)
+ * raises a level to, so emergencies still print. The file's own
+ * minimum_console_loglevel is not the floor: it is as untrusted as the level.
+ */
+static PK_ALWAYS_INLINE int floor_level(int level)
+{
+	if (PK_LIKELY(level > 0) ||
+	    atomic_load_explicit(&initial_console_loglevel, memory_order_relaxed) == 0)
+		return level;
+	return PK_CONSOLE_LOGLEVEL_MIN;
+}
+
 PK_HOT int pk_cfg_console_loglevel(void)
 {
 	struct pk_log *log = ensure_log();
 
 	if (!log)
 		return atomic_load_explicit(&initial_console_loglevel, memory_order_relaxed);
-	return sane_level(pk_load_relaxed(&pk_log_shared(log)->console_loglevel));
+	return floor_level(sane_level(pk_load_relaxed(&pk_log_shared(log)->console_loglevel)));
 }
 
 PK_HOT int pk_cfg_ignore_loglevel(void)
@@ -228,10 +244,15 @@ int pk_set_console_loglevel(int level)
 
 	if (level < 0 || level > PK_CONSOLE_LOGLEVEL_MAX)
 		return -EINVAL;
-	atomic_store(&initial_console_loglevel, level);
+	int own = atomic_exchange(&initial_console_loglevel, level);
+
 	if (!log)
 		return level;
-	return sane_level(atomic_exchange(&pk_log_shared(log)->console_loglevel, (uint32_t)level));
+
+	int prev = sane_level(atomic_exchange(&pk_log_shared(log)->console_loglevel, (uint32_t)level));
+
+	/* The level as this process saw it before (floor_level() under the old setting). */
+	return prev == 0 && own != 0 ? PK_CONSOLE_LOGLEVEL_MIN : prev;
 }
 
 int pk_get_console_loglevel(void)

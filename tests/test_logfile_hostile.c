@@ -26,6 +26,8 @@
  *  - a directory: -EISDIR, with words, also in printk's start-up warning;
  *  - console levels out of range in the file are reset by the next writer,
  *    with a notice record (a bad level used to mute every writer's console);
+ *    a level 0 another process left in the file reads as 1 (emergencies
+ *    print), while a process's own loglevel=0 still mutes its consoles;
  *  - a dead writer's unfinished line is finalized by the next writer, not
  *    printed by its console as its own nor continued by a caller that has
  *    the dead writer's pid.
@@ -157,6 +159,11 @@ static int hostile_child(const char *mode)
 {
 	if (!strcmp(mode, "hello")) {
 		printk(KERN_ERR "hello from the child\n");
+		return 0;
+	}
+	if (!strcmp(mode, "levels")) {
+		for (int level = 0; level < 5; level++)
+			printk_emit(0, level, NULL, 0, "level %d\n", level);
 		return 0;
 	}
 	if (!strcmp(mode, "many")) {
@@ -1070,6 +1077,51 @@ static void test_bad_console_level(void **state)
 	pk_log_destroy(log);
 }
 
+/* Console level 0 in the file, left by another process: it reads as the
+ * kernel's minimum_console_loglevel (1), so emergencies still print and the
+ * file keeps its value; a process's own loglevel=0 still mutes everything. */
+static void test_zero_console_level(void **state)
+{
+	(void)state;
+	const char *p = test_dir_path("level0.log");
+	struct pk_log *log;
+	off_t user;
+	char opts[PATH_MAX + 64];
+	int status;
+
+	test_make_log(p, LOG_LEN, 1);
+	assert_int_equal(pk_log_open_file(&log, p, 0, PK_LOG_RDONLY), 0);
+	user = (off_t)((uint8_t *)pk_log_shared(log) - (uint8_t *)log->mapping);
+	pk_log_destroy(log);
+	poke_u32(p, user + (off_t)offsetof(struct pk_log_shared, console_loglevel), 0);
+	/* Not the floor: as untrusted as the level. */
+	poke_u32(p, user + (off_t)offsetof(struct pk_log_shared, minimum_console_loglevel), 0);
+
+	snprintf(opts, sizeof(opts), "log_buf_file=%s printk.time=0", p);
+
+	const char *out = run_child_opts(opts, "levels", NULL, NULL, &status);
+
+	expect_exit(status, 0, out);
+	assert_string_equal(out, "level 0\n");
+
+	assert_int_equal(pk_log_open_file(&log, p, 0, PK_LOG_RDONLY), 0);
+	assert_int_equal(pk_log_shared(log)->console_loglevel, 0);
+	assert_int_equal(pk_log_next_seq(log), 1 + 5);
+	pk_log_destroy(log);
+
+	/* The writer's own loglevel=0 keeps the kernel's meaning: silence. */
+	snprintf(opts, sizeof(opts), "log_buf_file=%s printk.time=0 loglevel=0", p);
+	out = run_child_opts(opts, "levels", NULL, NULL, &status);
+	expect_exit(status, 0, out);
+	assert_string_equal(out, "");
+
+	/* A level of its own replaces the 0 as usual. */
+	snprintf(opts, sizeof(opts), "log_buf_file=%s printk.time=0 loglevel=3", p);
+	out = run_child_opts(opts, "levels", NULL, NULL, &status);
+	expect_exit(status, 0, out);
+	assert_string_equal(out, "level 0\nlevel 1\nlevel 2\n");
+}
+
 /* The id part of the header's head and tail words starts at this bit. */
 #ifdef PRINTK_RING_SMALL_IDS
 #define RING_ID_SHIFT 15
@@ -1246,6 +1298,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_damaged_file_new_generation),
 		cmocka_unit_test(test_damaged_under_writer),
 		cmocka_unit_test(test_bad_console_level),
+		cmocka_unit_test(test_zero_console_level),
 		cmocka_unit_test(test_dead_open_line_not_printed),
 		cmocka_unit_test(test_dead_open_line_not_continued),
 	};

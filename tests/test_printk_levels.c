@@ -11,6 +11,7 @@
  *     text and prints an extra (prefixed) console line; embedded newlines get
  *     a prefix each;
  *   - printk_emit with facility 1 parses no headers; an explicit level wins;
+ *     a level above 7 is stored as its three low bits (8: KERN_EMERG);
  *   - printk returns the text bytes stored; text is cut at 1023 bytes and a
  *     message that ended its line still does after the cut;
  *   - pr_debug / pr_devel compile to nothing without DEBUG (arguments not
@@ -347,12 +348,26 @@ static void test_emit_facility_keeps_soh(void **state)
 	assert_int_equal(printk_emit(0, LOGLEVEL_DEFAULT, NULL, 0, KERN_ERR "z\n"), 1);
 	read_at(seq + 2);
 	assert_int_equal(rec.level, 3);
+	/* A level above 7 keeps its three low bits, as in the kernel: 8 is
+	 * an emergency, 9 an alert, 14 informational. */
+	assert_int_equal(printk_emit(0, 8, NULL, 0, "eight\n"), 5);
+	read_at(seq + 3);
+	assert_text("eight", 5);
+	assert_int_equal(rec.level, 0);
+	assert_int_equal(printk_emit(2, 9, NULL, 0, "nine\n"), 4);
+	read_at(seq + 4);
+	assert_text("nine", 4);
+	assert_int_equal(rec.level, 1);
+	assert_int_equal(rec.facility, 2);
+	assert_int_equal(printk_emit(0, 14, NULL, 0, "fourteen\n"), 8);
+	read_at(seq + 5);
+	assert_int_equal(rec.level, 6);
 	/* Out of range: nothing stored. */
-	assert_int_equal(printk_emit(0, 8, NULL, 0, "bad\n"), 0);
+	assert_int_equal(printk_emit(0, -3, NULL, 0, "bad\n"), 0);
 	assert_int_equal(printk_emit(-1, 3, NULL, 0, "bad\n"), 0);
 	assert_int_equal(printk_emit(256, 3, NULL, 0, "bad\n"), 0);
-	assert_int_equal(next_seq(), seq + 3);
-	assert_string_equal(capture_text(&cap), "\0016x\ny\nz\n");
+	assert_int_equal(next_seq(), seq + 6);
+	assert_string_equal(capture_text(&cap), "\0016x\ny\nz\neight\nnine\nfourteen\n");
 }
 
 /* ---- return value and size limit ---- */
