@@ -14,7 +14,9 @@
  *     every place) printed as two prefixed lines; the file console's new
  *     descriptor after a reopen; /dev/full disabled after 3 failed writes;
  *     a write cut short by a file size limit finished or reported by the
- *     console's own write; a signal handler printing as that write returns
+ *     console's own write; a file console on a full file system (printed
+ *     through the lock, threaded or lossless) hands over to stderr; a
+ *     signal handler printing as that write returns
  *     is printed by the same printk; two threads and a signal handler
  *     printing at once: every line once, in order, none torn.
  */
@@ -967,6 +969,67 @@ static void test_tty_escapes(void **state)
 	child_result_free(&res);
 }
 
+/*
+ * A full file system under a file console of each kind (/dev/full: every
+ * write fails with ENOSPC), set up as PRINTK_OPTS would: after the third
+ * failed write the console is disabled and stderr takes over after the
+ * record that failed, whether the console was printed through the console
+ * lock, by a thread of its own or was lossless: the notice once, and every
+ * line from the fourth on, once each, in order.
+ */
+#define FULL_LINES 742
+
+static int full_file_child(void *arg)
+{
+	const char *opts = arg;
+	int at_exit = *opts == '!'; /* no pr_flush: exit's drain */
+
+	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
+	CHILD_CHECK(pk_printk_configure(opts + at_exit) == 0);
+	pk_set_printk_time(0);
+	for (int i = 1; i <= FULL_LINES; i++)
+		CHILD_CHECK(printk(KERN_INFO "line %d\n", i) > 0);
+	if (at_exit)
+		exit(0);
+	CHILD_CHECK(pr_flush(10000, 0));
+	CHILD_CHECK(pk_console_stderr()->flags & PK_CON_ENABLED);
+	return 0;
+}
+
+static void check_full_file(const char *opts)
+{
+	struct child_result res;
+	int next = 4, notices = 0;
+
+	run_child_ok(full_file_child, (void *)opts, 30000, &res);
+	for (char *line = res.out, *end; *line; line = end + 1) {
+		int i;
+
+		end = strchr(line, '\n');
+		if (!end)
+			fail_msg("%s: an unfinished line on stderr: %s", opts, line);
+		*end = '\0';
+		if (!strcmp(line, "printk: console [file0] disabled after 3 failed writes (error 28)"))
+			notices++;
+		else if (sscanf(line, "line %d", &i) != 1 || i != next++)
+			fail_msg("%s: \"%s\" on stderr where line %d was due", opts, line, next - 1);
+	}
+	child_result_free(&res);
+	if (notices != 1 || next != FULL_LINES + 1)
+		fail_msg("%s: %d notices and %d of %d lines on stderr", opts, notices, next - 4, FULL_LINES - 3);
+}
+
+static void test_full_file_falls_back(void **state)
+{
+	(void)state;
+	check_full_file("console=file:/dev/full");
+	check_full_file("console=file:/dev/full,threaded");
+	check_full_file("console=file:/dev/full,lossless");
+	check_full_file("!console=file:/dev/full");
+	check_full_file("!console=file:/dev/full,threaded");
+	check_full_file("!console=file:/dev/full,lossless");
+}
+
 static void test_stderr_console(void **state)
 {
 	(void)state;
@@ -980,6 +1043,7 @@ static void test_stderr_console(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_full_file_falls_back, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_pipe_exact_bytes, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_closed_pipe_no_sigpipe, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_nonblocking_full_pipe, setup_capture, teardown_capture),
