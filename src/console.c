@@ -2423,6 +2423,37 @@ int pk_pr_flush(int timeout_ms, int reset_on_progress)
 	}
 }
 
+/*
+ * At exit, after the threads had their PRINTER_EXIT_MS: a threaded console
+ * whose thread did not print everything stored (a receiver away, a slow
+ * disk) says how many records it leaves, in one line on stderr, as the
+ * log may be going with them. The stderr console's own write: it checks
+ * that fd 2 is still the file it was.
+ */
+static void say_undrained(struct prb *rb)
+{
+	uint64_t next = prb_next_seq(rb);
+	struct console *err_con = pk_console_stderr();
+
+	for (struct console *con = console_list; con; con = con->state->next) {
+		if (!con_threaded(con) || con == err_con)
+			continue;
+
+		uint64_t printed = pk_load_acquire(&con->state->printer->printed);
+
+		if (printed >= next)
+			continue; /* caught up, or disabled (it said so) */
+
+		char line[160];
+		int n = snprintf(line, sizeof(line),
+				 "printk: console [%.16s] did not print its last %llu records within console_drain_ms=%d at exit\n",
+				 con->name, (unsigned long long)(next - printed), PRINTER_EXIT_MS);
+
+		if (n > 0)
+			err_con->write_checked(err_con, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	}
+}
+
 void pk_console_shutdown(struct prb *rb, int release)
 {
 	atomic_store(&levels_gen_word, NULL); /* the log may be going */
@@ -2460,6 +2491,8 @@ void pk_console_shutdown(struct prb *rb, int release)
 		print_all(rb);
 		print_deadline_ns = 0;
 	}
+	if (rb)
+		say_undrained(rb);
 	for (struct console *con = console_list; con; con = con->state->next) {
 		if (!con_threaded(con) && (con->flags & PK_CON_ENABLED) && !con_stuck(con) &&
 		    con->state->line_open) {
