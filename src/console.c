@@ -2430,6 +2430,13 @@ int pk_pr_flush(int timeout_ms, int reset_on_progress)
  * log may be going with them. The stderr console's own write: it checks
  * that fd 2 is still the file it was.
  */
+static void (*_Atomic exit_close)(struct console *con);
+
+void pk_console_set_exit_close(void (*fn)(struct console *con))
+{
+	atomic_store(&exit_close, fn);
+}
+
 static void say_undrained(struct prb *rb)
 {
 	uint64_t next = prb_next_seq(rb);
@@ -2493,6 +2500,17 @@ void pk_console_shutdown(struct prb *rb, int release)
 	}
 	if (rb)
 		say_undrained(rb);
+	void (*close_fn)(struct console *) = atomic_load(&exit_close);
+
+	for (struct console *con = console_list; close_fn && con; con = con->state->next) {
+		if (con_threaded(con) && con->state->printer->joined) {
+			int state, ignored;
+
+			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state); /* C4 */
+			close_fn(con);
+			pthread_setcancelstate(state, &ignored);
+		}
+	}
 	for (struct console *con = console_list; con; con = con->state->next) {
 		if (!con_threaded(con) && (con->flags & PK_CON_ENABLED) && !con_stuck(con) &&
 		    con->state->line_open) {

@@ -63,6 +63,11 @@ struct console;
 uint64_t pk_console_take_dropped(struct console *con);
 /* After fork(), in the child. */
 void pk_console_after_fork(void);
+/* Exit (pk_console_shutdown()) calls @fn for every threaded console whose
+ * thread it stopped, with the thread gone and before any release: a
+ * forwarder ends its session there, so the receiver sees it closed, not
+ * broken. Installed by the forwarding layer; one hook for all. */
+void pk_console_set_exit_close(void (*fn)(struct console *con));
 /* How long exit and unregistration wait for printer threads (PRINTK_OPTS
  * console_drain_ms=; default 3000). */
 void pk_console_set_drain_ms(int ms);

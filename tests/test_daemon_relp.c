@@ -22,7 +22,8 @@
  *     cursor file gives one clear error;
  *   - console=syslog:relp:... in PRINTK_OPTS (a child process);
  *   - a child that logs 1,000 records and ends with pk_printk_exit(), ten
- *     times: every record of every run arrives, no session broken.
+ *     times, or returns from main, three times: every record of every run
+ *     arrives, no session broken.
  * Label "daemons": run by scripts/test.sh in the gcc build only.
  */
 #include <errno.h>
@@ -697,17 +698,20 @@ static int opts_child(void)
  * documented clean end: every record it stored arrives, run after run (the
  * exit drains the console's thread with the log still there, then closes
  * the session, which waits for rsyslogd's answers), and rsyslogd sees the
- * session closed, not broken.
+ * session closed, not broken. The same for a program that just returns
+ * from main (a few runs).
  */
 #define EXIT_RUNS    10
+#define RETURN_RUNS  3
 #define EXIT_RECORDS 1000
 
-static int exit_child(const char *tag)
+static int exit_child(const char *tag, const char *how)
 {
 	for (int i = 0; i < EXIT_RECORDS; i++)
 		pk_printk_emit(1, 5, NULL, 0, "%s %d\n", tag, i);
-	pk_printk_exit();
-	return 0;
+	if (!strcmp(how, "pk_printk_exit"))
+		pk_printk_exit();
+	return 0; /* else: exit's own drain and close */
 }
 
 static int count_in(const char *path, const char *what)
@@ -751,13 +755,14 @@ static void test_exit_delivers(void **state)
 	self[k] = '\0';
 	snprintf(opts, sizeof(opts), "console=syslog:relp:127.0.0.1:%d", relp_port);
 	snprintf(out, sizeof(out), "%s", test_dir_path("exit-child.out"));
-	for (int run = 0; run < EXIT_RUNS; run++) {
+	for (int run = 0; run < EXIT_RUNS + RETURN_RUNS; run++) {
 		struct tally t = { 0 };
+		const char *how = run < EXIT_RUNS ? "pk_printk_exit" : "return";
 		int st;
 
 		snprintf(tag, sizeof(tag), "EX%d", run);
 
-		const char *argv[] = { self, "--exit-child", tag, NULL };
+		const char *argv[] = { self, "--exit-child", tag, how, NULL };
 		pid_t pid = spawn_logged(argv, out, opts);
 
 		assert_true(pid > 0);
@@ -766,7 +771,8 @@ static void test_exit_delivers(void **state)
 		/* Everything rsyslogd acknowledged is on disk (Direct queue):
 		 * a short wait only for what a broken close left unanswered. */
 		wait_tally(tag, EXIT_RECORDS, EXIT_RECORDS, 2000, &t);
-		print_message("run %d: %d of %d records, %d duplicates\n", run, t.distinct, EXIT_RECORDS, t.dups);
+		print_message("run %d (%s): %d of %d records, %d duplicates\n", run, how, t.distinct, EXIT_RECORDS,
+			      t.dups);
 		bad += t.distinct != EXIT_RECORDS;
 		free(t.seen);
 	}
@@ -777,7 +783,7 @@ static void test_exit_delivers(void **state)
 		fail_msg("the children said: %s", said);
 	free(said);
 	if (bad)
-		fail_msg("%d of %d runs lost records", bad, EXIT_RUNS);
+		fail_msg("%d of %d runs lost records", bad, EXIT_RUNS + RETURN_RUNS);
 
 	int broken = broken_sessions() - broken_before - 1;
 
@@ -811,8 +817,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--opts-child"))
 		return opts_child();
-	if (argc > 2 && !strcmp(argv[1], "--exit-child"))
-		return exit_child(argv[2]);
+	if (argc > 3 && !strcmp(argv[1], "--exit-child"))
+		return exit_child(argv[2], argv[3]);
 
 	/* before the first record: room for every record of the kill test */
 	if (pk_set_log_buf_len(1 << 22))
