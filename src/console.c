@@ -2423,13 +2423,8 @@ int pk_pr_flush(int timeout_ms, int reset_on_progress)
 	}
 }
 
-/*
- * At exit, after the threads had their PRINTER_EXIT_MS: a threaded console
- * whose thread did not print everything stored (a receiver away, a slow
- * disk) says how many records it leaves, in one line on stderr, as the
- * log may be going with them. The stderr console's own write: it checks
- * that fd 2 is still the file it was.
- */
+/* The forwarding layer's end of a session, called by exit for consoles
+ * whose thread it stopped (console_internal.h). */
 static void (*_Atomic exit_close)(struct console *con);
 
 void pk_console_set_exit_close(void (*fn)(struct console *con))
@@ -2437,6 +2432,13 @@ void pk_console_set_exit_close(void (*fn)(struct console *con))
 	atomic_store(&exit_close, fn);
 }
 
+/*
+ * At exit, after the threads had their PRINTER_EXIT_MS: a threaded console
+ * whose thread did not print everything stored (a receiver away, a slow
+ * disk) says how many records it leaves, in one line on stderr, as the
+ * log may be going with them. The stderr console's own write: it checks
+ * that fd 2 is still the file it was.
+ */
 static void say_undrained(struct prb *rb)
 {
 	uint64_t next = prb_next_seq(rb);
