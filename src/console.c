@@ -1605,6 +1605,7 @@ struct pk_printer {
 	_Atomic int stop;	/* PRINTER_RUN, _DRAIN (print what is due, then exit), _STOP */
 	_Atomic int exited;
 	int joined;		/* pthread_join()ed: by whoever stopped it, once */
+	int detached;		/* left in a write by exit: nobody joins it (printer_stop()) */
 	pk_a64 printed;		/* the console's position, published after every record */
 	int crash_safe;		/* PK_CON_CRASH_SAFE at registration: read without the owner word */
 	uint32_t reopen_gen;	/* the thread's: reopen_gen when it last reopened */
@@ -1987,7 +1988,9 @@ static int printer_pass(struct console *con, struct pk_printer *p, int stop, int
 	while (rb && printer_print_one(con, &p->src)) {
 		progress = 1;
 		printer_release(p);
-		if (one || !printer_own(p, PRINTER_THREAD))
+		/* Exit gave up waiting: the log may be freed after this record. */
+		if (one || atomic_load_explicit(&p->stop, memory_order_acquire) == PRINTER_STOP ||
+		    !printer_own(p, PRINTER_THREAD))
 			return 1;
 	}
 	if (atomic_load_explicit(&p->owner, memory_order_relaxed) == PRINTER_THREAD) {
@@ -2098,6 +2101,7 @@ static int printer_start(struct console *con)
 	atomic_store(&p->stop, PRINTER_RUN);
 	atomic_store(&p->exited, 0);
 	p->joined = 0;
+	p->detached = 0;
 	atomic_store(&p->owner, PRINTER_FREE);
 	pk_store_release(&p->printed, con->state->seq);
 	p->lossless = -1;
@@ -2132,8 +2136,9 @@ static int printer_stop(struct console *con, int how, int timeout_ms)
 
 		nanosleep(&ts, NULL);
 	}
-	pthread_join(p->thread, NULL);
-	p->joined = 1;
+	if (!p->detached)
+		pthread_join(p->thread, NULL);
+	p->joined = 1; /* a detached one touches nothing after its exited flag */
 	return 1;
 }
 
@@ -2463,13 +2468,15 @@ static void say_undrained(struct prb *rb)
 	}
 }
 
-void pk_console_shutdown(struct prb *rb, int release)
+int pk_console_shutdown(struct prb *rb, int release)
 {
+	int running = 0;
+
 	atomic_store(&levels_gen_word, NULL); /* the log may be going */
 	/* A holder stuck in a write is taken over after PK_CONSOLE_STALL_MS
 	 * (C6); one stopped elsewhere keeps its consoles. */
 	if (!console_lock_wait(PK_CONSOLE_STALL_MS + 500))
-		return;
+		return -1;
 	if (rb) {
 		struct prb_caller me;
 
@@ -2490,8 +2497,21 @@ void pk_console_shutdown(struct prb *rb, int release)
 		uint64_t now = pk_clock_ns();
 		int left = now < deadline ? (int)((deadline - now) / 1000000u) : 0;
 
-		if (printer_stop(con, PRINTER_DRAIN, left) == 1)
+		int stopped = printer_stop(con, PRINTER_DRAIN, left);
+
+		if (stopped == 1)
 			atomic_fetch_sub(&printers, 1);
+		if (!stopped) {
+			struct pk_printer *p = con->state->printer;
+
+			/* Still in a write: it ends after that record and
+			 * reads the log no more (printer_pass()); exit
+			 * will not wait to join it. */
+			atomic_store_explicit(&p->stop, PRINTER_STOP, memory_order_release);
+			if (!p->detached && !pthread_detach(p->thread))
+				p->detached = 1;
+			running++;
+		}
 	}
 	/* A threaded console disabled meanwhile, or while its thread was
 	 * asked to stop: stderr takes over for what is still due. */
@@ -2543,6 +2563,7 @@ void pk_console_shutdown(struct prb *rb, int release)
 		pthread_setcancelstate(state, &ignored);
 	}
 	console_unlock_raw();
+	return running;
 }
 
 /*

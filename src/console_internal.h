@@ -51,8 +51,12 @@ int pk_console_threads_only(void);
 void pk_console_wake_printers(void);
 /* True while this thread runs a console's write callback. */
 int pk_console_in_write(void);
-/* Stop every console at exit: end open lines, drain, unregister all. */
-void pk_console_shutdown(struct prb *rb, int release);
+/* Stop every console at exit: end open lines, drain, unregister all.
+ * Returns how many printer threads are still in a console's write after
+ * console_drain_ms (they end after that record, reading @rb no more; the
+ * caller must not free what that record may still be read from), or -1 if
+ * the console lock could not be had. */
+int pk_console_shutdown(struct prb *rb, int release);
 /* Panic and crash path: print everything now on the crash-safe consoles,
  * skipping records whose writer will never finish them; waits at most
  * @wait_ms for the console holder, then takes over. Async-signal-safe. */

@@ -15,7 +15,9 @@
  *     descriptor after a reopen; /dev/full disabled after 3 failed writes;
  *     a write cut short by a file size limit finished or reported by the
  *     console's own write; a file console on a full file system (printed
- *     through the lock, threaded or lossless) hands over to stderr; a
+ *     through the lock, threaded or lossless) hands over to stderr;
+ *     pk_printk_exit() with a threaded console's write outlasting
+ *     console_drain_ms: counted on stderr, the thread ends after it; a
  *     signal handler printing as that write returns
  *     is printed by the same printk; two threads and a signal handler
  *     printing at once: every line once, in order, none torn.
@@ -32,6 +34,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1030,6 +1033,73 @@ static void test_full_file_falls_back(void **state)
 	check_full_file("!console=file:/dev/full,lossless");
 }
 
+/*
+ * pk_printk_exit() while a threaded console's thread is inside a write
+ * that outlasts console_drain_ms: exit says how many records the console
+ * did not print and returns; the thread, once its write returns, ends
+ * after that record without reading the log again (exit freed nothing it
+ * reads), and the program goes on.
+ */
+static int slow_gate[2];
+static atomic_int slow_writes, slow_tid;
+
+static int slow_write(struct console *con, const char *text, size_t len)
+{
+	(void)con, (void)text, (void)len;
+	char c;
+
+	atomic_store(&slow_tid, (int)syscall(SYS_gettid));
+	atomic_fetch_add(&slow_writes, 1);
+	while (read(slow_gate[0], &c, 1) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
+/* Whether thread @tid of this process still exists. */
+static int task_alive(int tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d", tid);
+	return access(path, F_OK) == 0;
+}
+
+static int exit_slow_child(void *arg)
+{
+	(void)arg;
+	static struct console slow = { .name = "slow", .write_checked = slow_write, .flags = PK_CON_THREADED };
+
+	CHILD_CHECK(pipe2(slow_gate, O_CLOEXEC) == 0);
+	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
+	CHILD_CHECK(pk_printk_configure("console_drain_ms=200") == 0);
+	CHILD_CHECK(pk_register_console(&slow) == 0);
+	pr_info("one\n");
+	pr_info("two\n");
+	pr_info("three\n");
+	pk_printk_exit();
+	CHILD_CHECK(atomic_load(&slow_writes) == 1);
+	CHILD_CHECK(task_alive(atomic_load(&slow_tid)));
+	/* Let the write return: the thread must end after that record. */
+	CHILD_CHECK(write(slow_gate[1], "xxxx", 4) == 4);
+	for (uint64_t start = mono_ms(); task_alive(atomic_load(&slow_tid)) && mono_ms() - start < 10000;)
+		usleep(1000);
+	CHILD_CHECK(!task_alive(atomic_load(&slow_tid)));
+	CHILD_CHECK(atomic_load(&slow_writes) == 1);
+	/* printk starts afresh (with no console) */
+	CHILD_CHECK(pr_info("after\n") == 5);
+	return 0;
+}
+
+static void test_exit_leaves_slow_thread(void **state)
+{
+	(void)state;
+	struct child_result res;
+
+	run_child_ok(exit_slow_child, NULL, 30000, &res);
+	assert_string_equal(res.out, "printk: console [slow] did not print its last 3 records within console_drain_ms=200 at exit\n");
+	child_result_free(&res);
+}
+
 static void test_stderr_console(void **state)
 {
 	(void)state;
@@ -1044,6 +1114,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_full_file_falls_back, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_exit_leaves_slow_thread, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_pipe_exact_bytes, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_closed_pipe_no_sigpipe, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_nonblocking_full_pipe, setup_capture, teardown_capture),
