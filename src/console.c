@@ -625,24 +625,27 @@ static PK_NOINLINE int take_over_stalled(void)
 
 /*
  * The last enabled console was just disabled: stderr takes over where it
- * stood, as at start-up when no console given could be registered, so the
- * notice that says so and what follows are not lost with it. Runs under the
- * console lock, possibly in a signal handler: the state is static, nothing
- * is allocated.
+ * stood (@seq: the record after the one whose write failed), as at start-up
+ * when no console given could be registered, so the notice that says so and
+ * what follows are not lost with it. Runs under the console lock, possibly
+ * in a signal handler: the state is static, nothing is allocated. A
+ * threaded console still enabled counts as its thread publishes it (C7: a
+ * disabled one publishes UINT64_MAX), so its flags are not read here.
  */
 static struct pk_console_state fallback_state;
+static int printer_disabled(const struct console *con);
 
-static void fall_back_to_stderr(const struct console *failed)
+static void fall_back_to_stderr(uint64_t seq)
 {
 	struct console *err_con = pk_console_stderr();
 
-	if (failed == err_con || err_con->state)
+	if (err_con->state)
 		return;
 	for (struct console *c = console_list; c; c = c->state->next)
-		if (!con_threaded(c) && (c->flags & PK_CON_ENABLED))
+		if (con_threaded(c) ? !printer_disabled(c) : (c->flags & PK_CON_ENABLED) != 0)
 			return;
 	fallback_state = (struct pk_console_state){
-		.seq = failed->state->seq,
+		.seq = seq,
 		/* Not pk_console_fd_direct(): stderr is always written through
 		 * its own write, which checks that fd 2 is still the file it
 		 * remembers, and asking would make it take fd 2 as it is now. */
@@ -659,6 +662,37 @@ static void fall_back_to_stderr(const struct console *failed)
 	count_locked_consoles();
 }
 
+/*
+ * C7: a threaded console was disabled by whoever owned its state (its
+ * thread, the exit drain, the crash path), which need not hold the console
+ * list. Where it stood + 1 is kept here (the lowest, if several fail) for
+ * the next holder of the console lock that settles it: the thread itself
+ * once it let go of its console (printer_settle_fallback()), or exit.
+ */
+static pk_a64 fallback_wanted;
+
+static void want_fallback(const struct console *failed)
+{
+	uint64_t want = failed->state->seq + 1, cur = pk_load_relaxed(&fallback_wanted);
+
+	if (failed == pk_console_stderr())
+		return; /* console=stderr,threaded: nothing to fall back to */
+	while ((cur == 0 || want < cur) && !pk_cas_sc(&fallback_wanted, &cur, want))
+		;
+}
+
+/* Holding the console lock: stderr takes over for a threaded console that
+ * was disabled, if it was the last enabled one. Returns 1 if it did. */
+static int settle_fallback(void)
+{
+	uint64_t want = pk_load_relaxed(&fallback_wanted) ? atomic_exchange(&fallback_wanted, 0) : 0;
+
+	if (!want)
+		return 0;
+	fall_back_to_stderr(want - 1);
+	return pk_console_stderr()->state == &fallback_state;
+}
+
 static void free_state(struct console *con)
 {
 	if (con->state != &fallback_state) {
@@ -673,8 +707,10 @@ static PK_NOINLINE void con_write_failed(struct console *con, int err)
 {
 	if (++con->state->failures >= CONSOLE_MAX_FAILURES) {
 		con->flags &= ~PK_CON_ENABLED;
-		if (!con_threaded(con)) /* C7: its thread does not hold the list */
-			fall_back_to_stderr(con);
+		if (con_threaded(con))
+			want_fallback(con); /* C7: its owner does not hold the list */
+		else if (con != pk_console_stderr())
+			fall_back_to_stderr(con->state->seq);
 		pk_store_notice(3, "printk: console [%s] disabled after %d failed writes (error %d)\n",
 				con->name, con->state->failures, -err);
 	}
@@ -1569,6 +1605,7 @@ struct pk_printer {
 	_Atomic int stop;	/* PRINTER_RUN, _DRAIN (print what is due, then exit), _STOP */
 	_Atomic int exited;
 	int joined;		/* pthread_join()ed: by whoever stopped it, once */
+	int detached;		/* left in a write by exit: nobody joins it (printer_stop()) */
 	pk_a64 printed;		/* the console's position, published after every record */
 	int crash_safe;		/* PK_CON_CRASH_SAFE at registration: read without the owner word */
 	uint32_t reopen_gen;	/* the thread's: reopen_gen when it last reopened */
@@ -1951,7 +1988,9 @@ static int printer_pass(struct console *con, struct pk_printer *p, int stop, int
 	while (rb && printer_print_one(con, &p->src)) {
 		progress = 1;
 		printer_release(p);
-		if (one || !printer_own(p, PRINTER_THREAD))
+		/* Exit gave up waiting: the log may be freed after this record. */
+		if (one || atomic_load_explicit(&p->stop, memory_order_acquire) == PRINTER_STOP ||
+		    !printer_own(p, PRINTER_THREAD))
 			return 1;
 	}
 	if (atomic_load_explicit(&p->owner, memory_order_relaxed) == PRINTER_THREAD) {
@@ -1960,6 +1999,31 @@ static int printer_pass(struct console *con, struct pk_printer *p, int stop, int
 		printer_release(p);
 	}
 	return progress;
+}
+
+/*
+ * On @p's thread, holding nothing, after its console was disabled
+ * (want_fallback()): take the console lock as registration does, let stderr
+ * take over, and print what is due there, as printk would have had the
+ * console been printed through the lock (C9: printk took no lock while
+ * every console was threaded). Exit holds the lock while it waits for the
+ * threads: a thread asked to stop leaves the fall-back to exit.
+ */
+static PK_COLD PK_NOINLINE void printer_settle_fallback(struct pk_printer *p)
+{
+	struct timespec ts = { 0, 200 * 1000 };
+
+	while (!console_trylock() && !take_over_stalled()) {
+		if (atomic_load_explicit(&p->stop, memory_order_acquire) != PRINTER_RUN)
+			return;
+		nanosleep(&ts, NULL);
+	}
+
+	int fell_back = settle_fallback();
+
+	console_unlock_raw();
+	if (fell_back)
+		pk_console_flush(pk_printk_ring(), NULL);
 }
 
 static void *printer_main(void *arg)
@@ -1985,7 +2049,12 @@ static void *printer_main(void *arg)
 
 		if (stop == PRINTER_STOP)
 			break;
-		if (printer_pass(con, p, stop, 0))
+
+		int progress = printer_pass(con, p, stop, 0);
+
+		if (PK_UNLIKELY(pk_load_relaxed(&fallback_wanted)) && stop == PRINTER_RUN)
+			printer_settle_fallback(p);
+		if (progress)
 			continue;
 		if (stop == PRINTER_DRAIN)
 			break;
@@ -2032,6 +2101,7 @@ static int printer_start(struct console *con)
 	atomic_store(&p->stop, PRINTER_RUN);
 	atomic_store(&p->exited, 0);
 	p->joined = 0;
+	p->detached = 0;
 	atomic_store(&p->owner, PRINTER_FREE);
 	pk_store_release(&p->printed, con->state->seq);
 	p->lossless = -1;
@@ -2066,9 +2136,16 @@ static int printer_stop(struct console *con, int how, int timeout_ms)
 
 		nanosleep(&ts, NULL);
 	}
-	pthread_join(p->thread, NULL);
-	p->joined = 1;
+	if (!p->detached)
+		pthread_join(p->thread, NULL);
+	p->joined = 1; /* a detached one touches nothing after its exited flag */
 	return 1;
+}
+
+/* @con's thread published it disabled (printer_print_one()). */
+static int printer_disabled(const struct console *con)
+{
+	return pk_load_acquire(&con->state->printer->printed) == UINT64_MAX;
 }
 
 /* @con's thread has printed everything before @next (or @con is disabled). */
@@ -2293,6 +2370,10 @@ static int consoles_caught_up(struct prb *rb)
 {
 	uint64_t next = prb_next_seq(rb);
 
+	/* A threaded console's thread is about to let stderr take over. */
+	if (pk_load_acquire(&fallback_wanted))
+		return 0;
+
 	for (struct console *con = console_list; con; con = con->state->next) {
 		if (con_threaded(con)) {
 			if (!printer_caught_up(con, next))
@@ -2347,13 +2428,55 @@ int pk_pr_flush(int timeout_ms, int reset_on_progress)
 	}
 }
 
-void pk_console_shutdown(struct prb *rb, int release)
+/* The forwarding layer's end of a session, called by exit for consoles
+ * whose thread it stopped (console_internal.h). */
+static void (*_Atomic exit_close)(struct console *con);
+
+void pk_console_set_exit_close(void (*fn)(struct console *con))
 {
+	atomic_store(&exit_close, fn);
+}
+
+/*
+ * At exit, after the threads had their PRINTER_EXIT_MS: a threaded console
+ * whose thread did not print everything stored (a receiver away, a slow
+ * disk) says how many records it leaves, in one line on stderr, as the
+ * log may be going with them. The stderr console's own write: it checks
+ * that fd 2 is still the file it was.
+ */
+static void say_undrained(struct prb *rb)
+{
+	uint64_t next = prb_next_seq(rb);
+	struct console *err_con = pk_console_stderr();
+
+	for (struct console *con = console_list; con; con = con->state->next) {
+		if (!con_threaded(con) || con == err_con)
+			continue;
+
+		uint64_t printed = pk_load_acquire(&con->state->printer->printed);
+
+		if (printed >= next)
+			continue; /* caught up, or disabled (it said so) */
+
+		char line[160];
+		int n = snprintf(line, sizeof(line),
+				 "printk: console [%.16s] did not print its last %llu records within console_drain_ms=%d at exit\n",
+				 con->name, (unsigned long long)(next - printed), PRINTER_EXIT_MS);
+
+		if (n > 0)
+			err_con->write_checked(err_con, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	}
+}
+
+int pk_console_shutdown(struct prb *rb, int release)
+{
+	int running = 0;
+
 	atomic_store(&levels_gen_word, NULL); /* the log may be going */
 	/* A holder stuck in a write is taken over after PK_CONSOLE_STALL_MS
 	 * (C6); one stopped elsewhere keeps its consoles. */
 	if (!console_lock_wait(PK_CONSOLE_STALL_MS + 500))
-		return;
+		return -1;
 	if (rb) {
 		struct prb_caller me;
 
@@ -2374,8 +2497,41 @@ void pk_console_shutdown(struct prb *rb, int release)
 		uint64_t now = pk_clock_ns();
 		int left = now < deadline ? (int)((deadline - now) / 1000000u) : 0;
 
-		if (printer_stop(con, PRINTER_DRAIN, left) == 1)
+		int stopped = printer_stop(con, PRINTER_DRAIN, left);
+
+		if (stopped == 1)
 			atomic_fetch_sub(&printers, 1);
+		if (!stopped) {
+			struct pk_printer *p = con->state->printer;
+
+			/* Still in a write: it ends after that record and
+			 * reads the log no more (printer_pass()); exit
+			 * will not wait to join it. */
+			atomic_store_explicit(&p->stop, PRINTER_STOP, memory_order_release);
+			if (!p->detached && !pthread_detach(p->thread))
+				p->detached = 1;
+			running++;
+		}
+	}
+	/* A threaded console disabled meanwhile, or while its thread was
+	 * asked to stop: stderr takes over for what is still due. */
+	if (rb && settle_fallback()) {
+		print_deadline_ns = deadline;
+		print_all(rb);
+		print_deadline_ns = 0;
+	}
+	if (rb)
+		say_undrained(rb);
+	void (*close_fn)(struct console *) = atomic_load(&exit_close);
+
+	for (struct console *con = console_list; close_fn && con; con = con->state->next) {
+		if (con_threaded(con) && con->state->printer->joined) {
+			int state, ignored;
+
+			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state); /* C4 */
+			close_fn(con);
+			pthread_setcancelstate(state, &ignored);
+		}
 	}
 	for (struct console *con = console_list; con; con = con->state->next) {
 		if (!con_threaded(con) && (con->flags & PK_CON_ENABLED) && !con_stuck(con) &&
@@ -2407,6 +2563,7 @@ void pk_console_shutdown(struct prb *rb, int release)
 		pthread_setcancelstate(state, &ignored);
 	}
 	console_unlock_raw();
+	return running;
 }
 
 /*

@@ -51,8 +51,12 @@ int pk_console_threads_only(void);
 void pk_console_wake_printers(void);
 /* True while this thread runs a console's write callback. */
 int pk_console_in_write(void);
-/* Stop every console at exit: end open lines, drain, unregister all. */
-void pk_console_shutdown(struct prb *rb, int release);
+/* Stop every console at exit: end open lines, drain, unregister all.
+ * Returns how many printer threads are still in a console's write after
+ * console_drain_ms (they end after that record, reading @rb no more; the
+ * caller must not free what that record may still be read from), or -1 if
+ * the console lock could not be had. */
+int pk_console_shutdown(struct prb *rb, int release);
 /* Panic and crash path: print everything now on the crash-safe consoles,
  * skipping records whose writer will never finish them; waits at most
  * @wait_ms for the console holder, then takes over. Async-signal-safe. */
@@ -63,6 +67,11 @@ struct console;
 uint64_t pk_console_take_dropped(struct console *con);
 /* After fork(), in the child. */
 void pk_console_after_fork(void);
+/* Exit (pk_console_shutdown()) calls @fn for every threaded console whose
+ * thread it stopped, with the thread gone and before any release: a
+ * forwarder ends its session there, so the receiver sees it closed, not
+ * broken. Installed by the forwarding layer; one hook for all. */
+void pk_console_set_exit_close(void (*fn)(struct console *con));
 /* How long exit and unregistration wait for printer threads (PRINTK_OPTS
  * console_drain_ms=; default 3000). */
 void pk_console_set_drain_ms(int ms);

@@ -959,12 +959,44 @@ static int relp_commit(struct net_console *nc)
 	return nc->relp_errors == errors ? 0 : -EAGAIN;
 }
 
+/*
+ * At exit (the console's thread gone) or release: close the session, which waits for
+ * the receiver's answers to every frame sent (RELP_TIMEOUT_S at most). A
+ * session that broke, or a close that failed, leaves the frames librelp
+ * still held unanswered: at most its window, and no more than were sent
+ * since the session began; said in one line on stderr.
+ */
+#define RELP_WINDOW 128 /* librelp's unanswered frames per session */
+
+static void relp_close_at_exit(struct net_console *nc)
+{
+	unsigned errors = nc->relp_errors;
+	int broken;
+
+	relp_forget_inherited(nc);
+	if (!nc->relp_clt)
+		return;
+	broken = nc->relp_reconnect;
+	relp_drop_client(nc);
+	if (!broken && nc->relp_errors == errors)
+		return;
+
+	struct console *err_con = pk_console_stderr();
+	uint64_t n = nc->unconfirmed < RELP_WINDOW ? nc->unconfirmed : RELP_WINDOW;
+	char line[200];
+	int len = snprintf(line, sizeof(line),
+			   "printk: console [%.16s]: the RELP session did not close cleanly: up to %llu records sent last may not have arrived\n",
+			   nc->con.name, (unsigned long long)n);
+
+	if (len > 0)
+		err_con->write_checked(err_con, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+}
+
 static void relp_release(struct net_console *nc)
 {
 	relpEngine_t *e = nc->relp_engine;
 
-	relp_forget_inherited(nc);
-	relp_drop_client(nc);
+	relp_close_at_exit(nc);
 	if (nc->relp_engine) {
 		relp.engine_destruct(&e);
 		nc->relp_engine = NULL;
@@ -992,6 +1024,11 @@ static int relp_commit(struct net_console *nc)
 {
 	(void)nc;
 	return -EAGAIN;
+}
+
+static void relp_close_at_exit(struct net_console *nc)
+{
+	(void)nc;
 }
 
 static void relp_release(struct net_console *nc)
@@ -1071,6 +1108,15 @@ static int net_write_record(struct console *con, const struct pk_record *rec)
 int pk_console_net_owns(const struct console *con)
 {
 	return con && con->write_record == net_write_record;
+}
+
+/* pk_console_set_exit_close(): at exit, with the console's thread gone. */
+static void net_exit_close(struct console *con)
+{
+	struct net_console *nc = (struct net_console *)con;
+
+	if (pk_console_net_owns(con) && nc->kind == NET_RELP)
+		relp_close_at_exit(nc);
 }
 
 /* Unregistered by pk_printk_exit(), or freed by pk_console_destroy(). */
@@ -1225,6 +1271,8 @@ int pk_console_syslog_create(struct console **conp, const char *target, int form
 		free(nc);
 		return err;
 	}
+	if (kind == NET_RELP)
+		pk_console_set_exit_close(net_exit_close);
 	*conp = &nc->con;
 	return 0;
 }

@@ -95,14 +95,18 @@ static size_t parse_headers(const char *text, size_t len, int *level, int *cont)
  * can store again: nested too deep (signal handlers inside printk inside
  * handlers...: the first printk at the outer level says so, as 3.5 did), or
  * refused by the ring (said with the next line stored, when the ring has room
- * again), so readers and consoles learn how many are missing.
+ * again), so readers and consoles learn how many are missing. The line
+ * just stored may not have needed room (a continuation that only ends its
+ * line) while the notice does: a notice the ring refuses gives its count
+ * back, for the next stored line to say, so each lost message is counted
+ * in exactly one notice.
  */
 static void report_lost(pk_a64 *lost, int level, const char *why)
 {
 	uint64_t n = atomic_exchange_explicit(lost, 0, memory_order_relaxed);
 
-	if (n)
-		pk_store_notice(level, "printk: %llu messages %s\n", (unsigned long long)n, why);
+	if (n && pk_store_notice(level, "printk: %llu messages %s\n", (unsigned long long)n, why) < 0)
+		pk_fetch_add_relaxed(lost, n);
 }
 
 #define NESTED_WHY   "lost: printk nested too deep"

@@ -158,7 +158,7 @@ void pk_printk_sync(void)
  * printing: their makers hold the console lock or are on the crash path,
  * and whoever prints next prints them.
  */
-void pk_store_notice(int level, const char *fmt, ...)
+int pk_store_notice(int level, const char *fmt, ...)
 {
 	/* On the caller's stack, like printk's own buffer: one line's text. */
 	char buf[PRB_TEXT_MAX + 2];
@@ -167,7 +167,7 @@ void pk_store_notice(int level, const char *fmt, ...)
 	va_list ap;
 
 	if (!rb)
-		return;
+		return -ENODEV;
 	pk_sigdepth_enter();
 
 	struct pk_line l = { .ts_nsec = pk_clock_ns(), .level = level, .text = buf };
@@ -186,9 +186,12 @@ void pk_store_notice(int level, const char *fmt, ...)
 	struct prb_caller me;
 	uint64_t seq;
 
-	if (pk_store_line(rb, &l, &me, &seq) >= 0)
+	int err = pk_store_line(rb, &l, &me, &seq);
+
+	if (err >= 0)
 		pk_default_log_mark_used();
 	pk_sigdepth_leave();
+	return err < 0 ? err : 0;
 }
 
 /* ------------------------------------------------------------ settings -- */

@@ -70,9 +70,11 @@ void pk_printk_sync(void);
 /*
  * Store a complete line at @level in the default log without printing it:
  * for notices made while holding the console lock or on the crash path,
- * printed later by whoever prints next. Async-signal-safe.
+ * printed later by whoever prints next. Async-signal-safe. Returns 0 once
+ * stored, else pk_store_line()'s error (-ENOBUFS: the ring refused it):
+ * a notice that carries a count must keep that count when it is refused.
  */
-void pk_store_notice(int level, const char *fmt, ...) PK_PRINTF_FORMAT(2, 3);
+int pk_store_notice(int level, const char *fmt, ...) PK_PRINTF_FORMAT(2, 3);
 
 /* ------------------------------------------------------------ settings -- */
 

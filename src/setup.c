@@ -439,10 +439,19 @@ __attribute__((constructor)) static void printk_init(void)
 
 void pk_printk_exit(void)
 {
-	struct pk_log *log;
+	struct pk_log *log = pk_printk_log_peek();
 
-	pk_default_log_replace(NULL, NULL, 0, &log); /* cannot fail without a path */
-	pk_console_shutdown(log ? pk_log_ring(log) : NULL, 1);
+	pk_printk_report_lost(); /* no next line will say it */
+	/* The consoles drain first, while the log is still printk's: printer
+	 * threads read it through the default log, which, taken away, a
+	 * thread would find empty (or make anew) and drain nothing. */
+	int running = pk_console_shutdown(log ? pk_log_ring(log) : NULL, 1);
+
 	n_opt_consoles = 0; /* unregistered and released by the shutdown */
-	pk_log_destroy(log);
+	pk_printk_sync();
+	pk_default_log_replace(NULL, NULL, 0, &log); /* cannot fail without a path */
+	/* A printer thread still in a write (console_drain_ms ran out) or a
+	 * console lock never had: the log is left to them, not freed. */
+	if (running == 0)
+		pk_log_destroy(log);
 }

@@ -14,7 +14,11 @@
  *     every place) printed as two prefixed lines; the file console's new
  *     descriptor after a reopen; /dev/full disabled after 3 failed writes;
  *     a write cut short by a file size limit finished or reported by the
- *     console's own write; a signal handler printing as that write returns
+ *     console's own write; a file console on a full file system (printed
+ *     through the lock, threaded or lossless) hands over to stderr;
+ *     pk_printk_exit() with a threaded console's write outlasting
+ *     console_drain_ms: counted on stderr, the thread ends after it; a
+ *     signal handler printing as that write returns
  *     is printed by the same printk; two threads and a signal handler
  *     printing at once: every line once, in order, none torn.
  */
@@ -30,6 +34,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -967,6 +972,134 @@ static void test_tty_escapes(void **state)
 	child_result_free(&res);
 }
 
+/*
+ * A full file system under a file console of each kind (/dev/full: every
+ * write fails with ENOSPC), set up as PRINTK_OPTS would: after the third
+ * failed write the console is disabled and stderr takes over after the
+ * record that failed, whether the console was printed through the console
+ * lock, by a thread of its own or was lossless: the notice once, and every
+ * line from the fourth on, once each, in order.
+ */
+#define FULL_LINES 742
+
+static int full_file_child(void *arg)
+{
+	const char *opts = arg;
+	int at_exit = *opts == '!'; /* no pr_flush: exit's drain */
+
+	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
+	CHILD_CHECK(pk_printk_configure(opts + at_exit) == 0);
+	pk_set_printk_time(0);
+	for (int i = 1; i <= FULL_LINES; i++)
+		CHILD_CHECK(printk(KERN_INFO "line %d\n", i) > 0);
+	if (at_exit)
+		exit(0);
+	CHILD_CHECK(pr_flush(10000, 0));
+	CHILD_CHECK(pk_console_stderr()->flags & PK_CON_ENABLED);
+	return 0;
+}
+
+static void check_full_file(const char *opts)
+{
+	struct child_result res;
+	int next = 4, notices = 0;
+
+	run_child_ok(full_file_child, (void *)opts, 30000, &res);
+	for (char *line = res.out, *end; *line; line = end + 1) {
+		int i;
+
+		end = strchr(line, '\n');
+		if (!end)
+			fail_msg("%s: an unfinished line on stderr: %s", opts, line);
+		*end = '\0';
+		if (!strcmp(line, "printk: console [file0] disabled after 3 failed writes (error 28)"))
+			notices++;
+		else if (sscanf(line, "line %d", &i) != 1 || i != next++)
+			fail_msg("%s: \"%s\" on stderr where line %d was due", opts, line, next - 1);
+	}
+	child_result_free(&res);
+	if (notices != 1 || next != FULL_LINES + 1)
+		fail_msg("%s: %d notices and %d of %d lines on stderr", opts, notices, next - 4, FULL_LINES - 3);
+}
+
+static void test_full_file_falls_back(void **state)
+{
+	(void)state;
+	check_full_file("console=file:/dev/full");
+	check_full_file("console=file:/dev/full,threaded");
+	check_full_file("console=file:/dev/full,lossless");
+	check_full_file("!console=file:/dev/full");
+	check_full_file("!console=file:/dev/full,threaded");
+	check_full_file("!console=file:/dev/full,lossless");
+}
+
+/*
+ * pk_printk_exit() while a threaded console's thread is inside a write
+ * that outlasts console_drain_ms: exit says how many records the console
+ * did not print and returns; the thread, once its write returns, ends
+ * after that record without reading the log again (exit freed nothing it
+ * reads), and the program goes on.
+ */
+static int slow_gate[2];
+static atomic_int slow_writes, slow_tid;
+
+static int slow_write(struct console *con, const char *text, size_t len)
+{
+	(void)con, (void)text, (void)len;
+	char c;
+
+	atomic_store(&slow_tid, (int)syscall(SYS_gettid));
+	atomic_fetch_add(&slow_writes, 1);
+	while (read(slow_gate[0], &c, 1) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
+/* Whether thread @tid of this process still exists. */
+static int task_alive(int tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d", tid);
+	return access(path, F_OK) == 0;
+}
+
+static int exit_slow_child(void *arg)
+{
+	(void)arg;
+	static struct console slow = { .name = "slow", .write_checked = slow_write, .flags = PK_CON_THREADED };
+
+	CHILD_CHECK(pipe2(slow_gate, O_CLOEXEC) == 0);
+	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
+	CHILD_CHECK(pk_printk_configure("console_drain_ms=200") == 0);
+	CHILD_CHECK(pk_register_console(&slow) == 0);
+	pr_info("one\n");
+	pr_info("two\n");
+	pr_info("three\n");
+	pk_printk_exit();
+	CHILD_CHECK(atomic_load(&slow_writes) == 1);
+	CHILD_CHECK(task_alive(atomic_load(&slow_tid)));
+	/* Let the write return: the thread must end after that record. */
+	CHILD_CHECK(write(slow_gate[1], "xxxx", 4) == 4);
+	for (uint64_t start = mono_ms(); task_alive(atomic_load(&slow_tid)) && mono_ms() - start < 10000;)
+		usleep(1000);
+	CHILD_CHECK(!task_alive(atomic_load(&slow_tid)));
+	CHILD_CHECK(atomic_load(&slow_writes) == 1);
+	/* printk starts afresh (with no console) */
+	CHILD_CHECK(pr_info("after\n") == 5);
+	return 0;
+}
+
+static void test_exit_leaves_slow_thread(void **state)
+{
+	(void)state;
+	struct child_result res;
+
+	run_child_ok(exit_slow_child, NULL, 30000, &res);
+	assert_string_equal(res.out, "printk: console [slow] did not print its last 3 records within console_drain_ms=200 at exit\n");
+	child_result_free(&res);
+}
+
 static void test_stderr_console(void **state)
 {
 	(void)state;
@@ -980,6 +1113,8 @@ static void test_stderr_console(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_full_file_falls_back, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_exit_leaves_slow_thread, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_pipe_exact_bytes, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_closed_pipe_no_sigpipe, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_nonblocking_full_pipe, setup_capture, teardown_capture),

@@ -20,11 +20,15 @@
  *     message); a recreated log restarts from its first record (found at
  *     a restart by its identity, or while following by its file); a bad
  *     cursor file gives one clear error;
- *   - console=syslog:relp:... in PRINTK_OPTS (a child process).
+ *   - console=syslog:relp:... in PRINTK_OPTS (a child process);
+ *   - a child that logs 1,000 records and ends with pk_printk_exit(), ten
+ *     times, or returns from main, three times: every record of every run
+ *     arrives, no session broken.
  * Label "daemons": run by scripts/test.sh in the gcc build only.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -689,6 +693,104 @@ static int opts_child(void)
 	return pk_pr_flush(5000, 0) == 1 ? 0 : 1;
 }
 
+/*
+ * A program that forwards over RELP and ends with pk_printk_exit(), the
+ * documented clean end: every record it stored arrives, run after run (the
+ * exit drains the console's thread with the log still there, then closes
+ * the session, which waits for rsyslogd's answers), and rsyslogd sees the
+ * session closed, not broken. The same for a program that just returns
+ * from main (a few runs).
+ */
+#define EXIT_RUNS    10
+#define RETURN_RUNS  3
+#define EXIT_RECORDS 1000
+
+static int exit_child(const char *tag, const char *how)
+{
+	for (int i = 0; i < EXIT_RECORDS; i++)
+		pk_printk_emit(1, 5, NULL, 0, "%s %d\n", tag, i);
+	if (!strcmp(how, "pk_printk_exit"))
+		pk_printk_exit();
+	return 0; /* else: exit's own drain and close */
+}
+
+static int count_in(const char *path, const char *what)
+{
+	char *all = slurp(path);
+	int n = 0;
+
+	for (char *p = all; p && (p = strstr(p, what)); p++)
+		n++;
+	free(all);
+	return n;
+}
+
+/*
+ * rsyslogd's count of broken RELP sessions, after one more of our own: a
+ * connection closed without a word (as rs_ready()'s probes are), waited
+ * for, so that what came before it is counted too.
+ */
+static int broken_sessions(void)
+{
+	const char *log = test_dir_path("rsyslogd.log");
+	int before = count_in(log, "session broken"), n;
+	uint64_t start = now_ms();
+
+	assert_true(daemon_tcp_accepts(relp_port));
+	while ((n = count_in(log, "session broken")) == before && now_ms() - start < 10000)
+		usleep(20000);
+	assert_true(n > before);
+	return n;
+}
+
+static void test_exit_delivers(void **state)
+{
+	(void)state;
+	char opts[128], self[512], tag[16], out[PATH_MAX];
+	ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int bad = 0;
+	int broken_before = broken_sessions();
+
+	assert_true(k > 0);
+	self[k] = '\0';
+	snprintf(opts, sizeof(opts), "console=syslog:relp:127.0.0.1:%d", relp_port);
+	snprintf(out, sizeof(out), "%s", test_dir_path("exit-child.out"));
+	for (int run = 0; run < EXIT_RUNS + RETURN_RUNS; run++) {
+		struct tally t = { 0 };
+		const char *how = run < EXIT_RUNS ? "pk_printk_exit" : "return";
+		int st;
+
+		snprintf(tag, sizeof(tag), "EX%d", run);
+
+		const char *argv[] = { self, "--exit-child", tag, how, NULL };
+		pid_t pid = spawn_logged(argv, out, opts);
+
+		assert_true(pid > 0);
+		test_reap(pid, &st, 20000);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		/* Everything rsyslogd acknowledged is on disk (Direct queue):
+		 * a short wait only for what a broken close left unanswered. */
+		wait_tally(tag, EXIT_RECORDS, EXIT_RECORDS, 2000, &t);
+		print_message("run %d (%s): %d of %d records, %d duplicates\n", run, how, t.distinct, EXIT_RECORDS,
+			      t.dups);
+		bad += t.distinct != EXIT_RECORDS;
+		free(t.seen);
+	}
+	/* The child's own stderr: nothing to say when all was delivered. */
+	char *said = slurp(out);
+
+	if (said && *said)
+		fail_msg("the children said: %s", said);
+	free(said);
+	if (bad)
+		fail_msg("%d of %d runs lost records", bad, EXIT_RUNS + RETURN_RUNS);
+
+	int broken = broken_sessions() - broken_before - 1;
+
+	if (broken)
+		fail_msg("rsyslogd saw %d RELP sessions broken", broken);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -715,6 +817,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--opts-child"))
 		return opts_child();
+	if (argc > 3 && !strcmp(argv[1], "--exit-child"))
+		return exit_child(argv[2], argv[3]);
 
 	/* before the first record: room for every record of the kill test */
 	if (pk_set_log_buf_len(1 << 22))
@@ -736,7 +840,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_forward_recreated_live, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forward_bad_cursor, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_printk_opts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exit_delivers, setup, teardown),
 	};
 
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]); /* one test by name, while working on it */
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

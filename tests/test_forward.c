@@ -13,6 +13,7 @@
  *   - TCP with nobody listening: the records wait in the ring (-EAGAIN is
  *     no failure: the console stays enabled and pr_flush says not done),
  *     then a listener appears and gets every record, octet-counted;
+ *     pk_printk_exit() meanwhile says how many records were not sent;
  *   - relp: targets' errors; the forwarder calls (a source log names the
  *     writer, a lost count becomes a dropped notice, commit); log
  *     identities (random per file, kept by the file, zero in memory).
@@ -460,6 +461,40 @@ static void test_tcp_waits(void **state)
 	close(lfd);
 }
 
+/*
+ * pk_printk_exit() with a receiver away: the console's thread gets
+ * console_drain_ms, then exit says in one line on stderr how many records
+ * the console did not send (all of them here), and returns.
+ */
+static int exit_undelivered_child(void *arg)
+{
+	char opts[128];
+
+	snprintf(opts, sizeof(opts), "console=syslog:tcp:127.0.0.1:%d,name=away console_drain_ms=300",
+		 *(int *)arg);
+	if (pk_printk_configure(opts))
+		return 10;
+	for (int i = 0; i < 1000; i++)
+		pk_printk_emit(1, 6, NULL, 0, "undelivered %d\n", i);
+	pk_printk_exit();
+	return 0;
+}
+
+static void test_exit_says_undelivered(void **state)
+{
+	(void)state;
+	int lfd, port = listen_port(SOCK_STREAM, &lfd);
+	struct child_result res;
+	uint64_t start = now_ms();
+
+	close(lfd); /* nobody listens: refused */
+	run_child_ok(exit_undelivered_child, &port, 20000, &res);
+	assert_string_equal(res.out,
+			    "printk: console [away] did not print its last 1000 records within console_drain_ms=300 at exit\n");
+	assert_true(now_ms() - start < 10000);
+	child_result_free(&res);
+}
+
 int main(void)
 {
 	pk_unregister_console(pk_console_stderr());
@@ -469,7 +504,7 @@ int main(void)
 		cmocka_unit_test(test_journal_bytes), cmocka_unit_test(test_names),
 		cmocka_unit_test(test_create_errors), cmocka_unit_test(test_opts),
 		cmocka_unit_test(test_udp_nobody),    cmocka_unit_test(test_tcp_waits),
-		cmocka_unit_test(test_forwarder_calls),
+		cmocka_unit_test(test_forwarder_calls), cmocka_unit_test(test_exit_says_undelivered),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,10 +16,14 @@
  *     writes nothing into what the ring holds now, and stores again.
  * The same with a printk process: each of its lines reaches its console
  * (once the stopped record is taken) or is counted in a notice saying it
- * could not be stored.
+ * could not be stored, each exactly once, also when the notice itself is
+ * refused (a thread of the process holding the oldest record).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,11 +193,17 @@ static int printk_writer(void *arg)
 	if (pk_set_log_buf_len(LOG_LEN) || pk_set_log_buf_file(arg, 0))
 		return 10;
 	pk_set_printk_time(0);
+
+	int refused = 0;
+
 	for (int i = 0; i < PRINTED_LINES; i++) {
-		printk(KERN_INFO "line %d\n", i);
+		/* 0: the ring refused the line (it is never empty). */
+		refused += printk(KERN_INFO "line %d\n", i) == 0;
 		if (i % 2)
 			usleep(1000); /* the run outlasts the 1 s the ring waits */
 	}
+	/* The console is printed by printk itself: every notice is out. */
+	dprintf(1, "refused %d\n", refused);
 	return 0;
 }
 
@@ -210,7 +220,7 @@ static void test_printk_beside_stopped_writer(void **state)
 	struct pk_log *log;
 	struct child_result res;
 	int report_fd;
-	unsigned long printed = 0, unstored = 0, dropped = 0;
+	unsigned long printed = 0, unstored = 0, dropped = 0, refused = ULONG_MAX;
 
 	unlink(p);
 	assert_int_equal(pk_log_open_file(&log, p, LOG_LEN, 0), 0);
@@ -235,16 +245,124 @@ static void test_printk_beside_stopped_writer(void **state)
 			unstored += n;
 		else if (sscanf(line, "** %lu printk messages dropped **", &n) == 1)
 			dropped += n;
+		else if (sscanf(line, "refused %lu", &n) == 1)
+			refused = n;
 		else
 			fail_msg("unexpected console line: %s", line);
 	}
 	child_result_free(&res);
+	if (refused == ULONG_MAX)
+		fail_msg("the child did not say how many lines were refused");
 	if (unstored == 0)
 		fail_msg("nothing was refused (%lu lines printed)", printed);
+	/* Each refused line is counted in a notice, each exactly once. */
+	if (unstored != refused)
+		fail_msg("%lu lines refused, the notices count %lu (%lu printed, %lu dropped)", refused, unstored,
+			 printed, dropped);
 	/* The console's own losses: the stopped record (a hole), and lines
 	 * the ring overwrote while the console waited at that record. */
 	assert_int_equal(printed + unstored + dropped, PRINTED_LINES + 1);
 	resume_and_check(pid, report_fd);
+}
+
+/*
+ * A line that needs no room (pr_cont("\n") ending this thread's open line)
+ * is stored while the ring still refuses everything else: the notice that
+ * counts the refused lines is refused too, and must keep its count for the
+ * next line stored. Here a thread of the same process holds the ring's
+ * oldest record (stopped in the test hook), so the ring refuses for as
+ * long as the test wants.
+ */
+#define CHILD_CHECK(cond)                                                                   \
+	do {                                                                                \
+		if (!(cond)) {                                                              \
+			dprintf(2, "child check failed at line %d: %s\n", __LINE__, #cond); \
+			return 1;                                                           \
+		}                                                                           \
+	} while (0)
+
+static _Thread_local int hold_here;
+static sem_t held, release_held;
+
+static void hold_after_claim(enum prb_testpoint tp)
+{
+	if (tp == PRB_TP_CLAIMED && hold_here) {
+		hold_here = 0;
+		sem_post(&held);
+		while (sem_wait(&release_held) && errno == EINTR)
+			;
+	}
+}
+
+static void *holding_writer(void *arg)
+{
+	(void)arg;
+	hold_here = 1;
+	printk(KERN_INFO "held\n");
+	return NULL;
+}
+
+static int refused_notice_child(void *arg)
+{
+	(void)arg;
+	pthread_t t;
+	char text[64];
+	int refused = 0, i;
+
+	CHILD_CHECK(pk_set_log_buf_len(LOG_LEN) == 0);
+	CHILD_CHECK(pk_printk_configure("console=none") == 0);
+	pk_set_printk_time(0);
+	CHILD_CHECK(sem_init(&held, 0, 0) == 0 && sem_init(&release_held, 0, 0) == 0);
+	prb_set_testpoint_hook(hold_after_claim);
+	CHILD_CHECK(pthread_create(&t, NULL, holding_writer, NULL) == 0);
+	while (sem_wait(&held) && errno == EINTR)
+		;
+	/* Open lines (no newline) until the ring refuses one: it waits a
+	 * second for the held record, then gives up. The last one stored
+	 * stays open, the newest record. */
+	for (i = 0; i < 100000 && !refused; i++) {
+		snprintf(text, sizeof(text), "open %d", i);
+		refused = printk(KERN_INFO "%s", text) == 0;
+	}
+	CHILD_CHECK(refused);
+	CHILD_CHECK(printk(KERN_INFO "refused at once\n") == 0);
+	refused++;
+	/* Stored without room: the notice after it is refused. */
+	pr_cont("\n");
+	sem_post(&release_held);
+	CHILD_CHECK(pthread_join(t, NULL) == 0);
+	prb_set_testpoint_hook(NULL);
+	CHILD_CHECK(printk(KERN_INFO "after\n") == 5);
+
+	struct pk_log *log = pk_printk_log();
+	unsigned long noticed = 0, n;
+	int ended = 0;
+
+	/* The last line stored before the refusals: ended by the pr_cont. */
+	snprintf(text, sizeof(text), "open %d", i - 2);
+	for (uint64_t s = pk_log_first_seq(log); s < pk_log_next_seq(log); s++) {
+		if (pk_log_read(log, s, &rec, 0))
+			continue;
+		if (sscanf(rec.text, "printk: %lu messages not stored", &n) == 1)
+			noticed += n;
+		if (!strcmp(rec.text, text))
+			ended = (rec.flags & PK_REC_NEWLINE) != 0;
+	}
+	CHILD_CHECK(ended);
+	if (noticed != (unsigned long)refused) {
+		dprintf(2, "%d lines refused, the notices count %lu\n", refused, noticed);
+		return 1;
+	}
+	return 0;
+}
+
+static void test_refused_notice_keeps_count(void **state)
+{
+	(void)state;
+	struct child_result res;
+
+	run_child_ok(refused_notice_child, NULL, 30000, &res);
+	child_result_free(&res);
 }
 
 static int teardown_child(void **state)
@@ -275,6 +393,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_stopped_in_record, teardown_child),
 		cmocka_unit_test_teardown(test_printk_beside_stopped_writer, teardown_child),
+		cmocka_unit_test(test_refused_notice_keeps_count),
 	};
 
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
