@@ -48,6 +48,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -244,8 +245,9 @@ static int read_position(const char **pp, bool *err)
  * Parses one conversion; f points just after the '%'. Returns the position
  * after it (at the NUL when the format ended inside it), or NULL when a
  * width or precision overflows int, which glibc reports as EOVERFLOW. With
- * @saturate such a number reads as INT_MAX instead (run() then clamps it to
- * the kernel's limit). *positional is set when the conversion names an
+ * @saturate (kernel semantics) such a number reads as INT_MAX instead
+ * (run() then clamps it to the kernel's limit), and a '.' followed by no
+ * digit leaves the precision unset, as the kernel's format_decode() does. *positional is set when the conversion names an
  * argument by number.
  */
 static const char *parse_spec(const char *f, struct spec *sp, bool *positional, bool saturate)
@@ -331,9 +333,9 @@ static const char *parse_spec(const char *f, struct spec *sp, bool *positional, 
 			if (n < 0 && !saturate)
 				return NULL;
 			sp->prec = n < 0 ? INT_MAX : n;
-		} else {
-			sp->prec = 0;
-		}
+		} else if (!saturate) {
+			sp->prec = 0; /* C: "%.d" is "%.0d" */
+		} /* the kernel: a '.' without digits gives no precision at all */
 	}
 
 	switch (*f) {
@@ -1696,6 +1698,7 @@ enum {
 	K_SPACE = 1 << 3,
 	K_ZEROPAD = 1 << 4,
 	K_SPECIAL = 1 << 5,
+	K_UPPER = 1 << 6, /* %X: upper-case digits and "0X" */
 };
 
 /* The kernel's view of a conversion: -1 means "not given". */
@@ -1727,16 +1730,19 @@ static inline bool k_isprint(unsigned char c)
 }
 
 /*
- * The kernel's number() for bases 10 and 16: a width that the sign and
- * "0x" eat into, a precision that is a minimum digit count (0 still prints
- * "0"), zeros between prefix and digits with the 0 flag unless '-' is set.
+ * The kernel's number() for bases 8, 10 and 16: a width that the sign and
+ * the "0x" or "0" prefix eat into, a precision that is a minimum digit
+ * count (0 still prints "0"), zeros between prefix and digits with the 0
+ * flag unless '-' is set, a precision or not. K_SPECIAL prefixes "0x"
+ * even to 0, and "0" to octal digits other than a lone 0.
  */
-static void knumber(struct sink *s, unsigned long long num, bool hex, struct kspec k)
+static void knumber(struct sink *s, unsigned long long num, int base, struct kspec k)
 {
 	char tmp[24];
 	char *end = tmp + sizeof(tmp), *dig;
 	char sign = 0;
-	bool pfx = hex && (k.flags & K_SPECIAL);
+	bool pfx = base != 10 && (k.flags & K_SPECIAL);
+	bool is_zero = num == 0;
 	long long fw = k.width, prec = k.prec, nd;
 
 	if (k.flags & K_LEFT)
@@ -1752,9 +1758,18 @@ static void knumber(struct sink *s, unsigned long long num, bool hex, struct ksp
 		}
 		fw -= sign != 0;
 	}
-	if (pfx)
-		fw -= 2;
-	dig = hex ? u_to_pow2(end, num, 4, hex_lower) : u_to_dec(end, num);
+	if (pfx) {
+		if (base == 16)
+			fw -= 2;
+		else if (!is_zero)
+			fw--;
+	}
+	if (base == 16)
+		dig = u_to_pow2(end, num, 4, (k.flags & K_UPPER) ? hex_upper : hex_lower);
+	else if (base == 8)
+		dig = u_to_pow2(end, num, 3, hex_lower);
+	else
+		dig = u_to_dec(end, num);
 	nd = end - dig;
 	if (prec < nd)
 		prec = nd;
@@ -1765,8 +1780,10 @@ static void knumber(struct sink *s, unsigned long long num, bool hex, struct ksp
 	}
 	if (sign)
 		sink_putc(s, sign);
-	if (pfx)
-		sink_put(s, "0x", 2);
+	if (pfx && (base == 16 || !is_zero))
+		sink_putc(s, '0');
+	if (pfx && base == 16)
+		sink_putc(s, (k.flags & K_UPPER) ? 'X' : 'x');
 	if (fw > 0 && !(k.flags & K_LEFT)) {
 		sink_fill(s, (k.flags & K_ZEROPAD) ? '0' : ' ', (size_t)fw);
 		fw = 0;
@@ -1962,7 +1979,7 @@ static void kpointer_string(struct sink *s, uintptr_t v, struct kspec k)
 		k.width = 2 * (int)sizeof(void *);
 		k.flags |= K_ZEROPAD;
 	}
-	knumber(s, v, true, k);
+	knumber(s, v, 16, k);
 }
 
 /* The kernel's default_pointer(): NULL and error pointers are not hashed. */
@@ -1980,7 +1997,7 @@ static void kspecial_hex(struct sink *s, unsigned long long v, int size)
 {
 	struct kspec k = {K_SPECIAL | K_ZEROPAD, 2 + 2 * size, -1};
 
-	knumber(s, v, true, k);
+	knumber(s, v, 16, k);
 }
 
 /* ---- byte strings ---- */
@@ -2322,7 +2339,7 @@ static void put_in(char *buf, size_t cap, size_t *len, unsigned long long v, con
 {
 	struct sink t = {buf, cap, *len, 0, true};
 
-	knumber(&t, v, false, *k);
+	knumber(&t, v, 10, *k);
 	*len = t.len < cap ? t.len : cap;
 }
 
@@ -2622,7 +2639,7 @@ static void k_err_ptr(struct sink *s, const void *p, const struct kspec *k)
 		return;
 	}
 	n.flags |= K_SIGN;
-	knumber(s, (unsigned long long)(long long)err, false, n);
+	knumber(s, (unsigned long long)(long long)err, 10, n);
 }
 
 /* ---- bitmaps, FourCC codes, times ---- */
@@ -2655,7 +2672,7 @@ static void k_bitmap(struct sink *s, const unsigned char *map, const struct kspe
 		if (!first)
 			sink_putc(s, ',');
 		first = false;
-		knumber(s, v, true, d);
+		knumber(s, v, 16, d);
 	}
 }
 
@@ -2691,10 +2708,10 @@ static void k_bitmap_list(struct sink *s, const unsigned char *map, const struct
 		if (!first)
 			sink_putc(s, ',');
 		first = false;
-		knumber(s, (unsigned long long)lo, false, d);
+		knumber(s, (unsigned long long)lo, 10, d);
 		if (i - 1 != lo) {
 			sink_putc(s, '-');
-			knumber(s, (unsigned long long)(i - 1), false, d);
+			knumber(s, (unsigned long long)(i - 1), 10, d);
 		}
 	}
 }
@@ -2704,7 +2721,12 @@ static uint32_t swab32(uint32_t v)
 	return v >> 24 | (v >> 8 & 0xff00) | (v << 8 & 0xff0000) | v << 24;
 }
 
-/* %p4c[chnlb]: four characters and the code in hex (V4L2/DRM pixel formats for c). */
+/*
+ * %p4c[c|h|hR|l|b]: four characters and the code in hex (V4L2/DRM pixel
+ * formats for c). The code is read in host order (h), reversed host order
+ * (hR), little- or big-endian (l, b). Linux 6.16 renamed the reversed
+ * order from %p4cn to %p4chR; the old spelling still reads the same.
+ */
 static void k_fourcc(struct sink *s, const void *ptr, const char *ext, const struct kspec *k)
 {
 	char out[sizeof("0123 little-endian (0x01234567)")];
@@ -2725,6 +2747,9 @@ static void k_fourcc(struct sink *s, const void *ptr, const char *ext, const str
 	memcpy(&orig, ptr, sizeof(orig));
 	switch (ext[2]) {
 	case 'h':
+		if (ext[3] == 'R')
+			orig = swab32(orig);
+		break;
 	case 'c':
 		break;
 	case 'n':
@@ -2824,20 +2849,20 @@ static void k_time(struct sink *s, const void *ptr, const char *ext, const struc
 			break;
 	}
 	if (have_d) {
-		knumber(s, (unsigned long long)(long long)(tm.year + (raw ? 0 : 1900)), false, d4);
+		knumber(s, (unsigned long long)(long long)(tm.year + (raw ? 0 : 1900)), 10, d4);
 		sink_putc(s, '-');
-		knumber(s, (unsigned long long)(long long)(tm.mon + (raw ? 0 : 1)), false, d2);
+		knumber(s, (unsigned long long)(long long)(tm.mon + (raw ? 0 : 1)), 10, d2);
 		sink_putc(s, '-');
-		knumber(s, (unsigned long long)(long long)tm.mday, false, d2);
+		knumber(s, (unsigned long long)(long long)tm.mday, 10, d2);
 	}
 	if (have_d && have_t)
 		sink_putc(s, iso ? 'T' : ' ');
 	if (have_t) {
-		knumber(s, (unsigned long long)(long long)tm.hour, false, d2);
+		knumber(s, (unsigned long long)(long long)tm.hour, 10, d2);
 		sink_putc(s, ':');
-		knumber(s, (unsigned long long)(long long)tm.min, false, d2);
+		knumber(s, (unsigned long long)(long long)tm.min, 10, d2);
 		sink_putc(s, ':');
-		knumber(s, (unsigned long long)(long long)tm.sec, false, d2);
+		knumber(s, (unsigned long long)(long long)tm.sec, 10, d2);
 	}
 }
 
@@ -2884,6 +2909,26 @@ static PK_NOINLINE void k_symbol(struct sink *s, void *ptr, const char *ext, con
 
 /* ---- the dispatcher ---- */
 
+/* A conversion's flags, width and precision as the kernel's printf_spec. */
+static inline struct kspec kspec_of(const struct spec *sp, unsigned int extra)
+{
+	struct kspec k;
+
+	k.flags = (sp->flags & F_MINUS ? K_LEFT : 0) | (sp->flags & F_PLUS ? K_PLUS : 0) |
+		  (sp->flags & F_SPACE ? K_SPACE : 0) | (sp->flags & F_HASH ? K_SPECIAL : 0) |
+		  (sp->flags & F_ZERO ? K_ZEROPAD : 0) | extra;
+	/* Digits never start with 0 (a flag): width 0 only comes from a "*". */
+	k.width = sp->width || sp->warg != ARG_NONE ? (int)sp->width : -1;
+	k.prec = sp->prec;
+	return k;
+}
+
+/* No flag, width or precision: the kernel's number() and C print alike. */
+static inline bool bare_kspec(const struct spec *sp)
+{
+	return sp->flags == 0 && sp->width == 0 && sp->prec < 0;
+}
+
 /*
  * The kernel's pointer(): @ext points just past the 'p'. Returns the format
  * position after every letter and digit that follows (the kernel skips them
@@ -2892,14 +2937,7 @@ static PK_NOINLINE void k_symbol(struct sink *s, void *ptr, const char *ext, con
 static PK_NOINLINE const char *kernel_pointer(struct sink *s, const struct spec *sp, void *ptr,
 					      const char *ext, int depth)
 {
-	struct kspec k;
-
-	k.flags = (sp->flags & F_MINUS ? K_LEFT : 0) | (sp->flags & F_PLUS ? K_PLUS : 0) |
-		  (sp->flags & F_SPACE ? K_SPACE : 0) | (sp->flags & F_HASH ? K_SPECIAL : 0) |
-		  (sp->flags & F_ZERO ? K_ZEROPAD : 0);
-	/* Digits never start with 0 (a flag): width 0 only comes from a "*". */
-	k.width = sp->width || sp->warg != ARG_NONE ? (int)sp->width : -1;
-	k.prec = sp->prec;
+	struct kspec k = kspec_of(sp, 0);
 
 	switch (ext[0]) {
 	case 'S':
@@ -2972,7 +3010,8 @@ static PK_NOINLINE const char *kernel_pointer(struct sink *s, const struct spec 
 			kerror(s, "(%pf?)", &k);
 			break;
 		}
-		kdefault_pointer(s, ptr, &k);
+		if (kcheck(s, ptr, &k))
+			kdefault_pointer(s, ptr, &k);
 		break;
 	case 'N': {
 		uint64_t v;
@@ -3007,7 +3046,20 @@ static PK_NOINLINE const char *kernel_pointer(struct sink *s, const struct spec 
 			k_range(s, ptr, &k);
 			break;
 		}
-		kdefault_pointer(s, ptr, &k);
+		/* fall through */
+	case 'R':
+	case 'd':
+	case 'D':
+	case 'g':
+	case 'G':
+		/*
+		 * Kernel objects a process does not have (resources, dentries,
+		 * files, block devices, page and GFP flags): the kernel checks
+		 * the pointer before it reads the object, so NULL and invalid
+		 * pointers print as there; a valid one prints as plain %p.
+		 */
+		if (kcheck(s, ptr, &k))
+			kdefault_pointer(s, ptr, &k);
 		break;
 	default:
 		/* %pK (kptr_restrict 0), unknown letters, and the kernel-object ones. */
@@ -3198,7 +3250,8 @@ PK_HOT static int run(struct sink *s, const char *fmt, struct fargs *a, int dept
 		if (PK_UNLIKELY(sp.parg != ARG_NONE)) {
 			int pr = arg_int(a, sp.parg);
 
-			sp.prec = pr < 0 ? -1 : pr;
+			/* C: as if none was given; the kernel: 0 (set_precision()) */
+			sp.prec = pr >= 0 ? pr : s->kernel ? 0 : -1;
 		}
 		if (PK_UNLIKELY(s->kernel)) {
 			if (sp.width > KERNEL_WIDTH_MAX)
@@ -3224,9 +3277,12 @@ convert:
 				else
 					x = i;
 			}
-			fmt_integer(s, &sp,
-				    x < 0 ? 0ULL - (unsigned long long)x : (unsigned long long)x,
-				    x < 0);
+			if (PK_UNLIKELY(s->kernel) && !bare_kspec(&sp))
+				knumber(s, (unsigned long long)x, 10, kspec_of(&sp, K_SIGN));
+			else
+				fmt_integer(s, &sp,
+					    x < 0 ? 0ULL - (unsigned long long)x : (unsigned long long)x,
+					    x < 0);
 			break;
 		}
 		case 'u':
@@ -3249,7 +3305,12 @@ convert:
 				else
 					x = u;
 			}
-			fmt_integer(s, &sp, x, false);
+			if (PK_UNLIKELY(s->kernel) && !bare_kspec(&sp) && sp.conv != 'b' &&
+			    sp.conv != 'B')
+				knumber(s, x, sp.conv == 'u' ? 10 : sp.conv == 'o' ? 8 : 16,
+					kspec_of(&sp, sp.conv == 'X' ? K_UPPER : 0));
+			else
+				fmt_integer(s, &sp, x, false);
 			break;
 		}
 		case 's':
@@ -3263,8 +3324,15 @@ convert:
 					put_efault(s, &sp);
 					break;
 				}
-				if (!str)
+				if (!str) {
+					if (PK_UNLIKELY(s->kernel)) {
+						struct kspec k = kspec_of(&sp, 0);
+
+						kerror(s, "(null)", &k);
+						break;
+					}
 					str = null_string(sp.prec);
+				}
 				n = sp.prec < 0 ? strlen(str) : strnlen(str, (size_t)sp.prec);
 				if (PK_LIKELY(sp.width == 0))
 					sink_put(s, str, n);
@@ -3318,7 +3386,13 @@ convert:
 			break;
 		}
 		case 'n':
-			/* Consumed but never written through: %n is an attack vector. */
+			/*
+			 * The kernel refuses %n and, unable to tell what its
+			 * argument was, ends the output there. C: consumed but
+			 * never written through (an attack vector).
+			 */
+			if (PK_UNLIKELY(s->kernel))
+				return RUN_OK;
 			(void)arg_ptr(a, sp.darg);
 			break;
 		case 'm':
@@ -3341,11 +3415,14 @@ convert:
 				fmt_double(s, &sp, arg_double(a, sp.darg));
 			break;
 		case '\0':
-			if (!slow)
-				return RUN_ERROR; /* glibc: EINVAL */
+			if (!slow || s->kernel)
+				return RUN_ERROR; /* glibc: EINVAL; the kernel ends there */
 			put_unknown(s, &sp);
 			return RUN_OK;
 		default:
+			/* The kernel ends its output at a conversion it does not know. */
+			if (PK_UNLIKELY(s->kernel))
+				return RUN_OK;
 			put_unknown(s, &sp);
 			break;
 		}
@@ -3510,11 +3587,22 @@ static int do_format(char *buf, size_t size, const char *fmt, va_list ap, size_t
 	return (int)s.len;
 }
 
-int pk_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
+int pk_fmt_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 {
 	size_t stored;
 
 	return do_format(buf, size, fmt, ap, &stored, NULL, false);
+}
+
+int pk_fmt_snprintf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = pk_fmt_vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return r;
 }
 
 PK_HOT int pk_vsnprintf_last(char *buf, size_t size, char *last, const char *fmt, va_list ap)
@@ -3522,6 +3610,20 @@ PK_HOT int pk_vsnprintf_last(char *buf, size_t size, char *last, const char *fmt
 	size_t stored;
 
 	return do_format(buf, size, fmt, ap, &stored, last, true);
+}
+
+/*
+ * The kernel's string functions (lib/vsprintf.c): a size above INT_MAX is
+ * a caller's bug the kernel WARNs about and answers with 0, writing
+ * nothing; sprintf is snprintf with INT_MAX for the size.
+ */
+int pk_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	size_t stored;
+
+	if (size > INT_MAX)
+		return 0;
+	return do_format(buf, size, fmt, ap, &stored, NULL, true);
 }
 
 int pk_snprintf(char *buf, size_t size, const char *fmt, ...)
@@ -3539,8 +3641,10 @@ int pk_vscnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 {
 	size_t stored;
 
+	if (size > INT_MAX)
+		return 0;
 	(void)do_format(buf, size, fmt, ap, &stored, NULL, true);
-	return stored > INT_MAX ? INT_MAX : (int)stored;
+	return (int)stored;
 }
 
 int pk_scnprintf(char *buf, size_t size, const char *fmt, ...)
@@ -3552,4 +3656,63 @@ int pk_scnprintf(char *buf, size_t size, const char *fmt, ...)
 	r = pk_vscnprintf(buf, size, fmt, ap);
 	va_end(ap);
 	return r;
+}
+
+int pk_vsprintf(char *buf, const char *fmt, va_list ap)
+{
+	return pk_vsnprintf(buf, INT_MAX, fmt, ap);
+}
+
+int pk_sprintf(char *buf, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = pk_vsnprintf(buf, INT_MAX, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/*
+ * The kernel's kvasprintf(): measure, allocate, format. The gfp flags say
+ * whether the kernel's allocator may sleep; malloc has no such choice, so
+ * they are accepted and ignored.
+ */
+char *pk_kvasprintf(pk_gfp_t gfp, const char *fmt, va_list ap)
+{
+	va_list aq;
+	size_t stored;
+	char *p;
+	int n;
+
+	(void)gfp;
+	va_copy(aq, ap);
+	n = do_format(NULL, 0, fmt, aq, &stored, NULL, true);
+	va_end(aq);
+	if (n >= INT_MAX)
+		return NULL;
+	p = malloc((size_t)n + 1);
+	if (!p)
+		return NULL;
+	(void)do_format(p, (size_t)n + 1, fmt, ap, &stored, NULL, true);
+	return p;
+}
+
+char *pk_kasprintf(pk_gfp_t gfp, const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+
+	va_start(ap, fmt);
+	p = pk_kvasprintf(gfp, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+void pk_kfree(const void *p)
+{
+	/* The kernel's kfree() ignores NULL and ZERO_SIZE_PTR ((void *)16). */
+	if ((uintptr_t)p > 16)
+		free((void *)(uintptr_t)p);
 }

@@ -54,6 +54,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#include <printk/sprintf.h>
+
 #if defined(__GNUC__) || defined(__clang__)
 #define PK_PRINTF_FORMAT(fmt_idx, arg_idx) __attribute__((format(printf, fmt_idx, arg_idx)))
 #else
@@ -76,13 +78,16 @@ struct va_format {
 #endif
 
 /*
- * C99 semantics: returns the length the complete output would have (not
- * counting the NUL), stores at most size - 1 bytes and a NUL when size > 0
- * (buf may be NULL when size is 0). Returns -1 when the output would exceed
- * INT_MAX bytes or the format ends in the middle of a conversion.
+ * C99 and glibc semantics, for the library's own text (prefixes, names,
+ * notices), whose formats never meet a case where the two differ: returns
+ * the length the complete output would have (not counting the NUL), stores
+ * at most size - 1 bytes and a NUL when size > 0 (buf may be NULL when
+ * size is 0). Returns -1 when the output would exceed INT_MAX bytes or the
+ * format ends in the middle of a conversion. %p is glibc's (0x1234, (nil),
+ * the letters after it printed as text); %pV is expanded.
  */
-int pk_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
-int pk_snprintf(char *buf, size_t size, const char *fmt, ...) PK_PRINTF_FORMAT(3, 4);
+int pk_fmt_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+int pk_fmt_snprintf(char *buf, size_t size, const char *fmt, ...) PK_PRINTF_FORMAT(3, 4);
 
 /*
  * Kernel semantics for printk: never loses the message. Returns the length
@@ -107,14 +112,10 @@ int pk_snprintf(char *buf, size_t size, const char *fmt, ...) PK_PRINTF_FORMAT(3
 int pk_vsnprintf_last(char *buf, size_t size, char *last, const char *fmt, va_list ap);
 
 /*
- * Kernel semantics: returns the number of bytes actually stored in buf, not
- * counting the NUL: 0 when size is 0, size - 1 when the output was cut.
- * Widths and precisions are clamped as for pk_vsnprintf_last; where
- * pk_vsnprintf would still return -1, the output up to the failure stays
- * in buf, NUL-terminated, and its length is returned.
+ * The public kernel-semantics functions (pk_snprintf, pk_scnprintf,
+ * pk_sprintf, pk_kasprintf and their va_list forms) are declared in
+ * <printk/sprintf.h>; they format as pk_vsnprintf_last does.
  */
-int pk_vscnprintf(char *buf, size_t size, const char *fmt, va_list ap);
-int pk_scnprintf(char *buf, size_t size, const char *fmt, ...) PK_PRINTF_FORMAT(3, 4);
 
 /*
  * PRINTK_OPTS's no_hash_pointers: from now on a hashed %p (and %pK, and %pe

@@ -36,7 +36,7 @@
  * doubles use their own registers.
  *
  * Properties (a violation aborts): no crash, no sanitizer report, no hang;
- * pk_vsnprintf returns -1 or the full length, the same for every buffer
+ * pk_fmt_vsnprintf returns -1 or the full length, the same for every buffer
  * size, and a smaller buffer holds a NUL-terminated prefix of a larger
  * one's output; pk_vsnprintf_last (printk's entry) never fails and
  * reports the last byte of its output; pk_vscnprintf into the small
@@ -93,10 +93,10 @@ static void check(const char *f, ...)
 
 	va_start(ap, f);
 	va_copy(c, ap);
-	r = pk_vsnprintf(big, OUT_MAX, f, c);
+	r = pk_fmt_vsnprintf(big, OUT_MAX, f, c);
 	va_end(c);
 	va_copy(c, ap);
-	r2 = pk_vsnprintf(small, small_size, f, c);
+	r2 = pk_fmt_vsnprintf(small, small_size, f, c);
 	va_end(c);
 	va_copy(c, ap);
 	s2 = pk_vscnprintf(scn_small, small_size, f, c);
@@ -108,17 +108,17 @@ static void check(const char *f, ...)
 
 	/* C99 */
 	if (r < -1 || r2 != r)
-		fail("pk_vsnprintf: result depends on the buffer size", r, r2);
+		fail("pk_fmt_vsnprintf: result depends on the buffer size", r, r2);
 	if (r >= 0) {
 		size_t st = min_size((size_t)r, OUT_MAX - 1);
 
 		if (big[st] != '\0')
-			fail("pk_vsnprintf: no NUL after the output", r, (long long)st);
+			fail("pk_fmt_vsnprintf: no NUL after the output", r, (long long)st);
 		if (small_size) {
 			size_t ss = min_size((size_t)r, small_size - 1);
 
 			if (small[ss] != '\0' || memcmp(small, big, ss) != 0)
-				fail("pk_vsnprintf: a smaller buffer is not a prefix", r,
+				fail("pk_fmt_vsnprintf: a smaller buffer is not a prefix", r,
 				     (long long)small_size);
 		}
 	}
