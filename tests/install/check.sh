@@ -34,6 +34,45 @@ for h in "$prefix"/include/printk/*.h; do
 	echo "header $name: C11 and C++11 ok"
 done
 
+# The kernel's snprintf on request: in C the four names the C library owns
+# become the kernel's (a zero with precision 0 prints "0", %pM is a MAC);
+# in C++ they stay the C library's, std::snprintf included.
+cat >"$tmp/knames.c" <<'EOF'
+#define PRINTK_KERNEL_SPRINTF
+#include <printk/printk.h>
+#include <string.h>
+#ifdef __cplusplus
+#include <cstdio>
+#endif
+int main(void)
+{
+	static const unsigned char mac[6] = {1, 2, 3, 4, 5, 6};
+	char buf[64], *p;
+	int n = scnprintf(buf, sizeof(buf), "%.0d|%pM", 0, mac);
+#ifdef __cplusplus
+	if (n != 19 || strcmp(buf, "0|01:02:03:04:05:06"))
+		return 1;
+	if (std::snprintf(buf, sizeof(buf), "%.0d|", 0) != 1 || snprintf(buf, 4, "%.0d", 0) != 0)
+		return 2;
+#else
+	if (snprintf(buf, sizeof(buf), "%.0d|%pM", 0, mac) != n || strcmp(buf, "0|01:02:03:04:05:06"))
+		return 1;
+	if (sprintf(buf, "%#x", 0u) != 3 || strcmp(buf, "0x0"))
+		return 2;
+#endif
+	p = kasprintf(GFP_KERNEL, "%s%d", "eth", 0);
+	if (!p || strcmp(p, "eth0"))
+		return 3;
+	kfree(p);
+	return 0;
+}
+EOF
+gcc -std=c11 -Wall -Wextra -Werror -pedantic $cflags "$tmp/knames.c" $libs -o "$tmp/knames_c"
+LD_LIBRARY_PATH=$libdir "$tmp/knames_c" || { echo "PRINTK_KERNEL_SPRINTF in C: wrong output ($?)"; exit 1; }
+g++ -std=c++11 -x c++ -Wall -Wextra -Werror $cflags "$tmp/knames.c" $libs -o "$tmp/knames_cxx"
+LD_LIBRARY_PATH=$libdir "$tmp/knames_cxx" || { echo "PRINTK_KERNEL_SPRINTF in C++: wrong output ($?)"; exit 1; }
+echo "kernel string names: C gets the kernel's snprintf, C++ keeps std::snprintf"
+
 gcc -std=c11 -Wall -Wextra -Werror $cflags "$here/consumer.c" $libs -o "$tmp/consumer_c"
 LD_LIBRARY_PATH=$libdir "$tmp/consumer_c"
 g++ -x c++ -Wall -Wextra -Werror $cflags "$here/consumer.c" $libs -o "$tmp/consumer_cxx"
