@@ -2,7 +2,11 @@
 /*
  * vsprintf.c - libprintk's own vsnprintf.
  *
- * This module owns all formatting done by the library. It must stay usable
+ * Owns all formatting done by the library, in two modes: the kernel's
+ * (printk, pk_panic and the public string functions of <printk/sprintf.h>:
+ * lib/vsprintf.c's precisions, number layout and %p extensions) and C99's
+ * (pk_fmt_snprintf, for the library's own text: glibc's output, byte for
+ * byte). The modes share everything the two agree on. It must stay usable
  * from a signal handler, so:
  *  - it is async-signal-safe: it calls only memcpy, memmove, memset,
  *    strlen, strnlen, strchrnul, glibc's table look-ups
@@ -14,16 +18,19 @@
  *    the %p hash seed (published by one CAS, so a signal handler that
  *    interrupts the drawing never waits for it) and the no_hash_pointers
  *    switch;
- *  - it never allocates: scratch space is a bounded amount of stack (see
- *    vsprintf.h for the figures);
+ *  - it never allocates (pk_kasprintf's one malloc aside, which is not
+ *    for signal handlers): scratch space is a bounded amount of stack
+ *    (see vsprintf.h for the figures);
  *  - it never consults the locale: the output is what glibc prints in the
- *    C locale, byte for byte, for every standard conversion;
+ *    C locale, byte for byte, for every standard conversion, except where
+ *    the kernel mode follows the kernel (docs/kernel-compat.md, section
+ *    16: precisions, the 0 and # flags, NULL strings, %n);
  *  - it never writes errno, with one exception: a getrandom(2) that fails
  *    writes it, and the value %m would read is put back at once.
  *
- * The kernel-semantics entry points (printk's) also print the kernel's %p
- * extensions byte for byte as Linux lib/vsprintf.c does; the C99 ones keep
- * glibc's %p (docs/kernel-compat.md, section 14).
+ * The kernel-semantics entry points also print the kernel's %p extensions
+ * byte for byte as Linux lib/vsprintf.c does; the C99 ones keep glibc's %p
+ * (docs/kernel-compat.md, section 14).
  *
  * Floating point is converted exactly: the significand is split into an
  * integer part, kept as base-10^9 limbs, and a binary fraction that yields
