@@ -32,6 +32,9 @@
 #include "testutil.h"
 #include "vsprintf.h"
 
+/* The checkers below take a format and a va_list. */
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+
 #define ZEROS "00000000" /* the high half of a 64-bit %p: the hash is 32 bits */
 #define ONES  "ffffffff"
 

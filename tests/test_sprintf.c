@@ -42,6 +42,7 @@ static int (*volatile libc_vsnprintf)(char *, size_t, const char *, va_list) = v
 #if defined(__GNUC__)
 /* Formats whose flags C calls pointless are the point here. */
 #pragma GCC diagnostic ignored "-Wformat"
+#pragma GCC diagnostic ignored "-Wformat-nonliteral" /* checkers of a va_list */
 #pragma GCC diagnostic ignored "-Wformat-extra-args"
 #pragma GCC diagnostic ignored "-Wformat-zero-length"
 #if !defined(__clang__)

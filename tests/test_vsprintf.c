@@ -31,6 +31,9 @@
 #include "hints.h"
 #include "vsprintf.h"
 
+/* The checkers below take a format and a va_list. */
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+
 /*
  * The reference is glibc's own snprintf, called through a pointer: gcc
  * evaluates snprintf calls with constant arguments at compile time (and
