@@ -95,7 +95,7 @@ int pk_fmt_snprintf(char *buf, size_t size, const char *fmt, ...) PK_PRINTF_FORM
 
 /*
  * Kernel semantics for printk: never loses the message. Returns the length
- * of the complete output like pk_vsnprintf, and reports in *@last its last
+ * of the complete output like pk_fmt_vsnprintf, and reports in *@last its last
  * byte, even when the output was cut (0 for empty output): printk keeps the
  * newline of a message longer than its buffer. The kernel's printf rules
  * apply where they differ from C's (a zero with a precision of 0 prints
@@ -106,7 +106,7 @@ int pk_fmt_snprintf(char *buf, size_t size, const char *fmt, ...) PK_PRINTF_FORM
  * (NULL and ERR_PTR values print as they are), and the letters and digits
  * after it select an extension (%pM, %pI4, %pISpc, %pU, %*ph, %pE, %pe,
  * %px, %pK, %pa, %pS, %pV...) and are never printed; unknown ones print as
- * %p (docs/kernel-compat.md, section 14). Where pk_vsnprintf would fail, it
+ * %p (docs/kernel-compat.md, section 14). Where pk_fmt_vsnprintf would fail, it
  * does not:
  *  - a width above 2^23 - 1 or a precision above 2^15 - 1 (the kernel's
  *    FIELD_WIDTH_MAX and PRECISION_MAX), "*" ones included, is clamped to
