@@ -1269,7 +1269,7 @@ char *pk_kvasprintf(pk_gfp_t gfp, const char *fmt, va_list ap)
 	va_list aq;
 	size_t stored;
 	char *p;
-	int n;
+	int n, saved;
 
 	(void)gfp;
 	va_copy(aq, ap);
@@ -1277,9 +1277,12 @@ char *pk_kvasprintf(pk_gfp_t gfp, const char *fmt, va_list ap)
 	va_end(aq);
 	if (n >= INT_MAX)
 		return NULL;
+	/* %m must read the same errno in both passes: malloc may write it. */
+	saved = errno;
 	p = malloc((size_t)n + 1);
 	if (!p)
 		return NULL;
+	errno = saved;
 	(void)do_format(p, (size_t)n + 1, fmt, ap, &stored, NULL, true);
 	return p;
 }

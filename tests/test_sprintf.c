@@ -358,6 +358,13 @@ static void test_kasprintf(void **state)
 	assert_int_equal(strlen(p), 5001);
 	assert_string_equal(p + 4999, "7|");
 	kfree(p);
+	/* %m reads the caller's errno, in both of kasprintf's passes */
+	errno = EACCES;
+	p = kasprintf(GFP_KERNEL, "open: %m");
+	assert_non_null(p);
+	assert_string_equal(p, "open: Permission denied");
+	assert_int_equal(errno, EACCES);
+	kfree(p);
 	kfree(NULL);
 	kfree((void *)16); /* ZERO_SIZE_PTR */
 }
