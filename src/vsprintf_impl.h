@@ -40,7 +40,7 @@ struct sink {
 	size_t cap; /* bytes that may be stored, the terminating NUL excluded */
 	size_t len; /* bytes the complete output needs so far (saturated) */
 	char last;  /* the last byte of the complete output so far (stored or not) */
-	bool kernel; /* kernel limits on widths and precisions (see run()) */
+	bool kernel; /* the kernel's rules: limits, precisions, number layout, %p */
 };
 
 static inline void sink_advance(struct sink *s, size_t n)
@@ -88,7 +88,7 @@ static inline void sink_putc(struct sink *s, char c)
 	sink_advance(s, 1);
 }
 
-static void sink_fill(struct sink *s, char c, size_t n)
+static inline void sink_fill(struct sink *s, char c, size_t n)
 {
 	if (s->len < s->cap) {
 		size_t room = s->cap - s->len;
