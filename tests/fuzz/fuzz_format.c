@@ -56,6 +56,9 @@
 
 #include "vsprintf.h"
 
+/* check() forwards the fuzzed format and its va_list on purpose. */
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define OUT_MAX	  4096
@@ -86,6 +89,17 @@ static size_t min_size(size_t a, size_t b)
 	return a < b ? a : b;
 }
 
+/* Past "N$" (N > 0) at @f, glibc's argument number, if there is one. */
+static const char *skip_position(const char *f)
+{
+	const char *q = f;
+	bool nonzero = false;
+
+	for (; *q >= '0' && *q <= '9'; q++)
+		nonzero = nonzero || *q != '0';
+	return *q == '$' && nonzero ? q + 1 : f;
+}
+
 /*
  * Does every conversion of @f print alike under both semantics? Not when
  * it has a precision or the '#' flag (the kernel's number() and string()
@@ -95,12 +109,21 @@ static size_t min_size(size_t a, size_t b)
 static bool kernel_agrees(const char *f)
 {
 	while ((f = strchr(f, '%'))) {
-		f++;
-		while (*f && strchr("0123456789$-+ 'I*", *f))
-			f++;
-		if (*f == '#' || *f == '.')
+		f = skip_position(f + 1);
+		for (; *f && strchr("-+ '0I#", *f); f++)
+			if (*f == '#')
+				return false;
+		if (*f == '*')
+			f = skip_position(f + 1);
+		else
+			while (*f >= '0' && *f <= '9')
+				f++;
+		if (*f == '.')
 			return false;
-		while (*f && strchr("hlLqjzZt", *f))
+		/* one length modifier, as parse_spec() reads it: hh, ll or one letter */
+		if ((f[0] == 'h' || f[0] == 'l') && f[1] == f[0])
+			f += 2;
+		else if (*f && strchr("hlLqjzZt", *f))
 			f++;
 		if (!*f || !strchr("diouxXcsfFeEgGaAmCS%bB", *f))
 			return false;
