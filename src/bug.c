@@ -159,7 +159,7 @@ __attribute__((noinline)) void pk_dump_stack(void)
  * The cut line and a WARN's message (past any level headers, at its own
  * level). Out of line, so its buffer is off the stack before the walk.
  */
-static __attribute__((noinline)) void cut_and_message(const char *fmt, va_list ap)
+static __attribute__((noinline, format(printf, 1, 0))) void cut_and_message(const char *fmt, va_list ap)
 {
 	char buf[1024]; /* the kernel's printk line limit */
 	const char *text = buf;

@@ -176,9 +176,10 @@ static int next_conv(const char *f, size_t len, size_t *pos, struct conv *c)
 		if (i < len && f[i] == '*') {
 			c->star_p = true;
 			i++;
-		} else if (!read_small(f, len, &i, &c->prec)) {
-			return -1;
-		}
+		} else if (i < len && is_digit(f[i])) {
+			if (!read_small(f, len, &i, &c->prec))
+				return -1;
+		} /* printk's rule: a '.' without digits sets no precision ("%.s" is "%s") */
 	}
 
 	int lm = 0; /* 0 none, 1 hh/h, 2 l, 3 ll, 4 j, 5 z, 6 t */
@@ -602,7 +603,7 @@ int pk_deferred_encode(const struct pk_dfmt *f, uint64_t ref, va_list *ap, char 
 
 			if (!put(&o, &v, 4))
 				return -1;
-			p = v < 0 ? -1 : v;
+			p = v < 0 ? 0 : v; /* printk's rule: a negative one is 0 */
 		}
 		if (w > out_max || p > out_max)
 			return -1;
@@ -622,7 +623,7 @@ int pk_deferred_encode(const struct pk_dfmt *f, uint64_t ref, va_list *ap, char 
 				at_start = false;
 				most = 1;
 			} else {
-				at_start = at_start && p == 0 && !w;
+				at_start = false; /* printk prints 0 as "0" whatever the precision */
 				most = int_most(p);
 			}
 			break;
@@ -632,7 +633,7 @@ int pk_deferred_encode(const struct pk_dfmt *f, uint64_t ref, va_list *ap, char 
 
 			if (!put(&o, &v, 8))
 				return -1;
-			at_start = at_start && p == 0 && !w;
+			at_start = false;
 			most = int_most(p);
 			break;
 		}
@@ -641,7 +642,7 @@ int pk_deferred_encode(const struct pk_dfmt *f, uint64_t ref, va_list *ap, char 
 
 			if (!put(&o, &v, 8))
 				return -1;
-			at_start = at_start && p == 0 && !w;
+			at_start = false;
 			most = int_most(p);
 			break;
 		}

@@ -60,7 +60,7 @@ size_t pk_kmsg_format_record(const struct prb_record *r, char *out, bool partial
 	char *p = out, *e = out + PK_MESSAGE_MAX;
 
 	if (pk_cfg_printk_caller())
-		pk_snprintf(caller, sizeof(caller), ",caller=T%u", (unsigned)r->caller.tid);
+		pk_fmt_snprintf(caller, sizeof(caller), ",caller=T%u", (unsigned)r->caller.tid);
 	/* A line its writer never finished (post-mortem view) is marked with an
 	 * extra field, which parsers that ignore unknown fields skip. */
 	p += pk_scnprintf(out, PK_MESSAGE_MAX, "%u,%llu,%llu,%c%s%s;",

@@ -139,7 +139,7 @@ void pk_opts_warn(struct pk_opts *o, const char *fmt, ...)
 		return;
 	}
 	va_start(ap, fmt);
-	pk_vsnprintf(o->warnings[o->nwarnings++], sizeof(o->warnings[0]), fmt, ap);
+	pk_fmt_vsnprintf(o->warnings[o->nwarnings++], sizeof(o->warnings[0]), fmt, ap);
 	va_end(ap);
 }
 

@@ -11,7 +11,7 @@
  *  - touches only the struct pk_opts it is given (the table below is
  *    const), so it is thread-safe on distinct structs and async-signal-safe
  *    (string functions from the POSIX.1-2016 list and the library's own
- *    pk_vsnprintf, src/vsprintf.h);
+ *    pk_fmt_vsnprintf, src/vsprintf.h);
  *  - is not reentrant on one struct. A struct pk_opts is several KiB: keep
  *    it static rather than on a small (signal or thread) stack.
  */
@@ -126,7 +126,7 @@ void pk_opts_init(struct pk_opts *o);
 int pk_opts_parse(const char *s, struct pk_opts *o);
 
 /*
- * Add a warning text to @o: formatted by pk_vsnprintf and cut to
+ * Add a warning text to @o: formatted by pk_fmt_vsnprintf and cut to
  * PK_OPTS_WARNING_LEN - 1 bytes. Once PK_OPTS_MAX_WARNINGS are held, the text
  * is dropped and o->warnings_dropped counted instead, so the first warnings
  * are the ones kept. Texts start with PK_OPTS_WARN_PREFIX and have no

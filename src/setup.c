@@ -75,7 +75,7 @@ static void note_kept_size(struct pk_log *fresh, const char *path, size_t asked)
 	if (!path || !asked || want == have)
 		return;
 
-	int n = pk_snprintf(text, sizeof(text), "printk: log file %s keeps its log_buf_len=%zu (%zu asked for)",
+	int n = pk_fmt_snprintf(text, sizeof(text), "printk: log file %s keeps its log_buf_len=%zu (%zu asked for)",
 			    path, have, want);
 
 	if (n > 0)
@@ -211,14 +211,14 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 	case PK_OPTCON_FD: {
 		char name[16];
 
-		pk_snprintf(name, sizeof(name), "fd%d", c->fd);
+		pk_fmt_snprintf(name, sizeof(name), "fd%d", c->fd);
 		err = pk_console_fd_create(&con, c->fd, name);
 		break;
 	}
 	case PK_OPTCON_FILE:
 		err = pk_console_file_create(&con, c->path);
 		if (!err) {
-			pk_snprintf(con->name, sizeof(con->name), "file%u", file_console_count++);
+			pk_fmt_snprintf(con->name, sizeof(con->name), "file%u", file_console_count++);
 			if (c->rotate_size)
 				err = pk_console_file_set_rotation(con, (unsigned long long)c->rotate_size,
 								   (unsigned)c->rotate_keep);
@@ -236,7 +236,7 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 	if (!err) {
 		con->flags |= c->flags;
 		if (c->name[0])
-			pk_snprintf(con->name, sizeof(con->name), "%s", c->name);
+			pk_fmt_snprintf(con->name, sizeof(con->name), "%s", c->name);
 		err = pk_register_console(con);
 		if (err && con != pk_console_stderr())
 			pk_console_destroy(con);

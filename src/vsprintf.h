@@ -7,15 +7,18 @@
  * conversions, errno writes). This module owns the whole of formatting:
  * standard conversions byte for byte as glibc's snprintf prints them in the
  * C locale, exact (correctly rounded) floating point, the kernel's %pV, and
- * for printk (the kernel-semantics entry points) the kernel's other %p
- * extensions.
+ * for printk and <printk/sprintf.h> (the kernel-semantics entry points) the
+ * kernel's rules where they differ from C's (docs/kernel-compat.md,
+ * section 16) and its other %p extensions.
  *
  * Invariants for every function declared here:
  *  - async-signal-safe and thread-safe: no locks; the only static mutable
  *    state is the %p hash seed, drawn once by the first hashed %p
  *    (getrandom(2)) and published with one CAS, and the no_hash_pointers
  *    switch;
- *  - no allocation: all scratch space is on the stack, bounded: about 200
+ *  - no allocation (but pk_kasprintf's malloc, which is not declared
+ *    here and is not for signal handlers): all scratch space is on the
+ *    stack, bounded: about 200
  *    bytes for the driver, 1 KiB more during a double conversion, 3 KiB
  *    during a long double one, 1.3 KiB while a format with positional
  *    arguments is processed, about 300 bytes per level of %pV, about
@@ -27,7 +30,8 @@
  *  - never writes more than size bytes, never reads a %s argument beyond
  *    its precision, never writes through a %n argument.
  *
- * Differences from glibc 2.36 (documented choices, everything else matches):
+ * Differences of the C99 mode from glibc 2.36 (documented choices,
+ * everything else matches):
  *  - %lc / %ls emit UTF-8 for non-ASCII characters (glibc's C locale fails
  *    with EILSEQ); invalid code points become U+FFFD;
  *  - %pV formats a struct va_format (kernel extension, see below): flags
@@ -54,6 +58,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#include <printk/sprintf.h>
+
 #if defined(__GNUC__) || defined(__clang__)
 #define PK_PRINTF_FORMAT(fmt_idx, arg_idx) __attribute__((format(printf, fmt_idx, arg_idx)))
 #else
@@ -76,23 +82,31 @@ struct va_format {
 #endif
 
 /*
- * C99 semantics: returns the length the complete output would have (not
- * counting the NUL), stores at most size - 1 bytes and a NUL when size > 0
- * (buf may be NULL when size is 0). Returns -1 when the output would exceed
- * INT_MAX bytes or the format ends in the middle of a conversion.
+ * C99 and glibc semantics, for the library's own text (prefixes, names,
+ * notices), whose formats never meet a case where the two differ: returns
+ * the length the complete output would have (not counting the NUL), stores
+ * at most size - 1 bytes and a NUL when size > 0 (buf may be NULL when
+ * size is 0). Returns -1 when the output would exceed INT_MAX bytes or the
+ * format ends in the middle of a conversion. %p is glibc's (0x1234, (nil),
+ * the letters after it printed as text); %pV is expanded.
  */
-int pk_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
-int pk_snprintf(char *buf, size_t size, const char *fmt, ...) PK_PRINTF_FORMAT(3, 4);
+int pk_fmt_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+int pk_fmt_snprintf(char *buf, size_t size, const char *fmt, ...) PK_PRINTF_FORMAT(3, 4);
 
 /*
  * Kernel semantics for printk: never loses the message. Returns the length
- * of the complete output like pk_vsnprintf, and reports in *@last its last
+ * of the complete output like pk_fmt_vsnprintf, and reports in *@last its last
  * byte, even when the output was cut (0 for empty output): printk keeps the
- * newline of a message longer than its buffer. %p is the kernel's: hashed
+ * newline of a message longer than its buffer. The kernel's printf rules
+ * apply where they differ from C's (a zero with a precision of 0 prints
+ * "0", "%.s" is "%s", a negative "*" precision is 0, the 0 flag pads even
+ * with a precision, '#' prefixes 0x to 0, a NULL %s is "(null)" cut to the
+ * precision, %n and unknown conversions end the output: docs/kernel-compat.md,
+ * section 16). %p is the kernel's: hashed
  * (NULL and ERR_PTR values print as they are), and the letters and digits
  * after it select an extension (%pM, %pI4, %pISpc, %pU, %*ph, %pE, %pe,
  * %px, %pK, %pa, %pS, %pV...) and are never printed; unknown ones print as
- * %p (docs/kernel-compat.md, section 14). Where pk_vsnprintf would fail, it
+ * %p (docs/kernel-compat.md, section 14). Where pk_fmt_vsnprintf would fail, it
  * does not:
  *  - a width above 2^23 - 1 or a precision above 2^15 - 1 (the kernel's
  *    FIELD_WIDTH_MAX and PRECISION_MAX), "*" ones included, is clamped to
@@ -107,14 +121,10 @@ int pk_snprintf(char *buf, size_t size, const char *fmt, ...) PK_PRINTF_FORMAT(3
 int pk_vsnprintf_last(char *buf, size_t size, char *last, const char *fmt, va_list ap);
 
 /*
- * Kernel semantics: returns the number of bytes actually stored in buf, not
- * counting the NUL: 0 when size is 0, size - 1 when the output was cut.
- * Widths and precisions are clamped as for pk_vsnprintf_last; where
- * pk_vsnprintf would still return -1, the output up to the failure stays
- * in buf, NUL-terminated, and its length is returned.
+ * The public kernel-semantics functions (pk_snprintf, pk_scnprintf,
+ * pk_sprintf, pk_kasprintf and their va_list forms) are declared in
+ * <printk/sprintf.h>; they format as pk_vsnprintf_last does.
  */
-int pk_vscnprintf(char *buf, size_t size, const char *fmt, va_list ap);
-int pk_scnprintf(char *buf, size_t size, const char *fmt, ...) PK_PRINTF_FORMAT(3, 4);
 
 /*
  * PRINTK_OPTS's no_hash_pointers: from now on a hashed %p (and %pK, and %pe

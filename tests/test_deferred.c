@@ -181,7 +181,7 @@ static void rnd_vals(struct vals *v)
 }
 
 #define CALL(lit, ...) ((lit) ? pk_printk_lit(__VA_ARGS__) : pk_printk(__VA_ARGS__))
-#define NCALLS 22
+#define NCALLS 23
 
 /* Message @k of the set, with @v, deferred (@lit) or eagerly. */
 static int call(int k, int lit, const struct vals *v)
@@ -240,6 +240,10 @@ static int call(int k, int lit, const struct vals *v)
 			    v->i[0], v->u[1], v->u[2], v->i[1]);
 	case 21:
 		return CALL(lit, "\001" "%c not a header yet\n", '4' + v->c % 2);
+	case 22: /* printk's precisions: "." alone is none, a negative "*" is 0 */
+		return CALL(lit, KERN_INFO "%.s|%-3.s|%.d|%4.*s|%.*s|%1.0d|%.0s|%.*d\n", v->s[0],
+			    v->s[1], v->i[0] % 3, v->p, v->s[2], -v->p, v->s[0], v->i[1] % 2, v->s[1],
+			    v->p, v->i[2] % 2);
 	case 17: /* a text past the cut from a blob that fits a record */
 		return CALL(lit, KERN_INFO "cut: %s|%100d|%50d\n", v->s[0], v->i[0], v->i[1]);
 	default:

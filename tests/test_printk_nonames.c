@@ -11,6 +11,7 @@
 
 #include <printk/console.h>
 #include <printk/dev_printk.h>
+#include <printk/err.h>
 #include <printk/netdevice.h>
 #include <printk/printk.h>
 
@@ -23,6 +24,11 @@
 	defined(console_silent) || defined(pr_flush) || defined(netdev_info) || defined(netif_err) ||  \
 	defined(IFNAMSIZ) || defined(pk_net_device) || defined(pk_device)
 #error "PRINTK_NO_KERNEL_NAMES must hide the kernel names"
+#endif
+#if defined(scnprintf) || defined(kasprintf) || defined(kfree) || defined(gfp_t) ||             \
+	defined(GFP_KERNEL) || defined(snprintf) || defined(ERR_PTR) || defined(IS_ERR) ||       \
+	defined(MAX_ERRNO) || defined(pr_err_ratelimited) || defined(printk_ratelimited)
+#error "PRINTK_NO_KERNEL_NAMES must hide the names of sprintf.h, err.h and ratelimit.h"
 #endif
 
 /* The program's own printk and pr_info: external symbols, no clash. */

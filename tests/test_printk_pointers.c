@@ -32,6 +32,9 @@
 #include "testutil.h"
 #include "vsprintf.h"
 
+/* The checkers below take a format and a va_list. */
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+
 #define ZEROS "00000000" /* the high half of a 64-bit %p: the hash is 32 bits */
 #define ONES  "ffffffff"
 
@@ -413,6 +416,8 @@ static void test_unknown_and_letters(void **state)
 	/* the kernel-object ones print as %p */
 	assert_string_equal(kfmt(b, sizeof(b), "%pR|", p), a);
 	assert_string_equal(kfmt(b, sizeof(b), "%pd2|", p), a);
+	assert_string_equal(kfmt(b, sizeof(b), "%pD|", p), a);
+	assert_string_equal(kfmt(b, sizeof(b), "%pfw|", p), a);
 	/* %pks/%pus print a string; any other letter is invalid */
 	TN("abc|(einval)|ab", "%pks|%pkx|%.2pus", "abc", "abc", "abc");
 	/* Latin-1 letters are letters to the kernel */
@@ -429,6 +434,24 @@ static void set_bits(unsigned long *map, int from, int n)
 
 	for (int i = from; i < from + n; i++)
 		map[i / bits] |= 1UL << (i % bits);
+}
+
+/*
+ * The kernel checks a dentry, file, resource, block device or flags
+ * pointer before it reads the object (printf_kunit.c's dentry cases).
+ */
+static void test_kernel_object_pointers(void **state)
+{
+	(void)state;
+	T("(null)", "%pd", NULL);
+	T("(efault)", "%pd", PTR_INVALID);
+	T("(null)", "%pD", NULL);
+	T("(efault)", "%pD", PTR_INVALID);
+	T("(null)|(efault)|(efault)", "%pd2|%pd4|%pD2", NULL, PTR_INVALID, err_ptr(-5));
+	TN("  (null)|(efault) |(nu", "%8pd|%-9pD|%.3pd", NULL, PTR_INVALID, NULL);
+	T("(null)|(efault)|(null)|(efault)", "%pr|%pR|%pg|%pGp", NULL, PTR_INVALID, NULL,
+	  PTR_INVALID);
+	T("(null)|(efault)", "%pfw|%pfwP", NULL, PTR_INVALID);
 }
 
 static void test_bitmap(void **state)
@@ -471,7 +494,13 @@ static void test_fourcc(void **state)
 		{0x10111213, "%p4cc", ".... little-endian (0x10111213)"},
 		{0x20303159, "%p4cc", "Y10  little-endian (0x20303159)"},
 		{0x41424344, "%p4ch", "ABCD (0x41424344)"},
+		/* Linux 6.16's spelling of the reversed host order ... */
+		{0x41424344, "%p4chR", "DCBA (0x44434241)"},
+		/* ... and the old one, kept */
 		{0x41424344, "%p4cn", "DCBA (0x44434241)"},
+		/* letters after a complete modifier are skipped, not read */
+		{0x41424344, "%p4chX", "ABCD (0x41424344)"},
+		{0x41424344, "%p4chRl", "DCBA (0x44434241)"},
 	};
 	uint32_t le, be;
 	const unsigned char abcd[4] = {0x44, 0x43, 0x42, 0x41}; /* 0x41424344 little-endian */
@@ -484,6 +513,11 @@ static void test_fourcc(void **state)
 	memcpy(&be, abcd_be, 4);
 	T("ABCD (0x41424344)|ABCD (0x41424344)", "%p4cl|%p4cb", &le, &be);
 	T("(%p4?)|(%p4?)", "%p4|%p4cx", &le, &le);
+	/* an unknown modifier is an error string: cut to the precision, padded */
+	TN("(%p4?)|(%p4?)|(%p4?)|(%p|  (%p4?)", "%p4cr|%p4cR|%p4c|%.3p4cq|%8p4cz", &le, &le, &le,
+	   &le, &le);
+	/* NULL and invalid pointers are checked before the code is read */
+	T("(null)|(efault)", "%p4chR|%p4cb", NULL, PTR_INVALID);
 }
 
 static void test_time(void **state)
@@ -565,8 +599,8 @@ static void test_glibc_entry_unchanged(void **state)
 	char buf[64];
 
 	(void)state;
-	/* pk_snprintf is C99: %p is glibc's, the letters stay text */
-	pk_snprintf(buf, sizeof(buf), "%pM|%p", (void *)0x1000, NULL);
+	/* pk_fmt_snprintf is C99: %p is glibc's, the letters stay text */
+	pk_fmt_snprintf(buf, sizeof(buf), "%pM|%p", (void *)0x1000, NULL);
 	assert_string_equal(buf, "0x1000M|(nil)");
 }
 
@@ -697,6 +731,7 @@ int main(void)
 		cmocka_unit_test(test_address_val),
 		cmocka_unit_test(test_symbols),
 		cmocka_unit_test(test_unknown_and_letters),
+		cmocka_unit_test(test_kernel_object_pointers),
 		cmocka_unit_test(test_bitmap),
 		cmocka_unit_test(test_fourcc),
 		cmocka_unit_test(test_time),

@@ -13,8 +13,11 @@
  * KERN_INFO, ...) are macros. Define PRINTK_NO_KERNEL_NAMES before including
  * to hide them when they clash with your own names, or just the generic
  * ones: PRINTK_NO_PANIC_NAME, PRINTK_NO_HZ, PRINTK_NO_DO_SYSLOG_NAME,
- * PRINTK_NO_HEX_NAMES, PRINTK_NO_DEVICE_NAME, PRINTK_NO_BUG_NAMES (README,
- * "printk").
+ * PRINTK_NO_HEX_NAMES, PRINTK_NO_DEVICE_NAME, PRINTK_NO_BUG_NAMES,
+ * PRINTK_NO_SPRINTF_NAMES (README, "printk"). The kernel's string functions
+ * (<printk/sprintf.h>: scnprintf, kasprintf ...) and rate-limited printk
+ * (<printk/ratelimit.h>: pr_*_ratelimited) come with this header, as they
+ * come with <linux/printk.h> and <linux/kernel.h>.
  *
  * Every function's comment ends with a "Context:" line, as in the kernel's
  * kernel-doc: may it run in a signal handler, may it block, is it
@@ -37,6 +40,7 @@
 #include <printk/hexdump.h>
 #include <printk/kern_levels.h>
 #include <printk/log.h>
+#include <printk/sprintf.h>
 
 PK_BEGIN_DECLS
 
@@ -347,5 +351,13 @@ PK_API void pk_printk_exit(void);
 #endif
 
 PK_END_DECLS
+
+/*
+ * The kernel's <linux/printk.h> also gives printk_ratelimited() and the
+ * pr_*_ratelimited() macros. Included last: <printk/ratelimit.h> builds
+ * on everything above (and includes this header itself, which its guard
+ * then skips).
+ */
+#include <printk/ratelimit.h>
 
 #endif

@@ -34,6 +34,45 @@ for h in "$prefix"/include/printk/*.h; do
 	echo "header $name: C11 and C++11 ok"
 done
 
+# The kernel's snprintf on request: in C the four names the C library owns
+# become the kernel's (a zero with precision 0 prints "0", %pM is a MAC);
+# in C++ they stay the C library's, std::snprintf included.
+cat >"$tmp/knames.c" <<'EOF'
+#define PRINTK_KERNEL_SPRINTF
+#include <printk/printk.h>
+#include <string.h>
+#ifdef __cplusplus
+#include <cstdio>
+#endif
+int main(void)
+{
+	static const unsigned char mac[6] = {1, 2, 3, 4, 5, 6};
+	char buf[64], *p;
+	int n = scnprintf(buf, sizeof(buf), "%.0d|%pM", 0, mac);
+#ifdef __cplusplus
+	if (n != 19 || strcmp(buf, "0|01:02:03:04:05:06"))
+		return 1;
+	if (std::snprintf(buf, sizeof(buf), "%.0d|", 0) != 1 || snprintf(buf, 4, "%.0d", 0) != 0)
+		return 2;
+#else
+	if (snprintf(buf, sizeof(buf), "%.0d|%pM", 0, mac) != n || strcmp(buf, "0|01:02:03:04:05:06"))
+		return 1;
+	if (sprintf(buf, "%#x", 0u) != 3 || strcmp(buf, "0x0"))
+		return 2;
+#endif
+	p = kasprintf(GFP_KERNEL, "%s%d", "eth", 0);
+	if (!p || strcmp(p, "eth0"))
+		return 3;
+	kfree(p);
+	return 0;
+}
+EOF
+gcc -std=c11 -Wall -Wextra -Werror -pedantic $cflags "$tmp/knames.c" $libs -o "$tmp/knames_c"
+LD_LIBRARY_PATH=$libdir "$tmp/knames_c" || { echo "PRINTK_KERNEL_SPRINTF in C: wrong output ($?)"; exit 1; }
+g++ -std=c++11 -x c++ -Wall -Wextra -Werror $cflags "$tmp/knames.c" $libs -o "$tmp/knames_cxx"
+LD_LIBRARY_PATH=$libdir "$tmp/knames_cxx" || { echo "PRINTK_KERNEL_SPRINTF in C++: wrong output ($?)"; exit 1; }
+echo "kernel string names: C gets the kernel's snprintf, C++ keeps std::snprintf"
+
 gcc -std=c11 -Wall -Wextra -Werror $cflags "$here/consumer.c" $libs -o "$tmp/consumer_c"
 LD_LIBRARY_PATH=$libdir "$tmp/consumer_c"
 g++ -x c++ -Wall -Wextra -Werror $cflags "$here/consumer.c" $libs -o "$tmp/consumer_cxx"
@@ -71,6 +110,14 @@ echo "add_subdirectory: the library alone by default, examples on request"
 
 soname=$(readelf -d "$libdir/libprintk.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 [[ $soname == libprintk.so.0 ]] || { echo "unexpected soname: $soname"; exit 1; }
+# Each function is in the version node of the release that added it
+# (docs/abi.md): the string functions in LIBPRINTK_0.2, the rest in 0.1.
+vers=$(objdump -T "$libdir/libprintk.so" | awk 'NF >= 2 && $(NF - 1) ~ /^LIBPRINTK_/ && $NF ~ /^pk_/ {print $NF, $(NF - 1)}')
+for f in pk_snprintf pk_vsnprintf pk_scnprintf pk_vscnprintf pk_sprintf pk_vsprintf pk_kasprintf \
+	pk_kvasprintf pk_kfree; do
+	grep -qx "$f LIBPRINTK_0.2" <<<"$vers" || { echo "$f is not in LIBPRINTK_0.2"; exit 1; }
+done
+grep -qx "pk_printk LIBPRINTK_0.1" <<<"$vers" || { echo "pk_printk is not in LIBPRINTK_0.1"; exit 1; }
 leaks=$(nm -D --defined-only "$libdir/libprintk.so" | awk '$2 != "A" {print $3}' | grep -v '^pk_' || true)
 [[ -z $leaks ]] || { echo "symbols exported without the pk_ prefix:"; echo "$leaks"; exit 1; }
 echo "install check ok (soname $soname, $(nm -D --defined-only "$libdir/libprintk.so" | wc -l) exported symbols)"

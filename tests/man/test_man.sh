@@ -118,12 +118,18 @@ while IFS= read -r line; do
 	done
 done <"$mandir/aliases"
 
-# A name is covered when a page names it and `man NAME` finds a page.
+# A name is covered when a page names it and `man NAME` finds a page. The
+# names the C library owns (<printk/sprintf.h> defines them on request,
+# PRINTK_KERNEL_SPRINTF) get no alias link: it would replace the C
+# library's own page; pk_sprintf(3) documents them.
+libc_names=" snprintf vsnprintf sprintf vsprintf "
 covered() {
 	local what=$1 name=$2
 	check
 	if [[ -z ${documented[$name]:-} ]]; then
 		fail "$what $name: in no page's NAME or SYNOPSIS"
+	elif [[ $libc_names == *" $name "* ]]; then
+		[[ -z ${alias_page[$name]:-} ]] || fail "$what $name: an alias would replace libc's page"
 	elif [[ -z ${page_names[$name]:-} && -z ${alias_page[$name]:-} ]]; then
 		fail "$what $name: documented in ${documented[$name]}but no page or alias is named after it"
 	fi
