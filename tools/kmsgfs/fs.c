@@ -397,9 +397,12 @@ static void *waiter_main(void *arg)
 		 * name (readers of a file that cannot go on move to it); or
 		 * readers of earlier files wait, whose records this sleep does
 		 * not see. A file that stops being whole is no reason: its
-		 * waiting readers wait on, for its replacement. */
-		bool fire = others || pk_log_next_seq(src->log) > seq ||
-			    !name_same(name_now(l->path), seen);
+		 * waiting readers wait on, for its replacement; and this
+		 * thread leaves its pages alone (checked first, by its size):
+		 * the fault of a lost page is then the loop's, whose handler
+		 * swaps the mapping under no other reader of it. */
+		bool fire = others || !name_same(name_now(l->path), seen) ||
+			    (pk_log_check(src->log) == 0 && pk_log_next_seq(src->log) > seq);
 
 		pthread_mutex_lock(&l->lock);
 		if (fire && l->armed) {
