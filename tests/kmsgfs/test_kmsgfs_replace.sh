@@ -15,7 +15,8 @@
 M=$TMP/mnt
 L=$TMP/app.log
 "$PROBE" store "$L" 65536 6 "old zero" "old one" "old two" || exit 1
-start_fs "$M" "$L"
+"$PROBE" store "$TMP/other.log" 65536 6 "other zero" || exit 1
+start_fs "$M" --log other="$TMP/other.log" "$L"
 
 # wait_for FILE PATTERN: up to 10 s for a line of FILE matching PATTERN.
 wait_for() {
@@ -79,6 +80,10 @@ step 4
 wait_for "$TMP/follow.out" "^at end" && wait_wchan "$follower" request_wait_answer
 wait_for "$TMP/poll.out" "^at end" && wait_wchan "$poller" poll
 
+"$PROBE" follow "$M/other.kmsg" 1 >"$TMP/other.out" 2>&1 &
+other=$!
+wait_for "$TMP/other.out" "^at end" && wait_wchan "$other" request_wait_answer
+
 truncate -s 8192 "$L"
 step 1
 expect "a non-blocking read of the truncated log says ESTALE" "open
@@ -87,8 +92,14 @@ expect "a non-blocking read of the truncated log says ESTALE" "open
 6,2,TS,-;old two
 EAGAIN
 ESTALE" "$(records "$TMP/step.out")"
+# A record of the other log wakes the loop, which then looks at every
+# waiting reader: once the other reader has it, the readers of the truncated
+# log have been looked at after the truncation.
+"$PROBE" store "$TMP/other.log" 65536 6 "other one" || exit 1
+wait_gone "$other" 10 || fail "the reader of the other log was not woken"
 checks=$((checks + 1))
-if kill -0 "$follower" 2>/dev/null && kill -0 "$poller" 2>/dev/null; then
+if kill -0 "$follower" 2>/dev/null && kill -0 "$poller" 2>/dev/null &&
+	[ "$(tail -n 1 "$TMP/follow.out")" = "at end" ] && [ "$(cat "$TMP/poll.out")" = "at end" ]; then
 	ok "the blocked reader and the poller wait on while the log is truncated"
 else
 	fail "a waiting reader ended on the truncation"
