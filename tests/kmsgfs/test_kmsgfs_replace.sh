@@ -176,6 +176,7 @@ exec 8>&-
 wait_gone "$stepper" 10
 stop_fs
 expect "the file system stops with status 0" 0 "$FS_RC"
+expect "pk-kmsgfs wrote nothing on stderr (sanitizer builds: no report)" "" "$(cat "$TMP/fs.err")"
 
 # --- dmesg -w keeps following --------------------------------------------------
 "$PROBE" store "$TMP/live.log" 65536 6 "before" || exit 1
