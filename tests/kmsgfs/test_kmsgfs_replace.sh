@@ -92,6 +92,9 @@ expect "a non-blocking read of the truncated log says ESTALE" "open
 6,2,TS,-;old two
 EAGAIN
 ESTALE" "$(records "$TMP/step.out")"
+expect "an open of the truncated log fails as pk_log_open_file does" "open: ENOSPC" \
+	"$("$PROBE" reads "$M/kmsg" 8192)"
+
 # A record of the other log wakes the loop, which then looks at every
 # waiting reader: once the other reader has it, the readers of the truncated
 # log have been looked at after the truncation.

@@ -359,6 +359,24 @@ static int refresh(struct kfs_log *l)
 	return 0;
 }
 
+/*
+ * For an open(): the name's file in l->cur, and what opening it says now
+ * (the library validates a log file at each open: a file that was
+ * truncated or overwritten since l->cur was opened fails as
+ * kmsg_open_file would fail on it).
+ */
+static int open_check(struct kfs_log *l)
+{
+	struct kfs_src *src;
+	int err = refresh(l);
+
+	if (!err)
+		err = src_open(l, &src);
+	if (!err)
+		src_put(l, src);
+	return err;
+}
+
 /* -------------------------------------------------------- the waiter -- */
 
 static void *waiter_main(void *arg)
@@ -820,7 +838,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		/* A reader of its own on the name's file, as kmsg_open_file
 		 * gives: at the oldest record, the open line of a log with no
 		 * writer left included. Non-blocking: waits are parked here. */
-		int err = refresh(l);
+		int err = open_check(l);
 
 		if (!err)
 			err = pk_kmsg_open_reader(&f->kf, l->cur->log, O_RDONLY | O_NONBLOCK);
