@@ -57,6 +57,7 @@
 #include "hints.h"
 #include "kmsg_format.h"
 #include "printk_limits.h"
+#include "reader.h"
 #include "log_shared.h"
 #include "settings.h"
 #include "store.h"
@@ -623,6 +624,18 @@ int pk_kmsg_open_file(struct kmsg_file **filep, const char *path, int flags)
 	(*filep)->owns_log = true;
 	(*filep)->postmortem = !pk_log_writers_alive(log);
 	return 0;
+}
+
+int pk_kmsg_open_reader(struct kmsg_file **filep, struct pk_log *log, int flags)
+{
+	if (!filep || !log || (flags & ~(O_ACCMODE | O_NONBLOCK)) || (flags & O_ACCMODE) != O_RDONLY)
+		return -EINVAL;
+
+	int err = open_common(filep, log, flags, false);
+
+	if (!err)
+		(*filep)->postmortem = !pk_log_writers_alive(log);
+	return err;
 }
 
 /* ratelimit_state_exit's pr_warn, with printk.c's pr_fmt "printk: ". */

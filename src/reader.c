@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "deferred.h"
 #include "kmsg_format.h"
@@ -89,6 +90,13 @@ int pk_text_read(struct pk_text_reader *tr, struct pk_text_cache *cache, uint64_
 int pk_log_wait(struct pk_log *log, uint64_t seq, int64_t timeout_ns)
 {
 	return prb_wait(pk_log_ring(log), seq, timeout_ns);
+}
+
+int pk_log_file_stat(struct pk_log *log, struct stat *st)
+{
+	if (!log || !st || !log->path || log->image || log->fd < 0)
+		return -EINVAL;
+	return fstat(log->fd, st) == 0 ? 0 : -errno;
 }
 
 size_t pk_log_kmsg_format(const struct pk_record *rec, char *out)

@@ -22,6 +22,10 @@
  *
  * Each function says its context: async-signal-safe or not, whether it may
  * block, whether it is thread-safe.
+ *
+ * One function is kmsg.c's, as it makes a /dev/kmsg reader:
+ * pk_kmsg_open_reader(), for a program that follows a log file's name and
+ * keeps the handle of the file its readers read.
  */
 #ifndef PRINTK_READER_H
 #define PRINTK_READER_H
@@ -31,7 +35,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <printk/kmsg.h>
 #include <printk/log.h>
+
+struct stat;
 
 /*
  * Room pk_text_read() needs at @dst: the text is copied in whole 16-byte
@@ -156,6 +163,27 @@ int pk_log_writers_alive(struct pk_log *log);
  * (pk_set_printk_caller). Async-signal-safe, thread-safe, never blocks.
  */
 size_t pk_log_kmsg_format(const struct pk_record *rec, char *out);
+
+/*
+ * fstat(2) of the file @log maps (a file log keeps its descriptor open):
+ * which file a handle reads, whatever its name means by now, so a program
+ * that follows a name can tell another file took it. 0, -EINVAL for a
+ * memory log or an image, or fstat's error. Thread-safe, never blocks,
+ * async-signal-safe.
+ */
+int pk_log_file_stat(struct pk_log *log, struct stat *st);
+
+/*
+ * A /dev/kmsg reader on @log, a read-only handle of a log file that the
+ * caller keeps (it must outlive the reader; any number of readers may share
+ * it): what pk_kmsg_open_file(path, @flags) gives, the post-mortem rule
+ * included (no writer alive at the open: the newest record is returned
+ * even if open, ",partial"), on a file the caller has identified and can
+ * check and wait on. @flags: O_RDONLY, optionally | O_NONBLOCK; -EINVAL
+ * otherwise. Errors as pk_kmsg_open_log()'s. Thread-safe; does not block;
+ * not async-signal-safe (allocates).
+ */
+int pk_kmsg_open_reader(struct kmsg_file **filep, struct pk_log *log, int flags);
 
 /* ---------------------------------------------- logs in memory images -- */
 

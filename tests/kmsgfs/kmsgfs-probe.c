@@ -25,6 +25,10 @@
  *   kmsgfs-probe seek FILE WHENCE... lseek(0, WHENCE: set/end/data/cur/hole)
  *                                   each followed by one read
  *   kmsgfs-probe hold FILE          open and read nothing until stdin ends
+ *   kmsgfs-probe follow FILE N      read to the end ("at end"), then N
+ *                                   blocking reads, each printed
+ *   kmsgfs-probe step FILE          open O_RDONLY|O_NONBLOCK and make one
+ *                                   read (8192 bytes) per line of stdin
  *   kmsgfs-probe rate FILE REPS     read every record REPS times (lseek
  *                                   SEEK_SET between): "RECORDS records NS ns"
  */
@@ -305,6 +309,30 @@ int main(int argc, char **argv)
 		return cmd_seek(argv[2], argv + 3, argc - 3);
 	if (argc == 4 && !strcmp(argv[1], "rate"))
 		return cmd_rate(argv[2], atoi(argv[3]));
+	if (argc == 4 && !strcmp(argv[1], "follow")) {
+		int fd = open_or_die(argv[2], O_RDONLY | O_NONBLOCK);
+
+		ssize_t n;
+
+		while ((n = one_read(fd, 8192)) >= 0 || n == -EPIPE) {
+		}
+		if (n != -EAGAIN)
+			return 1;
+		printf("at end\n");
+		fcntl(fd, F_SETFL, 0);
+		for (int i = atoi(argv[3]); i > 0; i--)
+			one_read(fd, 8192);
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "step")) {
+		int fd = open_or_die(argv[2], O_RDONLY | O_NONBLOCK);
+		char line[64];
+
+		printf("open\n");
+		while (fgets(line, sizeof(line), stdin))
+			one_read(fd, 8192);
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "hold")) {
 		int fd = open_or_die(argv[2], O_RDONLY);
 		char c;
@@ -316,6 +344,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr, "usage: kmsgfs-probe "
-			"store|record|reads|dump|block|tail|poll|write|seek|hold|rate ...\n");
+			"store|record|reads|dump|block|tail|poll|write|seek|hold|follow|step|rate ...\n");
 	return 2;
 }

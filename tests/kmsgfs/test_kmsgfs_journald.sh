@@ -7,8 +7,10 @@
 # this test's directory, as tests/test_daemon_journald.c runs it. Every
 # record arrives with its PRIORITY and SYSLOG_FACILITY, the kernel's
 # dictionary keys as _KERNEL_SUBSYSTEM/_KERNEL_DEVICE, a "name[pid]:"
-# prefix of a non-kernel facility as SYSLOG_IDENTIFIER/SYSLOG_PID; and a
-# record stored while journald runs arrives too (epoll on the file).
+# prefix of a non-kernel facility as SYSLOG_IDENTIFIER/SYSLOG_PID; a
+# record stored while journald runs arrives too (epoll on the file); and
+# after the log is truncated and a new log renamed over its name, the new
+# log's records arrive, with no "Missed" report.
 . "$PRINTK_SOURCE_DIR/tests/kmsgfs/common.sh"
 
 JOURNALD=/lib/systemd/systemd-journald
@@ -83,6 +85,31 @@ if wait_entry "stored while journald runs"; then
 else
 	fail "a record stored while journald runs did not arrive"
 fi
+
+# The log is truncated, then a new log is renamed over its name: journald
+# stops at nothing and stores the new log's records. They are numbered on
+# after the last one it read (it drops a record whose number is not above
+# that), so it reports no missed kernel messages either ("journald missed
+# no record" below).
+cp "$L" "$TMP/first.log" # for the fields' checks
+truncate -s 8192 "$L"
+"$PROBE" record "$TMP/new.log" 65536 0 5 "first record of the new log" || exit 1
+"$PROBE" record "$TMP/new.log" 65536 0 6 "second record of the new log" || exit 1
+mv -f "$TMP/new.log" "$L"
+checks=$((checks + 1))
+if wait_entry "first record of the new log" && wait_entry "second record of the new log"; then
+	ok "journald stores the records of a log renamed over the truncated one"
+else
+	fail "journald did not store the new log's records"
+	entries | grep -o '"MESSAGE":"[^"]*"'
+fi
+"$PROBE" record "$L" 65536 0 4 "stored into the new log while journald runs" || exit 1
+checks=$((checks + 1))
+if wait_entry "stored into the new log while journald runs"; then
+	ok "journald follows the new log"
+else
+	fail "a record stored into the new log did not arrive"
+fi
 entries >"$TMP/entries.json"
 # unshare ignores SIGTERM while it waits: stop journald, its child, and
 # pk-kmsgfs ends with the command.
@@ -121,7 +148,7 @@ expect "kernel record: _KERNEL_SUBSYSTEM" usb "$(field "$m1" _KERNEL_SUBSYSTEM)"
 expect "kernel record: _KERNEL_DEVICE" c189:1 "$(field "$m1" _KERNEL_DEVICE)"
 expect "kernel record: SYSLOG_IDENTIFIER" kernel "$(field "$m1" SYSLOG_IDENTIFIER)"
 expect "kernel record: _SOURCE_MONOTONIC_TIMESTAMP is the record's" \
-	"$("$UDMESG" -B "$L" --kmsg | tr '\0' '\n' | grep -F ";$m1" | cut -d, -f3)" \
+	"$("$UDMESG" -B "$TMP/first.log" --kmsg | tr '\0' '\n' | grep -F ";$m1" | cut -d, -f3)" \
 	"$(field "$m1" _SOURCE_MONOTONIC_TIMESTAMP)"
 expect "plain record: PRIORITY" 6 "$(field "plain kernel line" PRIORITY)"
 expect "facility 3: PRIORITY" 4 "$(field "a daemon's warning" PRIORITY)"

@@ -5,8 +5,9 @@
  * of Linux 6.x's /dev/kmsg, built on the library's own /dev/kmsg object
  * (<printk/kmsg.h>), so every byte a reader gets is what kmsg_read returns.
  *
- * Owns: the FUSE session and its event loop, one reader (a kmsg_file
- * opened read-only on the log file) per open(), the reads and poll
+ * Owns: the FUSE session and its event loop, the files each log's name
+ * has meant (one read-only handle each, shared by its readers), one
+ * reader (a kmsg_file on such a handle) per open(), the reads and poll
  * handles parked until a record comes, and a waiter thread per log.
  *
  * Invariants:
@@ -18,18 +19,25 @@
  *  - A parked read is on its file's queue until exactly one reply is sent
  *    for it: a record, an error, EINTR for an interrupt, or ENOTCONN when
  *    the server stops. The queue is first in, first out.
- *  - The waiter thread of a log only sleeps on the log (pk_log_wait: the
- *    futex, in slices for a read-only handle) while the loop has armed it
- *    with the end it saw before its last look, and wakes the loop through
- *    an eventfd when records came past it, the file stopped being whole
- *    or another file took its name (then readers opened since, which read
- *    the new file, are looked at after every slice).
- *    The end is taken before the look, so a record that lands in between
- *    ends the next sleep at once; no wake-up is lost, none spins.
+ *  - The waiter thread of a log only sleeps on the name's current file
+ *    (pk_log_wait: the futex, in slices for a read-only handle) while the
+ *    loop has armed it with the end it saw before its last look, and
+ *    wakes the loop through an eventfd when records came past it, another
+ *    file took the name, or (while readers of earlier files wait) after
+ *    every slice. The end is taken before the look, so a record that
+ *    lands in between ends the next sleep at once; no wake-up is lost,
+ *    none spins.
+ *  - A log's name is followed: a file that takes it (a log renamed over
+ *    it, one a writer made after moving a damaged file aside) becomes the
+ *    file later opens read, numbered to continue after the highest
+ *    sequence number handed out for the name; a reader whose file cannot
+ *    go on (truncated, damaged) moves to it, with one EPIPE, at its oldest
+ *    record. Readers of an old file that is still whole stay on it.
  *  - The log file is untrusted: kmsg_read validates what it reads; when a
- *    reader finds nothing, the log is checked (pk_log_check, pk_log_read at
- *    the reader's position), and a truncated or damaged log is reported to
- *    that reader as an error instead of an endless wait.
+ *    reader finds nothing, its file is checked (pk_log_check, pk_log_read
+ *    at the reader's position). A file that cannot go on is reported to a
+ *    non-blocking read as an error; a blocking read or a poll waits for the
+ *    file that replaces it (an error would end a follower for good).
  */
 #define FUSE_USE_VERSION 34
 
@@ -44,6 +52,7 @@
 #include <sys/eventfd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fuse_lowlevel.h>
@@ -56,6 +65,7 @@
 
 #define KFS_LOGS_MAX 64
 #define KFS_ATTR_TIMEOUT 1.0
+#define KFS_SLICE_NS 50000000L /* pk_log_wait's slice on a read-only handle */
 /* The size a log's file reports: lseek(SEEK_END) puts the kernel's file
  * position there, which the next read shows us (see seek_from_offset). */
 #define KFS_END_POS ((off_t)1 << 62)
@@ -71,14 +81,35 @@ struct kfs_pend {
 	struct kfs_pend *next;
 };
 
+/*
+ * A file that a log's name has meant. The readers opened while it was the
+ * name's file read it through its one read-only handle, which the waiter
+ * also sleeps on and the loop checks. Freed with its last reference.
+ */
+struct kfs_src {
+	struct pk_log *log;
+	dev_t dev; /* the file the handle maps */
+	ino_t ino;
+	uint64_t delta; /* readers see the file's sequence numbers + delta */
+	unsigned refs;	/* under the log's lock: l->cur, each reader, the waiter */
+};
+
+/* What a name was when the loop last looked: a file, or nothing there. */
+struct kfs_name {
+	bool there;
+	dev_t dev;
+	ino_t ino;
+};
+
 struct kfs_log {
 	struct kfs *fs;
 	fuse_ino_t ino;
 	char name[KFS_NAME_MAX + 1];
 	char *path;
-	struct pk_log *log;	   /* read-only: waits and checks */
-	dev_t file_dev;		   /* the file it maps (stat at open) */
-	ino_t file_ino;
+	struct kfs_src *cur;	   /* the name's file (changed under lock) */
+	uint64_t cur_gen;	   /* counts changes of cur (under lock) */
+	struct kfs_name seen;	   /* the name at the last look (under lock) */
+	uint64_t next_num;	   /* the number after the highest handed out */
 	struct pk_log *wlog;	   /* writable, opened at the first write() */
 	struct kmsg_file *wfile;
 	struct kfs_file *waiting; /* files with parked reads or a poll handle */
@@ -89,13 +120,17 @@ struct kfs_log {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool armed, quit;
+	uint64_t armed_gen; /* armed_seq's file: cur when cur_gen was this */
 	uint64_t armed_seq;
+	bool armed_others; /* readers of earlier files wait too */
 };
 
 /* One open() of a log's file. */
 struct kfs_file {
 	struct kfs_log *l;
 	struct kmsg_file *kf; /* NULL when opened write-only */
+	struct kfs_src *src;  /* the file kf reads */
+	bool pipe;	      /* moved to the name's new file: EPIPE owed */
 	struct kfs_pend *head, *tail;
 	struct fuse_pollhandle *ph;
 	bool listed;
@@ -115,8 +150,9 @@ struct kfs {
 	bool read_only;
 	bool stopping;
 	int wake_fd; /* the waiters ring the loop */
-	char out[PK_MESSAGE_MAX];
-	struct pk_record rec; /* the loop's scratch for log checks */
+	char in[PK_MESSAGE_MAX];  /* kmsg_read's line */
+	char out[PK_MESSAGE_MAX]; /* the line a reader gets (renumbered) */
+	struct pk_record rec;	  /* the loop's scratch for log checks */
 };
 
 #define ROOT_INO FUSE_ROOT_ID
@@ -163,18 +199,182 @@ static void fill_attr(struct kfs *fs, fuse_ino_t ino, struct stat *st)
 	st->st_blksize = 4096;
 }
 
-/* The sequence number a kmsg line starts with ("prio,seq,..."). */
-static bool line_seq(const char *line, size_t n, uint64_t *seq)
+/*
+ * The kmsg line @in of @n bytes ("prio,seq,...") into @out (PK_MESSAGE_MAX
+ * bytes) with @delta added to its sequence number, cut at PK_MESSAGE_MAX
+ * as kmsg_read cuts a line (the kernel's buffer); its file's number into
+ * *@seq. Returns the length, or 0 when @in has no number (then @out is
+ * not written).
+ */
+static size_t renumber(const char *in, size_t n, uint64_t delta, char *out, uint64_t *seq)
 {
-	const char *p = memchr(line, ',', n);
+	const char *comma = memchr(in, ',', n), *p;
 	uint64_t v = 0;
+	char num[24];
 
-	if (!p)
-		return false;
-	for (p++; p < line + n && *p >= '0' && *p <= '9'; p++)
+	if (!comma)
+		return 0;
+	for (p = comma + 1; p < in + n && *p >= '0' && *p <= '9'; p++)
 		v = v * 10 + (uint64_t)(*p - '0');
+	if (p == comma + 1)
+		return 0;
 	*seq = v;
-	return true;
+
+	size_t head = (size_t)(comma + 1 - in);
+	size_t len = (size_t)snprintf(num, sizeof(num), "%llu", (unsigned long long)(v + delta));
+	size_t tail = (size_t)(in + n - p);
+
+	if (head + len > PK_MESSAGE_MAX)
+		return 0;
+	memcpy(out, in, head);
+	memcpy(out + head, num, len);
+	len += head;
+	if (tail > PK_MESSAGE_MAX - len)
+		tail = PK_MESSAGE_MAX - len;
+	memcpy(out + len, p, tail);
+	return len + tail;
+}
+
+/* ------------------------------------------------- the name's files -- */
+
+static void src_get(struct kfs_log *l, struct kfs_src *src)
+{
+	pthread_mutex_lock(&l->lock);
+	src->refs++;
+	pthread_mutex_unlock(&l->lock);
+}
+
+static void src_put(struct kfs_log *l, struct kfs_src *src)
+{
+	pthread_mutex_lock(&l->lock);
+	bool last = --src->refs == 0;
+	pthread_mutex_unlock(&l->lock);
+	if (last) {
+		pk_log_destroy(src->log);
+		free(src);
+	}
+}
+
+/* A read-only handle on the file at @l's name, and which file it is. */
+static int src_open(struct kfs_log *l, struct kfs_src **srcp)
+{
+	struct kfs_src *src = calloc(1, sizeof(*src));
+	struct stat st;
+	int err;
+
+	if (!src)
+		return -ENOMEM;
+	err = pk_log_open_file(&src->log, l->path, 0, PK_LOG_RDONLY);
+	if (!err) {
+		err = pk_log_file_stat(src->log, &st);
+		if (err)
+			pk_log_destroy(src->log);
+	}
+	if (err) {
+		free(src);
+		return err;
+	}
+	src->dev = st.st_dev;
+	src->ino = st.st_ino;
+	src->refs = 1;
+	*srcp = src;
+	return 0;
+}
+
+static struct kfs_name name_now(const char *path)
+{
+	struct kfs_name n = { false, 0, 0 };
+	struct stat st;
+
+	if (stat(path, &st) == 0) {
+		n.there = true;
+		n.dev = st.st_dev;
+		n.ino = st.st_ino;
+	}
+	return n;
+}
+
+static bool name_is(struct kfs_name n, dev_t dev, ino_t ino)
+{
+	return n.there && n.dev == dev && n.ino == ino;
+}
+
+static bool name_same(struct kfs_name a, struct kfs_name b)
+{
+	return a.there == b.there && (!a.there || (a.dev == b.dev && a.ino == b.ino));
+}
+
+/* The oldest record a reader of @log starts at (past holes), in the
+ * file's numbers. */
+static uint64_t first_readable(struct kfs *fs, struct pk_log *log)
+{
+	uint64_t seq = pk_log_first_seq(log);
+
+	return pk_log_read(log, seq, &fs->rec, 0) == 0 ? fs->rec.seq : seq;
+}
+
+/*
+ * Does @l's name still mean l->cur? If another file that opens as a log
+ * took it, that file becomes l->cur, numbered to continue: its oldest
+ * record gets the number after the highest one handed out for the name,
+ * or after the old file's newest one when the old file is still whole and
+ * went further (kmsg followers such as journald drop a record whose number
+ * is not above the last they saw). Readers of the old file stay on it
+ * until it cannot go on (follow_name()). 0, or the error that the name's
+ * file gives: then l->cur is kept.
+ */
+static int refresh(struct kfs_log *l)
+{
+	struct kfs_name now = name_now(l->path);
+	struct kfs_src *cur = l->cur, *src;
+	int err;
+
+	pthread_mutex_lock(&l->lock);
+	l->seen = now;
+	pthread_mutex_unlock(&l->lock);
+	if (name_is(now, cur->dev, cur->ino))
+		return 0;
+	if (!now.there)
+		return -ENOENT;
+	err = src_open(l, &src);
+	if (err)
+		return err;
+	if (src->dev == cur->dev && src->ino == cur->ino) {
+		src_put(l, src); /* moved away and back meanwhile */
+		return 0;
+	}
+
+	uint64_t next = l->next_num;
+
+	if (pk_log_check(cur->log) == 0 && pk_log_next_seq(cur->log) + cur->delta > next)
+		next = pk_log_next_seq(cur->log) + cur->delta;
+	l->next_num = next;
+	src->delta = next - first_readable(l->fs, src->log); /* modulo 2^64 */
+	pthread_mutex_lock(&l->lock);
+	l->cur = src;
+	l->cur_gen++;
+	l->seen = (struct kfs_name){ true, src->dev, src->ino };
+	pthread_mutex_unlock(&l->lock);
+	src_put(l, cur);
+	return 0;
+}
+
+/*
+ * For an open(): the name's file in l->cur, and what opening it says now
+ * (the library validates a log file at each open: a file that was
+ * truncated or overwritten since l->cur was opened fails as
+ * kmsg_open_file would fail on it).
+ */
+static int open_check(struct kfs_log *l)
+{
+	struct kfs_src *src;
+	int err = refresh(l);
+
+	if (!err)
+		err = src_open(l, &src);
+	if (!err)
+		src_put(l, src);
+	return err;
 }
 
 /* -------------------------------------------------------- the waiter -- */
@@ -191,23 +391,36 @@ static void *waiter_main(void *arg)
 		if (l->quit)
 			break;
 
-		uint64_t seq = l->armed_seq;
+		struct kfs_src *src = l->cur;
+		/* armed_seq counts in another file's numbers: look at once. */
+		uint64_t seq = l->armed_gen == l->cur_gen ? l->armed_seq : 0;
+		bool others = l->armed_others;
+		struct kfs_name seen = l->seen;
 
+		src->refs++;
 		pthread_mutex_unlock(&l->lock);
-		/* A read-only handle sleeps in slices (writers cannot know it
-		 * waits): after each, look whether anything changed. */
-		pk_log_wait(l->log, seq, 1000 * 1000 * 1000);
+		/* A read-only handle sleeps in slices of 50 ms (writers cannot
+		 * know it waits): after each, look whether anything changed.
+		 * A file that lost its pages is no longer one to sleep on (the
+		 * wait returns at once): a plain slice then. */
+		if (pk_log_check(src->log) == 0) {
+			pk_log_wait(src->log, seq, 1000 * 1000 * 1000);
+		} else {
+			struct timespec slice = { 0, KFS_SLICE_NS };
 
-		bool fire = pk_log_next_seq(l->log) > seq || pk_log_check(l->log) != 0;
-		struct stat st;
+			nanosleep(&slice, NULL);
+		}
 
-		/* The file was replaced (moved aside as damaged, rotated):
-		 * readers opened since read another file than l->log, whose
-		 * records this sleep does not see; they are looked at after
-		 * each slice instead. */
-		if (stat(l->path, &st) != 0 || st.st_ino != l->file_ino ||
-		    st.st_dev != l->file_dev)
-			fire = true;
+		/* Records past the end the loop saw; another file took the
+		 * name (readers of a file that cannot go on move to it); or
+		 * readers of earlier files wait, whose records this sleep does
+		 * not see. A file that stops being whole is no reason: its
+		 * waiting readers wait on, for its replacement; and this
+		 * thread leaves its pages alone (checked first, by its size):
+		 * the fault of a lost page is then the loop's, whose handler
+		 * swaps the mapping under no other reader of it. */
+		bool fire = others || !name_same(name_now(l->path), seen) ||
+			    (pk_log_check(src->log) == 0 && pk_log_next_seq(src->log) > seq);
 
 		pthread_mutex_lock(&l->lock);
 		if (fire && l->armed) {
@@ -216,17 +429,48 @@ static void *waiter_main(void *arg)
 
 			(void)r; /* a saturated counter is readable anyway */
 		}
+		if (--src->refs == 0) {
+			pthread_mutex_unlock(&l->lock);
+			pk_log_destroy(src->log);
+			free(src);
+			pthread_mutex_lock(&l->lock);
+		}
 	}
 	pthread_mutex_unlock(&l->lock);
 	return NULL;
 }
 
-/* Sleep on @l until records past @seq (the end seen before the last look). */
-static void arm(struct kfs_log *l, uint64_t seq)
+/* The end of @l's current file before a look at its readers: what arm()
+ * is given after the look. */
+struct kfs_end {
+	uint64_t gen, seq;
+};
+
+static struct kfs_end log_end(struct kfs_log *l)
 {
+	/* cur and cur_gen change in the loop's thread only: no lock here. */
+	return (struct kfs_end){ l->cur_gen, pk_log_next_seq(l->cur->log) };
+}
+
+/* Sleep on @l's current file until records past @end (taken before the
+ * last look; if the name's file changed since, the waiter looks at once);
+ * @others: readers of earlier files wait too. */
+static void arm(struct kfs_log *l, struct kfs_end end, bool others)
+{
+	uint64_t seq = end.seq;
+
 	pthread_mutex_lock(&l->lock);
-	if (!l->armed || seq < l->armed_seq)
+	if (end.gen != l->cur_gen)
+		seq = 0;
+	if (!l->armed || l->armed_gen != l->cur_gen) {
+		l->armed_gen = l->cur_gen;
 		l->armed_seq = seq;
+		l->armed_others = others;
+	} else {
+		if (seq < l->armed_seq)
+			l->armed_seq = seq;
+		l->armed_others = l->armed_others || others;
+	}
 	l->armed = true;
 	pthread_cond_signal(&l->cond);
 	pthread_mutex_unlock(&l->lock);
@@ -234,40 +478,91 @@ static void arm(struct kfs_log *l, uint64_t seq)
 
 /* ----------------------------------------------------------- reading -- */
 
-/* Why a reader that found nothing will never find anything: 0 if the log
- * is whole, else the error its readers get. */
+/* Why a reader that found nothing will never find anything in its file:
+ * 0 if the file is whole, else the error its readers get. */
 static int log_trouble(struct kfs_file *f)
 {
-	struct kfs_log *l = f->l;
-	int err = pk_log_check(l->log);
+	struct pk_log *log = f->src->log;
+	int err = pk_log_check(log);
 
 	if (err)
 		return err;
 	if (f->next_known) {
-		err = pk_log_read(l->log, f->next_seq, &l->fs->rec, 0);
+		err = pk_log_read(log, f->next_seq, &f->l->fs->rec, 0);
 		if (err == -EUCLEAN || err == -EIO || err == -ESTALE)
 			return err;
 	}
 	return 0;
 }
 
-/* One kmsg_read of at most @size bytes into fs->out: its length or a
- * negative errno value. */
-static ssize_t read_one(struct kfs_file *f, size_t size)
+/*
+ * @f's file cannot go on: if another whole file has taken the name, move
+ * @f to it, at its oldest record, owing one EPIPE (records were lost, as a
+ * /dev/kmsg reader is told). False if there is none to move to.
+ */
+static bool follow_name(struct kfs_file *f)
+{
+	struct kfs_log *l = f->l;
+	struct kmsg_file *kf;
+
+	refresh(l);
+	if (l->cur == f->src || pk_log_check(l->cur->log) != 0 ||
+	    pk_kmsg_open_reader(&kf, l->cur->log, O_RDONLY | O_NONBLOCK) != 0)
+		return false;
+	pk_kmsg_close(f->kf);
+	src_put(l, f->src);
+	f->kf = kf;
+	f->src = l->cur;
+	src_get(l, f->src);
+	f->next_known = false;
+	f->pipe = true;
+	return true;
+}
+
+/*
+ * One record for @f into fs->out, at most @size bytes: its length or a
+ * negative errno value. Nothing to read in a file that cannot go on is
+ * -EAGAIN for a reader that waits (@wait: a blocking read or a poll),
+ * which waits for the file that replaces it, and that file's error for
+ * one that does not.
+ */
+static ssize_t read_one(struct kfs_file *f, size_t size, bool wait)
 {
 	struct kfs *fs = f->l->fs;
-	ssize_t n = pk_kmsg_read(f->kf, fs->out, size < sizeof(fs->out) ? size : sizeof(fs->out));
+	uint64_t seq;
+	ssize_t n;
 
+	if (f->pipe) {
+		f->pipe = false;
+		return -EPIPE;
+	}
+	n = pk_kmsg_read(f->kf, fs->in, sizeof(fs->in));
 	if (n >= 0) {
-		f->next_known = line_seq(fs->out, (size_t)n, &f->next_seq);
-		f->next_seq++;
+		size_t len = renumber(fs->in, (size_t)n, f->src->delta, fs->out, &seq);
+
+		f->next_known = len != 0;
+		if (!len) {
+			memcpy(fs->out, fs->in, (size_t)n);
+		} else {
+			n = (ssize_t)len;
+			f->next_seq = seq + 1;
+			if (seq + 1 + f->src->delta > f->l->next_num)
+				f->l->next_num = seq + 1 + f->src->delta;
+		}
+		/* Consumed all the same, as kmsg_read does. */
+		if ((size_t)n > size)
+			n = -EINVAL;
 	} else if (n == -EPIPE) {
 		f->next_known = false; /* at the oldest record now */
 	} else if (n == -EAGAIN) {
 		int err = log_trouble(f);
 
-		if (err)
+		if (err && follow_name(f)) {
+			f->pipe = false;
+			n = -EPIPE;
+		} else if (err && !wait) {
 			n = err;
+		}
 	}
 	return n;
 }
@@ -302,6 +597,7 @@ static void seek_from_offset(struct kfs_file *f, off_t off)
 		return;
 	f->pos = off;
 	f->next_known = false;
+	f->pipe = false;
 }
 
 static void list_file(struct kfs_file *f)
@@ -370,7 +666,7 @@ static void service_file(struct kfs_file *f)
 
 	while (f->head) {
 		struct kfs_pend *p = f->head;
-		ssize_t n = read_one(f, p->size);
+		ssize_t n = read_one(f, p->size, true);
 
 		if (n == -EAGAIN && !fs->stopping)
 			break;
@@ -382,7 +678,8 @@ static void service_file(struct kfs_file *f)
 		reply_read(p->req, f, p->off, n);
 		free(p);
 	}
-	if (f->ph && (fs->stopping || pk_kmsg_poll_events(f->kf) || log_trouble(f))) {
+	if (f->ph && (fs->stopping || f->pipe || pk_kmsg_poll_events(f->kf) ||
+		      (log_trouble(f) && follow_name(f)))) {
 		fuse_lowlevel_notify_poll(f->ph);
 		fuse_pollhandle_destroy(f->ph);
 		f->ph = NULL;
@@ -395,15 +692,21 @@ static void service_file(struct kfs_file *f)
 
 static void service_log(struct kfs_log *l)
 {
-	uint64_t seq = pk_log_next_seq(l->log); /* before the look: see arm() */
-	struct kfs_file *f = l->waiting, *next;
+	struct kfs_file *f, *next;
+	bool others = false;
 
-	for (; f; f = next) {
+	refresh(l); /* the name may mean another file now */
+
+	struct kfs_end end = log_end(l); /* before the look: see arm() */
+
+	for (f = l->waiting; f; f = next) {
 		next = f->next;
 		service_file(f);
 	}
+	for (f = l->waiting; f; f = f->next)
+		others = others || f->src != l->cur;
 	if (l->waiting)
-		arm(l, seq);
+		arm(l, end, others);
 }
 
 /* --------------------------------------------------- file operations -- */
@@ -532,16 +835,20 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	f->l = l;
 	if ((fi->flags & O_ACCMODE) != O_WRONLY) {
-		/* A reader of its own on the file, as kmsg_open_file gives:
-		 * at the oldest record, the open line of a log with no writer
-		 * left included. Non-blocking: waits are parked here. */
-		int err = pk_kmsg_open_file(&f->kf, l->path, O_RDONLY | O_NONBLOCK);
+		/* A reader of its own on the name's file, as kmsg_open_file
+		 * gives: at the oldest record, the open line of a log with no
+		 * writer left included. Non-blocking: waits are parked here. */
+		int err = open_check(l);
 
+		if (!err)
+			err = pk_kmsg_open_reader(&f->kf, l->cur->log, O_RDONLY | O_NONBLOCK);
 		if (err) {
 			free(f);
 			fuse_reply_err(req, -err);
 			return;
 		}
+		f->src = l->cur;
+		src_get(l, f->src);
 	}
 	f->anext = fs->files;
 	if (fs->files)
@@ -563,7 +870,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct kfs_file *f = file_of(fi);
 	bool nonblock = fi->flags & O_NONBLOCK;
 	struct kfs_pend *p;
-	uint64_t seq;
+	struct kfs_end end = { 0, 0 };
 	ssize_t n;
 
 	(void)ino;
@@ -571,18 +878,17 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, EBADF);
 		return;
 	}
-	seq = 0;
 	if (f->head) {
 		n = -EAGAIN; /* another read of this file waits first */
-		seq = pk_log_next_seq(f->l->log);
+		end = log_end(f->l);
 	} else {
 		seek_from_offset(f, off);
-		n = read_one(f, size);
+		n = read_one(f, size, !nonblock);
 		if (n == -EAGAIN && !nonblock) {
 			/* The end before a second look (see arm()): a record
 			 * that lands after this look ends the waiter's sleep. */
-			seq = pk_log_next_seq(f->l->log);
-			n = read_one(f, size);
+			end = log_end(f->l);
+			n = read_one(f, size, true);
 		}
 	}
 	if (n != -EAGAIN || nonblock) {
@@ -608,7 +914,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		f->head = p;
 	f->tail = p;
 	list_file(f);
-	arm(f->l, seq);
+	arm(f->l, end, f->src != f->l->cur);
 	/* Last: if the task was interrupted already, this answers it (and
 	 * frees p) at once. */
 	fuse_req_interrupt_func(req, on_interrupt, p);
@@ -626,6 +932,19 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	if (fs->read_only) {
 		fuse_reply_err(req, EPERM);
 		return;
+	}
+	if (l->wfile) {
+		/* Records go to the file the name means, as readers read. */
+		struct stat st;
+
+		refresh(l);
+		if (pk_log_file_stat(l->wlog, &st) != 0 || st.st_dev != l->cur->dev ||
+		    st.st_ino != l->cur->ino) {
+			pk_kmsg_close(l->wfile);
+			pk_log_destroy(l->wlog);
+			l->wfile = NULL;
+			l->wlog = NULL;
+		}
 	}
 	if (!l->wfile) {
 		/* The first write makes this process a writer of the log (a
@@ -656,7 +975,7 @@ static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 {
 	struct kfs *fs = fuse_req_userdata(req);
 	struct kfs_file *f = file_of(fi);
-	uint64_t seq;
+	struct kfs_end end;
 	unsigned ev;
 
 	(void)ino;
@@ -666,10 +985,14 @@ static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		fuse_reply_poll(req, POLLERR | POLLNVAL);
 		return;
 	}
-	seq = pk_log_next_seq(f->l->log);
+	end = log_end(f->l);
 	ev = (unsigned)pk_kmsg_poll_events(f->kf);
-	if (!ev && log_trouble(f))
-		ev = POLLIN | POLLRDNORM | POLLERR; /* a read says what is wrong */
+	/* A file that cannot go on: readable once another took the name
+	 * (the read says EPIPE, as for lost records); until then nothing to
+	 * read, so that a poller such as journald waits instead of reading
+	 * an error it would stop at. */
+	if (f->pipe || (!ev && log_trouble(f) && follow_name(f)))
+		ev = POLLIN | POLLRDNORM | POLLERR | POLLPRI;
 	if (ph) {
 		if (f->ph)
 			fuse_pollhandle_destroy(f->ph);
@@ -679,7 +1002,7 @@ static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		} else {
 			f->ph = ph;
 			list_file(f);
-			arm(f->l, seq);
+			arm(f->l, end, f->src != f->l->cur);
 		}
 	}
 	fuse_reply_poll(req, ev);
@@ -702,6 +1025,7 @@ static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		return;
 	}
 	f->next_known = false;
+	f->pipe = false;
 	f->pos = 0; /* /dev/kmsg's answer, and the position reads come at */
 	fuse_reply_lseek(req, 0);
 	if (f->ph)
@@ -729,8 +1053,10 @@ static void free_file(struct kfs *fs, struct kfs_file *f, int err)
 		fs->files = f->anext;
 	if (f->anext)
 		f->anext->aprev = f->aprev;
-	if (f->kf)
+	if (f->kf) {
 		pk_kmsg_close(f->kf);
+		src_put(f->l, f->src);
+	}
 	free(f);
 }
 
@@ -793,19 +1119,14 @@ int kfs_add_log(struct kfs *fs, const char *name, const char *path)
 		free(l);
 		return -ENOMEM;
 	}
-	err = pk_log_open_file(&l->log, path, 0, PK_LOG_RDONLY);
+	/* The file served at the start keeps its own numbers (delta 0). */
+	err = src_open(l, &l->cur);
 	if (err) {
 		free(l->path);
 		free(l);
 		return err;
 	}
-
-	struct stat st;
-
-	if (stat(path, &st) == 0) {
-		l->file_dev = st.st_dev;
-		l->file_ino = st.st_ino;
-	}
+	l->seen = (struct kfs_name){ true, l->cur->dev, l->cur->ino };
 	strcpy(l->name, name);
 	l->fs = fs;
 	pthread_mutex_init(&l->lock, NULL);
@@ -960,7 +1281,7 @@ void kfs_destroy(struct kfs *fs, bool unmount)
 			pk_kmsg_close(l->wfile);
 		if (l->wlog)
 			pk_log_destroy(l->wlog);
-		pk_log_destroy(l->log);
+		src_put(l, l->cur);
 		pthread_cond_destroy(&l->cond);
 		pthread_mutex_destroy(&l->lock);
 		free(l->path);
