@@ -19,9 +19,6 @@ import subprocess
 import sys
 
 ALLOWED_CYCLES = [{"log", "logfile"}]
-# Symbols that only make the static linker take a file (see src/setup.c's
-# pk_setup_link_anchor): references, not dependencies.
-LINK_ANCHORS = {"pk_setup_link_anchor"}
 
 
 def graph(objdir):
@@ -35,7 +32,7 @@ def graph(objdir):
             f = line.split()
             if len(f) == 3 and f[1] in "TDBRCVW":
                 defs.setdefault(f[2], name)
-            elif len(f) == 2 and f[0] == "U" and f[1] not in LINK_ANCHORS:
+            elif len(f) == 2 and f[0] == "U":
                 uses.setdefault(name, set()).add(f[1])
     g = {}
     for f, syms in uses.items():
