@@ -254,12 +254,14 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 		break;
 	case PK_OPTCON_JOURNAL:
 		if (!pk_setup_hooks.journal_create)
-			return not_linked(o, &said_forwarding, "console=journal", "the forwarding consoles");
+			return not_linked(o, &said_forwarding, "console=journal",
+					  "the forwarding consoles");
 		err = pk_setup_hooks.journal_create(&con, c->path[0] ? c->path : NULL);
 		break;
 	case PK_OPTCON_SYSLOG:
 		if (!pk_setup_hooks.syslog_create)
-			return not_linked(o, &said_forwarding, "console=syslog", "the forwarding consoles");
+			return not_linked(o, &said_forwarding, "console=syslog",
+					  "the forwarding consoles");
 		err = pk_setup_hooks.syslog_create(&con, c->path, c->format, 0);
 		break;
 	}

@@ -42,7 +42,8 @@ size_t pk_format_prefix(char *buf, const struct prb_record *r, const struct pk_t
 	 * builder), then "<prio>" and they forwards. */
 	char tmp[PK_PREFIX_MAX];
 	char *end = tmp + sizeof(tmp);
-	char *s = pk_put_prefix(end, r->ts_nsec, r->caller.tid, f->time, f->caller, pk_put_seconds_field);
+	char *s = pk_put_prefix(end, r->ts_nsec, r->caller.tid, f->time, f->caller,
+				pk_put_seconds_field);
 	char *p = buf;
 
 	if (f->syslog) {

@@ -124,8 +124,9 @@ static inline char *pk_put_seconds_field(char *end, uint64_t sec)
  * backwards (pk_put_seconds_field, or the console's cached copy): always
  * inlined, so a constant one is a direct call or none.
  */
-static PK_ALWAYS_INLINE char *pk_put_prefix(char *end, uint64_t ts_nsec, uint32_t tid, bool time,
-					    bool caller, char *(*put_seconds)(char *end, uint64_t sec))
+static PK_ALWAYS_INLINE char *pk_put_prefix(char *end, uint64_t ts_nsec, uint32_t tid,
+					    bool time, bool caller,
+					    char *(*put_seconds)(char *end, uint64_t sec))
 {
 	char *p = end;
 

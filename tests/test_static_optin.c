@@ -22,11 +22,14 @@
 
 #include "testutil.h"
 
-#define OPTS "printk.time=0 console=stderr console=syslog:udp:127.0.0.1:9 printk.devkmsg=off dyndbg=\"file nosuch.c +p\""
+#define OPTS                                                                   \
+	"printk.time=0 console=stderr console=syslog:udp:127.0.0.1:9 "         \
+	"printk.devkmsg=off dyndbg=\"file nosuch.c +p\""
 
-#define W_FWD "printk: PRINTK_OPTS: console=syslog: the forwarding consoles not linked into this program (see pk_printk_link_all_options()), ignored\n"
-#define W_KMSG "printk: PRINTK_OPTS: printk.devkmsg: /dev/kmsg not linked into this program (see pk_printk_link_all_options()), ignored\n"
-#define W_DYNDBG "printk: PRINTK_OPTS: dyndbg: dynamic debug not linked into this program (see pk_printk_link_all_options()), ignored\n"
+#define NOT_LINKED " not linked into this program (see pk_printk_link_all_options()), ignored\n"
+#define W_FWD	   "printk: PRINTK_OPTS: console=syslog: the forwarding consoles" NOT_LINKED
+#define W_KMSG	   "printk: PRINTK_OPTS: printk.devkmsg: /dev/kmsg" NOT_LINKED
+#define W_DYNDBG   "printk: PRINTK_OPTS: dyndbg: dynamic debug" NOT_LINKED
 #define HELLO "hello from a static program\n"
 
 struct run {
