@@ -29,8 +29,8 @@ struct pk_dyndbg_watch {
  * dyndbg.c). */
 extern const struct pk_dyndbg_watch *_Atomic pk_printk_dyndbg_watch;
 
-/* On every printk: four loads and three compares while nothing was
- * posted. Async-signal-safe. */
+/* On every printk: five loads and three compares while nothing was
+ * posted; one load and a test without dynamic debug. Async-signal-safe. */
 static inline void pk_dyndbg_check(struct prb *rb)
 {
 	const struct pk_dyndbg_watch *w =

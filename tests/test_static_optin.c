@@ -9,10 +9,9 @@
  *     the rest of PRINTK_OPTS and the line printed work as before; a later
  *     pk_printk_configure() naming them again says nothing more;
  *   - with it: all three are in the binary and the same PRINTK_OPTS gives
- *     no such warning.
- *
- * (The shared library has every feature: the other tests, which use them
- * through PRINTK_OPTS, cover it.)
+ *     no such warning;
+ *   - the same program linked against libprintk.so, without the opt-in:
+ *     no such warning either (the shared library has every feature).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -132,12 +131,28 @@ static void test_optin_links_every_feature(void **state)
 	child_result_free(&res);
 }
 
+static void test_shared_has_every_feature(void **state)
+{
+	struct run r = { SHARED_PRINTK, OPTS };
+	struct child_result res;
+	char want[64];
+
+	(void)state;
+	run_child_ok(exec_prog, &r, 30000, &res);
+	assert_int_equal(count(res.out, "not linked"), 0);
+	assert_int_equal(count(res.out, HELLO), 1);
+	snprintf(want, sizeof(want), "configure: %d\n", 0);
+	assert_int_equal(count(res.out, want), 1);
+	child_result_free(&res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plain_links_no_feature),
 		cmocka_unit_test(test_plain_warns_once),
 		cmocka_unit_test(test_optin_links_every_feature),
+		cmocka_unit_test(test_shared_has_every_feature),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
