@@ -128,9 +128,19 @@ int pk_set_log_buf_len(size_t len)
 
 struct pk_setup_hooks pk_setup_hooks;
 
-/* printk's, through its entry: setup.c does not depend on printk.c (which
- * is in every program start-up runs in: its entry brings start-up in). */
-#define SETUP_PRINTK(...) (pk_setup_hooks.printk ? pk_setup_hooks.printk(__VA_ARGS__) : 0)
+/*
+ * One warning line, through printk's entry (setup.c does not depend on
+ * printk.c, whose entry is what brings start-up in). A static program that
+ * configures but never prints has no printk: the line is only stored then,
+ * as the record the warning always leaves.
+ */
+static void warn_line(const char *line)
+{
+	if (pk_setup_hooks.printk)
+		pk_setup_hooks.printk(PK_KERN_WARNING "%s\n", line);
+	else
+		pk_log_store(pk_printk_log(), 0, PK_LOGLEVEL_WARNING, line, strlen(line), NULL, 0);
+}
 
 /*
  * PRINTK_OPTS named @option, a feature whose file is not in this program (a
@@ -353,7 +363,7 @@ static int apply_options(struct pk_opts *o, int startup)
 	/* The kernel's warning banner (lib/vsprintf.c), once. */
 	if (o->no_hash_pointers > 0 && pk_no_hash_pointers_enable())
 		for (int i = 0; i < PK_NO_HASH_POINTERS_BANNER_LINES; i++)
-			SETUP_PRINTK(PK_KERN_WARNING "%s\n", pk_no_hash_pointers_banner[i]);
+			warn_line(pk_no_hash_pointers_banner[i]);
 	int removals = 0;
 
 	for (int i = 0; i < o->nconsoles; i++)
@@ -400,10 +410,14 @@ static int apply_options(struct pk_opts *o, int startup)
 		pk_crash_handler_uninstall();
 	}
 	for (int i = 0; i < o->nwarnings; i++)
-		SETUP_PRINTK(PK_KERN_WARNING "%s\n", o->warnings[i]);
-	if (o->warnings_dropped)
-		SETUP_PRINTK(PK_KERN_WARNING PK_OPTS_WARN_PREFIX "%d more warnings not shown\n",
-			  o->warnings_dropped);
+		warn_line(o->warnings[i]);
+	if (o->warnings_dropped) {
+		char line[96];
+
+		pk_snprintf(line, sizeof(line), PK_OPTS_WARN_PREFIX "%d more warnings not shown",
+			    o->warnings_dropped);
+		warn_line(line);
+	}
 	return err ? err : (o->nwarnings ? -EINVAL : 0);
 }
 

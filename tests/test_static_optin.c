@@ -11,7 +11,9 @@
  *   - with it: all three are in the binary and the same PRINTK_OPTS gives
  *     no such warning;
  *   - the same program linked against libprintk.so, without the opt-in:
- *     no such warning either (the shared library has every feature).
+ *     no such warning either (the shared library has every feature);
+ *   - a static program that configures but never prints (no printk in it):
+ *     a bad option still leaves its warning record.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -146,6 +148,30 @@ static void test_shared_has_every_feature(void **state)
 	child_result_free(&res);
 }
 
+static int exec_configure(void *arg)
+{
+	(void)arg;
+	unsetenv("PRINTK_OPTS");
+	execl(STATIC_CONFIGURE, STATIC_CONFIGURE, "frobnicate loglevel=4", (char *)NULL);
+	return 127;
+}
+
+static void test_configure_without_printk(void **state)
+{
+	struct child_result res;
+	char want[64];
+
+	(void)state;
+	assert_false(has_symbol(STATIC_CONFIGURE, "pk_printk"));
+	run_child_ok(exec_configure, NULL, 30000, &res);
+	assert_int_equal(count(res.out, "printk: PRINTK_OPTS: unknown option 'frobnicate', "
+					"ignored\n"),
+			 1);
+	snprintf(want, sizeof(want), "configure: %d\n", -EINVAL);
+	assert_int_equal(count(res.out, want), 1);
+	child_result_free(&res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -153,6 +179,7 @@ int main(void)
 		cmocka_unit_test(test_plain_warns_once),
 		cmocka_unit_test(test_optin_links_every_feature),
 		cmocka_unit_test(test_shared_has_every_feature),
+		cmocka_unit_test(test_configure_without_printk),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
