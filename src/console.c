@@ -884,25 +884,12 @@ static PK_ALWAYS_INLINE char *put_seconds(char *end, uint64_t sec)
 	return end - cached_sec_len;
 }
 
-/* "[%5lu.%06lu]" for the time, "[%6s]" of "T<tid>" for the caller, then a
- * space, as the kernel prints them (textfmt.h's fields; the seconds from
- * this file's cache); built backwards ending at @end (at most PK_PREFIX_MAX
- * bytes). Returns the start; @end itself when neither is on. */
+/* textfmt.h's prefix with the seconds from this file's cache; built
+ * backwards ending at @end. Returns the start; @end itself when neither the
+ * time nor the caller is on. */
 static PK_ALWAYS_INLINE char *put_prefix(char *end, uint64_t ts_nsec, uint32_t tid, int time, int caller)
 {
-	char *p = end;
-
-	if (!time && !caller)
-		return p;
-	*--p = ' ';
-	if (caller)
-		p = pk_put_caller_field(p, tid);
-	if (time) {
-		uint64_t sec = ts_nsec / 1000000000u;
-
-		p = put_seconds(pk_put_usec_field(p, ts_nsec, sec), sec);
-	}
-	return p;
+	return pk_put_prefix(end, ts_nsec, tid, time, caller, put_seconds);
 }
 
 static void out_prefix(struct out *o, const struct pk_con_rec *r)

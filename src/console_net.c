@@ -80,6 +80,7 @@
 #include "console_net.h"
 #include "log_shared.h"
 #include "settings.h"
+#include "setup_hooks.h"
 
 #define SEND_TIMEOUT_MS	   1000
 #define CONNECT_TIMEOUT_MS 1000
@@ -1374,4 +1375,12 @@ int pk_log_identity(struct pk_log *log, uint64_t id[2])
 	id[0] = sh->creation_id[0];
 	id[1] = sh->creation_id[1];
 	return 0;
+}
+
+/* PRINTK_OPTS console=journal and console=syslog: work only when this file
+ * is in the program (setup_hooks.h). */
+__attribute__((constructor(PK_SETUP_HOOK_PRIORITY))) static void provide_to_setup(void)
+{
+	pk_setup_hooks.journal_create = pk_console_journal_create;
+	pk_setup_hooks.syslog_create = pk_console_syslog_create;
 }

@@ -7,8 +7,9 @@
  *
  * Owns: the list of registered site ranges (one per object, see
  * <printk/dynamic_debug.h>), the PRINTK_OPTS dyndbg= query (applied again
- * to every object registered later), the generation of the last posted
- * query this process has seen (in printk.c, which checks it).
+ * to every object registered later), this process's look at the mailbox
+ * (the log and the generation of the last posted query it has seen; printk
+ * checks it through the pointer it keeps, dyndbg_internal.h).
  *
  * Invariants:
  *  - the ranges are changed, and the sites' flags written, only with
@@ -42,6 +43,7 @@
 #include "dyndbg_internal.h"
 #include "log_shared.h"
 #include "printk_internal.h"
+#include "setup_hooks.h"
 #include "vsprintf.h"
 
 #define MAX_OBJECTS  256
@@ -823,17 +825,22 @@ static int read_mailbox(struct pk_log_shared *sh, uint32_t gen, char *buf)
 	return pk_load_relaxed(&sh->dyndbg_gen) == gen;
 }
 
+static void poll_hook(struct pk_log_shared *sh);
+
+/* This process's look at the log's mailbox (dyndbg_internal.h). */
+static struct pk_dyndbg_watch watch = { .poll = poll_hook };
+
 static int poll_shared(struct pk_log_shared *sh)
 {
 	uint32_t gen = pk_load_acquire(&sh->dyndbg_gen);
-	uint32_t seen = pk_load_relaxed(&pk_dyndbg_seen_gen);
+	uint32_t seen = pk_load_relaxed(&watch.seen_gen);
 	char text[PK_DYNDBG_QUERY_MAX];
 
 	/* The first look at a log only learns where it stands: posts made
 	 * before are not for this process. */
-	if (atomic_load_explicit(&pk_dyndbg_seen_log, memory_order_relaxed) != sh) {
-		pk_store_relaxed(&pk_dyndbg_seen_gen, gen);
-		atomic_store_explicit(&pk_dyndbg_seen_log, sh, memory_order_relaxed);
+	if (atomic_load_explicit(&watch.seen_log, memory_order_relaxed) != sh) {
+		pk_store_relaxed(&watch.seen_gen, gen);
+		atomic_store_explicit(&watch.seen_log, sh, memory_order_relaxed);
 		return 0;
 	}
 	if (gen == seen || gen & 1 || !read_mailbox(sh, gen, text))
@@ -842,7 +849,7 @@ static int poll_shared(struct pk_log_shared *sh)
 		return 0; /* the next printk looks again */
 	int r = 0;
 
-	if (pk_cas_relaxed(&pk_dyndbg_seen_gen, &seen, gen))
+	if (pk_cas_relaxed(&watch.seen_gen, &seen, gen))
 		r = exec_queries(text, NULL, RUN_APPLY, 1, 1);
 	drop_lock();
 	return r < 0 ? 0 : r;
@@ -853,10 +860,13 @@ static void poll_hook(struct pk_log_shared *sh)
 	poll_shared(sh);
 }
 
-/* printk looks at the mailbox only when this file is in the program. */
-__attribute__((constructor)) static void install_hook(void)
+/* printk looks at the mailbox, and start-up applies PRINTK_OPTS dyndbg=,
+ * only when this file is in the program; both before start-up runs
+ * (setup_hooks.h). */
+__attribute__((constructor(PK_SETUP_HOOK_PRIORITY))) static void install_hook(void)
 {
-	atomic_store_explicit(&pk_dyndbg_hook, poll_hook, memory_order_relaxed);
+	atomic_store_explicit(&pk_printk_dyndbg_watch, &watch, memory_order_relaxed);
+	pk_setup_hooks.dyndbg_boot = pk_dyndbg_boot;
 	pthread_atfork(lock_before_fork, unlock_in_parent, unlock_in_child);
 }
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * dyndbg_internal.h - what dynamic debug (dyndbg.c) shares with printk.c
- * (the check for a query posted to the log file, made on every printk),
- * setup.c (PRINTK_OPTS dyndbg=) and the modules that print debug messages
- * (netdev_printk.c).
+ * (the check for a query posted to the log file, made on every printk) and
+ * the modules that print debug messages (netdev_printk.c); setup.c reaches
+ * its PRINTK_OPTS dyndbg= through setup_hooks.h.
  */
 #ifndef PRINTK_DYNDBG_INTERNAL_H
 #define PRINTK_DYNDBG_INTERNAL_H
@@ -15,27 +15,31 @@
 #include "log_shared.h"
 #include "ringbuffer.h"
 
-/* The log whose mailbox this process looked at last, and the generation
- * of the last query posted there it has seen (printk.c); the look itself,
- * set by dyndbg.c when it is linked in. */
-extern pk_a32 pk_dyndbg_seen_gen;
-extern struct pk_log_shared *_Atomic pk_dyndbg_seen_log;
-extern void (*_Atomic pk_dyndbg_hook)(struct pk_log_shared *sh);
+/* Dynamic debug's look at the log's mailbox (dyndbg.c's): the log this
+ * process looked at last, the generation of the last query posted there it
+ * has seen, and the look itself. */
+struct pk_dyndbg_watch {
+	pk_a32 seen_gen;
+	struct pk_log_shared *_Atomic seen_log;
+	void (*poll)(struct pk_log_shared *sh);
+};
 
-/* On every printk: three loads and two compares while nothing was posted.
- * Async-signal-safe. */
+/* Where printk finds it: set by dyndbg.c's constructor when that file is in
+ * the program, NULL else (printk.c's slot; printk does not depend on
+ * dyndbg.c). */
+extern const struct pk_dyndbg_watch *_Atomic pk_printk_dyndbg_watch;
+
+/* On every printk: five loads and three compares while nothing was
+ * posted; one load and a test without dynamic debug. Async-signal-safe. */
 static inline void pk_dyndbg_check(struct prb *rb)
 {
+	const struct pk_dyndbg_watch *w =
+		atomic_load_explicit(&pk_printk_dyndbg_watch, memory_order_relaxed);
 	struct pk_log_shared *sh = (struct pk_log_shared *)(void *)rb->user;
 
-	if (PK_UNLIKELY(pk_load_relaxed(&sh->dyndbg_gen) != pk_load_relaxed(&pk_dyndbg_seen_gen) ||
-			atomic_load_explicit(&pk_dyndbg_seen_log, memory_order_relaxed) != sh)) {
-		void (*hook)(struct pk_log_shared *) =
-			atomic_load_explicit(&pk_dyndbg_hook, memory_order_relaxed);
-
-		if (hook)
-			hook(sh);
-	}
+	if (w && PK_UNLIKELY(pk_load_relaxed(&sh->dyndbg_gen) != pk_load_relaxed(&w->seen_gen) ||
+			     atomic_load_explicit(&w->seen_log, memory_order_relaxed) != sh))
+		w->poll(sh);
 }
 
 /* PRINTK_OPTS dyndbg=: check and apply @query now, and again to every

@@ -60,6 +60,7 @@
 #include "reader.h"
 #include "log_shared.h"
 #include "settings.h"
+#include "setup_hooks.h"
 #include "store.h"
 #include "vsprintf.h"
 
@@ -548,6 +549,13 @@ int pk_set_devkmsg(const char *mode)
 		return -EINVAL;
 	atomic_store(&devkmsg_mode, m);
 	return 0;
+}
+
+/* PRINTK_OPTS printk.devkmsg= works only when this file is in the program
+ * (setup_hooks.h). */
+__attribute__((constructor(PK_SETUP_HOOK_PRIORITY))) static void provide_to_setup(void)
+{
+	pk_setup_hooks.set_devkmsg = pk_set_devkmsg;
 }
 
 static int open_common(struct kmsg_file **filep, struct pk_log *log, int flags, bool via_printk)

@@ -246,9 +246,8 @@ void pk_log_destroy(struct pk_log *log)
 {
 	if (!log)
 		return;
-	if (log->file)
-		pk_logfile_forget(log);
-	pk_logfile_untrack(log);
+	if (log->fops)
+		log->fops->release(log);
 	pk_deferred_forget(&log->rb);
 	if (log->mapping)
 		munmap(log->mapping, log->mapping_len);
@@ -273,7 +272,7 @@ int pk_log_store(struct pk_log *log, int facility, int level, const char *text, 
 	if (text_len > PRB_TEXT_MAX || dict_len > PRB_DICT_MAX)
 		return -E2BIG; /* refused whole, as documented: pk_store_line() would cut it */
 
-	int lost = pk_logfile_lost(log);
+	int lost = log->fops ? log->fops->lost(log) : 0;
 
 	if (lost)
 		return lost; /* the file is gone: this log stores nothing more */
@@ -307,7 +306,7 @@ int pk_log_read(struct pk_log *log, uint64_t seq, struct pk_record *rec, unsigne
 		return -EINVAL;
 
 	struct prb_record r;
-	int err = pk_logfile_lost(log);
+	int err = log->fops ? log->fops->lost(log) : 0;
 	unsigned rflags = flags & PK_READ_UNFINALIZED ? PRB_READ_UNFINALIZED : 0;
 
 	/* A dead process finishes nothing: what it was writing is lost. */
@@ -323,7 +322,7 @@ int pk_log_read(struct pk_log *log, uint64_t seq, struct pk_record *rec, unsigne
 	/* Nothing new: is the file still all there? And a record read while
 	 * the file went away may be half the file's, half the new ring's. */
 	if (err == -EAGAIN || !err) {
-		int lost = err ? pk_logfile_check(log) : pk_logfile_lost(log);
+		int lost = !log->fops ? 0 : err ? log->fops->check(log) : log->fops->lost(log);
 
 		if (lost)
 			err = lost;
@@ -353,7 +352,9 @@ void pk_record_from_ring(struct pk_record *rec, const struct prb_record *r)
 
 int pk_log_check(struct pk_log *log)
 {
-	return log ? pk_logfile_check(log) : -EINVAL;
+	if (!log)
+		return -EINVAL;
+	return log->fops ? log->fops->check(log) : 0;
 }
 
 uint64_t pk_log_first_seq(struct pk_log *log)

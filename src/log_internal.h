@@ -11,6 +11,8 @@
 #include "log_shared.h"
 #include "registry.h"
 
+struct pk_logfile_ops;
+
 struct pk_log {
 	struct prb rb;
 	void *mapping; /* non-NULL when we mmap'ed the region ourselves */
@@ -24,6 +26,7 @@ struct pk_log {
 	struct pk_registry reg;
 	struct pk_log *next_file;
 	int map_slot;	   /* logfile.c's entry for the SIGBUS handler, or -1 */
+	const struct pk_logfile_ops *fops; /* logfile.c's; NULL: not on a file */
 	char *damaged_copy; /* this open moved a damaged file here and began anew */
 	/* Images (pk_log_open_image): a dead process's log, read in memory
 	 * the caller owns; nobody writes it any more. */
@@ -45,5 +48,17 @@ void pk_logfile_untrack(struct pk_log *log);
 int pk_logfile_lost(struct pk_log *log);
 /* pk_logfile_lost(), or -ESTALE if the file is shorter than the mapping. */
 int pk_logfile_check(struct pk_log *log);
+
+/*
+ * What log.c asks of a log on a file, through the handle's fops: logfile.c
+ * sets it on every handle it makes, so log.c does not depend on logfile.c
+ * (the object graph has no cycle) and a memory log needs none of it.
+ */
+struct pk_logfile_ops {
+	/* Before the mapping is unmapped: off the fork list, SIGBUS watch ended. */
+	void (*release)(struct pk_log *log);
+	int (*lost)(struct pk_log *log);  /* pk_logfile_lost() */
+	int (*check)(struct pk_log *log); /* pk_logfile_check() */
+};
 
 #endif

@@ -466,6 +466,20 @@ void pk_logfile_forget(struct pk_log *log)
 	log->file = 0;
 }
 
+static void release(struct pk_log *log)
+{
+	if (log->file)
+		pk_logfile_forget(log);
+	pk_logfile_untrack(log);
+}
+
+/* For log.c, through each handle made here (log_internal.h). */
+static const struct pk_logfile_ops file_ops = {
+	.release = release,
+	.lost = pk_logfile_lost,
+	.check = pk_logfile_check,
+};
+
 /* ---------------------------------------------------------- creating -- */
 
 /*
@@ -543,6 +557,7 @@ static int create_file(const char *path, size_t log_buf_len, unsigned flags)
 		err = -ENOMEM;
 		goto out;
 	}
+	log->fops = &file_ops;
 	err = prb_format_fresh(&log->rb, map, g.file_size, bits, 0); /* the file is all zeros */
 	if (!err) {
 		pk_log_init_shared(log);
@@ -821,6 +836,7 @@ static int attach_file(struct pk_log **logp, const char *path, unsigned flags)
 		err = -ENOMEM;
 		goto fail;
 	}
+	log->fops = &file_ops;
 	log->mapping = map;
 	log->mapping_len = g.file_size;
 	log->fd = fd;

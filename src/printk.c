@@ -44,21 +44,15 @@
 #include "hints.h"
 #include "printk_internal.h"
 #include "settings.h"
+#include "setup_hooks.h"
 #include "store.h"
 #include "vsprintf.h"
 
 #define PRINTK_MAX_NESTING 4 /* outermost call + 3 nested, like PRINTK_MAX_RECURSION */
 
-/* A program linked statically takes setup.c (its constructor starts the
- * library: the default log, PRINTK_OPTS, the consoles) because printk is
- * in it; see pk_setup_link_anchor. Not a dependency: nothing reads it. */
-extern const char pk_setup_link_anchor;
-const char *const pk_printk_link_setup = &pk_setup_link_anchor;
-
-/* Dynamic debug's look at the log's mailbox (dyndbg_internal.h). */
-pk_a32 pk_dyndbg_seen_gen;
-struct pk_log_shared *_Atomic pk_dyndbg_seen_log;
-void (*_Atomic pk_dyndbg_hook)(struct pk_log_shared *sh);
+/* Dynamic debug's look at the log's mailbox, when dyndbg.c is in the
+ * program (dyndbg_internal.h). */
+const struct pk_dyndbg_watch *_Atomic pk_printk_dyndbg_watch;
 
 static pk_a64 nesting_dropped;
 /* Lines the ring refused (-ENOBUFS: its oldest record was still being
@@ -118,6 +112,15 @@ void pk_printk_report_lost(void)
 		report_lost(&nesting_dropped, PK_LOGLEVEL_CRIT, NESTED_WHY);
 	if (pk_load_relaxed(&unstored))
 		report_lost(&unstored, PK_LOGLEVEL_WARNING, UNSTORED_WHY);
+}
+
+/* Start-up (setup.c) prints its warnings, and at exit the lines still
+ * unreported, through these; they are also what brings start-up into a
+ * program linked statically against printk. Before setup.c's constructor. */
+__attribute__((constructor(PK_SETUP_HOOK_PRIORITY))) static void provide_to_setup(void)
+{
+	pk_setup_hooks.printk = pk_printk;
+	pk_setup_hooks.report_lost = pk_printk_report_lost;
 }
 
 /* How long one printk waits for the ring's oldest record to be finished:

@@ -3,9 +3,13 @@
  * setup.c - start-up and the process hooks: PRINTK_OPTS, the log's size
  * and file, exit and fork.
  *
- * Owns: whether start-up ran. The top layer: it configures every layer
- * below (the default log through settings.c, the consoles, /dev/kmsg's
- * mode, the crash handler) and nothing below calls it.
+ * Owns: whether start-up ran, and the table through which it reaches
+ * printk and the optional features (setup_hooks.h). It configures the
+ * layers below it (the default log through settings.c, the consoles, the
+ * crash handler) and depends on nothing above them: printk.c, /dev/kmsg's
+ * mode, dynamic debug and the forwarding consoles fill the table from
+ * their constructors, which is how a program linked statically gets this
+ * file with printk and those features only when it links them.
  *
  * At load time (a constructor, where the compiler has them) it reads
  * PRINTK_OPTS and applies it, so the first printk, which may come from a
@@ -23,19 +27,17 @@
 #include <string.h>
 
 #include <printk/console.h>
-#include <printk/forward.h>
 #include <printk/kern_levels.h>
-#include <printk/kmsg.h>
 #include <printk/kmsg_dump.h>
 #include <printk/printk.h>
 
 #include "console_internal.h"
-#include "dyndbg_internal.h"
 #include "log_shared.h"
 #include "options.h"
 #include "printk_internal.h"
 #include "reader.h"
 #include "settings.h"
+#include "setup_hooks.h"
 #include "vsprintf.h"
 
 /* ---------------------------------------------------- the log's making -- */
@@ -123,6 +125,40 @@ int pk_set_log_buf_len(size_t len)
 }
 
 /* ---------------------------------------------------------- PRINTK_OPTS -- */
+
+struct pk_setup_hooks pk_setup_hooks;
+
+/*
+ * One warning line, through printk's entry (setup.c does not depend on
+ * printk.c, whose entry is what brings start-up in). A static program that
+ * configures but never prints has no printk: the line is only stored then,
+ * as the record the warning always leaves.
+ */
+static void warn_line(const char *line)
+{
+	if (pk_setup_hooks.printk)
+		pk_setup_hooks.printk(PK_KERN_WARNING "%s\n", line);
+	else
+		pk_log_store(pk_printk_log(), 0, PK_LOGLEVEL_WARNING, line, strlen(line), NULL, 0);
+}
+
+/*
+ * PRINTK_OPTS named @option, a feature whose file is not in this program (a
+ * program linked statically that neither uses it nor calls
+ * pk_printk_link_all_options(): setup_hooks.h). One warning per feature for
+ * the process's lifetime, *@said remembering it; -ENOSYS.
+ */
+static int not_linked(struct pk_opts *o, int *said, const char *option, const char *feature)
+{
+	if (!*said) {
+		*said = 1;
+		pk_opts_warn(o, PK_OPTS_WARN_PREFIX "%s: %s not linked into this program "
+			     "(see pk_printk_link_all_options()), ignored", option, feature);
+	}
+	return -ENOSYS;
+}
+
+static int said_forwarding, said_devkmsg, said_dyndbg;
 
 /*
  * The consoles PRINTK_OPTS and pk_printk_configure() registered (the
@@ -227,10 +263,16 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 		}
 		break;
 	case PK_OPTCON_JOURNAL:
-		err = pk_console_journal_create(&con, c->path[0] ? c->path : NULL);
+		if (!pk_setup_hooks.journal_create)
+			return not_linked(o, &said_forwarding, "console=journal",
+					  "the forwarding consoles");
+		err = pk_setup_hooks.journal_create(&con, c->path[0] ? c->path : NULL);
 		break;
 	case PK_OPTCON_SYSLOG:
-		err = pk_console_syslog_create(&con, c->path, c->format, 0);
+		if (!pk_setup_hooks.syslog_create)
+			return not_linked(o, &said_forwarding, "console=syslog",
+					  "the forwarding consoles");
+		err = pk_setup_hooks.syslog_create(&con, c->path, c->format, 0);
 		break;
 	}
 	if (!err) {
@@ -313,13 +355,15 @@ static int apply_options(struct pk_opts *o, int startup)
 		pk_set_printk_time(o->printk_time);
 	if (o->printk_caller >= 0)
 		pk_set_printk_caller(o->printk_caller);
-	if (o->devkmsg[0])
-		pk_set_devkmsg(o->devkmsg);
+	if (o->devkmsg[0] && pk_setup_hooks.set_devkmsg)
+		pk_setup_hooks.set_devkmsg(o->devkmsg);
+	else if (o->devkmsg[0])
+		not_linked(o, &said_devkmsg, "printk.devkmsg", "/dev/kmsg");
 	pk_printk_log();
 	/* The kernel's warning banner (lib/vsprintf.c), once. */
 	if (o->no_hash_pointers > 0 && pk_no_hash_pointers_enable())
 		for (int i = 0; i < PK_NO_HASH_POINTERS_BANNER_LINES; i++)
-			pk_printk(PK_KERN_WARNING "%s\n", pk_no_hash_pointers_banner[i]);
+			warn_line(pk_no_hash_pointers_banner[i]);
 	int removals = 0;
 
 	for (int i = 0; i < o->nconsoles; i++)
@@ -345,7 +389,9 @@ static int apply_options(struct pk_opts *o, int startup)
 	if (startup && wanted && !usable)
 		register_default_console();
 	/* After the consoles: the messages of a bad query are seen. */
-	if (o->dyndbg[0] && pk_dyndbg_boot(o->dyndbg) < 0 && !err)
+	if (o->dyndbg[0] && !pk_setup_hooks.dyndbg_boot)
+		not_linked(o, &said_dyndbg, "dyndbg", "dynamic debug");
+	else if (o->dyndbg[0] && pk_setup_hooks.dyndbg_boot(o->dyndbg) < 0 && !err)
 		err = -EINVAL;
 	/* After the log and the consoles exist: the handler finds them ready. */
 	if (o->console_drain_ms >= 0)
@@ -364,10 +410,14 @@ static int apply_options(struct pk_opts *o, int startup)
 		pk_crash_handler_uninstall();
 	}
 	for (int i = 0; i < o->nwarnings; i++)
-		pk_printk(PK_KERN_WARNING "%s\n", o->warnings[i]);
-	if (o->warnings_dropped)
-		pk_printk(PK_KERN_WARNING PK_OPTS_WARN_PREFIX "%d more warnings not shown\n",
-			  o->warnings_dropped);
+		warn_line(o->warnings[i]);
+	if (o->warnings_dropped) {
+		char line[96];
+
+		pk_snprintf(line, sizeof(line), PK_OPTS_WARN_PREFIX "%d more warnings not shown",
+			    o->warnings_dropped);
+		warn_line(line);
+	}
 	return err ? err : (o->nwarnings ? -EINVAL : 0);
 }
 
@@ -387,7 +437,8 @@ static void printk_atexit(void)
 {
 	struct pk_log *log = pk_printk_log_peek();
 
-	pk_printk_report_lost(); /* no next line will say it */
+	if (pk_setup_hooks.report_lost)
+		pk_setup_hooks.report_lost(); /* no next line will say it */
 	if (log)
 		pk_console_shutdown(pk_log_ring(log), 0);
 	pk_printk_sync();
@@ -419,11 +470,6 @@ static void printk_start(void)
 	pk_opts_parse(getenv("PRINTK_OPTS"), &o);
 	apply_options(&o, 1);
 }
-
-/* Referenced by printk.c only so that a program linked against the static
- * library gets this file, and with it the constructor below: the linker
- * takes an archive member only for a symbol something needs. */
-const char pk_setup_link_anchor = 0;
 
 #if defined(__GNUC__) || defined(__clang__)
 /* At load time, so the first printk (which may come from a signal handler)

@@ -38,24 +38,14 @@ static char *append_uint(char *p, uint64_t v)
 
 size_t pk_format_prefix(char *buf, const struct prb_record *r, const struct pk_textfmt *f)
 {
-	/* Time and caller backwards from the end of @tmp, as the console's
-	 * prefix is built (console.c), then "<prio>" and they forwards. */
+	/* Time and caller backwards from the end of @tmp (the console's
+	 * builder), then "<prio>" and they forwards. */
 	char tmp[PK_PREFIX_MAX];
-	char *end = tmp + sizeof(tmp), *s = end;
+	char *end = tmp + sizeof(tmp);
+	char *s = pk_put_prefix(end, r->ts_nsec, r->caller.tid, f->time, f->caller,
+				pk_put_seconds_field);
 	char *p = buf;
 
-	if (f->time || f->caller)
-		*--s = ' ';
-	if (f->caller)
-		s = pk_put_caller_field(s, r->caller.tid);
-	if (f->time) {
-		uint64_t sec = r->ts_nsec / 1000000000u;
-
-		s = pk_put_usec_field(s, r->ts_nsec, sec);
-		*--s = '.';
-		s = pk_put_uint(s, sec, 5, ' ');
-		*--s = '[';
-	}
 	if (f->syslog) {
 		*p++ = '<';
 		p = append_uint(p, ((unsigned)r->facility << 3) | r->level);

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "hints.h"
 #include "ringbuffer.h"
 
 /* No limit for pk_format_record_text(): the size a record needs. */
@@ -101,6 +102,44 @@ static inline char *pk_put_caller_field(char *end, uint32_t tid)
 	while (end - p < 7) /* "T<tid>" padded to 6, plus the ']' */
 		*--p = ' ';
 	*--p = '[';
+	return p;
+}
+
+/* "[%5lu." of @sec backwards ending at @end; returns the start. The plain
+ * seconds field for pk_put_prefix() (the console keeps its own cache). */
+static inline char *pk_put_seconds_field(char *end, uint64_t sec)
+{
+	*--end = '.';
+	end = pk_put_uint(end, sec, 5, ' ');
+	*--end = '[';
+	return end;
+}
+
+/*
+ * The one builder of a line's prefix after "<prio>": "[%5lu.%06lu]" for
+ * the time, "[%6s]" of "T<tid>" for the caller, then a space, as the kernel
+ * prints them; backwards ending at @end (at most PK_PREFIX_MAX bytes, plus
+ * whatever @put_seconds writes before its field). Returns the start; @end
+ * itself when neither is on. @put_seconds writes "[%5lu." of its second
+ * backwards (pk_put_seconds_field, or the console's cached copy): always
+ * inlined, so a constant one is a direct call or none.
+ */
+static PK_ALWAYS_INLINE char *pk_put_prefix(char *end, uint64_t ts_nsec, uint32_t tid,
+					    bool time, bool caller,
+					    char *(*put_seconds)(char *end, uint64_t sec))
+{
+	char *p = end;
+
+	if (!time && !caller)
+		return p;
+	*--p = ' ';
+	if (caller)
+		p = pk_put_caller_field(p, tid);
+	if (time) {
+		uint64_t sec = ts_nsec / 1000000000u;
+
+		p = put_seconds(pk_put_usec_field(p, ts_nsec, sec), sec);
+	}
 	return p;
 }
 

@@ -171,6 +171,14 @@ PK_API int pk_set_log_buf_file(const char *path, unsigned flags);
  * buffer); may block (registers consoles, opens files); not
  * async-signal-safe. */
 PK_API int pk_printk_configure(const char *options);
+/* A program linked statically against libprintk.a gets /dev/kmsg, dynamic
+ * debug and the forwarding consoles only when it uses them; with a call to
+ * this anywhere (it does nothing at run time) it gets them for PRINTK_OPTS
+ * (printk.devkmsg=, dyndbg=, console=journal, console=syslog:) too. Without
+ * it, PRINTK_OPTS naming one of them that is not linked warns once. No
+ * effect with the shared library, which has them all.
+ * Context: any. */
+PK_API void pk_printk_link_all_options(void);
 /* The log printk writes to.
  * Context: any (async-signal-safe, lock-free), except that after
  * pk_printk_exit() the first call creates the log again, which allocates. */

@@ -49,7 +49,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 #define HEADER 5
 
-static struct outbuf *capture;
+static struct pk_outbuf *capture;
 static int caller_width;
 static jmp_buf fatal_jmp;
 static char fatal_msg[256];

@@ -34,6 +34,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "outbuf.h"
 #include "reader.h"
 #include "udmesg.h"
 
@@ -50,26 +51,30 @@ const char *const ud_facility_names[UD_NFACILITIES] = {
 /* ------------------------------------------------------------ writer -- */
 
 /*
- * Each thread writes into its current buffer: stdout's (flushed with
- * write(2) when full) or, while a dump worker formats a chunk of records, a
- * growing capture buffer that the main thread writes out in order later.
+ * Each thread writes into its current buffer (src/outbuf.h): stdout's
+ * (written with write(2) when full) or, while a dump worker formats a chunk
+ * of records, a capture buffer that grows instead and that the main thread
+ * writes out in order later.
  */
 #define OUT_BUF_SIZE (64 * 1024)
 
-struct outbuf {
-	char *buf;
-	size_t len, cap;
-	bool capture; /* grows instead of flushing */
-};
+static int stdout_sink(void *arg, const char *p, size_t n)
+{
+	(void)arg;
+	out_write_fd(p, n);
+	return 0; /* out_write_fd() returns only when all was written */
+}
 
 static char stdout_mem[OUT_BUF_SIZE];
-static struct outbuf stdout_buf = {stdout_mem, 0, OUT_BUF_SIZE, false};
-static _Thread_local struct outbuf *ob = &stdout_buf;
+static struct pk_outbuf stdout_buf = {
+	.buf = stdout_mem, .cap = OUT_BUF_SIZE, .sink = stdout_sink,
+};
+static _Thread_local struct pk_outbuf *ob = &stdout_buf;
 
 void out_init(void)
 {
+	pk_outbuf_init(&stdout_buf, stdout_mem, OUT_BUF_SIZE, stdout_sink, NULL);
 	ob = &stdout_buf;
-	stdout_buf.len = 0;
 }
 
 void out_write_fd(const char *p, size_t n)
@@ -89,62 +94,45 @@ void out_write_fd(const char *p, size_t n)
 	}
 }
 
-static void out_grow(size_t n)
+/* A capture buffer's grow hook: room for @n more bytes, or exit. */
+static void out_grow(struct pk_outbuf *b, size_t n)
 {
-	size_t cap = ob->cap ? ob->cap : OUT_BUF_SIZE;
+	size_t cap = b->cap ? b->cap : OUT_BUF_SIZE;
 
-	while (cap - ob->len < n)
+	while (cap - b->len < n)
 		cap *= 2;
-	if (cap != ob->cap) {
-		char *nb = realloc(ob->buf, cap);
+	if (cap != b->cap) {
+		char *nb = realloc(b->buf, cap);
 
 		if (!nb)
 			ud_fatal("out of memory");
-		ob->buf = nb;
-		ob->cap = cap;
+		b->buf = nb;
+		b->cap = cap;
 	}
 }
 
+/* Only stdout's buffer: a capture is written when its turn comes. */
 void out_flush(void)
 {
-	if (ob->capture || !ob->len)
-		return;
-	out_write_fd(ob->buf, ob->len);
-	ob->len = 0;
-}
-
-/* Make room for @n bytes (n small, or a capture buffer). */
-static inline void out_room(size_t n)
-{
-	if (n > ob->cap - ob->len) {
-		if (ob->capture)
-			out_grow(n);
-		else
-			out_flush();
-	}
+	if (!ob->grow)
+		pk_outbuf_flush(ob);
 }
 
 void out_write(const void *p, size_t n)
 {
-	if (n > ob->cap - ob->len) {
-		if (ob->capture) {
-			out_grow(n);
-		} else {
-			out_flush();
-			if (n > ob->cap / 2) {
-				out_write_fd(p, n);
-				return;
-			}
-		}
+	/* A large piece that does not fit goes out as it is, not through the buffer. */
+	if (!ob->grow && n > ob->cap - ob->len && n > ob->cap / 2) {
+		pk_outbuf_flush(ob);
+		out_write_fd(p, n);
+		return;
 	}
-	memcpy(ob->buf + ob->len, p, n);
-	ob->len += n;
+	pk_outbuf_put(ob, p, n);
 }
 
 void out_putc(char c)
 {
-	out_room(1);
-	ob->buf[ob->len++] = c;
+	*pk_outbuf_reserve(ob, 1) = c;
+	pk_outbuf_commit(ob, 1);
 }
 
 void out_puts(const char *s)
@@ -152,17 +140,18 @@ void out_puts(const char *s)
 	out_write(s, strlen(s));
 }
 
-struct outbuf *out_capture_new(void)
+struct pk_outbuf *out_capture_new(void)
 {
-	struct outbuf *b = calloc(1, sizeof(*b));
+	struct pk_outbuf *b = malloc(sizeof(*b));
 
 	if (!b)
 		ud_fatal("out of memory");
-	b->capture = true;
+	pk_outbuf_init(b, NULL, 0, stdout_sink, NULL);
+	b->grow = out_grow;
 	return b;
 }
 
-void out_capture_begin(struct outbuf *b)
+void out_capture_begin(struct pk_outbuf *b)
 {
 	b->len = 0;
 	ob = b;
@@ -173,15 +162,13 @@ void out_capture_end(void)
 	ob = &stdout_buf;
 }
 
-void out_capture_write(struct outbuf *b)
+void out_capture_write(struct pk_outbuf *b)
 {
 	out_flush();
-	if (b->len)
-		out_write_fd(b->buf, b->len);
-	b->len = 0;
+	pk_outbuf_flush(b);
 }
 
-void out_capture_free(struct outbuf *b)
+void out_capture_free(struct pk_outbuf *b)
 {
 	if (b) {
 		free(b->buf);
@@ -189,7 +176,7 @@ void out_capture_free(struct outbuf *b)
 	}
 }
 
-const char *out_capture_data(const struct outbuf *b, size_t *len)
+const char *out_capture_data(const struct pk_outbuf *b, size_t *len)
 {
 	*len = b->len;
 	return b->buf;
@@ -198,13 +185,12 @@ const char *out_capture_data(const struct outbuf *b, size_t *len)
 /* Room for @n bytes at the end of the buffer (n is small). */
 static char *out_reserve(size_t n)
 {
-	out_room(n);
-	return ob->buf + ob->len;
+	return pk_outbuf_reserve(ob, n);
 }
 
 static void out_commit(size_t n)
 {
-	ob->len += n;
+	pk_outbuf_commit(ob, n);
 }
 
 static void out_spaces(int n)
@@ -815,8 +801,7 @@ _Static_assert(UD_FAST_ROOM <= OUT_BUF_SIZE / 2, "a line fits stdout's buffer");
 
 static char *fast_text_slot(void)
 {
-	out_room(UD_FAST_ROOM);
-	return ob->buf + ob->len + fast_prefix_len;
+	return pk_outbuf_reserve(ob, UD_FAST_ROOM) + fast_prefix_len;
 }
 
 /* The escaping tail of fast_finish(): the text from byte @i on. */

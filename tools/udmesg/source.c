@@ -616,14 +616,14 @@ struct dump {
 	uint64_t stop_seq;				/* end, or where the first early stop was */
 	size_t next;					/* the next chunk to format */
 	size_t written;					/* chunks written out */
-	struct outbuf *done[DUMP_SLOTS];		/* chunk i at i % DUMP_SLOTS, formatted */
-	struct outbuf *pool[DUMP_SLOTS + DUMP_THREADS]; /* empty buffers, reused */
+	struct pk_outbuf *done[DUMP_SLOTS];		/* chunk i at i % DUMP_SLOTS, formatted */
+	struct pk_outbuf *pool[DUMP_SLOTS + DUMP_THREADS]; /* empty buffers, reused */
 	int npool;
 };
 
 /* Format chunk @i into @b (@cache: the thread's); returns DUMP_DONE or the
  * seq it stopped at. */
-static uint64_t dump_chunk(struct dump *d, size_t i, struct outbuf *b, struct pk_text_cache *cache)
+static uint64_t dump_chunk(struct dump *d, size_t i, struct pk_outbuf *b, struct pk_text_cache *cache)
 {
 	static _Thread_local struct pk_record rec;
 	uint64_t seq = d->seq0 + (uint64_t)i * DUMP_CHUNK;
@@ -656,7 +656,7 @@ static void dump_loop(struct dump *d, bool writer)
 	for (;;) {
 		if (writer) {
 			while (d->written < d->nchunks && d->done[d->written % DUMP_SLOTS]) {
-				struct outbuf *b = d->done[d->written % DUMP_SLOTS];
+				struct pk_outbuf *b = d->done[d->written % DUMP_SLOTS];
 
 				d->done[d->written % DUMP_SLOTS] = NULL;
 				d->written++;
@@ -671,7 +671,7 @@ static void dump_loop(struct dump *d, bool writer)
 		}
 		if (d->next < d->nchunks && d->next < d->written + DUMP_SLOTS) {
 			size_t i = d->next++;
-			struct outbuf *b = d->npool ? d->pool[--d->npool] : out_capture_new();
+			struct pk_outbuf *b = d->npool ? d->pool[--d->npool] : out_capture_new();
 
 			pthread_mutex_unlock(&d->lock);
 			uint64_t stop = dump_chunk(d, i, b, cache);

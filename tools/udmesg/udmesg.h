@@ -173,14 +173,14 @@ void out_putc(char c);
 void out_puts(const char *s);
 void out_write_fd(const char *p, size_t n);
 /* Dump workers: format into a private buffer, written out later in order. */
-struct outbuf;
-struct outbuf *out_capture_new(void);
-void out_capture_begin(struct outbuf *b); /* empties it; this thread writes there */
+struct pk_outbuf;
+struct pk_outbuf *out_capture_new(void);
+void out_capture_begin(struct pk_outbuf *b); /* empties it; this thread writes there */
 void out_capture_end(void);
-void out_capture_write(struct outbuf *b); /* to stdout, then empties it */
-void out_capture_free(struct outbuf *b);
+void out_capture_write(struct pk_outbuf *b); /* to stdout, then empties it */
+void out_capture_free(struct pk_outbuf *b);
 /* What @b holds now (for tests that look at the output). */
-const char *out_capture_data(const struct outbuf *b, size_t *len);
+const char *out_capture_data(const struct pk_outbuf *b, size_t *len);
 void ud_print_record(struct ud_ctl *ctl, const struct urec *rec);
 /* The default text format (ctl->fast) needs nothing but the time and the text. */
 void ud_print_fast(const struct ud_ctl *ctl, uint64_t ts_nsec, const char *text, size_t len);
