@@ -4,17 +4,22 @@
 # go to the journal's socket, each once with its priority, and neither to
 # stderr nor to its log file.
 #
+# The unit file it ships passes systemd-analyze verify (with ExecStart at
+# the built program and no man page to look for).
+#
 # The journal is a datagram socket of this test's at journald's fixed path
 # (/run/systemd/journal/socket), on a tmpfs mounted over /run in a private
 # mount namespace (unshare: needs root); what arrives is read as the native
 # protocol's KEY=VALUE lines. The console itself is tested against the real
 # systemd-journald by test_daemon_journald.
 #
-# Environment: PRINTK_TEST_BUILD_DIR (examples/pk-daemon-demo).
+# Environment: PRINTK_TEST_BUILD_DIR (examples/pk-daemon-demo),
+# PRINTK_SOURCE_DIR.
 set -euo pipefail
 
 : "${PRINTK_TEST_BUILD_DIR:?set PRINTK_TEST_BUILD_DIR to the build directory}"
-daemon=$PRINTK_TEST_BUILD_DIR/examples/pk-daemon-demo
+: "${PRINTK_SOURCE_DIR:?set PRINTK_SOURCE_DIR to the source directory}"
+daemon=$(realpath -m "$PRINTK_TEST_BUILD_DIR/examples/pk-daemon-demo")
 
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -24,6 +29,13 @@ command -v python3 >/dev/null || fail "python3 not found"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pk-daemon-journal.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+
+unit=$PRINTK_SOURCE_DIR/examples/daemon/pk-daemon-demo.service
+command -v systemd-analyze >/dev/null || fail "systemd-analyze not found (scripts/setup.sh installs systemd)"
+sed -e "s|^ExecStart=.*|ExecStart=$daemon|" -e '/^Documentation=/d' "$unit" >"$tmp/pk-daemon-demo.service"
+grep -qx "ExecStart=$daemon" "$tmp/pk-daemon-demo.service" || fail "$unit has no ExecStart="
+systemd-analyze verify "$tmp/pk-daemon-demo.service" >"$tmp/verify" 2>&1 || true
+[[ ! -s $tmp/verify ]] || { cat "$tmp/verify"; fail "systemd-analyze verify complained about $unit"; }
 
 cat >"$tmp/receiver.py" <<'PY'
 # Receive native-protocol datagrams until the daemon's last line, or 120 s.
@@ -81,4 +93,4 @@ expect() {
 	echo "6|$ident|pk-daemon-demo: stopped"
 }
 diff <(expect | sort) <(sort "$tmp/got") >"$tmp/diff" || { head -20 "$tmp/diff"; fail "the journal got other lines"; }
-echo "ok: $(wc -l <"$tmp/got") lines in the journal, each once, none in the file or on stderr"
+echo "ok: the unit verifies; $(wc -l <"$tmp/got") lines in the journal, each once, none in the file or on stderr"
