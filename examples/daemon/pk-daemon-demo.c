@@ -12,12 +12,13 @@
  *  - else to the file LOGFILE (default /var/log/pk-daemon-demo.log), a
  *    lossless console: a burst makes the workers wait for the file instead
  *    of dropping lines.
- * The file is rotated by logrotate (pk-daemon-demo.logrotate: rename, then
- * create; no copytruncate, which loses what is written between the copy
- * and the truncation, and no signal, which kills a program that does not
- * catch it) or, with -s SIZE, by the console itself. Either way the console
- * looks PATH up before each write and reopens it when another file is
- * there, so the daemon needs no SIGHUP handler.
+ * The file is rotated by logrotate (pk-daemon-demo.logrotate: rename only;
+ * no copytruncate, which loses what is written between the copy and the
+ * truncation, and no signal, which kills a program that does not catch
+ * it) or, with -s SIZE, by the console itself (then without the snippet:
+ * both would number the old files). Either way the console looks PATH up
+ * before each write and, finding another file there or none, opens PATH
+ * anew, so the daemon needs no SIGHUP handler.
  *
  * usage: pk-daemon-demo [-t THREADS] [-n REQUESTS] [-p MICROSECONDS] [-s SIZE [-k KEEP]] [LOGFILE]
  *   -t  worker threads (default 4)
