@@ -130,10 +130,13 @@ for p in "${packages[@]}"; do
 	dpkg -x "$(deb "$p")" "$root"
 done
 # What the programs load: no FUSE but for pk-kmsgfs.
+# (objdump's output taken whole: grep -q in a pipe would end it early, and
+# pipefail would count objdump's SIGPIPE.)
+needed() { objdump -p "$root/usr/bin/$1" | awk '$1 == "NEEDED" {print $2}'; }
 for p in udmesg pk-forward; do
-	! objdump -p "$root/usr/bin/$p" | grep -q 'NEEDED.*fuse' || fail "$p links libfuse"
+	! grep -q fuse <<<"$(needed "$p")" || fail "$p links libfuse: $(needed "$p" | tr '\n' ' ')"
 done
-objdump -p "$root/usr/bin/pk-kmsgfs" | grep -q 'NEEDED.*libfuse3' || fail "pk-kmsgfs does not link libfuse3"
+grep -q '^libfuse3\.so' <<<"$(needed pk-kmsgfs)" || fail "pk-kmsgfs does not link libfuse3"
 
 export PKG_CONFIG_SYSROOT_DIR=$root
 export PKG_CONFIG_LIBDIR=$root$lib/pkgconfig
