@@ -12,11 +12,13 @@ packages=(
 	python3                         # scripts/layers.py (the layering test)
 	groff-base man-db               # the manual pages' test (tests/man/test_man.sh)
 	debhelper dpkg-dev fakeroot lintian   # the Debian packages (tests/install/deb.sh)
+	dh-python                       # python3-printk's dependencies and byte-compilation (debian/)
 	python3-pytest python3-pip      # the Python reader's tests (python/tests)
 	rsyslog systemd                 # real collectors for the forwarding consoles' tests (label daemons)
 	rsyslog-relp librelp-dev        # RELP: the collector's module and the optional client library
 	fuse3 libfuse3-dev              # pk-kmsgfs (optional at build time; its tests need it)
 	gdb                             # gcore: core files for udmesg --core's tests
+	logrotate                       # the example daemon's snippet, rotated for real (tests/daemon)
 )
 
 missing=()

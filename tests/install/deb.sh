@@ -2,15 +2,17 @@
 # SPDX-License-Identifier: MIT
 # Build the Debian packages (debian/) from a copy of the source tree in a
 # temporary directory, so that nothing lands in the tree or beside it; check
-# what each package holds; extract them with dpkg -x into an empty root and
+# what each package holds and depends on (udmesg and pk-forward without
+# FUSE, pk-kmsgfs with it); extract them with dpkg -x into an empty root and
 # build consumer.c against that root through pkg-config (sysroot) as C and
 # C++ and through find_package(printk), then run it, the extracted udmesg
-# and the Python reader (python/) over the extracted library; finally run
-# lintian, which must report no error.
+# and the packaged Python reader (python3-printk) over the extracted
+# library; finally run lintian, which must report no error and no warning
+# (the overrides in debian/*.lintian-overrides say why each is there).
 # The package build runs the unit tests (ctest -L unit) unless
 # DEB_BUILD_OPTIONS says nocheck.
-# usage: deb.sh   (needs dpkg-dev, debhelper, cmake, pkg-config, g++; lintian
-# is used when installed)
+# usage: deb.sh   (needs dpkg-dev, debhelper, dh-python, cmake, pkg-config,
+# g++, python3 and lintian: scripts/setup.sh installs them)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -45,17 +47,37 @@ grep -E '^[0-9]+% tests passed|tests failed out of' "$log" || true
 
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-for p in libprintk0 libprintk-dev udmesg; do
-	[[ -f $tmp/${p}_${debversion}_$arch.deb ]] || fail "no package $p"
+packages=(libprintk0 libprintk-dev udmesg pk-forward pk-kmsgfs python3-printk)
+# deb PACKAGE: its file (python3-printk is Architecture: all).
+deb() {
+	local f=$tmp/${1}_${debversion}_$arch.deb
+	[[ -f $f ]] || f=$tmp/${1}_${debversion}_all.deb
+	echo "$f"
+}
+for p in "${packages[@]}"; do
+	[[ -f $(deb "$p") ]] || fail "no package $p"
 done
+# files PACKAGE: the paths it holds, directories left out.
+files() {
+	dpkg-deb -c "$(deb "$1")" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\./|/|'
+}
 need() {
 	local pkg=$1 path list
 	shift
-	list=$(dpkg-deb -c "$tmp/${pkg}_${debversion}_$arch.deb" | awk '{print $6}' | sed 's|^\./|/|')
+	list=$(files "$pkg")
 	for path in "$@"; do
 		grep -qx -- "$path" <<<"$list" || fail "$pkg lacks $path"
 	done
 }
+# only PACKAGE PATH...: the package holds these files and no others.
+only() {
+	local pkg=$1 got
+	shift
+	got=$(files "$pkg" | sort)
+	[[ $got == "$(printf '%s\n' "$@" | sort)" ]] ||
+		{ diff <(printf '%s\n' "$@" | sort) <(echo "$got"); fail "$pkg holds other files than expected"; }
+}
+field() { dpkg-deb -f "$(deb "$1")" "$2"; }
 lib=/usr/lib/$multiarch
 need libprintk0 "$lib/libprintk.so.0" "$lib/libprintk.so.$version" \
 	/usr/share/doc/libprintk0/copyright /usr/share/doc/libprintk0/changelog.Debian.gz
@@ -66,22 +88,56 @@ need libprintk-dev "$lib/libprintk.so" "$lib/libprintk.a" "$lib/pkgconfig/printk
 	/usr/share/doc/libprintk-dev/examples/boot-demo.c /usr/share/doc/libprintk-dev/copyright \
 	/usr/share/man/man3/printk.3.gz /usr/share/man/man3/pk_log_read.3.gz \
 	/usr/share/man/man7/printk-opts.7.gz /usr/share/man/man7/libprintk.7.gz
-need udmesg /usr/bin/udmesg /usr/share/man/man1/udmesg.1.gz /usr/share/doc/udmesg/copyright \
-	/usr/bin/pk-forward /usr/share/man/man1/pk-forward.1.gz
+# Every document README.md names as docs/*.md, beside it.
+for d in "$top"/docs/*.md; do
+	need libprintk-dev "/usr/share/doc/libprintk-dev/docs/$(basename "$d").gz"
+done
+need libprintk-dev /usr/share/doc/libprintk-dev/docs/perf-loggers.png \
+	/usr/share/doc/libprintk-dev/examples/daemon/pk-daemon-demo.c \
+	/usr/share/doc/libprintk-dev/examples/daemon/pk-daemon-demo.service \
+	/usr/share/doc/libprintk-dev/examples/daemon/pk-daemon-demo.logrotate
+# Each program in a package of its own, FUSE only with pk-kmsgfs.
+for p in udmesg pk-forward pk-kmsgfs; do
+	only "$p" "/usr/bin/$p" "/usr/share/man/man1/$p.1.gz" \
+		"/usr/share/doc/$p/copyright" "/usr/share/doc/$p/changelog.Debian.gz" \
+		"/usr/share/lintian/overrides/$p"
+done
+only python3-printk /usr/lib/python3/dist-packages/printk/__init__.py \
+	/usr/share/doc/python3-printk/README.md /usr/share/doc/python3-printk/copyright \
+	/usr/share/doc/python3-printk/changelog.Debian.gz /usr/share/lintian/overrides/python3-printk
+for p in udmesg pk-forward; do
+	[[ $(field "$p" Depends) != *fuse* ]] || fail "$p depends on FUSE: $(field "$p" Depends)"
+	[[ $(field "$p" Recommends) != *fuse* ]] || fail "$p recommends FUSE: $(field "$p" Recommends)"
+done
+[[ $(field pk-kmsgfs Depends) == *libfuse3-* && $(field pk-kmsgfs Depends) == *fuse3,* ]] ||
+	fail "pk-kmsgfs does not depend on fuse3 and libfuse3: $(field pk-kmsgfs Depends)"
+[[ $(field pk-forward Recommends) == *librelp0* ]] ||
+	fail "pk-forward does not recommend librelp0 (it opens it for RELP)"
+[[ $(field python3-printk Depends) == *"libprintk0 (>= $debversion)"* && $(field python3-printk Depends) == *python3* ]] ||
+	fail "python3-printk depends on: $(field python3-printk Depends)"
 # The library package: its symbols file, from the version script.
 dpkg-deb --ctrl-tarfile "$tmp/libprintk0_${debversion}_$arch.deb" | tar -xOf - ./symbols >"$tmp/symbols" ||
 	fail "libprintk0 has no symbols file"
 grep -qx " pk_version@LIBPRINTK_0.1 0.1.0" "$tmp/symbols" || { cat "$tmp/symbols"; fail "unexpected symbols file"; }
 grep -qF "libprintk0 (= $debversion)" <<<"$(dpkg-deb -f "$tmp/libprintk-dev_${debversion}_$arch.deb" Depends)" ||
 	fail "libprintk-dev does not depend on its libprintk0"
-echo "deb: libprintk0, libprintk-dev and udmesg $debversion built, contents as expected"
+echo "deb: ${packages[*]} $debversion built, contents and dependencies as expected"
 
-# An empty root with the three packages extracted, and consumers built
-# against it alone.
+# An empty root with the packages extracted, and consumers built against it
+# alone.
 root=$tmp/root
-for p in libprintk0 libprintk-dev udmesg; do
-	dpkg -x "$tmp/${p}_${debversion}_$arch.deb" "$root"
+for p in "${packages[@]}"; do
+	dpkg -x "$(deb "$p")" "$root"
 done
+# What the programs load: no FUSE but for pk-kmsgfs.
+# (objdump's output taken whole: grep -q in a pipe would end it early, and
+# pipefail would count objdump's SIGPIPE.)
+needed() { objdump -p "$root/usr/bin/$1" | awk '$1 == "NEEDED" {print $2}'; }
+for p in udmesg pk-forward; do
+	! grep -q fuse <<<"$(needed "$p")" || fail "$p links libfuse: $(needed "$p" | tr '\n' ' ')"
+done
+grep -q '^libfuse3\.so' <<<"$(needed pk-kmsgfs)" || fail "pk-kmsgfs does not link libfuse3"
+
 export PKG_CONFIG_SYSROOT_DIR=$root
 export PKG_CONFIG_LIBDIR=$root$lib/pkgconfig
 unset PKG_CONFIG_PATH
@@ -108,19 +164,25 @@ cmake --build "$tmp/cm" >>"$tmp/cm.log" 2>&1 || { cat "$tmp/cm.log"; fail "CMake
 "$tmp/cm/consumer"
 [[ $("$root/usr/bin/udmesg" --version) == "udmesg from libprintk $version" ]] ||
 	fail "extracted udmesg --version says: $("$root/usr/bin/udmesg" --version)"
-# The Python reader (python/) over the extracted library, on a log the
-# consumer's library wrote.
-if [[ -x /usr/bin/python3 ]]; then
-	PRINTK_LIBRARY=$root$lib/libprintk.so.0 PYTHONPATH=$top/python PYTHONDONTWRITEBYTECODE=1 \
-		/usr/bin/python3 - "$tmp/py.log" "$version" <<'PY' || fail "the Python reader failed on the extracted library"
+# The packaged Python reader (python3-printk) over the extracted library,
+# found by its soname as an installed one would be, on a log that library
+# wrote.
+[[ -x /usr/bin/python3 ]] || fail "no /usr/bin/python3 (scripts/setup.sh installs it)"
+env -u PRINTK_LIBRARY PKG_PY=$root/usr/lib/python3/dist-packages PYTHONDONTWRITEBYTECODE=1 \
+	/usr/bin/python3 -I - "$tmp/py.log" "$version" "$root" <<'PY' || fail "the packaged Python reader failed on the extracted library"
 import ctypes, os, sys
+sys.path.insert(0, os.environ["PKG_PY"])  # -I: no user site, no PYTHONPATH
 import printk
-path, version = sys.argv[1], sys.argv[2]
+path, version, root = sys.argv[1], sys.argv[2], sys.argv[3]
+assert printk.__file__.startswith(root + "/usr/lib/python3/dist-packages/printk/"), printk.__file__
 assert printk.library_version() == version, printk.library_version()
+with open("/proc/self/maps") as maps:
+    loaded = {l.split()[-1] for l in maps if "libprintk.so" in l}
+assert loaded and all(f.startswith(root + "/") for f in loaded), loaded
 # A child writes, so that this process stays a reader only.
 pid = os.fork()
 if pid == 0:
-    lib = ctypes.CDLL(os.environ["PRINTK_LIBRARY"])
+    lib = ctypes.CDLL("libprintk.so.0")
     log = ctypes.c_void_p()
     ok = lib.pk_log_open_file(ctypes.byref(log), path.encode(), ctypes.c_size_t(0), 0) == 0 and \
         lib.pk_log_store(log, 1, 6, b"packaged", ctypes.c_size_t(8), None, ctypes.c_size_t(0)) == 0
@@ -128,9 +190,8 @@ if pid == 0:
 assert os.waitpid(pid, 0)[1] == 0
 got = [(r.seq, r.level, r.facility, r.text) for r in printk.open(path)]
 assert got == [(0, 6, 1, "packaged")], got
-print("python reader ok (libprintk %s)" % version)
+print("deb: python3-printk read the log (libprintk %s from the extracted root)" % version)
 PY
-fi
 echo "deb: consumers built with pkg-config (sysroot) and find_package against the extracted packages"
 # Every symbol the extracted library exports is in the symbols file, with
 # its version node.
@@ -139,14 +200,12 @@ listed=$(awk '/^ / && $1 !~ /^LIBPRINTK_/ {print $1}' "$tmp/symbols" | sort)
 [[ $exported == "$listed" ]] || { diff <(echo "$exported") <(echo "$listed"); fail "symbols file and library disagree"; }
 echo "deb: symbols file lists the $(wc -l <<<"$exported") exported symbols"
 
-if command -v lintian >/dev/null; then
-	lintian --fail-on error "$tmp"/*_"$arch".changes >"$tmp/lintian.log" 2>&1 ||
-		{ cat "$tmp/lintian.log"; fail "lintian reported errors"; }
-	sed 's/^/lintian: /' "$tmp/lintian.log"
-	echo "deb: lintian: no errors ($(grep -c '^W:' "$tmp/lintian.log" || true) warnings)"
-else
-	echo "deb: lintian not installed, not run"
-fi
+command -v lintian >/dev/null || fail "lintian is not installed (scripts/setup.sh installs it)"
+# (--show-overrides would count the overridden tags as failures.)
+lintian --fail-on error,warning "$tmp"/*_"$arch".changes >"$tmp/lintian.log" 2>&1 ||
+	{ cat "$tmp/lintian.log"; fail "lintian reported errors or warnings"; }
+grep -E '^[EW]:' "$tmp/lintian.log" && fail "lintian reported errors or warnings"
+echo "deb: lintian: no errors, no warnings (overrides: $(cat "$top"/debian/*.lintian-overrides | grep -v '^#' | sort -u | tr '\n' ' '))"
 [[ $(git -C "$top" status --porcelain 2>/dev/null || true) == "$status_before" ]] ||
 	fail "the source tree changed: $(git -C "$top" status --porcelain)"
 [[ -z $(find "$top/.." -maxdepth 1 -name 'libprintk*.deb' -newer "$tmp" 2>/dev/null) ]] ||
