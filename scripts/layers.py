@@ -8,8 +8,11 @@ OBJDIR holds the library's object files (a CMake build's
 CMakeFiles/printk_objects.dir/src). A file depends on another when it uses
 a symbol the other defines (nm). The layers read bottom-up
 (docs/design.md): the graph may hold no cycle, except log.c with
-logfile.c, the two halves of one module. Also checks that tools/ includes
-no private library header but src/reader.h when that exists.
+logfile.c, the two halves of one module. The base layer stays below the
+formatters: the ring stores and reads bytes, and the expansion of deferred
+records belongs to the layer that reads them (record_read.c), so the files
+in BELOW_FORMATTING use none of FORMATTERS. Also checks that tools/
+includes no private library header but src/reader.h when that exists.
 Exits 1 with one line per finding.
 """
 import glob
@@ -19,6 +22,9 @@ import subprocess
 import sys
 
 ALLOWED_CYCLES = [{"log", "logfile"}]
+# Files that must not depend, even through others, on the formatting layer.
+BELOW_FORMATTING = {"ringbuffer"}
+FORMATTERS = {"deferred", "vsprintf", "vsprintf_fp", "vsprintf_kernel", "textfmt", "kmsg_format"}
 # Symbols that only make the static linker take a file (see src/setup.c's
 # pk_setup_link_anchor): references, not dependencies.
 LINK_ANCHORS = {"pk_setup_link_anchor"}
@@ -79,6 +85,16 @@ def cycles(g):
     return out
 
 
+def reaches(g, start):
+    seen, todo = set(), [start]
+    while todo:
+        for t in g.get(todo.pop(), {}):
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return seen
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__.strip(), file=sys.stderr)
@@ -99,6 +115,10 @@ def main():
         edges = [f"{a}->{b} ({', '.join(sorted(g[a][b])[:3])})"
                  for a in sorted(comp) for b in sorted(comp) if b in g.get(a, {})]
         print("layers: dependency cycle among " + " ".join(sorted(comp)) + ": " + "; ".join(edges))
+    for f in sorted(BELOW_FORMATTING):
+        for t in sorted(reaches(g, f) & FORMATTERS):
+            bad += 1
+            print(f"layers: {f}.c depends on the formatter {t}.c: the ring stores bytes, its readers format")
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     private = {os.path.basename(p) for p in glob.glob(os.path.join(top, "src", "*.h"))}
     allowed = {"reader.h"}
@@ -111,7 +131,8 @@ def main():
                     bad += 1
                     print(f"layers: {os.path.relpath(path, top)}:{n} includes the library's private {m.group(1)}")
     if bad == 0:
-        print(f"layers: {len(g)} files, no cycle but log/logfile, tools use no private header")
+        print(f"layers: {len(g)} files, no cycle but log/logfile, the ring uses no formatter, "
+              "tools use no private header")
     return 1 if bad else 0
 
 

@@ -129,6 +129,7 @@
 #include "kmsg_format.h"
 #include "log_shared.h"
 #include "outbuf.h"
+#include "record_read.h"
 #include "settings.h"
 #include "textfmt.h"
 
@@ -1013,7 +1014,7 @@ static int fetch(struct con_src *src, uint64_t seq, struct pk_con_rec *v)
 	if (atomic_load_explicit(&emergency, memory_order_relaxed))
 		flags |= PRB_READ_SKIP_UNFINISHED;
 
-	int err = prb_read(src->rb, seq, r, flags);
+	int err = pk_rec_read(src->rb, seq, r, flags);
 
 	if (err)
 		return err;
@@ -1088,8 +1089,8 @@ static PK_NOINLINE int print_one_extended(struct con_src *src, struct console *c
 	struct prb_record *r = &src->buf;
 	unsigned flags = atomic_load_explicit(&emergency, memory_order_relaxed) ? PRB_READ_SKIP_UNFINISHED : 0;
 
-	if (prb_read(src->rb, st->seq, r, flags) &&
-	    (!restart_if_beyond(src, st) || prb_read(src->rb, st->seq, r, flags)))
+	if (pk_rec_read(src->rb, st->seq, r, flags) &&
+	    (!restart_if_beyond(src, st) || pk_rec_read(src->rb, st->seq, r, flags)))
 		return 0;
 	/* A write_record console may ask for the count (pk_console_take_dropped);
 	 * a /dev/kmsg-form one sees the gap in the seq field. */
