@@ -7,8 +7,10 @@ usage: scripts/layers.py OBJDIR [--print]
 OBJDIR holds the library's object files (a CMake build's
 CMakeFiles/printk_objects.dir/src). A file depends on another when it uses
 a symbol the other defines (nm). The layers read bottom-up
-(docs/design.md): the graph may hold no cycle, except log.c with
-logfile.c, the two halves of one module. The base layer stays below the
+(docs/design.md): the graph may hold no cycle, except inside one module
+split in files: log.c with logfile.c, and the console lock and loop
+(console.c) with printer threads (console_printer.c) and lossless consoles
+(console_lossless.c), which call each other only through console_impl.h. The base layer stays below the
 formatters: the ring stores and reads bytes, and the expansion of deferred
 records belongs to the layer that reads them (record_read.c), so the files
 in BELOW_FORMATTING use none of FORMATTERS. Also checks that tools/
@@ -21,10 +23,12 @@ import re
 import subprocess
 import sys
 
-ALLOWED_CYCLES = [{"log", "logfile"}]
+ALLOWED_CYCLES = [{"log", "logfile"}, {"console", "console_printer", "console_lossless"}]
 # Files that must not depend, even through others, on the formatting layer.
 BELOW_FORMATTING = {"ringbuffer"}
 FORMATTERS = {"deferred", "vsprintf", "vsprintf_fp", "vsprintf_kernel", "textfmt", "kmsg_format"}
+# Private headers of one module split in files: only its files include them.
+MODULE_HEADERS = {"console_impl.h": {"console.c", "console_printer.c", "console_lossless.c"}}
 # Symbols that only make the static linker take a file (see src/setup.c's
 # pk_setup_link_anchor): references, not dependencies.
 LINK_ANCHORS = {"pk_setup_link_anchor"}
@@ -120,6 +124,15 @@ def main():
             bad += 1
             print(f"layers: {f}.c depends on the formatter {t}.c: the ring stores bytes, its readers format")
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for path in sorted(glob.glob(os.path.join(top, "src", "*.[ch]"))):
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+                name = os.path.basename(path)
+                if m and m.group(1) in MODULE_HEADERS and name not in MODULE_HEADERS[m.group(1)]:
+                    bad += 1
+                    print(f"layers: src/{name}:{n} includes {m.group(1)}, private to "
+                          + ", ".join(sorted(MODULE_HEADERS[m.group(1)])))
     private = {os.path.basename(p) for p in glob.glob(os.path.join(top, "src", "*.h"))}
     allowed = {"reader.h"}
     for path in sorted(glob.glob(os.path.join(top, "tools", "**", "*.[ch]"), recursive=True)):
@@ -131,7 +144,7 @@ def main():
                     bad += 1
                     print(f"layers: {os.path.relpath(path, top)}:{n} includes the library's private {m.group(1)}")
     if bad == 0:
-        print(f"layers: {len(g)} files, no cycle but log/logfile, the ring uses no formatter, "
+        print(f"layers: {len(g)} files, no cycle but log/logfile and the console files, the ring uses no formatter, "
               "tools use no private header")
     return 1 if bad else 0
 
