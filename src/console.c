@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * console.c - the console registry and the printing loop.
+ * console.c - the console registry, the console lock and the printing loop.
  *
- * Owns: the list of registered consoles, each console's position in the log
- * (record seq and how many bytes of it are printed), the console lock, and
- * the rules that turn records into console lines.
+ * Owns: the list of registered consoles, each console's state (its position
+ * in the log: record seq and how many bytes of it are printed; its open
+ * line, failures, own level), the console lock and its idle mark, the print
+ * loop's buffers, the stderr fall-back, the crash flag, and the rules that
+ * turn records into console lines. Printer threads (C7) are
+ * console_printer.c's and lossless consoles (C8) console_lossless.c's; the
+ * three share only what console_impl.h declares. What the layers above
+ * call is console_internal.h (and console_line.h for printk's one write).
  *
  * Text reaches the console at once (docs/kernel-compat.md, section 4.3: the
  * 2012 regression that held partial lines back). The newest record may be
@@ -64,39 +69,15 @@
  *      unregistration, reopen and exit may take the lock over too, but
  *      their own holds are never taken over; a stuck console cannot be
  *      unregistered or reopened (-EBUSY) and is not freed at exit.
- *   C7 A console registered with PK_CON_THREADED is printed by a thread of
- *      its own with its own buffers, never by the console lock's holder (the
- *      print loop, the idle mark, the one-write path and the stderr
- *      fall-back all pass it by; its state->printer is fixed at
- *      registration, so they can tell without reading what the thread
- *      writes). printk stores and, only when a printer thread announced
- *      that it is about to sleep (printer_sleepers), bumps one futex word
- *      and wakes it: a busy thread costs printk one load of a line nobody
- *      writes meanwhile. The announcement and printk's commit form a
- *      store-buffering pair (both seq_cst): a thread that announced itself
- *      after printk looked reads the ring once more before it sleeps and
- *      finds the record. The thread owns the console's
- *      state while it holds the console's owner word, taken for one record
- *      at a time; reopen, position resets, exit and the crash path take
- *      the same word. A write_record that answers -EAGAIN leaves the
- *      position on its record, uncounted as a failure (a forwarder whose
- *      receiver is away); the records the ring overwrites meanwhile are
- *      counted for pk_console_take_dropped(). The thread publishes its
- *      position for pr_flush(); exit asks it to drain and waits
- *      PRINTER_EXIT_MS at most; after fork() the child starts its own.
- *   C8 A PK_CON_LOSSLESS console is threaded (C7) and holds one of the
- *      static lossless slots while its thread runs: the thread publishes
- *      its position there after every record. The ring's retire guard
- *      (ringbuffer.c, G1) asks lossless_guard() before a record leaves the
- *      ring; a record some slot has not passed makes the writer sleep on
- *      one futex word until the slots pass it, unless it may not wait (a
- *      signal handler, the crash path, the console lock or a printer's
- *      owner word held, inside a console's write, a printer thread): then
- *      the record goes and the console counts it dropped, as any console.
- *      A slot that does not move for lossless_timeout_ms while a writer
- *      waits for it is turned lossy for good, with a notice, by that
- *      writer: a dead disk never hangs the program. Slots are static, so a
- *      writer reads them without the console list and never a freed one.
+ *   C7 A PK_CON_THREADED console is printed by a thread of its own
+ *      (console_printer.c states the rule), never by the console lock's
+ *      holder: the print loop, the idle mark, the one-write path and the
+ *      stderr fall-back pass it by, telling it by its printer, fixed at
+ *      registration. Its state is changed by the loop's code
+ *      (pk_con_print_one()) only while its printer's owner word is held.
+ *   C8 A PK_CON_LOSSLESS console is threaded and holds writers back through
+ *      the ring's retire guard (console_lossless.c states the rule);
+ *      registration installs the guard.
  *   C9 While every registered console is threaded (locked_consoles is 0),
  *      printk stores, wakes the threads (C7) and returns: the lock and the
  *      idle mark are not touched, and the record may be stored deferred
@@ -124,11 +105,13 @@
 #include <printk/printk.h>
 
 #include "caller.h"
+#include "console_impl.h"
 #include "console_line.h"
 #include "hints.h"
 #include "kmsg_format.h"
 #include "log_shared.h"
 #include "outbuf.h"
+#include "record_read.h"
 #include "settings.h"
 #include "textfmt.h"
 
@@ -152,7 +135,7 @@ struct pk_console_state {
 	_Atomic int stuck;
 	unsigned stuck_set; /* the loop_src set the stuck thread still uses */
 	/* PK_CON_THREADED, fixed at registration: printed by its own thread
-	 * (C7), never by the print loop. */
+	 * (C7, console_printer.c), never by the print loop. */
 	struct pk_printer *printer;
 	struct console *next;
 	/* pk_console_set_loglevel(): the console's own level + 1, 0 for none
@@ -198,6 +181,7 @@ static struct console *console_list;
 static pk_a64 console_word;
 static pk_a64 store_gen;     /* bumped after every store or extension */
 static _Atomic int emergency; /* panic/crash: crash-safe consoles only, skip unfinished records */
+static _Atomic int crash_begun; /* pk_console_crash_begin(): nobody waits for a lossless console */
 static _Thread_local PK_TLS_IE int in_console_write;
 static _Thread_local PK_TLS_IE int recursion_seen;
 /* This thread's signal mask outside signal handlers, taken when it first
@@ -230,23 +214,19 @@ static uint32_t loop_reopen_gen; /* the holder's */
 
 /* C7: threaded consoles registered; printk wakes their threads. */
 static _Atomic int printers;
-static void wake_printers(void);
-
-/* C7: printer threads about to sleep or asleep: printk wakes only these. */
-static _Atomic int printer_sleepers;
 
 /*
  * From printk, after its record is readable (its commit is a seq_cst RMW):
  * nothing but a load while every thread is awake. A thread that announced
  * itself later than this load looks at the ring after its announcement and
- * finds the record (printer_main()); one that announced itself earlier is
+ * finds the record (console_printer.c); one that announced itself earlier is
  * woken here.
  */
 static PK_ALWAYS_INLINE void maybe_wake_printers(void)
 {
 	if (PK_UNLIKELY(atomic_load_explicit(&printers, memory_order_relaxed)) &&
-	    atomic_load_explicit(&printer_sleepers, memory_order_seq_cst))
-		wake_printers();
+	    atomic_load_explicit(&pk_printer_sleepers, memory_order_seq_cst))
+		pk_printer_wake();
 }
 
 /* C7: printed by its own thread, not by the console lock's holder. */
@@ -633,7 +613,6 @@ static PK_NOINLINE int take_over_stalled(void)
  * disabled one publishes UINT64_MAX), so its flags are not read here.
  */
 static struct pk_console_state fallback_state;
-static int printer_disabled(const struct console *con);
 
 static void fall_back_to_stderr(uint64_t seq)
 {
@@ -642,7 +621,7 @@ static void fall_back_to_stderr(uint64_t seq)
 	if (err_con->state)
 		return;
 	for (struct console *c = console_list; c; c = c->state->next)
-		if (con_threaded(c) ? !printer_disabled(c) : (c->flags & PK_CON_ENABLED) != 0)
+		if (con_threaded(c) ? !pk_printer_disabled(c) : (c->flags & PK_CON_ENABLED) != 0)
 			return;
 	fallback_state = (struct pk_console_state){
 		.seq = seq,
@@ -696,7 +675,7 @@ static int settle_fallback(void)
 static void free_state(struct console *con)
 {
 	if (con->state != &fallback_state) {
-		free(con->state->printer);
+		pk_printer_free(con->state->printer);
 		free(con->state);
 	}
 	con->state = NULL;
@@ -1000,7 +979,7 @@ static int fetch(struct con_src *src, uint64_t seq, struct pk_con_rec *v)
 	if (atomic_load_explicit(&emergency, memory_order_relaxed))
 		flags |= PRB_READ_SKIP_UNFINISHED;
 
-	int err = prb_read(src->rb, seq, r, flags);
+	int err = pk_rec_read(src->rb, seq, r, flags);
 
 	if (err)
 		return err;
@@ -1075,8 +1054,8 @@ static PK_NOINLINE int print_one_extended(struct con_src *src, struct console *c
 	struct prb_record *r = &src->buf;
 	unsigned flags = atomic_load_explicit(&emergency, memory_order_relaxed) ? PRB_READ_SKIP_UNFINISHED : 0;
 
-	if (prb_read(src->rb, st->seq, r, flags) &&
-	    (!restart_if_beyond(src, st) || prb_read(src->rb, st->seq, r, flags)))
+	if (pk_rec_read(src->rb, st->seq, r, flags) &&
+	    (!restart_if_beyond(src, st) || pk_rec_read(src->rb, st->seq, r, flags)))
 		return 0;
 	/* A write_record console may ask for the count (pk_console_take_dropped);
 	 * a /dev/kmsg-form one sees the gap in the seq field. */
@@ -1573,377 +1552,51 @@ PK_HOT void pk_console_line_done(struct pk_con_line *line, long written)
 	line_done_slow(line, written);
 }
 
-/* ---------------------------------------------------- printer threads -- */
-
-/*
- * C7: a PK_CON_THREADED console is printed by a thread of its own, with its
- * own buffers and position; the console lock's holder never touches it.
- * Whoever else must touch its state (reopen, position resets, exit, the
- * crash path) takes its owner word first, as the thread does around every
- * record, so two never print on it at once. printk wakes the threads
- * through one futex word: a bump, and a FUTEX_WAKE only if one sleeps.
- */
-enum { PRINTER_FREE, PRINTER_THREAD, PRINTER_OTHER };
-enum { PRINTER_RUN, PRINTER_DRAIN, PRINTER_STOP };
-
-struct pk_printer {
-	pthread_t thread;
-	_Atomic int owner;	/* PRINTER_* */
-	_Atomic int stop;	/* PRINTER_RUN, _DRAIN (print what is due, then exit), _STOP */
-	_Atomic int exited;
-	int joined;		/* pthread_join()ed: by whoever stopped it, once */
-	int detached;		/* left in a write by exit: nobody joins it (printer_stop()) */
-	pk_a64 printed;		/* the console's position, published after every record */
-	int crash_safe;		/* PK_CON_CRASH_SAFE at registration: read without the owner word */
-	uint32_t reopen_gen;	/* the thread's: reopen_gen when it last reopened */
-	int lossless;		/* C8: its slot in lossless[], -1: a lossy console */
-	struct con_src src;
-};
-
-static _Thread_local PK_TLS_IE struct pk_printer *printer_self; /* on a printer thread: its own */
-static pk_a32 printer_wake;	  /* futex word: bumped to wake printer threads (printer_sleepers) */
-
-/* What exit and unregistration wait for printer threads (console_drain_ms=). */
-static _Atomic int printer_exit_ms = 3000;
-#define PRINTER_EXIT_MS atomic_load_explicit(&printer_exit_ms, memory_order_relaxed)
-
-void pk_console_set_drain_ms(int ms)
-{
-	atomic_store(&printer_exit_ms, ms < 0 ? 0 : ms);
-}
-
-static long printer_futex(int op, uint32_t val, const struct timespec *ts)
-{
-	return syscall(SYS_futex, (uint32_t *)&printer_wake, op, val, ts, NULL, 0);
-}
-
-/* From printk, any context: async-signal-safe, a syscall only if a thread sleeps. */
-static PK_NOINLINE void wake_printers(void)
-{
-	int saved = errno;
-
-	pk_fetch_add_sc(&printer_wake, 1);
-	if (atomic_load_explicit(&printer_sleepers, memory_order_seq_cst))
-		printer_futex(FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
-	errno = saved;
-}
-
-/* C8: owner words this thread holds as PRINTER_OTHER: a printk meanwhile
- * must not wait for a printer thread, which may be waiting for that word. */
-static _Thread_local PK_TLS_IE int printer_words_held;
-
-/* Take @p's owner word for @who; 0 if it is taken. */
-static int printer_own(struct pk_printer *p, int who)
-{
-	int expected = PRINTER_FREE;
-
-	if (!atomic_compare_exchange_strong_explicit(&p->owner, &expected, who, memory_order_acquire,
-						     memory_order_relaxed))
-		return 0;
-	if (who == PRINTER_OTHER)
-		printer_words_held++;
-	return 1;
-}
-
-static void printer_release(struct pk_printer *p)
-{
-	if (atomic_load_explicit(&p->owner, memory_order_relaxed) == PRINTER_OTHER)
-		printer_words_held--;
-	atomic_store_explicit(&p->owner, PRINTER_FREE, memory_order_release);
-}
-
-/* ------------------------------------------------- lossless consoles -- */
-
-/* C8. Slot states: */
-enum { LL_FREE, LL_ON, LL_OFF };
-#define LOSSLESS_SLOTS 16
-
-static struct lossless_slot {
-	_Atomic int state;
-	pk_a64 pos;	    /* the console's position: every record before it is printed */
-	pk_a64 moved_ns;    /* when pos last changed */
-	char name[16];	    /* for the notice: the console may be gone by then */
-} lossless[LOSSLESS_SLOTS];
-
-static _Atomic int lossless_on;	     /* slots in LL_ON */
-static _Atomic int lossless_crash;   /* the crash path began: nobody waits any more */
-static pk_a32 lossless_wake;	     /* futex word: bumped when a slot passed what a writer wants */
-static pk_a64 lossless_want = UINT64_MAX; /* the lowest position a sleeping writer waits for */
-static _Atomic int lossless_timeout_ms = 5000;
-static _Thread_local PK_TLS_IE int in_lossless_wait;
-/* This thread's signal mask as seen outside signal handlers (the bits
- * blocked in every look so far); see lossless_in_handler(). */
-static _Thread_local PK_TLS_IE uint64_t lossless_base_mask;
-static _Thread_local PK_TLS_IE int lossless_base_known;
-
-void pk_console_set_lossless_timeout_ms(int ms)
-{
-	atomic_store(&lossless_timeout_ms, ms < 0 ? 0 : ms);
-}
-
-static void lossless_wake_all(void);
+/* ---------------------------------- for printer threads and lossless -- */
 
 void pk_console_crash_begin(void)
 {
-	atomic_store(&lossless_crash, 1);
-	lossless_wake_all();
+	atomic_store(&crash_begun, 1);
+	pk_lossless_wake_all();
 }
 
 int pk_console_crashing(void)
 {
-	return atomic_load(&lossless_crash) || atomic_load_explicit(&emergency, memory_order_relaxed);
+	return atomic_load(&crash_begun) || atomic_load_explicit(&emergency, memory_order_relaxed);
 }
 
-static long lossless_futex(int op, uint32_t val, const struct timespec *ts)
+int pk_con_crash_begun(void)
 {
-	return syscall(SYS_futex, (uint32_t *)&lossless_wake, op, val, ts, NULL, 0);
+	return atomic_load(&crash_begun);
 }
 
-static void lossless_wake_all(void)
+int pk_con_emergency(void)
 {
-	int saved = errno;
-
-	atomic_store(&lossless_want, UINT64_MAX);
-	pk_fetch_add_sc(&lossless_wake, 1);
-	lossless_futex(FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
-	errno = saved;
+	return atomic_load_explicit(&emergency, memory_order_relaxed);
 }
 
-/* The printer thread of slot @i printed everything before @pos. */
-static void lossless_publish(int i, uint64_t pos)
+struct con_src *pk_con_src_new(void)
 {
-	struct lossless_slot *sl = &lossless[i];
-
-	if (pk_load_relaxed(&sl->pos) != pos) {
-		pk_store_relaxed(&sl->moved_ns, pk_clock_ns());
-		atomic_store(&sl->pos, pos);
-	}
-	/* Pairs with the writer's want (sc) then position (sc) loads. */
-	if (pos >= pk_load_sc(&lossless_want))
-		lossless_wake_all();
+	return calloc(1, sizeof(struct con_src));
 }
 
-/* A slot for a lossless console starting at @seq; -1 if all are taken. */
-static int lossless_take(const struct console *con, uint64_t seq)
+void pk_con_src_free(struct con_src *src)
 {
-	for (int i = 0; i < LOSSLESS_SLOTS; i++) {
-		int expected = LL_FREE;
-
-		if (atomic_compare_exchange_strong(&lossless[i].state, &expected, LL_OFF)) {
-			memcpy(lossless[i].name, con->name, sizeof(lossless[i].name));
-			lossless[i].name[sizeof(lossless[i].name) - 1] = '\0';
-			pk_store_relaxed(&lossless[i].moved_ns, pk_clock_ns());
-			atomic_store(&lossless[i].pos, seq);
-			atomic_store(&lossless[i].state, LL_ON);
-			atomic_fetch_add(&lossless_on, 1);
-			return i;
-		}
-	}
-	return -1;
+	free(src);
 }
 
-/* Slot @i stops holding writers back: its console went lossy or away. */
-static void lossless_off(int i, int next_state)
+void pk_con_src_reset(struct con_src *src, struct prb *rb)
 {
-	int expected = LL_ON;
-
-	if (atomic_compare_exchange_strong(&lossless[i].state, &expected, next_state))
-		atomic_fetch_sub(&lossless_on, 1);
-	else if (next_state == LL_FREE)
-		atomic_store(&lossless[i].state, LL_FREE);
-	lossless_wake_all();
+	src->rb = rb;
+	src->hint = NULL;
 }
 
-/* The lowest position of a lossless console: records from it on must stay. */
-static uint64_t lossless_floor(void)
+int pk_con_print_one(struct con_src *src, struct console *con)
 {
-	uint64_t floor = UINT64_MAX;
-
-	for (int i = 0; i < LOSSLESS_SLOTS; i++) {
-		if (atomic_load_explicit(&lossless[i].state, memory_order_acquire) != LL_ON)
-			continue;
-		uint64_t pos = pk_load_sc(&lossless[i].pos);
-
-		if (pos < floor)
-			floor = pos;
-	}
-	return floor;
+	return print_one(src, con);
 }
 
-static int fault_signal(int sig)
-{
-	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT ||
-	       sig == SIGTRAP || sig == SIGSYS;
-}
-
-/*
- * Whether this thread may be inside a signal handler that printk's nesting
- * count cannot see (one that runs between two printk calls). A handler
- * runs with its signal blocked: a signal blocked now that was not blocked
- * in every earlier look and that has a handler installed says so. The
- * fault signals are the crash path's (pk_console_crash_begin()). Costs a
- * system call, and one more per such signal: only writers about to wait
- * pay it.
- */
-static int lossless_in_handler(void)
-{
-	uint64_t mask = pk_signal_mask();
-	uint64_t extra = lossless_base_known ? mask & ~lossless_base_mask : mask;
-
-	lossless_base_mask = lossless_base_known ? lossless_base_mask & mask : mask;
-	lossless_base_known = 1;
-	for (int sig = 1; sig <= 64 && extra; sig++) {
-		struct sigaction sa;
-
-		if (!(extra & (UINT64_C(1) << (sig - 1))))
-			continue;
-		extra &= ~(UINT64_C(1) << (sig - 1));
-		if (fault_signal(sig) || sigaction(sig, NULL, &sa))
-			continue;
-		if ((sa.sa_flags & SA_SIGINFO) ? sa.sa_sigaction != NULL
-					       : (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN))
-			return 1;
-	}
-	return 0;
-}
-
-/* C8: whether the calling writer may sleep until a printer thread moves. */
-static int lossless_may_wait(void)
-{
-	struct prb_caller me;
-
-	if (in_lossless_wait || printer_self || in_console_write || printer_words_held ||
-	    atomic_load(&lossless_crash) || atomic_load_explicit(&emergency, memory_order_relaxed))
-		return 0;
-	pk_caller_get(&me);
-	/* Nested in printk (a handler that interrupted one), or declared a
-	 * handler (pk_printk_handler_enter()). */
-	if (me.ctx != 0)
-		return 0;
-
-	uint64_t w = pk_load_acquire(&console_word);
-
-	if ((w & CON_HELD) && ((w & CON_TAKEN_OVER_BIT) || (uint32_t)w == me.tid))
-		return 0;
-	return !lossless_in_handler();
-}
-
-/* Slots still short of @target whose console has not moved for the
- * timeout since @since: turned lossy, with a notice. Returns how many. */
-static int lossless_check_stuck(uint64_t target, uint64_t since, uint64_t now)
-{
-	uint64_t limit = (uint64_t)atomic_load(&lossless_timeout_ms) * 1000000u;
-	int turned = 0;
-
-	for (int i = 0; i < LOSSLESS_SLOTS; i++) {
-		struct lossless_slot *sl = &lossless[i];
-		uint64_t moved = pk_load_relaxed(&sl->moved_ns);
-
-		if (atomic_load(&sl->state) != LL_ON || pk_load_sc(&sl->pos) > target)
-			continue;
-		if (moved < since)
-			moved = since;
-		/* The thread may have moved after our clock read: not stuck. */
-		if ((int64_t)(now - moved) < (int64_t)limit)
-			continue;
-
-		int expected = LL_ON;
-
-		if (!atomic_compare_exchange_strong(&sl->state, &expected, LL_OFF))
-			continue;
-		atomic_fetch_sub(&lossless_on, 1);
-		lossless_wake_all();
-		turned++;
-		pk_store_notice(4, "printk: console [%.16s] printed nothing for %d ms: no longer lossless, records it misses are dropped\n",
-				sl->name, atomic_load(&lossless_timeout_ms));
-	}
-	return turned;
-}
-
-/*
- * The retire guard (ringbuffer.c, G1): record @seq of @rb is about to be
- * overwritten. If a lossless console has not printed it and the caller may
- * wait, sleep until every lossless console passed it, and some more: a
- * batch of records, so that writers and printer threads do not take turns
- * one record at a time (never past the records that are complete, so a
- * writer never waits for its own open line). Returns 1 if it slept.
- */
-static int lossless_guard(struct prb *rb, uint64_t seq)
-{
-	if (PK_LIKELY(!atomic_load_explicit(&lossless_on, memory_order_relaxed)) ||
-	    lossless_floor() > seq || rb != pk_printk_ring() || !lossless_may_wait())
-		return 0;
-
-	in_lossless_wait = 1;
-
-	uint64_t first = prb_first_seq(rb), next = prb_next_seq(rb);
-	uint64_t target = seq + (next > first ? (next - first) / 8 : 0);
-	uint64_t start = pk_clock_ns();
-
-	if (target >= next)
-		target = next > seq ? next - 1 : seq;
-	for (;;) {
-		if (lossless_floor() > target || atomic_load(&lossless_crash))
-			break;
-		wake_printers();
-
-		uint64_t want = pk_load_relaxed(&lossless_want);
-
-		while (want > target + 1 && !pk_cas_sc(&lossless_want, &want, target + 1))
-			;
-
-		uint32_t gen = pk_load_sc(&lossless_wake);
-
-		if (lossless_floor() > target)
-			break;
-
-		uint64_t now = pk_clock_ns();
-
-		if (lossless_check_stuck(target, start, now))
-			continue;
-
-		struct timespec ts = { 0, 50 * 1000 * 1000 }; /* looks at the clock again */
-		int saved = errno;
-
-		lossless_futex(FUTEX_WAIT_PRIVATE, gen, &ts);
-		errno = saved;
-	}
-	in_lossless_wait = 0;
-	return 1;
-}
-
-/* Take @p's owner word from normal context, waiting up to @timeout_ms
- * (negative: for ever). */
-static int printer_own_wait(struct pk_printer *p, int timeout_ms)
-{
-	uint64_t start = pk_clock_ns();
-
-	while (!printer_own(p, PRINTER_OTHER)) {
-		if (timeout_ms >= 0 && pk_clock_ns() - start > (uint64_t)timeout_ms * 1000000u)
-			return 0;
-		struct timespec ts = { 0, 200 * 1000 };
-
-		nanosleep(&ts, NULL);
-	}
-	return 1;
-}
-
-/* Holding @con's owner word: print one piece; publish the position (a
- * disabled console counts as caught up, as in the print loop). */
-static int printer_print_one(struct console *con, struct con_src *src)
-{
-	int enabled = con->flags & PK_CON_ENABLED;
-	int progress = enabled && print_one(src, con);
-
-	enabled = con->flags & PK_CON_ENABLED; /* a failed write may have disabled it */
-	pk_store_release(&con->state->printer->printed, enabled ? con->state->seq : UINT64_MAX);
-	if (con->state->printer->lossless >= 0)
-		lossless_publish(con->state->printer->lossless, enabled ? con->state->seq : UINT64_MAX);
-	return progress;
-}
-
-/* Holding @con's owner word at the end of a drain: end an open line. */
-static void printer_end_line(struct console *con)
+void pk_con_end_line(struct console *con)
 {
 	if ((con->flags & PK_CON_ENABLED) && con->state->line_open) {
 		con_write(con, "\n", 1);
@@ -1951,61 +1604,42 @@ static void printer_end_line(struct console *con)
 	}
 }
 
-/*
- * One turn of @p's thread on @con: with the owner word, print what is due
- * (@one: one record at most), a record per hold (the crash path may take
- * over in between). Returns 1 if it printed or skipped a record.
- */
-static int printer_pass(struct console *con, struct pk_printer *p, int stop, int one)
+uint64_t pk_con_seq(const struct console *con)
 {
-	int progress = 0;
+	return con->state->seq;
+}
 
-	if (!printer_own(p, PRINTER_THREAD))
-		return 0;
+struct pk_printer *pk_con_printer(const struct console *con)
+{
+	return con->state->printer;
+}
 
-	struct prb *rb = pk_printk_ring();
+uint32_t pk_con_reopen_gen(void)
+{
+	return pk_load_relaxed(&reopen_gen);
+}
 
-	p->src.rb = rb;
-	p->src.hint = NULL;
-	if (PK_UNLIKELY(pk_load_relaxed(&reopen_gen) != p->reopen_gen)) {
-		p->reopen_gen = pk_load_relaxed(&reopen_gen);
+void pk_con_reopen_if_moved(struct console *con, uint32_t *seen)
+{
+	if (PK_UNLIKELY(pk_load_relaxed(&reopen_gen) != *seen)) {
+		*seen = pk_load_relaxed(&reopen_gen);
 		if (con->reopen)
 			reopen_console(con);
 	}
-	while (rb && printer_print_one(con, &p->src)) {
-		progress = 1;
-		printer_release(p);
-		/* Exit gave up waiting: the log may be freed after this record. */
-		if (one || atomic_load_explicit(&p->stop, memory_order_acquire) == PRINTER_STOP ||
-		    !printer_own(p, PRINTER_THREAD))
-			return 1;
-	}
-	if (atomic_load_explicit(&p->owner, memory_order_relaxed) == PRINTER_THREAD) {
-		if (!progress && stop == PRINTER_DRAIN)
-			printer_end_line(con);
-		printer_release(p);
-	}
-	return progress;
 }
 
-/*
- * On @p's thread, holding nothing, after its console was disabled
- * (want_fallback()): take the console lock as registration does, let stderr
- * take over, and print what is due there, as printk would have had the
- * console been printed through the lock (C9: printk took no lock while
- * every console was threaded). Exit holds the lock while it waits for the
- * threads: a thread asked to stop leaves the fall-back to exit.
- */
-static PK_COLD PK_NOINLINE void printer_settle_fallback(struct pk_printer *p)
+int pk_con_fallback_wanted(void)
 {
-	struct timespec ts = { 0, 200 * 1000 };
+	return pk_load_relaxed(&fallback_wanted) != 0;
+}
 
-	while (!console_trylock() && !take_over_stalled()) {
-		if (atomic_load_explicit(&p->stop, memory_order_acquire) != PRINTER_RUN)
-			return;
-		nanosleep(&ts, NULL);
-	}
+int pk_con_lock_or_take_over(void)
+{
+	return console_trylock() || take_over_stalled();
+}
 
+void pk_con_settle_fallback_unlock(void)
+{
 	int fell_back = settle_fallback();
 
 	console_unlock_raw();
@@ -2013,132 +1647,11 @@ static PK_COLD PK_NOINLINE void printer_settle_fallback(struct pk_printer *p)
 		pk_console_flush(pk_printk_ring(), NULL);
 }
 
-static void *printer_main(void *arg)
+int pk_con_lock_held_by(uint32_t tid)
 {
-	struct console *con = arg;
-	struct pk_printer *p = con->state->printer;
-	sigset_t all;
+	uint64_t w = pk_load_acquire(&console_word);
 
-	printer_self = p;
-	/* Signals sent to the process are its threads' business, not ours;
-	 * the ones a fault raises stay open, for the crash handler and the
-	 * repair of a truncated log file's mapping (SIGBUS). */
-	sigfillset(&all);
-	sigdelset(&all, SIGSEGV);
-	sigdelset(&all, SIGBUS);
-	sigdelset(&all, SIGILL);
-	sigdelset(&all, SIGFPE);
-	sigdelset(&all, SIGTRAP);
-	sigdelset(&all, SIGSYS);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	for (;;) {
-		int stop = atomic_load_explicit(&p->stop, memory_order_acquire);
-
-		if (stop == PRINTER_STOP)
-			break;
-
-		int progress = printer_pass(con, p, stop, 0);
-
-		if (PK_UNLIKELY(pk_load_relaxed(&fallback_wanted)) && stop == PRINTER_RUN)
-			printer_settle_fallback(p);
-		if (progress)
-			continue;
-		if (stop == PRINTER_DRAIN)
-			break;
-
-		/* Nothing to print: announce the sleep, then look once more
-		 * (C7: a printk that missed the announcement stored before it),
-		 * and sleep until a printk or a stop bumps the word; a second at
-		 * most, for records stored without a wake-up (notices). */
-		struct timespec ts = { 1, 0 };
-
-		atomic_fetch_add_explicit(&printer_sleepers, 1, memory_order_seq_cst);
-		atomic_thread_fence(memory_order_seq_cst);
-
-		uint32_t gen = pk_load_sc(&printer_wake);
-		int more = printer_pass(con, p, PRINTER_RUN, 1);
-
-		if (!more && atomic_load(&p->stop) == PRINTER_RUN)
-			printer_futex(FUTEX_WAIT_PRIVATE, gen, &ts);
-		atomic_fetch_sub_explicit(&printer_sleepers, 1, memory_order_seq_cst);
-	}
-	if (p->lossless >= 0)
-		lossless_off(p->lossless, LL_FREE); /* C8: nobody waits for a thread gone */
-	atomic_store_explicit(&p->exited, 1, memory_order_release);
-	return NULL;
-}
-
-/* printer_start() failed with @err: give the slot back. */
-static int lossless_start_failed(struct pk_printer *p, int err)
-{
-	if (p->lossless >= 0)
-		lossless_off(p->lossless, LL_FREE);
-	p->lossless = -1;
-	return -err;
-}
-
-static int printer_start(struct console *con)
-{
-	struct pk_printer *p = con->state->printer;
-	pthread_attr_t attr;
-	int err;
-
-	p->crash_safe = (con->flags & PK_CON_CRASH_SAFE) != 0;
-	p->reopen_gen = pk_load_relaxed(&reopen_gen);
-	atomic_store(&p->stop, PRINTER_RUN);
-	atomic_store(&p->exited, 0);
-	p->joined = 0;
-	p->detached = 0;
-	atomic_store(&p->owner, PRINTER_FREE);
-	pk_store_release(&p->printed, con->state->seq);
-	p->lossless = -1;
-	if ((con->flags & PK_CON_LOSSLESS) && (p->lossless = lossless_take(con, con->state->seq)) < 0)
-		return -ENOSPC;
-	if ((err = pthread_attr_init(&attr)))
-		return lossless_start_failed(p, err);
-	/* A console's write callback is the program's code: room as for a
-	 * small thread of its own, not the 8 MiB default. */
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	err = pthread_create(&p->thread, &attr, printer_main, con);
-	pthread_attr_destroy(&attr);
-	return err ? lossless_start_failed(p, err) : 0;
-}
-
-/* Ask @con's thread to stop (@how: PRINTER_DRAIN or PRINTER_STOP) and wait
- * up to @timeout_ms for it: 1 if this call joined it, 2 if it was joined
- * before, 0 if it is still running. */
-static int printer_stop(struct console *con, int how, int timeout_ms)
-{
-	struct pk_printer *p = con->state->printer;
-	uint64_t start = pk_clock_ns();
-
-	if (p->joined)
-		return 2; /* stopped before (exit, then an unregistration) */
-	atomic_store_explicit(&p->stop, how, memory_order_release);
-	wake_printers();
-	while (!atomic_load_explicit(&p->exited, memory_order_acquire)) {
-		if (pk_clock_ns() - start > (uint64_t)timeout_ms * 1000000u)
-			return 0;
-		struct timespec ts = { 0, 500 * 1000 };
-
-		nanosleep(&ts, NULL);
-	}
-	if (!p->detached)
-		pthread_join(p->thread, NULL);
-	p->joined = 1; /* a detached one touches nothing after its exited flag */
-	return 1;
-}
-
-/* @con's thread published it disabled (printer_print_one()). */
-static int printer_disabled(const struct console *con)
-{
-	return pk_load_acquire(&con->state->printer->printed) == UINT64_MAX;
-}
-
-/* @con's thread has printed everything before @next (or @con is disabled). */
-static int printer_caught_up(const struct console *con, uint64_t next)
-{
-	return pk_load_acquire(&con->state->printer->printed) >= next;
+	return (w & CON_HELD) && ((w & CON_TAKEN_OVER_BIT) || (uint32_t)w == tid);
 }
 
 uint64_t pk_console_take_dropped(struct console *con)
@@ -2166,9 +1679,9 @@ int pk_register_console(struct console *con)
 		return -ENOMEM;
 	if (con->flags & PK_CON_LOSSLESS) {
 		con->flags |= PK_CON_THREADED; /* C8 */
-		prb_set_retire_guard(lossless_guard);
+		prb_set_retire_guard(pk_lossless_guard);
 	}
-	if ((con->flags & PK_CON_THREADED) && !(st->printer = calloc(1, sizeof(*st->printer)))) {
+	if ((con->flags & PK_CON_THREADED) && !(st->printer = pk_printer_new())) {
 		free(st);
 		return -ENOMEM;
 	}
@@ -2181,7 +1694,7 @@ int pk_register_console(struct console *con)
 			id = -EBUSY;
 	if (id < 0) {
 		console_unlock_raw();
-		free(st->printer);
+		pk_printer_free(st->printer);
 		free(st);
 		return id == -EBUSY ? -EBUSY : -ENOSPC;
 	}
@@ -2192,12 +1705,12 @@ int pk_register_console(struct console *con)
 	con->state = st;
 	con->flags |= PK_CON_ENABLED;
 
-	int err = st->printer ? printer_start(con) : 0;
+	int err = st->printer ? pk_printer_start(con) : 0;
 
 	if (err) {
 		con->state = NULL;
 		console_unlock_raw();
-		free(st->printer);
+		pk_printer_free(st->printer);
 		free(st);
 		return err;
 	}
@@ -2294,7 +1807,7 @@ int pk_unregister_console(struct console *con)
 	int found = con->state && con_stuck(con) ? -EBUSY : registered(con);
 
 	/* C7: its thread goes first; one stuck in a write keeps it. */
-	int stopped = found > 0 && con_threaded(con) ? printer_stop(con, PRINTER_STOP, PRINTER_EXIT_MS) : -1;
+	int stopped = found > 0 && con_threaded(con) ? pk_printer_stop(con, PRINTER_STOP, pk_printer_exit_ms()) : -1;
 
 	if (stopped == 0)
 		found = -EBUSY;
@@ -2320,7 +1833,7 @@ int pk_console_reopen_all(void)
 	pk_fetch_add_sc(&reopen_gen, 1);
 	pk_console_note_store();
 	if (atomic_load_explicit(&printers, memory_order_relaxed))
-		wake_printers();
+		pk_printer_wake();
 	pk_console_flush(pk_printk_ring(), NULL);
 	return 0;
 }
@@ -2334,7 +1847,7 @@ int pk_console_reopen(struct console *con)
 
 	struct pk_printer *printer = con->state ? con->state->printer : NULL;
 
-	if ((con->state && con_stuck(con)) || (printer && !printer_own_wait(printer, PRINTER_EXIT_MS))) {
+	if ((con->state && con_stuck(con)) || (printer && !pk_printer_own_wait(printer, pk_printer_exit_ms()))) {
 		console_unlock_raw();
 		return -EBUSY;
 	}
@@ -2342,8 +1855,8 @@ int pk_console_reopen(struct console *con)
 	int err = con->state ? reopen_console(con) : con->reopen(con);
 
 	if (printer) {
-		printer_release(printer);
-		wake_printers();
+		pk_printer_release(printer);
+		pk_printer_wake();
 	}
 	console_unlock_raw();
 	if (how == 2)
@@ -2363,7 +1876,7 @@ static int consoles_caught_up(struct prb *rb)
 
 	for (struct console *con = console_list; con; con = con->state->next) {
 		if (con_threaded(con)) {
-			if (!printer_caught_up(con, next))
+			if (!pk_printer_caught_up(con, next))
 				return 0;
 		} else if ((con->flags & PK_CON_ENABLED) && (con_stuck(con) || con->state->seq < next)) {
 			return 0;
@@ -2381,7 +1894,7 @@ int pk_pr_flush(int timeout_ms, int reset_on_progress)
 	if (!rb)
 		return 1;
 	if (atomic_load(&printers))
-		wake_printers();
+		pk_printer_wake();
 	for (;;) {
 		if (console_trylock() || take_over_stalled()) {
 			hold_losable = 1;
@@ -2425,7 +1938,7 @@ void pk_console_set_exit_close(void (*fn)(struct console *con))
 }
 
 /*
- * At exit, after the threads had their PRINTER_EXIT_MS: a threaded console
+ * At exit, after the threads had their console_drain_ms: a threaded console
  * whose thread did not print everything stored (a receiver away, a slow
  * disk) says how many records it leaves, in one line on stderr, as the
  * log may be going with them. The stderr console's own write: it checks
@@ -2440,7 +1953,7 @@ static void say_undrained(struct prb *rb)
 		if (!con_threaded(con) || con == err_con)
 			continue;
 
-		uint64_t printed = pk_load_acquire(&con->state->printer->printed);
+		uint64_t printed = pk_printer_printed(con);
 
 		if (printed >= next)
 			continue; /* caught up, or disabled (it said so) */
@@ -2448,7 +1961,7 @@ static void say_undrained(struct prb *rb)
 		char line[160];
 		int n = snprintf(line, sizeof(line),
 				 "printk: console [%.16s] did not print its last %llu records within console_drain_ms=%d at exit\n",
-				 con->name, (unsigned long long)(next - printed), PRINTER_EXIT_MS);
+				 con->name, (unsigned long long)(next - printed), pk_printer_exit_ms());
 
 		if (n > 0)
 			err_con->write_checked(err_con, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
@@ -2469,34 +1982,30 @@ int pk_console_shutdown(struct prb *rb, int release)
 
 		pk_caller_get(&me);
 		prb_finalize_last_of(rb, me.pid);
-		print_deadline_ns = pk_clock_ns() + (uint64_t)PRINTER_EXIT_MS * 1000000u;
+		print_deadline_ns = pk_clock_ns() + (uint64_t)pk_printer_exit_ms() * 1000000u;
 		print_all(rb); /* threads that still print do not hold exit */
 		print_deadline_ns = 0;
 	}
 	/* C7: printer threads print what is due, end their lines and exit,
-	 * all within PRINTER_EXIT_MS: a dead output never holds exit up. */
-	uint64_t deadline = pk_clock_ns() + (uint64_t)PRINTER_EXIT_MS * 1000000u;
+	 * all within console_drain_ms: a dead output never holds exit up. */
+	uint64_t deadline = pk_clock_ns() + (uint64_t)pk_printer_exit_ms() * 1000000u;
 
 	for (struct console *con = console_list; con; con = con->state->next) {
-		if (!con_threaded(con) || con->state->printer->joined)
+		if (!con_threaded(con) || pk_printer_joined(con->state->printer))
 			continue;
 
 		uint64_t now = pk_clock_ns();
 		int left = now < deadline ? (int)((deadline - now) / 1000000u) : 0;
 
-		int stopped = printer_stop(con, PRINTER_DRAIN, left);
+		int stopped = pk_printer_stop(con, PRINTER_DRAIN, left);
 
 		if (stopped == 1)
 			atomic_fetch_sub(&printers, 1);
 		if (!stopped) {
-			struct pk_printer *p = con->state->printer;
-
 			/* Still in a write: it ends after that record and
-			 * reads the log no more (printer_pass()); exit
-			 * will not wait to join it. */
-			atomic_store_explicit(&p->stop, PRINTER_STOP, memory_order_release);
-			if (!p->detached && !pthread_detach(p->thread))
-				p->detached = 1;
+			 * reads the log no more; exit will not wait to join
+			 * it. */
+			pk_printer_abandon(con->state->printer);
 			running++;
 		}
 	}
@@ -2512,7 +2021,7 @@ int pk_console_shutdown(struct prb *rb, int release)
 	void (*close_fn)(struct console *) = atomic_load(&exit_close);
 
 	for (struct console *con = console_list; close_fn && con; con = con->state->next) {
-		if (con_threaded(con) && con->state->printer->joined) {
+		if (con_threaded(con) && pk_printer_joined(con->state->printer)) {
 			int state, ignored;
 
 			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state); /* C4 */
@@ -2537,7 +2046,7 @@ int pk_console_shutdown(struct prb *rb, int release)
 			struct console *con = *pp;
 
 			/* C6, C7: a thread may still come back to it */
-			if (con_stuck(con) || (con_threaded(con) && !con->state->printer->joined)) {
+			if (con_stuck(con) || (con_threaded(con) && !pk_printer_joined(con->state->printer))) {
 				pp = &con->state->next;
 				continue;
 			}
@@ -2562,13 +2071,13 @@ int pk_console_shutdown(struct prb *rb, int release)
 static void emergency_print_threaded(struct prb *rb, uint64_t start, int wait_ms)
 {
 	for (struct console *con = console_list; con; con = con->state->next) {
-		if (!con_threaded(con) || !con->state->printer->crash_safe)
+		if (!con_threaded(con) || !pk_printer_crash_safe(con->state->printer))
 			continue;
 
 		struct pk_printer *p = con->state->printer;
-		int own = printer_self == p;
+		int own = pk_printer_is_self(p);
 
-		while (!own && !(own = printer_own(p, PRINTER_OTHER))) {
+		while (!own && !(own = pk_printer_own(p))) {
 			if (pk_clock_ns() - start > (uint64_t)wait_ms * 1000000u)
 				break;
 			struct timespec ts = { 0, 100 * 1000 };
@@ -2584,12 +2093,9 @@ static void emergency_print_threaded(struct prb *rb, uint64_t start, int wait_ms
 		src->hint = NULL;
 		while ((con->flags & PK_CON_ENABLED) && print_one(src, con))
 			;
-		if ((con->flags & PK_CON_ENABLED) && con->state->line_open) {
-			con_write(con, "\n", 1);
-			con->state->line_open = 0;
-		}
-		if (printer_self != p)
-			printer_release(p);
+		pk_con_end_line(con);
+		if (!pk_printer_is_self(p))
+			pk_printer_release(p);
 	}
 }
 
@@ -2660,19 +2166,13 @@ void pk_console_after_fork(void)
 	in_console_write = 0;
 	lost_con = NULL;
 	hold_losable = 0;
-	printer_words_held = 0;
-	in_lossless_wait = 0;
-	/* C8: the parent's printer threads held the slots; the child's take
-	 * them again as they start. */
-	for (int i = 0; i < LOSSLESS_SLOTS; i++)
-		atomic_store(&lossless[i].state, LL_FREE);
-	atomic_store(&lossless_on, 0);
-	atomic_store(&lossless_want, UINT64_MAX);
+	pk_printer_after_fork();
+	pk_lossless_after_fork();
 	for (struct console *con = console_list; con; con = con->state->next) {
 		atomic_store_explicit(&con->state->stuck, 0, memory_order_relaxed);
 		/* C7: nor do printer threads; the child gets its own. */
-		if (con_threaded(con) && !atomic_load(&con->state->printer->exited) && printer_start(con))
-			atomic_store(&con->state->printer->exited, 1);
+		if (con_threaded(con))
+			pk_printer_restart(con);
 	}
 }
 
@@ -2683,15 +2183,15 @@ void pk_console_reset_positions(uint64_t seq)
 	for (struct console *con = console_list; con; con = con->state->next) {
 		struct pk_printer *p = con->state->printer;
 
-		if (con_stuck(con) || (p && !printer_own_wait(p, PRINTER_EXIT_MS)))
+		if (con_stuck(con) || (p && !pk_printer_own_wait(p, pk_printer_exit_ms())))
 			continue; /* C6, C7: restart_if_beyond() moves it later */
 		con->state->seq = seq;
 		con->state->off = 0;
 		con->state->started = 0;
 		con->state->dropped = 0;
 		if (p) {
-			pk_store_release(&p->printed, seq);
-			printer_release(p);
+			pk_printer_set_printed(p, seq);
+			pk_printer_release(p);
 		}
 	}
 	console_unlock_raw();

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * console_internal.h - what the console layer (console.c) offers the layers
- * above it: printk, the crash path, the readers and start-up.
+ * console_internal.h - what the console layer (console.c, console_printer.c,
+ * console_lossless.c) offers the layers above it: printk, the crash path,
+ * the readers and start-up. What the three files share among themselves is
+ * console_impl.h.
  *
  * The consoles sit above the default log and its settings and below printk:
  * they read records from the ring and settings.h, store their notices with

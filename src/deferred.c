@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * deferred.c - deferred records: the format string table, the binary
- * argument encoding and the expansion readers get.
+ * argument encoding and the expansion readers get (through record_read.c:
+ * the ring copies a deferred record as bytes and never calls in here).
  *
  * Owns: the format string table that follows a ring's data area (its layout
  * below), this process's cache of which literal sits where in which table,

@@ -4,14 +4,15 @@
  * reference and its binary arguments, formatted when it is read.
  *
  * printk stores a message no console prints this way when its format is a
- * string literal that deferred.c can walk (pk_deferred_encode() says which);
- * the ring's readers (prb_read(), prb_read_text()) call
- * pk_deferred_expand(), so everything above the ring sees ordinary
- * text, byte for byte what formatting at store time would have stored.
+ * string literal that deferred.c can walk (pk_deferred_encode() says which).
+ * The ring copies such a record as bytes; the reading layer's
+ * pk_rec_read() and pk_rec_read_text() (record_read.c) call
+ * pk_deferred_expand(), so every reader above them sees ordinary text,
+ * byte for byte what formatting at store time would have stored.
  * docs/deferred.md has every conversion's rule.
  *
  * The format strings live in a table in the log's own memory, after the
- * ring's data area (pk_deferred_table_size() bytes), so another process, or
+ * ring's data area (prb_strtab_size() bytes, ringbuffer.h), so another process, or
  * a reader of a core dump, never needs the writer's address space. The
  * table and the record blob are untrusted input for a reader: every offset
  * and length is checked, and what does not validate reads as
@@ -30,19 +31,6 @@
 #include "atomics.h"
 
 struct prb;
-
-/* Bytes of format string table for a data area of 2^@data_bits bytes: a
- * quarter of it, at least 4 KiB and at most 1 MiB. */
-static inline size_t pk_deferred_table_size(unsigned data_bits)
-{
-	size_t n = ((size_t)1 << data_bits) / 4;
-
-	if (n < 4096)
-		n = 4096;
-	if (n > ((size_t)1 << 20))
-		n = (size_t)1 << 20;
-	return n;
-}
 
 /* Longest format (after its level headers, without its newline) the table
  * takes. */

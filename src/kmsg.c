@@ -59,6 +59,7 @@
 #include "printk_limits.h"
 #include "reader.h"
 #include "log_shared.h"
+#include "record_read.h"
 #include "settings.h"
 #include "setup_hooks.h"
 #include "store.h"
@@ -249,7 +250,7 @@ static bool record_ready(struct kmsg_file *f, struct prb_record *r)
 	/* Cheap test first: nothing finalized at or past the position. */
 	if (prb_next_seq(f->rb) <= seq)
 		return false;
-	return prb_read(f->rb, seq, r, 0) == 0;
+	return pk_rec_read(f->rb, seq, r, 0) == 0;
 }
 
 enum bell_sync_mode {
@@ -303,7 +304,7 @@ ssize_t pk_kmsg_read(struct kmsg_file *f, char *buf, size_t len)
 
 	for (;;) {
 		seq = pk_load_acquire(&f->seq);
-		if (prb_read(f->rb, seq, &f->rec, rflags) == 0)
+		if (pk_rec_read(f->rb, seq, &f->rec, rflags) == 0)
 			break;
 		if (f->flags & O_NONBLOCK) {
 			bell_sync(f, &f->rec, SYNC_AFTER_EMPTY);
@@ -317,7 +318,7 @@ ssize_t pk_kmsg_read(struct kmsg_file *f, char *buf, size_t len)
 		 * ends the wait at once. */
 		uint64_t next = prb_next_seq(f->rb);
 
-		if (prb_read(f->rb, seq, &f->rec, rflags) == 0)
+		if (pk_rec_read(f->rb, seq, &f->rec, rflags) == 0)
 			break;
 		/* The kernel returns -ERESTARTSYS; without SA_RESTART the caller
 		 * sees EINTR, and with it futex restarts by itself. */
@@ -364,7 +365,7 @@ off_t pk_kmsg_llseek(struct kmsg_file *f, off_t offset, int whence)
 	switch (whence) {
 	case SEEK_SET:
 		seq = prb_first_seq(f->rb);
-		if (prb_read(f->rb, seq, &r, 0) == 0)
+		if (pk_rec_read(f->rb, seq, &r, 0) == 0)
 			seq = r.seq; /* prb_first_valid_seq: skip holes */
 		break;
 	case SEEK_DATA:
@@ -389,7 +390,7 @@ int pk_kmsg_poll_events(struct kmsg_file *f)
 	struct prb_record r;
 	uint64_t seq = pk_load_acquire(&f->seq);
 
-	if (prb_read(f->rb, seq, &r, 0) != 0)
+	if (pk_rec_read(f->rb, seq, &r, 0) != 0)
 		return 0;
 	if (r.seq != seq)
 		return KMSG_POLLIN | KMSG_POLLRDNORM | KMSG_POLLERR | KMSG_POLLPRI;
@@ -583,7 +584,7 @@ static int open_common(struct kmsg_file **filep, struct pk_log *log, int flags, 
 	/* prb_first_valid_seq: the oldest record, past any holes. */
 	uint64_t seq = prb_first_seq(f->rb);
 
-	if (prb_read(f->rb, seq, &f->rec, 0) == 0)
+	if (pk_rec_read(f->rb, seq, &f->rec, 0) == 0)
 		seq = f->rec.seq;
 	atomic_init(&f->seq, seq);
 	*filep = f;

@@ -60,6 +60,7 @@
 #include "log_shared.h"
 #include "outbuf.h"
 #include "safe_open.h"
+#include "record_read.h"
 #include "settings.h"
 #include "textfmt.h"
 
@@ -197,7 +198,7 @@ bool pk_kmsg_dump_get_line(struct kmsg_dump_iter *iter, bool syslog, char *line,
 
 	if (iter->cur_seq < min_seq)
 		iter->cur_seq = min_seq;
-	if (iter->cur_seq >= iter->next_seq || prb_read(rb, iter->cur_seq, &r, ITER_READ_FLAGS) ||
+	if (iter->cur_seq >= iter->next_seq || pk_rec_read(rb, iter->cur_seq, &r, ITER_READ_FLAGS) ||
 	    r.seq >= iter->next_seq)
 		goto out;
 	pk_textfmt_current(&f, syslog);
@@ -233,7 +234,7 @@ bool pk_kmsg_dump_get_buffer(struct kmsg_dump_iter *iter, bool syslog, char *buf
 	if (!buf || size == 0)
 		goto out;
 	/* Records gone since: start at the oldest one left. */
-	if (prb_read(rb, iter->cur_seq, &r, ITER_READ_FLAGS) == 0 && r.seq > iter->cur_seq)
+	if (pk_rec_read(rb, iter->cur_seq, &r, ITER_READ_FLAGS) == 0 && r.seq > iter->cur_seq)
 		iter->cur_seq = r.seq;
 	if (iter->cur_seq >= iter->next_seq)
 		goto out;
@@ -249,7 +250,7 @@ bool pk_kmsg_dump_get_buffer(struct kmsg_dump_iter *iter, bool syslog, char *buf
 
 	uint64_t start = seq;
 
-	while (seq < iter->next_seq && prb_read(rb, seq, &r, ITER_READ_FLAGS) == 0 &&
+	while (seq < iter->next_seq && pk_rec_read(rb, seq, &r, ITER_READ_FLAGS) == 0 &&
 	       r.seq < iter->next_seq) {
 		len += pk_format_record_text(buf + len, size - len, &r, &f);
 		seq = r.seq + 1;
@@ -324,7 +325,7 @@ static void file_dump(struct kmsg_dumper *dumper, enum kmsg_dump_reason reason)
 
 		pk_outbuf_init(&o, obuf, sizeof(obuf), file_sink_write, &sink);
 		for (uint64_t seq = prb_first_seq(rb);
-		     seq < end && prb_read(rb, seq, &r, ITER_READ_FLAGS) == 0 && r.seq < end;
+		     seq < end && pk_rec_read(rb, seq, &r, ITER_READ_FLAGS) == 0 && r.seq < end;
 		     seq = r.seq + 1) {
 			/* A line that never ended: still open when read, or cut by
 			 * the next message (the crashing thread's last words). */

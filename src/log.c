@@ -20,6 +20,7 @@
 #include "deferred.h"
 #include "log_internal.h"
 #include "reader.h"
+#include "record_read.h"
 #include "store.h"
 
 struct pk_log *pk_log_alloc(void)
@@ -313,7 +314,7 @@ int pk_log_read(struct pk_log *log, uint64_t seq, struct pk_record *rec, unsigne
 	if (log->image)
 		rflags |= PRB_READ_SKIP_UNFINISHED;
 	if (!err)
-		err = prb_read(&log->rb, seq, &r, rflags);
+		err = pk_rec_read(&log->rb, seq, &r, rflags);
 	/* Only the newest record of a dead process is an open line; an older
 	 * one merely waited for the finalizing its writer never got to. */
 	if (!err && log->image && (r.rflags & PRB_REC_UNFINALIZED) &&

@@ -10,8 +10,9 @@
  * Invariants:
  *  - Nothing here writes to a log except pk_log_open_control(), which puts
  *    back the wall-clock offset its own writable open replaced.
- *  - pk_text_read() costs what prb_read_text() costs: the text reader is the
- *    ring itself behind an opaque type, and the call is one jump.
+ *  - pk_text_read() costs what pk_rec_read_text() costs (the ring's text
+ *    copy and, for a deferred record, its expansion): the text reader is
+ *    the ring itself behind an opaque type, and the call is one jump.
  */
 #include "reader.h"
 
@@ -25,10 +26,11 @@
 #include "log_internal.h"
 #include "log_shared.h"
 #include "options.h"
+#include "record_read.h"
 #include "registry.h"
 #include "safe_open.h" /* repeats PK_OPEN_*: the compiler holds them equal */
 
-_Static_assert(PK_TEXT_READ_ROOM >= PRB_TEXT_MAX + 8, "prb_read_text() writes this far");
+_Static_assert(PK_TEXT_READ_ROOM >= PRB_TEXT_MAX + 8, "pk_rec_read_text() writes this far");
 
 /* ------------------------------------------------- start-up of readers -- */
 
@@ -84,7 +86,7 @@ void pk_text_cache_free(struct pk_text_cache *cache)
 int pk_text_read(struct pk_text_reader *tr, struct pk_text_cache *cache, uint64_t seq, uint64_t *ts_nsec,
 		 char *dst)
 {
-	return prb_read_text((struct prb *)(void *)tr, seq, ts_nsec, dst, (struct pk_dfmt_cache *)(void *)cache);
+	return pk_rec_read_text((struct prb *)(void *)tr, seq, ts_nsec, dst, (struct pk_dfmt_cache *)(void *)cache);
 }
 
 int pk_log_wait(struct pk_log *log, uint64_t seq, int64_t timeout_ns)

@@ -215,12 +215,12 @@
  * ----------------
  * A record flagged PRB_FLAG_DEFERRED holds a format's reference and binary
  * arguments instead of text (deferred.c). The ring stores, checks (D8) and
- * copies it like any other; its two copy-outs, copy_record() and
- * prb_read_text(), hand it to pk_deferred_expand() once the copy
- * passed its check, so no reader above the ring ever sees the binary form.
- * The format string table lies after the data area
- * (pk_deferred_table_size() bytes, in prb_region_size()); the ring only
- * places it, deferred.c owns its contents.
+ * copies it like any other, flag included: it stores and reads bytes and
+ * never formats. The layer that reads records (record_read.c) expands it
+ * after the copy passed its check, so no reader above that layer sees the
+ * binary form. The format string table lies after the data area
+ * (prb_strtab_size() bytes, in prb_region_size()); the ring only places it,
+ * deferred.c owns its contents.
  *
  * All shared words are accessed through atomics.h, so speculative copies are
  * relaxed atomic loads, not data races.
@@ -270,7 +270,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "deferred.h"
 #include "hints.h"
 #include "ringbuffer.h"
 
@@ -1763,12 +1762,6 @@ static bool copy_record(struct prb *rb, uint64_t id, struct prb_record *r)
 	/* D8: bytes of another record, or of none, fail the check. */
 	if (pk_load_relaxed(&d[D_ALLOC]) != alloc_word(id, info, r->ts_nsec, r->caller.ctx, words))
 		return false;
-	/* A deferred record has no dictionary: its room is the scratch space. */
-	if (r->flags & PRB_FLAG_DEFERRED) {
-		r->text_len = (uint16_t)pk_deferred_expand(rb, r->text, tl, &r->flags,
-							   dl ? NULL : r->dict);
-		r->dict[dl] = '\0';
-	}
 	return true;
 }
 
@@ -1824,7 +1817,7 @@ static bool read_fast(struct prb *rb, uint64_t seq, struct prb_record *r)
  */
 _Static_assert((PRB_TEXT_MAX + 15) / 16 * 16 <= PRB_TEXT_MAX + 8, "prb_read_text() stays in its promised room");
 
-int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst, struct pk_dfmt_cache *fc)
+int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst, uint8_t *flags)
 {
 	uint64_t id = seq_to_id(rb, seq);
 	pk_a64 *d = slot(rb, id), *tail = &rb->hdr->tail;
@@ -1860,11 +1853,7 @@ int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst, st
 	if (!copy_intact_raw(&d[D_STATE], raw1, tail, id) || s != seq || alloc != want)
 		return -EAGAIN; /* prb_read() tells a race from corruption */
 	*ts_nsec = ts;
-	if (PK_UNLIKELY((info >> 48) & PRB_FLAG_DEFERRED)) {
-		uint8_t fl = (uint8_t)(info >> 48);
-
-		return (int)pk_deferred_expand_cached(rb, dst, tl, &fl, fc);
-	}
+	*flags = (uint8_t)(info >> 48);
 	return (int)tl;
 }
 
@@ -2305,7 +2294,7 @@ size_t prb_region_size(unsigned data_bits, unsigned desc_bits)
 	if (!geometry_ok(data_bits, desc_bits))
 		return 0;
 	return PRB_HEADER_SIZE + ((size_t)PRB_DESC_WORDS * 8 << desc_bits) +
-	       ((size_t)1 << data_bits) + pk_deferred_table_size(data_bits);
+	       ((size_t)1 << data_bits) + prb_strtab_size(data_bits);
 }
 
 static void make_handle(struct prb *rb, struct prb_header *hdr, bool writable)
@@ -2322,7 +2311,7 @@ static void make_handle(struct prb *rb, struct prb_header *hdr, bool writable)
 	rb->data_size = UINT64_C(1) << hdr->data_bits;
 	rb->data_units = rb->data_size >> PRB_UNIT_SHIFT;
 	rb->strtab = (pk_a64 *)(base + hdr->data_off + rb->data_size);
-	rb->strtab_size = pk_deferred_table_size(hdr->data_bits);
+	rb->strtab_size = prb_strtab_size(hdr->data_bits);
 	rb->id_base = hdr->id_base;
 	rb->writable = writable;
 	atomic_store_explicit(&rb->doorbell, NULL, memory_order_relaxed);

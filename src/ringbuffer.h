@@ -40,10 +40,25 @@
 /* Record flags, as the kernel's enum printk_info_flags: the public values. */
 #define PRB_FLAG_NEWLINE PK_REC_NEWLINE /* the text ended with a newline (stripped) */
 #define PRB_FLAG_CONT	 PK_REC_CONT	/* a continuation fragment that could not join its line */
-/* Inside the ring only: the text is a deferred record (deferred.h), the format
- * string's reference and binary arguments. Readers never see it: prb_read()
- * and prb_read_text() hand out the formatted text. */
+/* The text is a deferred record (deferred.h), the format string's reference
+ * and binary arguments. The ring stores and copies it as bytes; the reading
+ * layer (record_read.h) expands it, so readers above that never see it. */
 #define PRB_FLAG_DEFERRED 0x80
+
+/* Bytes of format string table (deferred.c's) after a data area of
+ * 2^@data_bits bytes: a quarter of it, at least 4 KiB and at most 1 MiB.
+ * The ring places the table and sizes its region; deferred.c owns what is
+ * in it. */
+static inline size_t prb_strtab_size(unsigned data_bits)
+{
+	size_t n = ((size_t)1 << data_bits) / 4;
+
+	if (n < 4096)
+		n = 4096;
+	if (n > ((size_t)1 << 20))
+		n = (size_t)1 << 20;
+	return n;
+}
 
 /* prb_read() flags. */
 #define PRB_READ_UNFINALIZED 0x1 /* also return the committed, not finalized newest record */
@@ -266,14 +281,14 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
  * text and time (udmesg): if the record @seq is finalized and in the ring,
  * copy its text to @dst, which must have room for PRB_TEXT_MAX + 8 bytes
  * (whole 16-byte units are copied, at most 1024 bytes; nothing is
- * NUL-terminated), set *@ts_nsec and
+ * NUL-terminated), set *@ts_nsec and *@flags (the record's PRB_FLAG_*) and
  * return the text length. -EAGAIN in every other case (not written yet,
  * open, overwritten, a hole, a racing writer, bad geometry): prb_read() then
- * sorts it out. A deferred record is expanded through @fc when it is not
- * NULL (pk_dfmt_cache_new(), deferred.h).
+ * sorts it out. Like prb_read(), it copies a deferred record's bytes as
+ * they are (PRB_FLAG_DEFERRED in *@flags): pk_rec_read_text()
+ * (record_read.h) is the reader's call.
  */
-struct pk_dfmt_cache;
-int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst, struct pk_dfmt_cache *fc);
+int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst, uint8_t *flags);
 
 /*
  * Where the record @seq stands, without copying it (a console loop passes

@@ -54,6 +54,7 @@
 #include "hints.h"
 #include "printk_limits.h"
 #include "log_shared.h"
+#include "record_read.h"
 #include "settings.h"
 #include "textfmt.h"
 
@@ -101,7 +102,7 @@ static int syslog_read(struct pk_log *log, char *buf, int size)
 		 * after a slot its dead writer never finished, which readers
 		 * pass once it stalled for the ring's bound. Waiting in slices
 		 * sees that bound run out, as no writer may wake us for it. */
-		while (prb_next_seq(rb) <= seq && prb_read(rb, seq, &r, 0) != 0) {
+		while (prb_next_seq(rb) <= seq && pk_rec_read(rb, seq, &r, 0) != 0) {
 			if (prb_wait(rb, seq, SYSLOG_WAIT_SLICE_NS) == -EINTR)
 				return -EINTR; /* the kernel's -ERESTARTSYS */
 		}
@@ -112,7 +113,7 @@ static int syslog_read(struct pk_log *log, char *buf, int size)
 	uint64_t partial = pk_load_relaxed(&sh->syslog_partial);
 
 	do {
-		if (prb_read(rb, seq, &r, 0))
+		if (pk_rec_read(rb, seq, &r, 0))
 			break;
 		if (r.seq != seq) {
 			seq = r.seq; /* lost: go on from the oldest left */
@@ -173,7 +174,7 @@ static int syslog_read_all(struct pk_log *log, char *buf, int size, bool clear)
 					    (size_t)size, PK_MESSAGE_MAX, &f, 0, &r, NULL);
 
 	/* Copy from there; stop at the first record that no longer fits. */
-	while (prb_read(rb, seq, &r, 0) == 0) {
+	while (pk_rec_read(rb, seq, &r, 0) == 0) {
 		size_t n = pk_format_record_text(text, sizeof(text), &r, &f);
 
 		if ((size_t)len + n > (size_t)size)
@@ -207,7 +208,7 @@ static int syslog_size_unread(struct pk_log *log)
 	uint64_t seq = pk_load_acquire(&sh->syslog_seq);
 	uint64_t partial = pk_load_relaxed(&sh->syslog_partial);
 
-	if (prb_read(rb, seq, &r, 0)) {
+	if (pk_rec_read(rb, seq, &r, 0)) {
 		pthread_mutex_unlock(&syslog_lock);
 		return 0; /* nothing unread */
 	}
@@ -229,7 +230,7 @@ static int syslog_size_unread(struct pk_log *log)
 		total += syslog_size(&r, &f);
 		pk_textfmt_current(&f, true);
 		seq = r.seq + 1;
-	} while (prb_read(rb, seq, &r, 0) == 0);
+	} while (pk_rec_read(rb, seq, &r, 0) == 0);
 	total -= partial < total ? partial : total;
 	pthread_mutex_unlock(&syslog_lock);
 	return total > INT_MAX ? INT_MAX : (int)total;

@@ -11,6 +11,7 @@
  */
 #include <string.h>
 
+#include "record_read.h"
 #include "settings.h"
 #include "textfmt.h"
 
@@ -118,7 +119,7 @@ uint64_t pk_first_fitting_seq(struct prb *rb, uint64_t start, uint64_t end, size
 	uint64_t seq = start, lim;
 	size_t total = 0;
 
-	while (seq < end && prb_read(rb, seq, r, read_flags) == 0 && r->seq < end) {
+	while (seq < end && pk_rec_read(rb, seq, r, read_flags) == 0 && r->seq < end) {
 		total += pk_format_record_text(NULL, record_max, r, f);
 		if (youngest)
 			*youngest = r->seq;
@@ -126,7 +127,7 @@ uint64_t pk_first_fitting_seq(struct prb *rb, uint64_t start, uint64_t end, size
 	}
 	lim = seq; /* after the last record counted */
 	seq = start;
-	while (total > size && seq < lim && prb_read(rb, seq, r, read_flags) == 0 && r->seq < lim) {
+	while (total > size && seq < lim && pk_rec_read(rb, seq, r, read_flags) == 0 && r->seq < lim) {
 		size_t n = pk_format_record_text(NULL, record_max, r, f);
 
 		/* Never below 0, whatever changed: a record skipped as unfinished

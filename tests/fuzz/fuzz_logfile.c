@@ -35,6 +35,7 @@
 #include <printk/log.h>
 
 #include "deferred.h"
+#include "record_read.h"
 #include "log_internal.h"
 
 #define EXTENDED_SIZE (1u << 20)
@@ -103,7 +104,7 @@ static void read_pass(struct pk_log *log, uint64_t seq, unsigned flags)
 }
 
 /*
- * udmesg's fast path: prb_read_text() into a buffer of exactly the size it
+ * udmesg's fast path: pk_rec_read_text() into a buffer of exactly the size it
  * documents (ASan catches a word past it) must agree with pk_log_read() on
  * every record it accepts, with a format cache (@fc, fresh for this file)
  * or without: nobody writes the file while we read it.
@@ -116,18 +117,18 @@ static void text_pass(struct pk_log *log, uint64_t first, uint64_t next, struct 
 	if (!dst && !(dst = malloc(PRB_TEXT_MAX + 8)))
 		abort();
 	for (uint64_t seq = first, n = 0; seq <= next && n < READ_CAP; seq++, n++) {
-		int len = prb_read_text(pk_log_ring(log), seq, &ts, dst, fc);
+		int len = pk_rec_read_text(pk_log_ring(log), seq, &ts, dst, fc);
 
 		if (len == -EAGAIN)
 			continue;
 		if (len < 0 || len > (int)PRB_TEXT_MAX)
-			fail("prb_read_text: bad result", len, (long long)seq);
+			fail("pk_rec_read_text: bad result", len, (long long)seq);
 		if (pk_log_read(log, seq, &rec, 0) != 0 || rec.seq != seq)
-			fail("prb_read_text read a record pk_log_read does not", len,
+			fail("pk_rec_read_text read a record pk_log_read does not", len,
 			     (long long)seq);
 		if ((size_t)len != rec.text_len || memcmp(dst, rec.text, (size_t)len) != 0 ||
 		    ts != rec.ts_nsec)
-			fail("prb_read_text and pk_log_read disagree", len, rec.text_len);
+			fail("pk_rec_read_text and pk_log_read disagree", len, rec.text_len);
 	}
 }
 

@@ -7,7 +7,7 @@
  * pk_log_attach(PK_LOG_RDONLY) and read by:
  *   - pk_log_read, every record from the oldest, with and without
  *     PK_READ_UNFINALIZED, and a few odd sequence numbers;
- *   - prb_read_text (udmesg's fast path), which must agree with pk_log_read;
+ *   - pk_rec_read_text (udmesg's fast path), which must agree with pk_log_read;
  *   - a /dev/kmsg file on the log (pk_kmsg_open_log, O_NONBLOCK): every
  *     record, seeks, poll events;
  *   - the syslog actions on the log that read (pk_do_syslog_log).
@@ -25,6 +25,7 @@
 #include <printk/syslog.h>
 
 #include "deferred.h"
+#include "record_read.h"
 #include "fuzz_region.h"
 #include "log_internal.h"
 
@@ -35,28 +36,28 @@ static char line[PK_MESSAGE_MAX + 64];
 static char text[PRB_TEXT_MAX + 8];
 static char sysbuf[64 * 1024];
 
-/* prb_read_text into a buffer of exactly its documented size agrees with
+/* pk_rec_read_text into a buffer of exactly its documented size agrees with
  * pk_log_read, with a format cache (@fc, fresh for this file) or without. */
 static int text_pass(struct pk_log *log, uint64_t first, uint64_t next, struct pk_dfmt_cache *fc)
 {
 	uint64_t ts, n = 0;
 
 	for (uint64_t seq = first; seq <= next && n < READ_CAP; seq++, n++) {
-		int len = prb_read_text(pk_log_ring(log), seq, &ts, text, fc);
+		int len = pk_rec_read_text(pk_log_ring(log), seq, &ts, text, fc);
 
 		if (len == -EAGAIN)
 			continue;
 		if (len < 0 || len > (int)PRB_TEXT_MAX)
-			fail("prb_read_text: bad result", len, (long long)seq);
+			fail("pk_rec_read_text: bad result", len, (long long)seq);
 		int err = pk_log_read(log, seq, &rec, 0);
 
 		if (err == -EUCLEAN)
 			return 1;
 		if (err != 0 || rec.seq != seq)
-			fail("prb_read_text read a record pk_log_read does not", err, (long long)seq);
+			fail("pk_rec_read_text read a record pk_log_read does not", err, (long long)seq);
 		if ((size_t)len != rec.text_len || memcmp(text, rec.text, (size_t)len) != 0 ||
 		    ts != rec.ts_nsec)
-			fail("prb_read_text and pk_log_read disagree", len, rec.text_len);
+			fail("pk_rec_read_text and pk_log_read disagree", len, rec.text_len);
 	}
 	return 0;
 }

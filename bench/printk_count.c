@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bench/printk_count - a fixed number of pr_info() calls, for counting
+ * instructions with callgrind rather than timing them (a count does not move
+ * with the machine's load):
+ *
+ *   valgrind --tool=callgrind bench/printk_count N [printed]
+ *
+ * N calls of bench/printk's message with a console on /dev/null that
+ * filters level 6 out (console_loglevel 1), or prints it ("printed",
+ * console_loglevel 7). Run it with two values of N: the difference over
+ * the difference of N is the cost of one call, without start-up and exit.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <printk/console.h>
+#include <printk/printk.h>
+
+int main(int argc, char **argv)
+{
+	struct console *con;
+	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 0;
+	int printed = argc > 2 && !strcmp(argv[2], "printed");
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	if (n <= 0 || fd < 0 || pk_console_fd_create(&con, fd, "null")) {
+		fprintf(stderr, "usage: printk_count N [printed] (N > 0; /dev/null must open)\n");
+		return 2;
+	}
+	pk_unregister_console(pk_console_stderr());
+	if (pk_register_console(con)) {
+		fprintf(stderr, "printk_count: cannot register the /dev/null console\n");
+		return 1;
+	}
+	pk_set_console_loglevel(printed ? 7 : 1);
+	for (long i = 0; i < n; i++)
+		pr_info("worker %d processed %s in %lu us\n", (int)(i & 7), "request", (unsigned long)i);
+	return 0;
+}
