@@ -487,7 +487,8 @@ void pk_printk_exit(void)
 {
 	struct pk_log *log = pk_printk_log_peek();
 
-	pk_printk_report_lost(); /* no next line will say it */
+	if (pk_setup_hooks.report_lost)
+		pk_setup_hooks.report_lost(); /* no next line will say it */
 	/* The consoles drain first, while the log is still printk's: printer
 	 * threads read it through the default log, which, taken away, a
 	 * thread would find empty (or make anew) and drain nothing. */
