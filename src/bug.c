@@ -12,7 +12,7 @@
  *     ------------[ cut here ]------------          KERN_WARNING (WARN_ON: KERN_DEFAULT)
  *     <the WARN message, if any>                    its own level
  *     WARNING: CPU: 0 PID: 42 at f.c:7 g+0x1e/0x40  KERN_WARNING
- *     CPU: 0 UID: 1000 PID: 42 Comm: prog Not tainted libprintk 0.1.0
+ *     CPU: 0 UID: 1000 PID: 42 Comm: prog Not tainted libprintk 0.2.0
  *     Call Trace:                                   KERN_DEFAULT
  *      <TASK>
  *      g+0x1e/0x40

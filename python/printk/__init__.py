@@ -27,7 +27,7 @@ import os
 import time
 
 __all__ = ["open", "Reader", "Record", "REC_NEWLINE", "REC_CONT", "library_version"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # <printk/log.h>. struct pk_record embeds PK_TEXT_MAX and PK_DICT_MAX: they
 # are part of the ABI of the soname loaded here (docs/abi.md).
@@ -104,7 +104,7 @@ def _library():
 
 
 def library_version():
-    """The version of the libprintk in use (pk_version()), e.g. "0.1.0"."""
+    """The version of the libprintk in use (pk_version()), e.g. "0.2.0"."""
     return _library().pk_version().decode()
 
 

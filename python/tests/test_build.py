@@ -23,17 +23,17 @@ def test_hooks_need_nothing():
 
 def test_wheel(tmp_path):
     name = printk_build.build_wheel(str(tmp_path))
-    assert name == "printk-0.1.0-py3-none-any.whl"
+    assert name == "printk-0.2.0-py3-none-any.whl"
     with zipfile.ZipFile(tmp_path / name) as zf:
         names = sorted(zf.namelist())
-        assert names == ["printk-0.1.0.dist-info/METADATA", "printk-0.1.0.dist-info/RECORD",
-                         "printk-0.1.0.dist-info/WHEEL", "printk/__init__.py"]
-        meta = zf.read("printk-0.1.0.dist-info/METADATA").decode()
-        assert "Name: printk\nVersion: 0.1.0\n" in meta
+        assert names == ["printk-0.2.0.dist-info/METADATA", "printk-0.2.0.dist-info/RECORD",
+                         "printk-0.2.0.dist-info/WHEEL", "printk/__init__.py"]
+        meta = zf.read("printk-0.2.0.dist-info/METADATA").decode()
+        assert "Name: printk\nVersion: 0.2.0\n" in meta
         with open(os.path.join(PKG, "printk", "__init__.py"), "rb") as f:
             assert zf.read("printk/__init__.py") == f.read()
         # Every RECORD line's hash and size match the member.
-        for line in zf.read("printk-0.1.0.dist-info/RECORD").decode().splitlines():
+        for line in zf.read("printk-0.2.0.dist-info/RECORD").decode().splitlines():
             path, digest, size = line.split(",")
             if path.endswith("/RECORD"):
                 assert digest == size == ""
@@ -49,7 +49,7 @@ def test_sdist(tmp_path):
         names = set(tf.getnames())
     for want in ("pyproject.toml", "README.md", "PKG-INFO", "_build/printk_build.py",
                  "printk/__init__.py", "tests/test_reader.py"):
-        assert "printk-0.1.0/" + want in names
+        assert "printk-0.2.0/" + want in names
 
 
 def test_pip_install_offline(tmp_path):
@@ -66,4 +66,4 @@ def test_pip_install_offline(tmp_path):
         [sys.executable, "-c", "import printk; print(printk.__file__); print(printk.library_version())"],
         capture_output=True, text=True, cwd=str(tmp_path),
         env=dict(os.environ, PYTHONPATH=str(target)), check=True).stdout.split()
-    assert out == [str(target / "printk" / "__init__.py"), "0.1.0"]
+    assert out == [str(target / "printk" / "__init__.py"), "0.2.0"]

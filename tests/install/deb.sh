@@ -118,7 +118,8 @@ done
 # The library package: its symbols file, from the version script.
 dpkg-deb --ctrl-tarfile "$tmp/libprintk0_${debversion}_$arch.deb" | tar -xOf - ./symbols >"$tmp/symbols" ||
 	fail "libprintk0 has no symbols file"
-grep -qx " pk_version@LIBPRINTK_0.1 0.1.0" "$tmp/symbols" || { cat "$tmp/symbols"; fail "unexpected symbols file"; }
+grep -qx " pk_version@LIBPRINTK_0.1 0.1.0" "$tmp/symbols" && grep -qx " pk_snprintf@LIBPRINTK_0.2 0.2.0" "$tmp/symbols" ||
+	{ cat "$tmp/symbols"; fail "unexpected symbols file"; }
 grep -qF "libprintk0 (= $debversion)" <<<"$(dpkg-deb -f "$tmp/libprintk-dev_${debversion}_$arch.deb" Depends)" ||
 	fail "libprintk-dev does not depend on its libprintk0"
 echo "deb: ${packages[*]} $debversion built, contents and dependencies as expected"
