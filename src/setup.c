@@ -30,6 +30,7 @@
 #include <printk/printk.h>
 
 #include "console_internal.h"
+#include "console_net.h"
 #include "dyndbg_internal.h"
 #include "log_shared.h"
 #include "options.h"
@@ -231,6 +232,14 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 		break;
 	case PK_OPTCON_SYSLOG:
 		err = pk_console_syslog_create(&con, c->path, c->format, 0);
+		if (!err && c->framing)
+			err = pk_console_syslog_set_framing(con, c->framing - 1);
+		if (!err && c->bom)
+			err = pk_console_syslog_set_bom(con, c->bom - 1);
+		if (err && con) {
+			pk_console_destroy(con);
+			con = NULL;
+		}
 		break;
 	}
 	if (!err) {
@@ -251,8 +260,9 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=file:%s unusable (error %d), ignored",
 				     c->path, -err);
 		else if (c->kind == PK_OPTCON_JOURNAL || c->kind == PK_OPTCON_SYSLOG)
-			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=%s%s unusable (error %d), ignored",
-				     c->kind == PK_OPTCON_SYSLOG ? "syslog:" : "journal:", c->path, -err);
+			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=%s%s unusable (%s), ignored",
+				     c->kind == PK_OPTCON_SYSLOG ? "syslog:" : "journal:", c->path,
+				     pk_net_create_strerror(err));
 		else
 			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=fd:%d unusable (error %d), ignored",
 				     c->fd, -err);
