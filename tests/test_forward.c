@@ -19,6 +19,7 @@
  *     identities (random per file, kept by the file, zero in memory).
  */
 #include <errno.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -324,6 +325,65 @@ static void test_opts(void **state)
 	assert_int_equal(o.nwarnings, 3);
 	assert_string_equal(o.warnings[0],
 			    "printk: PRINTK_OPTS: bad value in 'console=journal:', ignored");
+
+	/* framing and BOM: strict values, one warning that names the option */
+	assert_int_equal(pk_opts_parse("console=syslog:tcp:h:601,framing=lf,bom=no "
+				       "console=syslog:tcp:h:601,bom=yes,framing=octet "
+				       "console=syslog:relp:h:2514,bom=no",
+				       &o),
+			 0);
+	assert_int_equal(o.nconsoles, 3);
+	assert_string_equal(o.consoles[0].path, "tcp:h:601");
+	assert_int_equal(o.consoles[0].framing, PK_SYSLOG_FRAMING_LF + 1);
+	assert_int_equal(o.consoles[0].bom, 1);
+	assert_int_equal(o.consoles[1].framing, PK_SYSLOG_FRAMING_OCTET + 1);
+	assert_int_equal(o.consoles[1].bom, 2);
+	assert_string_equal(o.consoles[2].path, "relp:h:2514");
+	assert_int_equal(o.consoles[2].framing, 0);
+	assert_int_equal(o.consoles[2].bom, 1);
+	assert_int_equal(pk_opts_parse("console=syslog:tcp:h:601,framing=LF "
+				       "console=syslog:tcp:h:601,bom=1 "
+				       "console=syslog:udp:h:514,framing=lf "
+				       "console=journal,bom=no",
+				       &o),
+			 -EINVAL);
+	assert_int_equal(o.nconsoles, 0);
+	assert_int_equal(o.nwarnings, 4);
+	assert_string_equal(o.warnings[0],
+			    "printk: PRINTK_OPTS: bad console option 'framing=LF' (octet or lf), console ignored");
+	assert_string_equal(o.warnings[1],
+			    "printk: PRINTK_OPTS: bad console option 'bom=1' (yes or no), console ignored");
+	assert_string_equal(o.warnings[2],
+			    "printk: PRINTK_OPTS: console=syslog:udp:h:514: framing= is for tcp: targets only, console ignored");
+	assert_string_equal(o.warnings[3],
+			    "printk: PRINTK_OPTS: bad value in 'console=journal,bom=no', ignored");
+}
+
+/* A target whose host does not resolve: the warning gives the resolver's
+ * words, not an error number. */
+static int unresolved_child(void *arg)
+{
+	(void)arg;
+	pk_printk_configure("console=stderr console=syslog:tcp:no-such-host.invalid:514");
+	return 0;
+}
+
+static void test_unresolved_words(void **state)
+{
+	(void)state;
+	struct child_result res;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	int gai = getaddrinfo("no-such-host.invalid", "514", &hints, &ai);
+	char want[200];
+
+	assert_int_not_equal(gai, 0);
+	snprintf(want, sizeof(want),
+		 "printk: PRINTK_OPTS: console=syslog:tcp:no-such-host.invalid:514 unusable (%s), ignored\n",
+		 gai_strerror(gai));
+	run_child_ok(unresolved_child, NULL, 20000, &res);
+	if (!strstr(res.out, want))
+		fail_msg("not said: %s in: %s", want, res.out);
+	child_result_free(&res);
 }
 
 static int listen_port(int type, int *fdp)
@@ -462,6 +522,232 @@ static void test_tcp_waits(void **state)
 	close(lfd);
 }
 
+
+/* Read one message from @fd into @buf (NUL-terminated): octet-counted, or up
+ * to and with a newline; 5 s at most. Its length with the framing. */
+static size_t read_message(int fd, char *buf, size_t cap, int framing)
+{
+	size_t have = 0;
+	uint64_t start = now_ms();
+
+	while (have < cap - 1 && now_ms() - start < 5000) {
+		if (framing == PK_SYSLOG_FRAMING_LF && have && buf[have - 1] == '\n')
+			break;
+		if (framing == PK_SYSLOG_FRAMING_OCTET) {
+			char *sp = memchr(buf, ' ', have);
+
+			if (sp && have >= (size_t)(sp + 1 - buf) + strtoul(buf, NULL, 10))
+				break;
+		}
+
+		struct pollfd p = { fd, POLLIN, 0 };
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+
+		ssize_t k = read(fd, buf + have, 1); /* never past the message */
+
+		if (k <= 0)
+			break;
+		have += (size_t)k;
+	}
+	buf[have] = '\0';
+	return have;
+}
+
+/*
+ * The exact bytes on the wire for both framings and both BOM settings: a
+ * record "a\nb" sent by the forwarder call, read by a listening socket here.
+ * The header's bytes are pinned by test_rfc5424_bytes; the framing and what
+ * follows the structured data are checked here byte for byte.
+ */
+static void test_framing_bytes(void **state)
+{
+	(void)state;
+	static const struct {
+		int framing, bom;
+		const char *tail; /* after the structured data's "] " */
+	} cases[] = {
+		{ PK_SYSLOG_FRAMING_OCTET, 1, "\xef\xbb\xbf" "a\nb" },
+		{ PK_SYSLOG_FRAMING_OCTET, 0, "a\nb" },
+		{ PK_SYSLOG_FRAMING_LF, 1, "\xef\xbb\xbf" "a#012b\n" },
+		{ PK_SYSLOG_FRAMING_LF, 0, "a#012b\n" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int lfd, port = listen_port(SOCK_STREAM, &lfd);
+		char target[64], buf[4096];
+		struct console *con;
+
+		assert_int_equal(listen(lfd, 1), 0);
+		snprintf(target, sizeof(target), "tcp:127.0.0.1:%d", port);
+		assert_int_equal(pk_console_syslog_create(&con, target, PK_SYSLOG_RFC5424, 0), 0);
+		if (cases[i].framing != PK_SYSLOG_FRAMING_OCTET)
+			assert_int_equal(pk_console_syslog_set_framing(con, cases[i].framing), 0);
+		if (!cases[i].bom)
+			assert_int_equal(pk_console_syslog_set_bom(con, 0), 0);
+		assert_int_equal(pk_console_forward_send(con, make_rec(9, 1, 6, "a\nb", "", 0)), 0);
+
+		int cfd = accept(lfd, NULL, NULL);
+
+		assert_true(cfd >= 0);
+
+		size_t got = read_message(cfd, buf, sizeof(buf), cases[i].framing);
+		const char *m = buf;
+
+		if (cases[i].framing == PK_SYSLOG_FRAMING_OCTET) {
+			char *sp = memchr(buf, ' ', got);
+
+			assert_non_null(sp);
+			assert_int_equal(strspn(buf, "0123456789"), (size_t)(sp - buf));
+			assert_int_equal(strtoul(buf, NULL, 10), got - (size_t)(sp + 1 - buf));
+			m = sp + 1;
+		} else {
+			/* one newline, the last byte: the one inside went as #012 */
+			assert_true(got > 0);
+			assert_ptr_equal(memchr(buf, '\n', got), buf + got - 1);
+		}
+		assert_memory_equal(m, "<14>1 ", 6);
+
+		const char *sd = strstr(m, "] ");
+		size_t tail_len = strlen(cases[i].tail);
+
+		assert_non_null(sd);
+		assert_int_equal(got - (size_t)(sd + 2 - buf), tail_len);
+		assert_memory_equal(sd + 2, cases[i].tail, tail_len);
+		pk_console_destroy(con);
+		close(cfd);
+		close(lfd);
+	}
+
+	/* the calls' own errors */
+	struct console *con;
+
+	assert_int_equal(pk_console_syslog_create(&con, "udp:127.0.0.1:514", PK_SYSLOG_RFC5424, 0), 0);
+	assert_int_equal(pk_console_syslog_set_framing(con, PK_SYSLOG_FRAMING_LF), -EINVAL);
+	assert_int_equal(pk_console_syslog_set_bom(con, 2), -EINVAL);
+	assert_int_equal(pk_console_syslog_set_bom(con, 0), 0);
+	pk_console_destroy(con);
+	assert_int_equal(pk_console_syslog_create(&con, "tcp:127.0.0.1:514", PK_SYSLOG_RFC5424, 0), 0);
+	assert_int_equal(pk_console_syslog_set_framing(con, 2), -EINVAL);
+	pk_console_destroy(con);
+	assert_int_equal(pk_console_journal_create(&con, NULL), 0);
+	assert_int_equal(pk_console_syslog_set_bom(con, 0), -EINVAL);
+	assert_int_equal(pk_console_syslog_set_framing(con, PK_SYSLOG_FRAMING_OCTET), -EINVAL);
+	pk_console_destroy(con);
+	assert_int_equal(pk_console_syslog_set_bom(pk_console_stderr(), 1), -EINVAL);
+}
+
+static void wait_state(const struct console *con, int want, struct pk_console_stats *st)
+{
+	uint64_t start = now_ms();
+
+	do {
+		assert_int_equal(pk_console_stats(con, st), 0);
+		if (st->state == want)
+			return;
+		usleep(5000);
+	} while (now_ms() - start < 15000);
+	fail_msg("state %d, not %d", st->state, want);
+}
+
+static int listen_on(int port)
+{
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	return fd;
+}
+
+/*
+ * A TCP console's states, each change counted once however many attempts
+ * fail in it: cannot connect (refused, many times), delivering, lost (the
+ * receiver closed), delivering again. pk_console_stats() says which, why
+ * and how many wait.
+ */
+static void test_state_changes(void **state)
+{
+	(void)state;
+	int lfd, port = listen_port(SOCK_STREAM, &lfd);
+	char target[64], frames[16][512];
+	struct console *con;
+	struct pk_console_stats st;
+	struct pk_forward_stats fs;
+
+	close(lfd);
+	snprintf(target, sizeof(target), "tcp:127.0.0.1:%d", port);
+	assert_int_equal(pk_console_syslog_create(&con, target, PK_SYSLOG_RFC5424, 0), 0);
+	assert_int_equal(pk_console_stats(con, &st), 0);
+	assert_int_equal(st.state, PK_CONSOLE_IDLE);
+	assert_int_equal(st.changes, 0);
+	assert_int_equal(pk_console_stats(pk_console_stderr(), &st), -EINVAL);
+	assert_int_equal(pk_register_console(con), 0);
+	for (int i = 0; i < 3; i++)
+		pk_printk_emit(1, 6, NULL, 0, "state %d\n", i);
+	wait_state(con, PK_CONSOLE_CANNOT_CONNECT, &st);
+	/* several attempts fail; one announcement */
+	for (uint64_t start = now_ms(); now_ms() - start < 15000; usleep(10000)) {
+		assert_int_equal(pk_console_forward_stats(con, &fs), 0);
+		if (fs.send_errors >= 3)
+			break;
+	}
+	assert_true(fs.send_errors >= 3);
+	assert_int_equal(pk_console_stats(con, &st), 0);
+	assert_int_equal(st.state, PK_CONSOLE_CANNOT_CONNECT);
+	assert_int_equal(st.last_error, -ECONNREFUSED);
+	assert_int_equal(st.changes, 1);
+	assert_int_equal(st.delivered, 0);
+	assert_int_equal(st.waiting, 4); /* three records and the notice */
+	assert_int_equal(st.lost, 0);
+
+	lfd = listen_on(port);
+	assert_int_equal(pk_pr_flush(15000, 0), 1);
+
+	int cfd = accept(lfd, NULL, NULL);
+
+	assert_true(cfd >= 0);
+	/* the records, "cannot reach ..." and "reached ..." */
+	assert_int_equal(read_frames(cfd, frames, 5), 5);
+	assert_non_null(strstr(frames[3], "printk: console [syslog] cannot reach tcp:127.0.0.1:"));
+	assert_non_null(strstr(frames[3], ": Connection refused ("));
+	assert_non_null(strstr(frames[4], "printk: console [syslog] reached tcp:127.0.0.1:"));
+	assert_int_equal(pk_console_stats(con, &st), 0);
+	assert_int_equal(st.state, PK_CONSOLE_DELIVERING);
+	assert_int_equal(st.changes, 2);
+	assert_int_equal(st.delivered, 5);
+	assert_int_equal(st.waiting, 0);
+
+	/* the receiver goes: the next record finds it gone */
+	close(cfd);
+	close(lfd);
+	usleep(50000); /* the FIN: it arrives; the state does not depend on when */
+	pk_printk_emit(1, 6, NULL, 0, "state after\n");
+	wait_state(con, PK_CONSOLE_LOST, &st);
+	assert_int_equal(st.changes, 3);
+	assert_true(st.waiting >= 1);
+	lfd = listen_on(port);
+	assert_int_equal(pk_pr_flush(15000, 0), 1);
+	cfd = accept(lfd, NULL, NULL);
+	assert_true(cfd >= 0);
+	assert_int_equal(pk_console_stats(con, &st), 0);
+	assert_int_equal(st.state, PK_CONSOLE_DELIVERING);
+	assert_int_equal(st.changes, 4);
+	assert_int_equal(st.waiting, 0);
+	assert_int_equal(read_frames(cfd, frames, 3), 3);
+	assert_non_null(strstr(frames[0], "state after"));
+	assert_non_null(strstr(frames[1], "printk: console [syslog] lost tcp:127.0.0.1:"));
+	assert_non_null(strstr(frames[2], "printk: console [syslog] reconnected to tcp:127.0.0.1:"));
+	assert_int_equal(pk_unregister_console(con), 0);
+	pk_console_destroy(con);
+	close(cfd);
+	close(lfd);
+}
+
 /*
  * pk_printk_exit() with a receiver away: the console's thread gets
  * console_drain_ms, then exit says in one line on stderr how many records
@@ -517,6 +803,8 @@ int main(void)
 		cmocka_unit_test(test_create_errors), cmocka_unit_test(test_opts),
 		cmocka_unit_test(test_udp_nobody),    cmocka_unit_test(test_tcp_waits),
 		cmocka_unit_test(test_forwarder_calls), cmocka_unit_test(test_exit_says_undelivered),
+		cmocka_unit_test(test_framing_bytes), cmocka_unit_test(test_state_changes),
+		cmocka_unit_test(test_unresolved_words),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
