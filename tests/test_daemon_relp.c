@@ -21,9 +21,10 @@
  *     a restart by its identity, or while following by its file); a bad
  *     cursor file gives one clear error;
  *   - console=syslog:relp:... in PRINTK_OPTS (a child process);
- *   - a child that logs 1,000 records and ends with pk_printk_exit(), ten
- *     times, or returns from main, three times: every record of every run
- *     arrives, no session broken.
+ *   - a child that logs 100 records and ends with pk_printk_exit(), a
+ *     hundred times, or returns from main, three times, over RELP and over
+ *     TCP: every record of every run arrives once, the child says nothing,
+ *     no RELP session broken.
  * Label "daemons": run by scripts/test.sh in the gcc build only.
  */
 #include <errno.h>
@@ -701,9 +702,9 @@ static int opts_child(void)
  * session closed, not broken. The same for a program that just returns
  * from main (a few runs).
  */
-#define EXIT_RUNS    10
+#define EXIT_RUNS    100
 #define RETURN_RUNS  3
-#define EXIT_RECORDS 1000
+#define EXIT_RECORDS 100
 
 static int exit_child(const char *tag, const char *how)
 {
@@ -743,24 +744,26 @@ static int broken_sessions(void)
 	return n;
 }
 
-static void test_exit_delivers(void **state)
+/* EXIT_RUNS children end with pk_printk_exit(), RETURN_RUNS return from
+ * main, each after EXIT_RECORDS records to @proto: every record of every run
+ * arrives, and the children say nothing. */
+static void exit_runs(const char *proto, const char *tagbase)
 {
-	(void)state;
 	char opts[128], self[512], tag[16], out[PATH_MAX];
 	ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	int bad = 0;
-	int broken_before = broken_sessions();
+	int bad = 0, dups = 0;
+	uint64_t start = now_ms();
 
 	assert_true(k > 0);
 	self[k] = '\0';
-	snprintf(opts, sizeof(opts), "console=syslog:relp:127.0.0.1:%d", relp_port);
+	snprintf(opts, sizeof(opts), "console=syslog:%s", target(proto));
 	snprintf(out, sizeof(out), "%s", test_dir_path("exit-child.out"));
 	for (int run = 0; run < EXIT_RUNS + RETURN_RUNS; run++) {
 		struct tally t = { 0 };
 		const char *how = run < EXIT_RUNS ? "pk_printk_exit" : "return";
 		int st;
 
-		snprintf(tag, sizeof(tag), "EX%d", run);
+		snprintf(tag, sizeof(tag), "%s%d", tagbase, run);
 
 		const char *argv[] = { self, "--exit-child", tag, how, NULL };
 		pid_t pid = spawn_logged(argv, out, opts);
@@ -768,27 +771,49 @@ static void test_exit_delivers(void **state)
 		assert_true(pid > 0);
 		test_reap(pid, &st, 20000);
 		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-		/* Everything rsyslogd acknowledged is on disk (Direct queue):
-		 * a short wait only for what a broken close left unanswered. */
-		wait_tally(tag, EXIT_RECORDS, EXIT_RECORDS, 2000, &t);
-		print_message("run %d (%s): %d of %d records, %d duplicates\n", run, how, t.distinct, EXIT_RECORDS,
-			      t.dups);
+		/* Everything rsyslogd acknowledged is on disk (Direct queue);
+		 * TCP's last bytes may still be on their way: a bounded wait. */
+		wait_tally(tag, EXIT_RECORDS, EXIT_RECORDS, 5000, &t);
+		if (t.distinct != EXIT_RECORDS)
+			print_message("run %d (%s) over %s: %d of %d records, %d duplicates\n", run, how,
+				      proto, t.distinct, EXIT_RECORDS, t.dups);
 		bad += t.distinct != EXIT_RECORDS;
+		dups += t.dups;
 		free(t.seen);
-	}
-	/* The child's own stderr: nothing to say when all was delivered. */
-	char *said = slurp(out);
 
-	if (said && *said)
-		fail_msg("the children said: %s", said);
-	free(said);
+		/* The child's own stderr: nothing to say when all was delivered. */
+		char *said = slurp(out);
+
+		if (said && *said)
+			fail_msg("run %d over %s: the child said: %s", run, proto, said);
+		free(said);
+	}
+	print_message("%d exits over %s, %d records each: %d runs short, %d duplicates, %llu ms\n",
+		      EXIT_RUNS + RETURN_RUNS, proto, EXIT_RECORDS, bad, dups,
+		      (unsigned long long)(now_ms() - start));
 	if (bad)
-		fail_msg("%d of %d runs lost records", bad, EXIT_RUNS + RETURN_RUNS);
+		fail_msg("%d of %d runs lost records over %s", bad, EXIT_RUNS + RETURN_RUNS, proto);
+	if (dups)
+		fail_msg("%d duplicates over %s", dups, proto);
+}
+
+static void test_exit_delivers(void **state)
+{
+	(void)state;
+	int broken_before = broken_sessions();
+
+	exit_runs("relp", "EX");
 
 	int broken = broken_sessions() - broken_before - 1;
 
 	if (broken)
 		fail_msg("rsyslogd saw %d RELP sessions broken", broken);
+}
+
+static void test_exit_delivers_tcp(void **state)
+{
+	(void)state;
+	exit_runs("tcp", "ET");
 }
 
 static int setup(void **state)
@@ -841,6 +866,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_forward_bad_cursor, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_printk_opts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_delivers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exit_delivers_tcp, setup, teardown),
 	};
 
 	if (argc > 1)
