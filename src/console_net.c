@@ -44,6 +44,16 @@
  *      print it; on stderr too when no text console is registered), with
  *      the target, the reason in words and the records waiting and lost.
  *      Failures in the same state say nothing more.
+ *   N7 TCP has no answers: bytes the receiver's kernel acknowledged may
+ *      still sit unread in its socket when it is killed. A registered TCP
+ *      console keeps the sequence numbers of the records it wrote (at most
+ *      RESEND_MAX) until the send queue was seen empty RESEND_SLACK_MS
+ *      after they were written (the receiver had that long to read what
+ *      its kernel took). When the connection breaks, the next connection
+ *      first carries those records again, read back from the ring: what
+ *      the ring still holds is not lost, what had arrived arrives twice.
+ *      A record the ring overwrote meanwhile, or one that left a full
+ *      window unconfirmed, is counted lost and announced (N6).
  *   N5 Commit points (pk_console_forward_commit(), for a forwarder that keeps
  *      a cursor): 0 only if every message handed over since the previous
  *      commit was accepted by the transport without a break in between.
@@ -100,6 +110,8 @@
 #define RELP_TIMEOUT_S	   2	/* librelp's wait for a window slot or an answer */
 #define COMMIT_DRAIN_MS	   2000 /* TCP: the longest a commit waits for the send queue */
 #define UDP_SETTLE_NS	   1000000000ull /* N6: UDP is back a second after its last failure */
+#define RESEND_MAX	   16384 /* N7: records a TCP console keeps for a resend */
+#define RESEND_SLACK_MS	   2000	 /* N7: the receiver's time to read what its kernel took */
 
 enum net_kind { NET_JOURNAL, NET_UNIX, NET_UDP, NET_TCP, NET_RELP };
 
@@ -142,6 +154,16 @@ struct net_console {
 	uint64_t lost_said;   /* lost count the last notice gave */
 	uint64_t last_fail_ns;
 	char lf[MSG_BUF * 4 + 1]; /* an LF-framed message, newlines escaped */
+	/* N7: TCP's resend window (a registered console's): the records
+	 * written on this connection that the receiver may not have read */
+	struct resend {
+		uint64_t seq, written_ns;
+	} *rs;
+	unsigned rs_head, rs_len;
+	int rs_pending;	    /* the connection broke: send the window again */
+	uint64_t rs_unkept; /* left the full window unconfirmed */
+	uint64_t rs_resent; /* sent again at the last reconnection */
+	struct pk_record rs_rec;
 };
 
 /* ------------------------------------------------------ message text -- */
@@ -503,6 +525,8 @@ static void net_close(struct net_console *nc)
 		close(nc->fd);
 	if (nc->fd >= 0 && nc->unconfirmed)
 		nc->broken = 1;
+	if (nc->fd >= 0 && nc->rs_len)
+		nc->rs_pending = 1; /* N7 */
 	nc->fd = -1;
 }
 
@@ -860,9 +884,15 @@ static void went_up(struct net_console *nc, uint64_t seq)
 	atomic_store_explicit(&nc->state, PK_CONSOLE_DELIVERING, memory_order_relaxed);
 	if (was == PK_CONSOLE_IDLE)
 		return;
-	announce(nc, 5, "printk: console [%.16s] %s %s (%llu waiting, %llu lost)\n", nc->con.name,
-		 was == PK_CONSOLE_LOST ? "reconnected to" : "reached", nc->target,
-		 (unsigned long long)waiting_from(nc, seq), (unsigned long long)lost_total(nc));
+	if (nc->rs_resent)
+		announce(nc, 5, "printk: console [%.16s] reconnected to %s: %llu records written before the break sent again (%llu waiting, %llu lost)\n",
+			 nc->con.name, nc->target, (unsigned long long)nc->rs_resent,
+			 (unsigned long long)waiting_from(nc, seq), (unsigned long long)lost_total(nc));
+	else
+		announce(nc, 5, "printk: console [%.16s] %s %s (%llu waiting, %llu lost)\n", nc->con.name,
+			 was == PK_CONSOLE_LOST ? "reconnected to" : "reached", nc->target,
+			 (unsigned long long)waiting_from(nc, seq), (unsigned long long)lost_total(nc));
+	nc->rs_resent = 0;
 }
 
 /* N2: TCP: connect if due; -EAGAIN while the receiver is away. */
@@ -1231,6 +1261,73 @@ static int send_failed(struct net_console *nc, int err, uint64_t seq)
 	return 0;
 }
 
+/* N7: the receiver's kernel took every byte (the send queue is empty):
+ * what was written RESEND_SLACK_MS before now has been read, or is lost
+ * with the receiver's process whatever we do. */
+static void resend_prune(struct net_console *nc)
+{
+	int outq = 0;
+
+	if (!nc->rs_len || ioctl(nc->fd, SIOCOUTQ, &outq) < 0 || outq != 0)
+		return;
+
+	uint64_t now = pk_clock_ns(), slack = (uint64_t)RESEND_SLACK_MS * 1000000u;
+
+	while (nc->rs_len && nc->rs[nc->rs_head].written_ns + slack <= now) {
+		nc->rs_head = (nc->rs_head + 1) % RESEND_MAX;
+		nc->rs_len--;
+	}
+	if (!nc->rs_len)
+		nc->rs_unkept = 0;
+}
+
+static void resend_keep(struct net_console *nc, uint64_t seq)
+{
+	if (nc->rs_len == RESEND_MAX) {
+		nc->rs_head = (nc->rs_head + 1) % RESEND_MAX;
+		nc->rs_len--;
+		nc->rs_unkept++;
+	}
+
+	struct resend *r = &nc->rs[(nc->rs_head + nc->rs_len++) % RESEND_MAX];
+
+	r->seq = seq;
+	r->written_ns = pk_clock_ns();
+}
+
+/* N7: on a new connection, the window again, before record @next. 0, or
+ * send_failed()'s answer. */
+static int resend_window(struct net_console *nc, uint64_t next)
+{
+	struct pk_log *log = pk_printk_log_peek();
+	uint64_t lost = nc->rs_unkept, resent = 0;
+	int err;
+
+	for (unsigned i = 0; i < nc->rs_len; i++) {
+		struct resend *r = &nc->rs[(nc->rs_head + i) % RESEND_MAX];
+
+		if (r->seq >= next)
+			break;
+		if (!log || pk_log_read(log, r->seq, &nc->rs_rec, 0) || nc->rs_rec.seq != r->seq) {
+			lost++; /* the ring overwrote it */
+			continue;
+		}
+
+		size_t n = format_record(nc, &nc->rs_rec);
+
+		if ((err = net_send(nc, nc->buf + MSG_ROOM, n)))
+			return send_failed(nc, err, next);
+		r->written_ns = pk_clock_ns();
+		resent++;
+	}
+	atomic_fetch_add_explicit(&nc->lost_sends, lost, memory_order_relaxed);
+	atomic_fetch_add_explicit(&nc->sent, resent, memory_order_relaxed);
+	nc->rs_unkept = 0;
+	nc->rs_pending = 0;
+	nc->rs_resent = resent;
+	return 0;
+}
+
 static int net_write_record(struct console *con, const struct pk_record *rec)
 {
 	struct net_console *nc = (struct net_console *)con;
@@ -1240,6 +1337,10 @@ static int net_write_record(struct console *con, const struct pk_record *rec)
 	if (nc->kind == NET_TCP) {
 		if ((err = tcp_ready(nc, rec->seq)))
 			return err;
+		if (nc->rs && nc->rs_pending && (err = resend_window(nc, rec->seq)))
+			return err;
+		if (nc->rs)
+			resend_prune(nc);
 	} else if (nc->kind == NET_RELP) {
 		if ((err = relp_ready(nc, rec->seq)))
 			return err;
@@ -1273,6 +1374,8 @@ static int net_write_record(struct console *con, const struct pk_record *rec)
 	if ((err = net_send(nc, nc->buf + MSG_ROOM, n)))
 		return send_failed(nc, err, rec->seq);
 	nc->unconfirmed++;
+	if (nc->rs && con->state)
+		resend_keep(nc, rec->seq);
 	atomic_fetch_add_explicit(&nc->sent, 1, memory_order_relaxed);
 	atomic_store_explicit(&nc->pos, rec->seq + 1, memory_order_relaxed);
 	went_up(nc, rec->seq + 1);
@@ -1303,6 +1406,7 @@ static void net_release(struct console *con)
 	if (nc->kind == NET_RELP)
 		relp_release(nc);
 	net_close(nc);
+	free(nc->rs);
 	free(nc);
 }
 
@@ -1457,6 +1561,8 @@ int pk_console_syslog_create(struct console **conp, const char *target, int form
 				     NI_NUMERICHOST | NI_NUMERICSERV))
 			err = -EHOSTUNREACH;
 	}
+	if (!err && kind == NET_TCP && !(nc->rs = calloc(RESEND_MAX, sizeof(*nc->rs))))
+		err = -ENOMEM;
 	if (err) {
 		free(nc);
 		return err;
