@@ -834,7 +834,11 @@ static void announce(struct net_console *nc, int level, const char *fmt, ...)
 	}
 	atomic_fetch_add_explicit(&nc->changes, 1, memory_order_relaxed);
 	nc->lost_said = lost_total(nc);
+	/* Stored only: printing from here (a console's write) would be
+	 * recursion; the threaded consoles are woken, the others print it
+	 * with the next printk or at exit. */
 	pk_store_notice(level, "%s", line);
+	pk_console_wake_printers();
 	if (!pk_console_text_listed()) {
 		struct console *err_con = pk_console_stderr();
 
