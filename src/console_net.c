@@ -1400,6 +1400,18 @@ static void net_exit_close(struct console *con)
 
 	if (pk_console_net_owns(con) && nc->kind == NET_RELP)
 		relp_close_at_exit(nc);
+	if (pk_console_net_owns(con) && nc->kind == NET_TCP && nc->rs_pending && nc->rs_len) {
+		/* N7: written into a connection that broke, never sent again */
+		struct console *err_con = pk_console_stderr();
+		char line[200];
+		int len = snprintf(line, sizeof(line),
+				   "printk: console [%.16s]: %u records written before the connection to %.64s broke were not sent again at exit\n",
+				   nc->con.name, nc->rs_len, nc->target);
+
+		if (len > 0)
+			err_con->write_checked(err_con, line,
+					       (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+	}
 }
 
 /* Unregistered by pk_printk_exit(), or freed by pk_console_destroy(). */
@@ -1571,7 +1583,7 @@ int pk_console_syslog_create(struct console **conp, const char *target, int form
 		free(nc);
 		return err;
 	}
-	if (kind == NET_RELP)
+	if (kind == NET_RELP || kind == NET_TCP)
 		pk_console_set_exit_close(net_exit_close);
 	*conp = &nc->con;
 	return 0;

@@ -858,6 +858,73 @@ static void test_exit_says_undelivered(void **state)
 	child_result_free(&res);
 }
 
+/*
+ * A TCP connection breaks and the program exits before it comes back: the
+ * records written into it that the console kept for a resend are counted
+ * on stderr at exit, next to the records it did not send at all.
+ */
+static int exit_broken_child(void *arg)
+{
+	(void)arg;
+	int lfd, port = listen_port(SOCK_STREAM, &lfd);
+	char opts[128], frames[4][512];
+	struct pk_console_stats st;
+
+	if (listen(lfd, 1))
+		return 9;
+	snprintf(opts, sizeof(opts), "console=syslog:tcp:127.0.0.1:%d,name=broken console_drain_ms=300",
+		 port);
+	if (pk_printk_configure(opts))
+		return 10;
+
+	struct console *con = pk_console_find("broken");
+
+	if (!con)
+		return 11;
+	for (int i = 0; i < 3; i++)
+		pk_printk_emit(1, 6, NULL, 0, "before %d\n", i);
+	if (pk_pr_flush(10000, 0) != 1)
+		return 12;
+
+	int cfd = accept(lfd, NULL, NULL);
+
+	frames_reset();
+	if (cfd < 0 || read_frames(cfd, frames, 3) != 3)
+		return 13;
+	close(cfd);
+	close(lfd);
+	for (uint64_t start = now_ms(); now_ms() - start < 15000; usleep(20000)) {
+		pk_printk_emit(1, 6, NULL, 0, "after\n");
+		if (pk_console_stats(con, &st) || st.state == PK_CONSOLE_LOST)
+			break;
+	}
+	if (st.state != PK_CONSOLE_LOST)
+		return 14;
+	pk_printk_exit();
+	return 0;
+}
+
+static void test_exit_says_broken(void **state)
+{
+	(void)state;
+	struct child_result res;
+
+	run_child_ok(exit_broken_child, NULL, 30000, &res);
+	/* "before 0..2" at least, maybe "after"s written before the FIN came */
+	if (!strstr(res.out, " records written before the connection to tcp:127.0.0.1:") ||
+	    !strstr(res.out, " broke were not sent again at exit\n"))
+		fail_msg("not said: %s", res.out);
+
+	unsigned n = 0;
+	const char *p = strstr(res.out, "printk: console [broken]: ");
+
+	assert_non_null(p);
+	n = (unsigned)strtoul(p + strlen("printk: console [broken]: "), NULL, 10);
+	assert_true(n >= 3);
+	assert_non_null(strstr(res.out, "printk: console [broken] did not print its last "));
+	child_result_free(&res);
+}
+
 int main(void)
 {
 	pk_unregister_console(pk_console_stderr());
@@ -869,7 +936,7 @@ int main(void)
 		cmocka_unit_test(test_udp_nobody),    cmocka_unit_test(test_tcp_waits),
 		cmocka_unit_test(test_forwarder_calls), cmocka_unit_test(test_exit_says_undelivered),
 		cmocka_unit_test(test_framing_bytes), cmocka_unit_test(test_state_changes),
-		cmocka_unit_test(test_unresolved_words),
+		cmocka_unit_test(test_unresolved_words), cmocka_unit_test(test_exit_says_broken),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
