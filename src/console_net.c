@@ -163,6 +163,7 @@ struct net_console {
 	int rs_pending;	    /* the connection broke: send the window again */
 	uint64_t rs_unkept; /* left the full window unconfirmed */
 	uint64_t rs_resent; /* sent again at the last reconnection */
+	_Atomic unsigned rs_slack_ms; /* RESEND_SLACK_MS; the tests set another */
 	struct pk_record rs_rec;
 };
 
@@ -1275,7 +1276,8 @@ static void resend_prune(struct net_console *nc)
 	if (!nc->rs_len || ioctl(nc->fd, SIOCOUTQ, &outq) < 0 || outq != 0)
 		return;
 
-	uint64_t now = pk_clock_ns(), slack = (uint64_t)RESEND_SLACK_MS * 1000000u;
+	uint64_t now = pk_clock_ns(),
+		 slack = (uint64_t)atomic_load_explicit(&nc->rs_slack_ms, memory_order_relaxed) * 1000000u;
 
 	while (nc->rs_len && nc->rs[nc->rs_head].written_ns + slack <= now) {
 		nc->rs_head = (nc->rs_head + 1) % RESEND_MAX;
@@ -1426,6 +1428,12 @@ static void net_release(struct console *con)
 	free(nc);
 }
 
+void pk_console_net_set_resend_slack(struct console *con, unsigned ms)
+{
+	if (pk_console_net_owns(con))
+		atomic_store_explicit(&((struct net_console *)con)->rs_slack_ms, ms, memory_order_relaxed);
+}
+
 void pk_console_net_set_max_datagram(struct console *con, size_t n)
 {
 	if (pk_console_net_owns(con))
@@ -1446,6 +1454,7 @@ static struct net_console *net_alloc(enum net_kind kind, const char *name)
 	nc->fd = -1;
 	nc->backoff_ms = BACKOFF_MIN_MS;
 	nc->enterprise = PK_SYSLOG_ENTERPRISE_DEFAULT;
+	atomic_init(&nc->rs_slack_ms, RESEND_SLACK_MS);
 	snprintf(nc->app, sizeof(nc->app), "%s",
 		 program_invocation_short_name[0] ? program_invocation_short_name : "printk");
 	if (gethostname(nc->host, sizeof(nc->host) - 1) < 0)

@@ -19,6 +19,9 @@ int pk_console_net_owns(const struct console *con);
 /* Journal: send payloads over @n bytes through a memfd (0: only when the
  * socket refuses the datagram). For the tests of that path. */
 void pk_console_net_set_max_datagram(struct console *con, size_t n);
+/* TCP: how long after it was written a record is kept for a resend once
+ * the send queue is empty (N7; default 2000 ms). For tests under load. */
+void pk_console_net_set_resend_slack(struct console *con, unsigned ms);
 
 /* A record as one syslog message (no framing) into @out; its length, cut
  * at @cap. @rt_offset: CLOCK_REALTIME - CLOCK_MONOTONIC. @format may have
