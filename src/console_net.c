@@ -151,7 +151,6 @@ struct net_console {
 	_Atomic int state, last_error;
 	_Atomic uint64_t lost_sends, changes;
 	_Atomic uint64_t pos; /* the seq of the next record to deliver */
-	uint64_t lost_said;   /* lost count the last notice gave */
 	uint64_t last_fail_ns;
 	char lf[MSG_BUF * 4 + 1]; /* an LF-framed message, newlines escaped */
 	/* N7: TCP's resend window (a registered console's): the records
@@ -834,7 +833,6 @@ static void announce(struct net_console *nc, int level, const char *fmt, ...)
 		line[n - 1] = '\n';
 	}
 	atomic_fetch_add_explicit(&nc->changes, 1, memory_order_relaxed);
-	nc->lost_said = lost_total(nc);
 	/* Stored only: printing from here (a console's write) would be
 	 * recursion; the threaded consoles are woken, the others print it
 	 * with the next printk or at exit. */
@@ -905,8 +903,13 @@ static int tcp_ready(struct net_console *nc, uint64_t seq)
 {
 	int err;
 
-	if (nc->fd >= 0 && nc->fd_pid != (pid_t)pk_caller_pid())
+	if (nc->fd >= 0 && nc->fd_pid != (pid_t)pk_caller_pid()) {
+		/* N4: a child; what the parent wrote is the parent's to resend */
+		nc->rs_len = 0;
+		nc->rs_unkept = 0;
+		nc->rs_pending = 0;
 		net_close(nc);
+	}
 	if (nc->fd >= 0 && tcp_peer_gone(nc->fd)) {
 		net_close(nc);
 		went_down(nc, -ECONNRESET, seq);
