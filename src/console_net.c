@@ -110,7 +110,7 @@
 #define RELP_TIMEOUT_S	   2	/* librelp's wait for a window slot or an answer */
 #define COMMIT_DRAIN_MS	   2000 /* TCP: the longest a commit waits for the send queue */
 #define UDP_SETTLE_NS	   1000000000ull /* N6: UDP is back a second after its last failure */
-#define RESEND_MAX	   16384 /* N7: records a TCP console keeps for a resend */
+#define RESEND_MAX	   65536 /* N7: records a TCP console keeps for a resend (1 MiB, touched as used) */
 #define RESEND_SLACK_MS	   2000	 /* N7: the receiver's time to read what its kernel took */
 
 enum net_kind { NET_JOURNAL, NET_UNIX, NET_UDP, NET_TCP, NET_RELP };

@@ -354,12 +354,16 @@ static void console_kill_run(const char *proto, const char *tag, int must_be_los
 
 	struct pk_console_stats cs;
 
-	/* lost, then reconnected: two changes at least, each announced;
-	 * nothing counted lost */
+	/* lost, then reconnected: two changes at least, each announced.
+	 * RELP counts nothing lost; TCP counts what left its full resend
+	 * window as possibly lost (none, unless rsyslogd lagged that far) */
 	assert_int_equal(pk_console_stats(con, &cs), 0);
 	assert_int_equal(cs.state, PK_CONSOLE_DELIVERING);
 	assert_true(cs.changes >= 2);
-	assert_int_equal(cs.lost, 0);
+	print_message("console over %s: %llu counted as possibly lost\n", proto,
+		      (unsigned long long)cs.lost);
+	if (!strcmp(proto, "relp"))
+		assert_int_equal(cs.lost, 0);
 	assert_int_equal(pk_unregister_console(con), 0);
 	pk_console_destroy(con);
 	free(t.seen);
