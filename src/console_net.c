@@ -587,17 +587,24 @@ static int tcp_connect(struct net_console *nc)
 }
 
 /* The receiver closed the connection (a syslog receiver never sends, so
- * anything readable is the end) or it failed. */
+ * anything readable is the end: -ESHUTDOWN) or it failed (its error, as
+ * -ECONNRESET); 0 while it is there. */
 static int tcp_peer_gone(int fd)
 {
 	struct pollfd p = { fd, POLLIN | POLLRDHUP, 0 };
-	char c;
+	int soerr = 0;
+	socklen_t sl = sizeof(soerr);
 
 	if (poll(&p, 1, 0) <= 0)
 		return 0;
+	if ((p.revents & POLLERR) && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr)
+		return -soerr;
 	if (p.revents & (POLLERR | POLLHUP | POLLRDHUP))
-		return 1;
-	return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) <= 0;
+		return -ESHUTDOWN;
+
+	char c;
+
+	return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) <= 0 ? -ESHUTDOWN : 0;
 }
 
 static int send_all(int fd, const char *p, size_t n)
@@ -794,7 +801,10 @@ static int retry_wait(const struct net_console *nc)
 
 static const char *err_words(int err)
 {
-	const char *s = err < 0 ? strerrordesc_np(-err) : NULL;
+	/* tcp_peer_gone(): the system's words for it speak of our side */
+	const char *s = err == -ESHUTDOWN ? "the collector closed the connection"
+		      : err < 0	       ? strerrordesc_np(-err)
+					 : NULL;
 
 	return s ? s : "unknown error";
 }
@@ -910,9 +920,9 @@ static int tcp_ready(struct net_console *nc, uint64_t seq)
 		nc->rs_pending = 0;
 		net_close(nc);
 	}
-	if (nc->fd >= 0 && tcp_peer_gone(nc->fd)) {
+	if (nc->fd >= 0 && (err = tcp_peer_gone(nc->fd))) {
 		net_close(nc);
-		went_down(nc, -ECONNRESET, seq);
+		went_down(nc, err, seq);
 	}
 	if (nc->fd >= 0)
 		return 0;
