@@ -7,7 +7,8 @@
  * acknowledged transport, through librelp).
  *
  * Owns: the wire forms (field and name mappings, escapes, framing), the
- * sockets, TCP's reconnection and its backoff, and the dropped notices.
+ * sockets, TCP's reconnection and its backoff, TCP's resend window, the
+ * dropped notices, and each console's state and its announcements.
  *
  * libsystemd is not linked: the journal's native protocol is a handful of
  * documented, stable rules (one datagram of fields; a sealed memfd when it
