@@ -240,13 +240,23 @@ static PK_ALWAYS_INLINE int con_threaded(const struct console *con)
  * stores, wakes the printer threads and is done: no lock, no idle mark. */
 static _Atomic int locked_consoles;
 
+static _Atomic int text_consoles;
+
 static void count_locked_consoles(void)
 {
-	int n = 0;
+	int n = 0, t = 0;
 
-	for (struct console *con = console_list; con; con = con->state->next)
+	for (struct console *con = console_list; con; con = con->state->next) {
 		n += !con_threaded(con);
+		t += !con->write_record;
+	}
 	atomic_store(&locked_consoles, n);
+	atomic_store_explicit(&text_consoles, t, memory_order_relaxed);
+}
+
+int pk_console_text_listed(void)
+{
+	return atomic_load_explicit(&text_consoles, memory_order_relaxed);
 }
 
 PK_HOT int pk_console_in_write(void)

@@ -67,6 +67,9 @@ void pk_console_emergency_flush(struct prb *rb, int wait_ms);
  * them, since the last call (a forwarder's dropped notice). */
 struct console;
 uint64_t pk_console_take_dropped(struct console *con);
+/* How many consoles that print text (no write_record) are registered: a
+ * forwarder's notices go to stderr as well when there are none. */
+int pk_console_text_listed(void);
 /* After fork(), in the child. */
 void pk_console_after_fork(void);
 /* Exit (pk_console_shutdown()) calls @fn for every threaded console whose

@@ -7,7 +7,8 @@
  * acknowledged transport, through librelp).
  *
  * Owns: the wire forms (field and name mappings, escapes, framing), the
- * sockets, TCP's reconnection and its backoff, and the dropped notices.
+ * sockets, TCP's reconnection and its backoff, TCP's resend window, the
+ * dropped notices, and each console's state and its announcements.
  *
  * libsystemd is not linked: the journal's native protocol is a handful of
  * documented, stable rules (one datagram of fields; a sealed memfd when it
@@ -38,6 +39,22 @@
  *      cached one (no system call per record), refreshed in the child by
  *      fork()'s atfork handler: a child made by a raw clone(2) that skips
  *      those handlers is not told apart, as printk's caller ids are not.
+ *   N6 Never silent: the state (idle, delivering, cannot connect, lost) is
+ *      the printer thread's to change, and each change is announced once,
+ *      as a notice record in printk's log (so the program's other consoles
+ *      print it; on stderr too when no text console is registered), with
+ *      the target, the reason in words and the records waiting and lost.
+ *      Failures in the same state say nothing more.
+ *   N7 TCP has no answers: bytes the receiver's kernel acknowledged may
+ *      still sit unread in its socket when it is killed. A registered TCP
+ *      console keeps the sequence numbers of the records it wrote (at most
+ *      RESEND_MAX) until the send queue was seen empty RESEND_SLACK_MS
+ *      after they were written (the receiver had that long to read what
+ *      its kernel took). When the connection breaks, the next connection
+ *      first carries those records again, read back from the ring: what
+ *      the ring still holds is not lost, what had arrived arrives twice.
+ *      A record the ring overwrote meanwhile, or one that left a full
+ *      window unconfirmed, is counted lost and announced (N6).
  *   N5 Commit points (pk_console_forward_commit(), for a forwarder that keeps
  *      a cursor): 0 only if every message handed over since the previous
  *      commit was accepted by the transport without a break in between.
@@ -49,6 +66,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -93,6 +111,9 @@
 
 #define RELP_TIMEOUT_S	   2	/* librelp's wait for a window slot or an answer */
 #define COMMIT_DRAIN_MS	   2000 /* TCP: the longest a commit waits for the send queue */
+#define UDP_SETTLE_NS	   1000000000ull /* N6: UDP is back a second after its last failure */
+#define RESEND_MAX	   65536 /* N7: records a TCP console keeps for a resend (1 MiB, touched as used) */
+#define RESEND_SLACK_MS	   2000	 /* N7: the receiver's time to read what its kernel took */
 
 enum net_kind { NET_JOURNAL, NET_UNIX, NET_UDP, NET_TCP, NET_RELP };
 
@@ -125,6 +146,26 @@ struct net_console {
 	char relp_host[64], relp_port[8];
 	struct pk_record notice; /* the dropped notice, as a record */
 	char buf[MSG_BUF];
+	/* N6: the state the notices announced, and why it is so */
+	char target[160]; /* "tcp:HOST:PORT" as given, for the notices */
+	int framing;	  /* PK_SYSLOG_FRAMING_* (TCP) */
+	int no_bom;	  /* RFC 5424 text without the BOM */
+	_Atomic int state, last_error;
+	_Atomic uint64_t lost_sends, changes;
+	_Atomic uint64_t pos; /* the seq of the next record to deliver */
+	uint64_t last_fail_ns;
+	char lf[MSG_BUF * 4 + 1]; /* an LF-framed message, newlines escaped */
+	/* N7: TCP's resend window (a registered console's): the records
+	 * written on this connection that the receiver may not have read */
+	struct resend {
+		uint64_t seq, written_ns;
+	} *rs;
+	unsigned rs_head, rs_len;
+	int rs_pending;	    /* the connection broke: send the window again */
+	uint64_t rs_unkept; /* left the full window unconfirmed */
+	uint64_t rs_resent; /* sent again at the last reconnection */
+	_Atomic unsigned rs_slack_ms; /* RESEND_SLACK_MS; the tests set another */
+	struct pk_record rs_rec;
 };
 
 /* ------------------------------------------------------ message text -- */
@@ -355,6 +396,9 @@ size_t pk_net_format_syslog(char *out, size_t cap, const struct pk_record *rec, 
 	char t[64];
 	size_t tlen = rec->text_len > PK_TEXT_MAX ? PK_TEXT_MAX : rec->text_len;
 
+	int no_bom = format & PK_NET_NO_BOM;
+
+	format &= ~PK_NET_NO_BOM;
 	sb_ch(&b, '<');
 	sb_u64(&b, wire_facility(rec->facility) * 8u + (rec->level & 7u));
 	sb_ch(&b, '>');
@@ -392,7 +436,7 @@ size_t pk_net_format_syslog(char *out, size_t cap, const struct pk_record *rec, 
 	sb_ch(&b, ']');
 	if (tlen) {
 		sb_ch(&b, ' ');
-		if (pk_net_utf8_valid(rec->text, tlen))
+		if (!no_bom && pk_net_utf8_valid(rec->text, tlen))
 			sb_str(&b, "\xef\xbb\xbf");
 		sb_put(&b, rec->text, tlen);
 	}
@@ -483,6 +527,8 @@ static void net_close(struct net_console *nc)
 		close(nc->fd);
 	if (nc->fd >= 0 && nc->unconfirmed)
 		nc->broken = 1;
+	if (nc->fd >= 0 && nc->rs_len)
+		nc->rs_pending = 1; /* N7 */
 	nc->fd = -1;
 }
 
@@ -543,17 +589,24 @@ static int tcp_connect(struct net_console *nc)
 }
 
 /* The receiver closed the connection (a syslog receiver never sends, so
- * anything readable is the end) or it failed. */
+ * anything readable is the end: -ESHUTDOWN) or it failed (its error, as
+ * -ECONNRESET); 0 while it is there. */
 static int tcp_peer_gone(int fd)
 {
 	struct pollfd p = { fd, POLLIN | POLLRDHUP, 0 };
-	char c;
+	int soerr = 0;
+	socklen_t sl = sizeof(soerr);
 
 	if (poll(&p, 1, 0) <= 0)
 		return 0;
+	if ((p.revents & POLLERR) && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr)
+		return -soerr;
 	if (p.revents & (POLLERR | POLLHUP | POLLRDHUP))
-		return 1;
-	return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) <= 0;
+		return -ESHUTDOWN;
+
+	char c;
+
+	return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) <= 0 ? -ESHUTDOWN : 0;
 }
 
 static int send_all(int fd, const char *p, size_t n)
@@ -655,6 +708,23 @@ static int net_send(struct net_console *nc, char *msg, size_t n)
 	case NET_UDP:
 		return send_all(nc->fd, msg, n);
 	case NET_TCP: {
+		if (nc->framing == PK_SYSLOG_FRAMING_LF) {
+			/* RFC 6587 non-transparent framing: a newline ends the
+			 * message, so one inside it goes as "#012", the escape
+			 * rsyslog itself writes for a control character. */
+			size_t k = 0;
+
+			for (size_t i = 0; i < n; i++) {
+				if (msg[i] == '\n') {
+					memcpy(nc->lf + k, "#012", 4);
+					k += 4;
+				} else {
+					nc->lf[k++] = msg[i];
+				}
+			}
+			nc->lf[k++] = '\n';
+			return send_all(nc->fd, nc->lf, k);
+		}
 		/* RFC 6587 octet counting: "LEN SP MSG"; the caller left room
 		 * for the prefix before @msg. */
 		char t[24];
@@ -682,8 +752,8 @@ static size_t format_record(struct net_console *nc, const struct pk_record *rec)
 
 	if (nc->kind == NET_JOURNAL)
 		return pk_net_format_journal(out, cap, rec, app, realtime_offset(nc));
-	return pk_net_format_syslog(out, cap, rec, nc->format, nc->enterprise, nc->host, app,
-				    realtime_offset(nc));
+	return pk_net_format_syslog(out, cap, rec, nc->format | (nc->no_bom ? PK_NET_NO_BOM : 0),
+				    nc->enterprise, nc->host, app, realtime_offset(nc));
 }
 
 /* The dropped notice as a record of its own: level 4, no dictionary. */
@@ -729,18 +799,141 @@ static int retry_wait(const struct net_console *nc)
 	return 0;
 }
 
-/* N2: TCP: connect if due; -EAGAIN while the receiver is away. */
-static int tcp_ready(struct net_console *nc)
+/* ------------------------------------------------------------- state -- */
+
+static const char *err_words(int err)
 {
-	if (nc->fd >= 0 && (nc->fd_pid != (pid_t)pk_caller_pid() || tcp_peer_gone(nc->fd)))
+	/* tcp_peer_gone(): the system's words for it speak of our side */
+	const char *s = err == -ESHUTDOWN ? "the collector closed the connection"
+		      : err < 0	       ? strerrordesc_np(-err)
+					 : NULL;
+
+	return s ? s : "unknown error";
+}
+
+/* Records of the log from @pos on. */
+static uint64_t waiting_from(const struct net_console *nc, uint64_t pos)
+{
+	struct pk_log *log = nc->src ? nc->src : pk_printk_log_peek();
+	uint64_t next = log ? pk_log_next_seq(log) : pos;
+
+	return next > pos ? next - pos : 0;
+}
+
+static uint64_t lost_total(const struct net_console *nc)
+{
+	return atomic_load_explicit(&nc->dropped, memory_order_relaxed) +
+	       atomic_load_explicit(&nc->lost_sends, memory_order_relaxed);
+}
+
+/* N6: one line, as a notice record and, with no text console to print
+ * it, on stderr. */
+static void announce(struct net_console *nc, int level, const char *fmt, ...) PK_PRINTF_FORMAT(3, 4);
+static void announce(struct net_console *nc, int level, const char *fmt, ...)
+{
+	char line[400];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n <= 0)
+		return;
+	if ((size_t)n >= sizeof(line)) {
+		n = (int)sizeof(line) - 1;
+		line[n - 1] = '\n';
+	}
+	atomic_fetch_add_explicit(&nc->changes, 1, memory_order_relaxed);
+	/* Stored only: printing from here (a console's write) would be
+	 * recursion; the threaded consoles are woken, the others print it
+	 * with the next printk or at exit. */
+	pk_store_notice(level, "%s", line);
+	pk_console_wake_printers();
+	if (!pk_console_text_listed()) {
+		struct console *err_con = pk_console_stderr();
+
+		err_con->write_checked(err_con, line, (size_t)n);
+	}
+}
+
+static int is_stream(const struct net_console *nc)
+{
+	return nc->kind == NET_TCP || nc->kind == NET_RELP;
+}
+
+/* N6: delivery failed with @err, record @seq first in line. */
+static void went_down(struct net_console *nc, int err, uint64_t seq)
+{
+	int was = atomic_load_explicit(&nc->state, memory_order_relaxed);
+	int now = was == PK_CONSOLE_IDLE || was == PK_CONSOLE_CANNOT_CONNECT ? PK_CONSOLE_CANNOT_CONNECT
+									     : PK_CONSOLE_LOST;
+
+	atomic_store_explicit(&nc->last_error, err, memory_order_relaxed);
+	nc->last_fail_ns = pk_clock_ns();
+	if (was == now)
+		return;
+	atomic_store_explicit(&nc->state, now, memory_order_relaxed);
+	if (is_stream(nc))
+		announce(nc, 4, "printk: console [%.16s] %s %s: %s (%llu waiting, %llu lost)\n",
+			 nc->con.name, now == PK_CONSOLE_LOST ? "lost" : "cannot reach", nc->target,
+			 err_words(err), (unsigned long long)waiting_from(nc, seq),
+			 (unsigned long long)lost_total(nc));
+	else
+		announce(nc, 4, "printk: console [%.16s] cannot deliver to %s: %s; records are lost until it answers (%llu lost)\n",
+			 nc->con.name, nc->target, err_words(err), (unsigned long long)lost_total(nc));
+}
+
+/* N6: a message went. UDP learns of a refusal one send late (the ICMP
+ * answer): it counts as back only a second after its last failure, so a
+ * port nobody listens on does not flap. */
+static void went_up(struct net_console *nc, uint64_t seq)
+{
+	int was = atomic_load_explicit(&nc->state, memory_order_relaxed);
+
+	if (was == PK_CONSOLE_DELIVERING)
+		return;
+	if (nc->kind == NET_UDP && was != PK_CONSOLE_IDLE &&
+	    pk_clock_ns() - nc->last_fail_ns < UDP_SETTLE_NS)
+		return;
+	atomic_store_explicit(&nc->state, PK_CONSOLE_DELIVERING, memory_order_relaxed);
+	if (was == PK_CONSOLE_IDLE)
+		return;
+	if (nc->rs_resent)
+		announce(nc, 5, "printk: console [%.16s] reconnected to %s: %llu records written before the break sent again (%llu waiting, %llu lost)\n",
+			 nc->con.name, nc->target, (unsigned long long)nc->rs_resent,
+			 (unsigned long long)waiting_from(nc, seq), (unsigned long long)lost_total(nc));
+	else
+		announce(nc, 5, "printk: console [%.16s] %s %s (%llu waiting, %llu lost)\n", nc->con.name,
+			 was == PK_CONSOLE_LOST ? "reconnected to" : "reached", nc->target,
+			 (unsigned long long)waiting_from(nc, seq), (unsigned long long)lost_total(nc));
+	nc->rs_resent = 0;
+}
+
+/* N2: TCP: connect if due; -EAGAIN while the receiver is away. */
+static int tcp_ready(struct net_console *nc, uint64_t seq)
+{
+	int err;
+
+	if (nc->fd >= 0 && nc->fd_pid != (pid_t)pk_caller_pid()) {
+		/* N4: a child; what the parent wrote is the parent's to resend */
+		nc->rs_len = 0;
+		nc->rs_unkept = 0;
+		nc->rs_pending = 0;
 		net_close(nc);
+	}
+	if (nc->fd >= 0 && (err = tcp_peer_gone(nc->fd))) {
+		net_close(nc);
+		went_down(nc, err, seq);
+	}
 	if (nc->fd >= 0)
 		return 0;
 
 	if (retry_wait(nc))
 		return -EAGAIN;
-	if (tcp_connect(nc)) {
+	if ((err = tcp_connect(nc))) {
 		atomic_fetch_add_explicit(&nc->send_errors, 1, memory_order_relaxed);
+		went_down(nc, err, seq);
 		schedule_retry(nc);
 		return -EAGAIN;
 	}
@@ -879,9 +1072,25 @@ static void relp_drop_client(struct net_console *nc)
 	nc->relp_reconnect = 0;
 }
 
+/* N6: librelp does not say why a connection failed (the errno it leaves
+ * is its non-blocking connect's EINPROGRESS): a plain TCP connection to the
+ * same address, closed at once, tells. One that succeeds means something
+ * listens there but the RELP session failed. Only when the state changes,
+ * so a receiver that is away sees one such probe per announcement. */
+static int relp_reason(struct net_console *nc)
+{
+	int err = tcp_connect(nc);
+
+	if (err)
+		return err;
+	close(nc->fd);
+	nc->fd = -1;
+	return -EPROTO;
+}
+
 /* Connect (or reconnect, which resends what the receiver has not
  * acknowledged); -EAGAIN while the receiver is away (N2). */
-static int relp_ready(struct net_console *nc)
+static int relp_ready(struct net_console *nc, uint64_t seq)
 {
 	struct pipe_guard g;
 	relpRetVal r;
@@ -924,6 +1133,11 @@ static int relp_ready(struct net_console *nc)
 	pipe_restore(&g);
 	if (r != RELP_RET_OK) {
 		atomic_fetch_add_explicit(&nc->send_errors, 1, memory_order_relaxed);
+		if (atomic_load_explicit(&nc->state, memory_order_relaxed) == PK_CONSOLE_DELIVERING ||
+		    atomic_load_explicit(&nc->state, memory_order_relaxed) == PK_CONSOLE_IDLE)
+			went_down(nc, relp_reason(nc), seq);
+		else
+			went_down(nc, atomic_load_explicit(&nc->last_error, memory_order_relaxed), seq);
 		schedule_retry(nc);
 		return -EAGAIN;
 	}
@@ -1009,9 +1223,9 @@ static int relp_available(void)
 	return 0;
 }
 
-static int relp_ready(struct net_console *nc)
+static int relp_ready(struct net_console *nc, uint64_t seq)
 {
-	(void)nc;
+	(void)nc, (void)seq;
 	return -EAGAIN;
 }
 
@@ -1040,11 +1254,12 @@ static void relp_release(struct net_console *nc)
 
 /* A message could not be sent. TCP: the connection is given up (a frame
  * may be cut) and the record waits; otherwise it is lost, and counted. */
-static int send_failed(struct net_console *nc, int err)
+static int send_failed(struct net_console *nc, int err, uint64_t seq)
 {
 	atomic_fetch_add_explicit(&nc->send_errors, 1, memory_order_relaxed);
 	if (nc->kind == NET_TCP) {
 		net_close(nc);
+		went_down(nc, err, seq);
 		schedule_retry(nc);
 		return -EAGAIN;
 	}
@@ -1053,12 +1268,84 @@ static int send_failed(struct net_console *nc, int err)
 		 * librelp resends the frames that were not acknowledged. */
 		nc->relp_reconnect = 1;
 		nc->broken = 1;
+		went_down(nc, err, seq);
 		schedule_retry(nc);
 		return -EAGAIN;
 	}
 	/* A full receiver queue: the record waits rather than being lost. */
 	if (nc->kind != NET_UDP && (err == -EAGAIN || err == -EWOULDBLOCK))
 		return -EAGAIN;
+	atomic_fetch_add_explicit(&nc->lost_sends, 1, memory_order_relaxed);
+	atomic_store_explicit(&nc->pos, seq + 1, memory_order_relaxed);
+	went_down(nc, err, seq + 1);
+	return 0;
+}
+
+/* N7: the receiver's kernel took every byte (the send queue is empty):
+ * what was written RESEND_SLACK_MS before now has been read, or is lost
+ * with the receiver's process whatever we do. */
+static void resend_prune(struct net_console *nc)
+{
+	int outq = 0;
+
+	if (!nc->rs_len || ioctl(nc->fd, SIOCOUTQ, &outq) < 0 || outq != 0)
+		return;
+
+	uint64_t now = pk_clock_ns(),
+		 slack = (uint64_t)atomic_load_explicit(&nc->rs_slack_ms, memory_order_relaxed) * 1000000u;
+
+	while (nc->rs_len && nc->rs[nc->rs_head].written_ns + slack <= now) {
+		nc->rs_head = (nc->rs_head + 1) % RESEND_MAX;
+		nc->rs_len--;
+	}
+	if (!nc->rs_len)
+		nc->rs_unkept = 0;
+}
+
+static void resend_keep(struct net_console *nc, uint64_t seq)
+{
+	if (nc->rs_len == RESEND_MAX) {
+		nc->rs_head = (nc->rs_head + 1) % RESEND_MAX;
+		nc->rs_len--;
+		nc->rs_unkept++;
+	}
+
+	struct resend *r = &nc->rs[(nc->rs_head + nc->rs_len++) % RESEND_MAX];
+
+	r->seq = seq;
+	r->written_ns = pk_clock_ns();
+}
+
+/* N7: on a new connection, the window again, before record @next. 0, or
+ * send_failed()'s answer. */
+static int resend_window(struct net_console *nc, uint64_t next)
+{
+	struct pk_log *log = pk_printk_log_peek();
+	uint64_t lost = nc->rs_unkept, resent = 0;
+	int err;
+
+	for (unsigned i = 0; i < nc->rs_len; i++) {
+		struct resend *r = &nc->rs[(nc->rs_head + i) % RESEND_MAX];
+
+		if (r->seq >= next)
+			break;
+		if (!log || pk_log_read(log, r->seq, &nc->rs_rec, 0) || nc->rs_rec.seq != r->seq) {
+			lost++; /* the ring overwrote it */
+			continue;
+		}
+
+		size_t n = format_record(nc, &nc->rs_rec);
+
+		if ((err = net_send(nc, nc->buf + MSG_ROOM, n)))
+			return send_failed(nc, err, next);
+		r->written_ns = pk_clock_ns();
+		resent++;
+	}
+	atomic_fetch_add_explicit(&nc->lost_sends, lost, memory_order_relaxed);
+	atomic_fetch_add_explicit(&nc->sent, resent, memory_order_relaxed);
+	nc->rs_unkept = 0;
+	nc->rs_pending = 0;
+	nc->rs_resent = resent;
 	return 0;
 }
 
@@ -1067,16 +1354,24 @@ static int net_write_record(struct console *con, const struct pk_record *rec)
 	struct net_console *nc = (struct net_console *)con;
 	int err;
 
+	atomic_store_explicit(&nc->pos, rec->seq, memory_order_relaxed);
 	if (nc->kind == NET_TCP) {
-		if ((err = tcp_ready(nc)))
+		if ((err = tcp_ready(nc, rec->seq)))
 			return err;
+		if (nc->rs && nc->rs_pending && (err = resend_window(nc, rec->seq)))
+			return err;
+		if (nc->rs)
+			resend_prune(nc);
 	} else if (nc->kind == NET_RELP) {
-		if ((err = relp_ready(nc)))
+		if ((err = relp_ready(nc, rec->seq)))
 			return err;
 	} else if (nc->fd < 0 || nc->fd_pid != (pid_t)pk_caller_pid()) {
 		nc->fd = -1;
 		if ((err = dgram_open(nc))) {
 			atomic_fetch_add_explicit(&nc->send_errors, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&nc->lost_sends, 1, memory_order_relaxed);
+			atomic_store_explicit(&nc->pos, rec->seq + 1, memory_order_relaxed);
+			went_down(nc, err, rec->seq + 1);
 			return 0;
 		}
 	}
@@ -1089,7 +1384,7 @@ static int net_write_record(struct console *con, const struct pk_record *rec)
 		size_t n = format_notice(nc, rec, nc->lost);
 
 		if ((err = net_send(nc, nc->buf + MSG_ROOM, n)))
-			return send_failed(nc, err);
+			return send_failed(nc, err, rec->seq);
 		nc->lost = 0;
 		nc->unconfirmed++;
 		atomic_fetch_add_explicit(&nc->sent, 1, memory_order_relaxed);
@@ -1098,9 +1393,13 @@ static int net_write_record(struct console *con, const struct pk_record *rec)
 	size_t n = format_record(nc, rec);
 
 	if ((err = net_send(nc, nc->buf + MSG_ROOM, n)))
-		return send_failed(nc, err);
+		return send_failed(nc, err, rec->seq);
 	nc->unconfirmed++;
+	if (nc->rs && con->state)
+		resend_keep(nc, rec->seq);
 	atomic_fetch_add_explicit(&nc->sent, 1, memory_order_relaxed);
+	atomic_store_explicit(&nc->pos, rec->seq + 1, memory_order_relaxed);
+	went_up(nc, rec->seq + 1);
 	return 0;
 }
 
@@ -1118,6 +1417,18 @@ static void net_exit_close(struct console *con)
 
 	if (pk_console_net_owns(con) && nc->kind == NET_RELP)
 		relp_close_at_exit(nc);
+	if (pk_console_net_owns(con) && nc->kind == NET_TCP && nc->rs_pending && nc->rs_len) {
+		/* N7: written into a connection that broke, never sent again */
+		struct console *err_con = pk_console_stderr();
+		char line[200];
+		int len = snprintf(line, sizeof(line),
+				   "printk: console [%.16s]: %u records written before the connection to %.64s broke were not sent again at exit\n",
+				   nc->con.name, nc->rs_len, nc->target);
+
+		if (len > 0)
+			err_con->write_checked(err_con, line,
+					       (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+	}
 }
 
 /* Unregistered by pk_printk_exit(), or freed by pk_console_destroy(). */
@@ -1128,7 +1439,14 @@ static void net_release(struct console *con)
 	if (nc->kind == NET_RELP)
 		relp_release(nc);
 	net_close(nc);
+	free(nc->rs);
 	free(nc);
+}
+
+void pk_console_net_set_resend_slack(struct console *con, unsigned ms)
+{
+	if (pk_console_net_owns(con))
+		atomic_store_explicit(&((struct net_console *)con)->rs_slack_ms, ms, memory_order_relaxed);
 }
 
 void pk_console_net_set_max_datagram(struct console *con, size_t n)
@@ -1151,6 +1469,7 @@ static struct net_console *net_alloc(enum net_kind kind, const char *name)
 	nc->fd = -1;
 	nc->backoff_ms = BACKOFF_MIN_MS;
 	nc->enterprise = PK_SYSLOG_ENTERPRISE_DEFAULT;
+	atomic_init(&nc->rs_slack_ms, RESEND_SLACK_MS);
 	snprintf(nc->app, sizeof(nc->app), "%s",
 		 program_invocation_short_name[0] ? program_invocation_short_name : "printk");
 	if (gethostname(nc->host, sizeof(nc->host) - 1) < 0)
@@ -1181,12 +1500,24 @@ int pk_console_journal_create(struct console **conp, const char *socket_path)
 
 	if (!nc)
 		return -ENOMEM;
+	snprintf(nc->target, sizeof(nc->target), "journal:%s",
+		 socket_path ? socket_path : PK_JOURNAL_SOCKET);
 	if ((err = unix_addr(nc, socket_path ? socket_path : PK_JOURNAL_SOCKET))) {
 		free(nc);
 		return err;
 	}
 	*conp = &nc->con;
 	return 0;
+}
+
+/* Why the last name on this thread did not resolve (getaddrinfo's answer). */
+static _Thread_local int create_gai_error;
+
+const char *pk_net_create_strerror(int err)
+{
+	if (err == -EHOSTUNREACH && create_gai_error)
+		return gai_strerror(create_gai_error);
+	return err_words(err);
 }
 
 /* "HOST:PORT" or "[V6]:PORT" into @nc->addr. */
@@ -1221,7 +1552,7 @@ static int inet_addr_of(struct net_console *nc, const char *hp, int stream)
 
 	hints.ai_socktype = stream ? SOCK_STREAM : SOCK_DGRAM;
 	hints.ai_flags = AI_NUMERICSERV;
-	if (getaddrinfo(host, colon + 1, &hints, &res) || !res)
+	if ((create_gai_error = getaddrinfo(host, colon + 1, &hints, &res)) || !res)
 		return -EHOSTUNREACH;
 	memcpy(&nc->addr, res->ai_addr, res->ai_addrlen);
 	nc->addr_len = res->ai_addrlen;
@@ -1255,6 +1586,8 @@ int pk_console_syslog_create(struct console **conp, const char *target, int form
 	if (!nc)
 		return -ENOMEM;
 	nc->format = format;
+	snprintf(nc->target, sizeof(nc->target), "%s", target);
+	create_gai_error = 0;
 	if (enterprise)
 		nc->enterprise = enterprise;
 	err = kind == NET_UNIX ? unix_addr(nc, rest) : inet_addr_of(nc, rest, kind != NET_UDP);
@@ -1268,13 +1601,51 @@ int pk_console_syslog_create(struct console **conp, const char *target, int form
 				     NI_NUMERICHOST | NI_NUMERICSERV))
 			err = -EHOSTUNREACH;
 	}
+	if (!err && kind == NET_TCP && !(nc->rs = calloc(RESEND_MAX, sizeof(*nc->rs))))
+		err = -ENOMEM;
 	if (err) {
 		free(nc);
 		return err;
 	}
-	if (kind == NET_RELP)
+	if (kind == NET_RELP || kind == NET_TCP)
 		pk_console_set_exit_close(net_exit_close);
 	*conp = &nc->con;
+	return 0;
+}
+
+int pk_console_syslog_set_framing(struct console *con, int framing)
+{
+	if (!pk_console_net_owns(con) || ((struct net_console *)con)->kind != NET_TCP ||
+	    (framing != PK_SYSLOG_FRAMING_OCTET && framing != PK_SYSLOG_FRAMING_LF))
+		return -EINVAL;
+	((struct net_console *)con)->framing = framing;
+	return 0;
+}
+
+int pk_console_syslog_set_bom(struct console *con, int bom)
+{
+	if (!pk_console_net_owns(con) || ((struct net_console *)con)->kind == NET_JOURNAL ||
+	    (bom != 0 && bom != 1))
+		return -EINVAL;
+	((struct net_console *)con)->no_bom = !bom;
+	return 0;
+}
+
+int pk_console_stats(const struct console *con, struct pk_console_stats *st)
+{
+	if (!pk_console_net_owns(con) || !st)
+		return -EINVAL;
+
+	const struct net_console *nc = (const struct net_console *)con;
+
+	memset(st, 0, sizeof(*st));
+	st->state = atomic_load_explicit(&nc->state, memory_order_relaxed);
+	st->last_error = atomic_load_explicit(&nc->last_error, memory_order_relaxed);
+	st->delivered = atomic_load_explicit(&nc->sent, memory_order_relaxed);
+	st->lost = lost_total(nc);
+	st->changes = atomic_load_explicit(&nc->changes, memory_order_relaxed);
+	if (st->state != PK_CONSOLE_IDLE)
+		st->waiting = waiting_from(nc, atomic_load_explicit(&nc->pos, memory_order_relaxed));
 	return 0;
 }
 
@@ -1377,10 +1748,29 @@ int pk_log_identity(struct pk_log *log, uint64_t id[2])
 	return 0;
 }
 
+/* console=syslog:TARGET[,framing=..][,bom=..] from PRINTK_OPTS: framing and
+ * bom are 0 when not given, else their value plus one. */
+static int syslog_create_opts(struct console **conp, const char *target, int format,
+			      int framing, int bom)
+{
+	int err = pk_console_syslog_create(conp, target, format, 0);
+
+	if (!err && framing)
+		err = pk_console_syslog_set_framing(*conp, framing - 1);
+	if (!err && bom)
+		err = pk_console_syslog_set_bom(*conp, bom - 1);
+	if (err && *conp) { /* created, but an option was refused */
+		pk_console_destroy(*conp);
+		*conp = NULL;
+	}
+	return err;
+}
+
 /* PRINTK_OPTS console=journal and console=syslog: work only when this file
  * is in the program (setup_hooks.h). */
 __attribute__((constructor(PK_SETUP_HOOK_PRIORITY))) static void provide_to_setup(void)
 {
 	pk_setup_hooks.journal_create = pk_console_journal_create;
-	pk_setup_hooks.syslog_create = pk_console_syslog_create;
+	pk_setup_hooks.syslog_create = syslog_create_opts;
+	pk_setup_hooks.create_strerror = pk_net_create_strerror;
 }

@@ -19,9 +19,14 @@ int pk_console_net_owns(const struct console *con);
 /* Journal: send payloads over @n bytes through a memfd (0: only when the
  * socket refuses the datagram). For the tests of that path. */
 void pk_console_net_set_max_datagram(struct console *con, size_t n);
+/* TCP: how long after it was written a record is kept for a resend once
+ * the send queue is empty (N7; default 2000 ms). For tests under load. */
+void pk_console_net_set_resend_slack(struct console *con, unsigned ms);
 
 /* A record as one syslog message (no framing) into @out; its length, cut
- * at @cap. @rt_offset: CLOCK_REALTIME - CLOCK_MONOTONIC. */
+ * at @cap. @rt_offset: CLOCK_REALTIME - CLOCK_MONOTONIC. @format may have
+ * PK_NET_NO_BOM: no BOM before UTF-8 text. */
+#define PK_NET_NO_BOM 0x100
 size_t pk_net_format_syslog(char *out, size_t cap, const struct pk_record *rec, int format,
 			    unsigned enterprise, const char *host, const char *app,
 			    int64_t rt_offset);
@@ -33,5 +38,9 @@ size_t pk_net_format_journal(char *out, size_t cap, const struct pk_record *rec,
 size_t pk_net_sd_name(char *out, const char *key, size_t n);
 size_t pk_net_journal_name(char *out, const char *key, size_t n);
 int pk_net_utf8_valid(const char *s, size_t n);
+/* The reason, in words, a forwarding console could not be made with error
+ * @err on this thread (a host name that does not resolve: the resolver's
+ * own words). */
+const char *pk_net_create_strerror(int err);
 
 #endif

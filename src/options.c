@@ -21,7 +21,8 @@
  *                        followed by ,threaded ,extended ,lossless ,name=NAME
  *                        ,loglevel=N (and for files ,size=N[KMG] ,keep=N:
  *                        rotation); or the forwarders journal[:PATH] and
- *                        syslog:TARGET[,rfc5424|,rfc3164]; or -NAME, which
+ *                        syslog:TARGET[,rfc5424|,rfc3164][,bom=yes|no]
+ *                        [,framing=octet|lf] (tcp: only); or -NAME, which
  *                        removes the console of that name; repeatable
  *   log_buf_file=PATH    keep the log in a file shared with other processes
  *   log_buf_file_group=B a new log file is group-readable (0640)
@@ -43,7 +44,9 @@
  *    field can be left at 0 by mistake;
  *  - a word is applied whole or not at all: a rejected value leaves the
  *    field as it was and adds one warning, "unknown option" for a name not
- *    in the table, "bad value in" for anything else;
+ *    in the table, "bad console option" for a forwarder's option whose
+ *    value is not one it takes (or "framing= is for tcp: targets only"),
+ *    "bad value in" for anything else;
  *  - nothing here allocates, locks or formats with the C library (see
  *    options.h for the calling context).
  */
@@ -213,10 +216,21 @@ static int valid_console_name(const char *v, size_t n)
 	return 1;
 }
 
+/* A bad value of a console option that names itself: one warning that says
+ * which option and what it takes; the word is then ignored with no other
+ * warning (pk_opts_parse() knows -EALREADY). */
+static int bad_console_option(struct pk_opts *o, const char *w, size_t n, const char *takes)
+{
+	pk_opts_warn(o, PK_OPTS_WARN_PREFIX "bad console option '%.*s' (%s), console ignored",
+		     (int)(n > 60 ? 60 : n), w, takes);
+	return -EALREADY;
+}
+
 /* One trailing ",WORD" of a console= value. Returns 1 if it was one of the
  * console options (stored in @c), 0 if it is not (it belongs to the path),
- * -EINVAL for a known option with a bad value. */
-static int console_suffix(const char *w, size_t n, int is_file, int is_syslog, struct pk_opts_console *c)
+ * -EINVAL for a known option with a bad value (-EALREADY: and it said so). */
+static int console_suffix(const char *w, size_t n, int is_file, int is_syslog, struct pk_opts_console *c,
+			  struct pk_opts *o)
 {
 	unsigned long long x;
 
@@ -230,6 +244,20 @@ static int console_suffix(const char *w, size_t n, int is_file, int is_syslog, s
 		c->format = PK_SYSLOG_RFC3164;
 	} else if (is_syslog && is_word(w, n, "rfc5424")) {
 		c->format = 0;
+	} else if (is_syslog && n >= 8 && !memcmp(w, "framing=", 8)) {
+		if (is_word(w + 8, n - 8, "octet"))
+			c->framing = PK_SYSLOG_FRAMING_OCTET + 1;
+		else if (is_word(w + 8, n - 8, "lf"))
+			c->framing = PK_SYSLOG_FRAMING_LF + 1;
+		else
+			return bad_console_option(o, w, n, "octet or lf");
+	} else if (is_syslog && n >= 4 && !memcmp(w, "bom=", 4)) {
+		if (is_word(w + 4, n - 4, "yes"))
+			c->bom = 2;
+		else if (is_word(w + 4, n - 4, "no"))
+			c->bom = 1;
+		else
+			return bad_console_option(o, w, n, "yes or no");
 	} else if (n >= 5 && !memcmp(w, "name=", 5)) {
 		if (!valid_console_name(w + 5, n - 5))
 			return -EINVAL;
@@ -256,7 +284,7 @@ static int console_suffix(const char *w, size_t n, int is_file, int is_syslog, s
  * ",loglevel=N"; for files ",size=N" and ",keep=N"; for syslog the format)
  * from the end of @v into @c: a path may hold commas before them. Returns
  * the length of what is left, or -EINVAL. */
-static long console_suffixes(const char *v, size_t n, struct pk_opts_console *c)
+static long console_suffixes(const char *v, size_t n, struct pk_opts_console *c, struct pk_opts *o)
 {
 	int is_file = n > 5 && !strncmp(v, "file:", 5);
 	int is_syslog = n > 7 && !strncmp(v, "syslog:", 7);
@@ -274,7 +302,7 @@ static long console_suffixes(const char *v, size_t n, struct pk_opts_console *c)
 			return (long)n;
 
 		size_t at = (size_t)(comma - v);
-		int r = console_suffix(comma + 1, n - at - 1, is_file, is_syslog, c);
+		int r = console_suffix(comma + 1, n - at - 1, is_file, is_syslog, c, o);
 
 		if (r < 0)
 			return r;
@@ -292,7 +320,7 @@ static int parse_console(const char *v, size_t n, unsigned long long fd_max, str
 	memset(&c, 0, sizeof(c)); /* padding too: two parses compare equal */
 	c.loglevel = -1;
 
-	long head = console_suffixes(v, n, &c);
+	long head = console_suffixes(v, n, &c, o);
 
 	if (head < 0)
 		return (int)head;
@@ -328,6 +356,11 @@ static int parse_console(const char *v, size_t n, unsigned long long fd_max, str
 			return -ENAMETOOLONG;
 		c.kind = PK_OPTCON_SYSLOG;
 		memcpy(c.path, v + 7, n - 7);
+		if (c.framing && strncmp(c.path, "tcp:", 4)) {
+			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=syslog:%.100s: framing= is for tcp: targets only, console ignored",
+				     c.path);
+			return -EALREADY;
+		}
 	} else if (n > 1 && v[0] == '-') {
 		if (!valid_console_name(v + 1, n - 1) || c.flags || c.name[0] || c.loglevel >= 0)
 			return -EINVAL;
@@ -435,6 +468,7 @@ int pk_opts_parse(const char *s, struct pk_opts *o)
 		size_t nlen = eq ? (size_t)(eq - word) : wlen;
 		const struct pk_opt_def *d = find_row(word, nlen);
 		const char *why = NULL;
+		int r;
 		const char *v = eq ? eq + 1 : NULL;
 		size_t vlen = eq ? wlen - nlen - 1 : 0;
 
@@ -444,7 +478,7 @@ int pk_opts_parse(const char *s, struct pk_opts *o)
 		}
 		if (!d)
 			why = "unknown option";
-		else if (apply_row(o, d, v, vlen))
+		else if ((r = apply_row(o, d, v, vlen)) && r != -EALREADY)
 			why = "bad value in";
 		/* Up to 100 bytes of the word: a warning stays one readable line. */
 		if (why)

@@ -55,6 +55,8 @@ struct pk_opts_console {
 	int loglevel;	    /* ,loglevel=N (0..15), or -1: console_loglevel */
 	long long rotate_size; /* file: ,size=N[KMG] (bytes), or 0: no rotation */
 	int rotate_keep;    /* file: ,keep=N (1..999) old files, with a size */
+	int framing;	    /* syslog:tcp: ,framing=octet|lf: PK_SYSLOG_FRAMING_* + 1, 0: not given */
+	int bom;	    /* syslog: ,bom=yes|no: 2 yes, 1 no, 0: not given */
 };
 
 /*

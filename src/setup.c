@@ -272,7 +272,7 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 		if (!pk_setup_hooks.syslog_create)
 			return not_linked(o, &said_forwarding, "console=syslog",
 					  "the forwarding consoles");
-		err = pk_setup_hooks.syslog_create(&con, c->path, c->format, 0);
+		err = pk_setup_hooks.syslog_create(&con, c->path, c->format, c->framing, c->bom);
 		break;
 	}
 	if (!err) {
@@ -293,8 +293,10 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=file:%s unusable (error %d), ignored",
 				     c->path, -err);
 		else if (c->kind == PK_OPTCON_JOURNAL || c->kind == PK_OPTCON_SYSLOG)
-			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=%s%s unusable (error %d), ignored",
-				     c->kind == PK_OPTCON_SYSLOG ? "syslog:" : "journal:", c->path, -err);
+			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=%s%s unusable (%s), ignored",
+				     c->kind == PK_OPTCON_SYSLOG ? "syslog:" : "journal:", c->path,
+				     pk_setup_hooks.create_strerror ? pk_setup_hooks.create_strerror(err)
+								    : strerror(-err));
 		else
 			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=fd:%d unusable (error %d), ignored",
 				     c->fd, -err);

@@ -36,8 +36,12 @@ struct pk_setup_hooks {
 	int (*dyndbg_boot)(const char *query);
 	/* console_net.c: console=journal[:PATH], console=syslog:TARGET */
 	int (*journal_create)(struct console **con, const char *path);
+	/* framing, bom: 0 not given, else the PK_SYSLOG_FRAMING_* value or
+	 * the yes/no, plus one (options.h's encoding) */
 	int (*syslog_create)(struct console **con, const char *target, int format,
-			     unsigned enterprise);
+			     int framing, int bom);
+	/* why the last create failed, in words ("Name or service not known") */
+	const char *(*create_strerror)(int err);
 };
 
 /* setup.c's; each field written only by the file named above it. */

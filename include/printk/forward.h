@@ -53,6 +53,44 @@ PK_API int pk_console_journal_create(struct console **conp, const char *socket_p
 PK_API int pk_console_syslog_create(struct console **conp, const char *target, int format,
 				    unsigned enterprise);
 
+/* TCP framing (pk_console_syslog_set_framing()). */
+#define PK_SYSLOG_FRAMING_OCTET 0 /* RFC 6587 octet counting: "LEN SP MSG" (default) */
+#define PK_SYSLOG_FRAMING_LF	1 /* MSG LF, each newline inside MSG sent as "#012" */
+
+/*
+ * Before registration: how a "tcp:" console frames its messages (-EINVAL
+ * for another target or framing), and whether an RFC 5424 message's UTF-8
+ * text starts with the BOM (@bom 1, the default) or not (0; -EINVAL for no
+ * syslog console). 0 on success.
+ * Context: before pk_register_console(); not async-signal-safe.
+ */
+PK_API int pk_console_syslog_set_framing(struct console *con, int framing);
+PK_API int pk_console_syslog_set_bom(struct console *con, int bom);
+
+/* A forwarding console's state (struct pk_console_stats). */
+#define PK_CONSOLE_IDLE		  0 /* nothing offered yet */
+#define PK_CONSOLE_DELIVERING	  1 /* the last message went to the collector */
+#define PK_CONSOLE_CANNOT_CONNECT 2 /* the collector was never reached */
+#define PK_CONSOLE_LOST		  3 /* reached before, away now */
+
+struct pk_console_stats {
+	int state;	    /* PK_CONSOLE_* */
+	int last_error;	    /* negative errno of the last failure (0: none yet) */
+	uint64_t delivered; /* messages the transport took (notices included) */
+	uint64_t waiting;   /* records of the log after the last one delivered */
+	uint64_t lost;	    /* records that will not arrive: overwritten before they
+			     * were sent, datagrams refused, TCP messages written
+			     * into a connection that broke */
+	uint64_t changes;   /* state changes (each one announced) */
+};
+
+/*
+ * @con's state and counters: 0, or -EINVAL if @con is no forwarding
+ * console. strerror(-st->last_error) says why it cannot deliver.
+ * Context: any thread; does not block; async-signal-safe (atomic loads).
+ */
+PK_API int pk_console_stats(const struct console *con, struct pk_console_stats *st);
+
 /* What a forwarding console did since it was made. */
 struct pk_forward_stats {
 	uint64_t sent;	      /* messages handed to the transport (notices included) */

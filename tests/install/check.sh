@@ -111,11 +111,12 @@ echo "add_subdirectory: the library alone by default, examples on request"
 soname=$(readelf -d "$libdir/libprintk.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 [[ $soname == libprintk.so.0 ]] || { echo "unexpected soname: $soname"; exit 1; }
 # Each function is in the version node of the release that added it
-# (docs/abi.md): the string functions and the static opt-in in
-# LIBPRINTK_0.2, the rest in 0.1.
+# (docs/abi.md): the functions added in 0.2.0 in LIBPRINTK_0.2, the rest
+# in 0.1.
 vers=$(objdump -T "$libdir/libprintk.so" | awk 'NF >= 2 && $(NF - 1) ~ /^LIBPRINTK_/ && $NF ~ /^pk_/ {print $NF, $(NF - 1)}')
 for f in pk_snprintf pk_vsnprintf pk_scnprintf pk_vscnprintf pk_sprintf pk_vsprintf pk_kasprintf \
-	pk_kvasprintf pk_kfree pk_printk_link_all_options; do
+	pk_kvasprintf pk_kfree pk_printk_link_all_options pk_console_stats pk_console_syslog_set_framing \
+	pk_console_syslog_set_bom; do
 	grep -qx "$f LIBPRINTK_0.2" <<<"$vers" || { echo "$f is not in LIBPRINTK_0.2"; exit 1; }
 done
 grep -qx "pk_printk LIBPRINTK_0.1" <<<"$vers" || { echo "pk_printk is not in LIBPRINTK_0.1"; exit 1; }
