@@ -441,7 +441,11 @@ static int fd_write_json(struct console *con, const struct pk_record *rec)
 	int known = log && pk_log_writer_name(log, rec->pid, ident, sizeof(ident)) == 0;
 	size_t n = pk_json_format_record(fc->json_line, PK_JSON_RECORD_MAX, rec, known ? ident : NULL, rt);
 
-	return fd_write(con, fc->json_line, n);
+	int err = fd_write(con, fc->json_line, n);
+
+	/* From write_record, -EAGAIN would mean "not taken, offer it again"
+	 * (console.h); a write that failed is counted as one. */
+	return err == -EAGAIN ? -EIO : err;
 }
 
 int pk_console_fd_set_json(struct console *con)
