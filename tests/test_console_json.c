@@ -101,9 +101,8 @@ static int hostile_child(void *arg)
 {
 	char opts[600];
 
-	(void)arg;
 	CHILD_CHECK(pk_set_log_buf_file(log_path, 0) == 0);
-	snprintf(opts, sizeof(opts), "console=file:%s,json loglevel=8", out_path);
+	snprintf(opts, sizeof(opts), "console=file:%s,json%s loglevel=8", out_path, (const char *)arg);
 	CHILD_CHECK(pk_printk_configure(opts) == 0);
 	for (size_t i = 0; i < NHOSTILE; i++)
 		CHILD_CHECK(printk(KERN_INFO "%.*s\n", (int)hostile[i].len, hostile[i].text) > 0);
@@ -170,13 +169,13 @@ static int run(const char *cmd)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-static void test_hostile_records(void **state)
+/* @variant: more options after ,json. */
+static void check_hostile_records(const char *variant)
 {
 	struct child_result res;
 	char cmd[2048], py_path[512];
 	const char *bin = getenv("PRINTK_TEST_BUILD_DIR");
 
-	(void)state;
 	if (run("command -v jq >/dev/null") != 0)
 		fail_msg("jq is not installed (scripts/setup.sh installs it): the JSON lines cannot be checked");
 	if (run("command -v python3 >/dev/null") != 0)
@@ -193,7 +192,8 @@ static void test_hostile_records(void **state)
 	fputs(py_check, f);
 	fclose(f);
 
-	run_child_ok(hostile_child, NULL, 30000, &res);
+	print_message("console=file:PATH,json%s\n", variant);
+	run_child_ok(hostile_child, (void *)variant, 30000, &res);
 	child_result_free(&res);
 
 	/* jq: the whole file is a stream of objects, one per record (the
@@ -221,6 +221,15 @@ static void test_hostile_records(void **state)
 		assert_memory_equal(copy, b, n);
 	}
 	test_dir_remove();
+}
+
+/* Printed by the caller, by a printer thread, and by a lossless one. */
+static void test_hostile_records(void **state)
+{
+	(void)state;
+	check_hostile_records("");
+	check_hostile_records(",threaded");
+	check_hostile_records(",lossless");
 }
 
 int main(void)
