@@ -10,6 +10,7 @@ packages=(
 	libcmocka-dev                   # test framework
 	util-linux                      # dmesg, the reference for udmesg's output
 	python3                         # scripts/layers.py (the layering test)
+	jq                              # checks the ,json consoles' lines (tests/test_console_json.c)
 	groff-base man-db               # the manual pages' test (tests/man/test_man.sh)
 	debhelper dpkg-dev fakeroot lintian   # the Debian packages (tests/install/deb.sh)
 	dh-python                       # python3-printk's dependencies and byte-compilation (debian/)

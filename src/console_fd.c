@@ -35,6 +35,10 @@
  * not followed (-ELOOP at creation; later, the console writes on into the
  * file it has). The renames need no care: rename(2) replaces a link
  * planted at PATH.N instead of writing through it.
+ *
+ * A console made ,json (pk_console_fd_set_json) takes each record's fields
+ * and writes it as one JSON line (json_format.c) through the same write,
+ * into a buffer of its own made at set-up: its write never allocates.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,10 +55,14 @@
 #include <unistd.h>
 
 #include <printk/console.h>
+#include <printk/log.h>
 
 #include "caller.h"
 #include "console_line.h"
+#include "atomics.h"
 #include "hints.h"
+#include "json_format.h"
+#include "log_shared.h"
 #include "safe_open.h"
 #include "settings.h"
 
@@ -83,6 +91,7 @@ struct fd_console {
 	dev_t file_dev;
 	ino_t file_ino;
 	char *rename_from, *rename_to; /* path + ".NNN", made at set-up */
+	char *json_line; /* ,json: PK_JSON_RECORD_MAX bytes, made at set-up */
 };
 
 static enum fd_kind fd_kind_of(int fd)
@@ -419,6 +428,41 @@ static int fd_write(struct console *con, const char *text, size_t len)
 
 static struct fd_console stderr_console;
 
+/* A ,json console's write_record: the console lock (or its printer
+ * thread) makes it the only user of its line buffer. Dated by the log's
+ * realtime offset, as udmesg -T and the forwarders date records. */
+static int fd_write_json(struct console *con, const struct pk_record *rec)
+{
+	struct fd_console *fc = (struct fd_console *)con;
+	struct pk_log *log = pk_printk_log_peek();
+	int64_t rt = log ? (int64_t)pk_load_relaxed(&pk_log_shared(log)->realtime_offset_ns)
+			 : pk_realtime_offset_ns();
+	char ident[16];
+	int known = log && pk_log_writer_name(log, rec->pid, ident, sizeof(ident)) == 0;
+	size_t n = pk_json_format_record(fc->json_line, PK_JSON_RECORD_MAX, rec, known ? ident : NULL, rt);
+
+	int err = fd_write(con, fc->json_line, n);
+
+	/* From write_record, -EAGAIN would mean "not taken, offer it again"
+	 * (console.h); a write that failed is counted as one. */
+	return err == -EAGAIN ? -EIO : err;
+}
+
+int pk_console_fd_set_json(struct console *con)
+{
+	struct fd_console *fc = (struct fd_console *)con;
+
+	if (!con || con->write_checked != fd_write || con->state)
+		return -EINVAL;
+	if (!fc->json_line && !(fc->json_line = malloc(PK_JSON_RECORD_MAX)))
+		return -ENOMEM;
+	/* Lines for programs: no colour, no terminal escapes (a JSON string
+	 * escapes what it must). */
+	con->flags &= ~(PK_CON_COLOR | PK_CON_ESCAPE);
+	con->write_record = fd_write_json;
+	return 0;
+}
+
 int pk_console_fd_direct(struct console *con)
 {
 	struct fd_console *fc = (struct fd_console *)con;
@@ -537,7 +581,7 @@ void pk_console_destroy(struct console *con)
 {
 	/* The forwarders (console_net.c) free themselves through their
 	 * release; naming them here would tie this file to that one. */
-	if (con && con->write_record && con->release) {
+	if (con && con->write_record && con->release && con->write_checked != fd_write) {
 		con->release(con);
 		return;
 	}
@@ -551,6 +595,7 @@ void pk_console_destroy(struct console *con)
 	free(fc->path);
 	free(fc->rename_from);
 	free(fc->rename_to);
+	free(fc->json_line);
 	free(fc);
 }
 

@@ -19,6 +19,7 @@
  *   printk.caller=B      caller prefix
  *   console=C            stderr, none, fd:N or file:PATH, each optionally
  *                        followed by ,threaded ,extended ,lossless ,name=NAME
+ *                        ,json (JSON lines, json_format.c)
  *                        ,loglevel=N (and for files ,size=N[KMG] ,keep=N:
  *                        rotation); or the forwarders journal[:PATH] and
  *                        syslog:TARGET[,rfc5424|,rfc3164][,bom=yes|no]
@@ -240,6 +241,8 @@ static int console_suffix(const char *w, size_t n, int is_file, int is_syslog, s
 		c->flags |= PK_CON_EXTENDED;
 	} else if (is_word(w, n, "lossless")) {
 		c->flags |= PK_CON_LOSSLESS;
+	} else if (is_word(w, n, "json")) {
+		c->json = 1;
 	} else if (is_syslog && is_word(w, n, "rfc3164")) {
 		c->format = PK_SYSLOG_RFC3164;
 	} else if (is_syslog && is_word(w, n, "rfc5424")) {
@@ -369,6 +372,12 @@ static int parse_console(const char *v, size_t n, unsigned long long fd_max, str
 	} else {
 		return -EINVAL;
 	}
+	/* JSON lines are the fd consoles' form; a forwarder has its own, and
+	 * an extended console's /dev/kmsg form is another one. */
+	if (c.json && c.kind != PK_OPTCON_STDERR && c.kind != PK_OPTCON_FD && c.kind != PK_OPTCON_FILE)
+		return bad_console_option(o, "json", 4, "for stderr, fd: and file: consoles only");
+	if (c.json && (c.flags & PK_CON_EXTENDED))
+		return bad_console_option(o, "json", 4, "not with ,extended");
 	/* "none" and "stderr" take no options but a level (and stderr a name). */
 	if (c.kind == PK_OPTCON_NONE && (c.flags || c.name[0] || c.loglevel >= 0))
 		return -EINVAL;

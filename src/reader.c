@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "deferred.h"
+#include "json_format.h"
 #include "kmsg_format.h"
 #include "log_internal.h"
 #include "log_shared.h"
@@ -99,6 +100,13 @@ int pk_log_file_stat(struct pk_log *log, struct stat *st)
 	if (!log || !st || !log->path || log->image || log->fd < 0)
 		return -EINVAL;
 	return fstat(log->fd, st) == 0 ? 0 : -errno;
+}
+
+_Static_assert(PK_LOG_JSON_MAX >= PK_JSON_RECORD_MAX, "a JSON line fits");
+
+size_t pk_log_json_format(const struct pk_record *rec, const char *ident, int64_t rt_offset_ns, char *out)
+{
+	return pk_json_format_record(out, PK_LOG_JSON_MAX, rec, ident, rt_offset_ns);
 }
 
 size_t pk_log_kmsg_format(const struct pk_record *rec, char *out)

@@ -14,7 +14,7 @@
  * log's shared state (pk_log_info), a fast text-only reader for dumps
  * (pk_text_read), waiting for new records (pk_log_wait), whether any writer
  * is left (pk_log_writers_alive), the /dev/kmsg form of a record
- * (pk_log_kmsg_format), the syslog actions' way in (pk_log_open_control),
+ * (pk_log_kmsg_format) and its JSON line (pk_log_json_format), the syslog actions' way in (pk_log_open_control),
  * the log of PRINTK_OPTS (pk_opts_log_buf_file), how a reader keeps the
  * library's printk start-up away (PK_READER_ONLY_PROGRAM), and opening the
  * files a tool keeps (pk_tool_open: pk-forward's cursor) by the library's
@@ -163,6 +163,16 @@ int pk_log_writers_alive(struct pk_log *log);
  * (pk_set_printk_caller). Async-signal-safe, thread-safe, never blocks.
  */
 size_t pk_log_kmsg_format(const struct pk_record *rec, char *out);
+
+/*
+ * @rec as one JSON line with journald's field names (docs/json.md), into
+ * @out of PK_LOG_JSON_MAX bytes; returns the length. @ident: the
+ * SYSLOG_IDENTIFIER or NULL; @rt_offset_ns: the log's realtime offset
+ * (pk_log_info). The ,json consoles' formatter. Async-signal-safe,
+ * thread-safe, never blocks.
+ */
+#define PK_LOG_JSON_MAX 16384
+size_t pk_log_json_format(const struct pk_record *rec, const char *ident, int64_t rt_offset_ns, char *out);
 
 /*
  * fstat(2) of the file @log maps (a file log keeps its descriptor open):

@@ -33,6 +33,7 @@
 
 #include "console_internal.h"
 #include "log_shared.h"
+#include "json_format.h"
 #include "options.h"
 #include "printk_internal.h"
 #include "reader.h"
@@ -274,6 +275,11 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 					  "the forwarding consoles");
 		err = pk_setup_hooks.syslog_create(&con, c->path, c->format, c->framing, c->bom);
 		break;
+	}
+	if (!err && c->json) {
+		err = pk_console_fd_set_json(con);
+		if (err && con != pk_console_stderr())
+			pk_console_destroy(con);
 	}
 	if (!err) {
 		con->flags |= c->flags;

@@ -15,7 +15,10 @@
  *   - a payload too big for one datagram goes through a sealed memfd;
  *   - console=journal:PATH in PRINTK_OPTS (a child process);
  *   - pk-forward from a log file: every record once, in order, with the
- *     writer's fields; a second run sends only what its cursor says is new.
+ *     writer's fields; a second run sends only what its cursor says is new;
+ *   - a ,json console's line (json_format.c) gives each hostile record's
+ *     text and dictionary as the same JSON values journalctl -o json gives
+ *     them (string or array of bytes), under the same field names.
  * Needs root (namespaces, bind mounts). Label "daemons".
  */
 #include <dirent.h>
@@ -38,6 +41,7 @@
 #include <printk/printk.h>
 
 #include "console_net.h"
+#include "json_format.h"
 #include "daemon_util.h"
 #include "reader.h"
 #include "testutil.h"
@@ -348,6 +352,78 @@ static void test_fields(void **state)
 	drop_console(con);
 }
 
+/* What journalctl makes of hostile values is what a JSON line says:
+ * Python compares each pair of objects, field by field, as JSON values. */
+static const char json_compare[] =
+	"import json, sys\n"
+	"ours = [json.loads(l) for l in open(sys.argv[1], encoding='utf-8')]\n"
+	"theirs = [json.loads(l) for l in open(sys.argv[2], encoding='utf-8')]\n"
+	"assert len(ours) == len(theirs) > 0, (len(ours), len(theirs))\n"
+	"same = {'PRINTK_SEQ': 'PRINTK_SEQ', '__REALTIME_TIMESTAMP': 'PRINTK_REALTIME_USEC', '_PID': 'SYSLOG_PID'}\n"
+	"for o, t in zip(ours, theirs):\n"
+	"    for k, v in o.items():\n"
+	"        if k == '__MONOTONIC_TIMESTAMP':\n"
+	"            continue\n"
+	"        tk = same.get(k, k)\n"
+	"        assert t.get(tk) == v, (k, v, t.get(tk))\n"
+	"print('journalctl agrees on', len(ours), 'records')\n";
+
+static void test_json_matches_journalctl(void **state)
+{
+	(void)state;
+	struct console *con = add_console();
+	static const char *const texts[] = {
+		"JJ-plain",
+		"JJ-quote \" back \\ tab\tnl\nend",
+		"JJ-ctl \a \x1b[31m \x7f \r",
+		"JJ-bad \xff\xfe \xc3",
+		"JJ-surrogate \xed\xa0\x80",
+		"JJ-overlong \xc0\xaf \xe0\x80\xaf",
+		"JJ-c1 \xc2\x85",
+		"JJ-nonchar \xef\xbf\xbe \xef\xb7\x90",
+		"JJ-utf8 gr\xc3\xbc\xc3\x9f \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbd",
+	};
+	static const char dict[] = "SUBSYSTEM=n\x01t\0lower.key=caf\xc3\xa9\0BAD=\xff\0MESSAGE=forged\0_u=x";
+	size_t n = sizeof(texts) / sizeof(texts[0]);
+	struct got g = { 0 };
+	FILE *ours, *theirs, *py;
+	char cmd[2048];
+
+	for (size_t i = 0; i < n; i++)
+		pk_printk_emit(1, 6, dict, sizeof(dict) - 1, "%s\n", texts[i]);
+	assert_int_equal(pk_pr_flush(5000, 0), 1);
+	wait_for("JJ-", (int)n, &g);
+	assert_int_equal(g.n, (int)n);
+
+	struct pk_log_info info;
+
+	assert_int_equal(pk_log_info(pk_printk_log(), &info), 0);
+	ours = fopen(test_dir_path("ours.json"), "w");
+	theirs = fopen(test_dir_path("theirs.json"), "w");
+	py = fopen(test_dir_path("compare.py"), "w");
+	assert_true(ours && theirs && py);
+	for (size_t i = 0; i < n; i++) {
+		static char line[PK_JSON_RECORD_MAX];
+		struct pk_record rec;
+
+		find_record(texts[i], &rec);
+		fwrite(line, 1,
+		       pk_json_format_record(line, sizeof(line), &rec, program_invocation_short_name,
+					     info.realtime_offset_ns),
+		       ours);
+		fprintf(theirs, "%s\n", g.line[i]);
+	}
+	fputs(json_compare, py);
+	fclose(ours);
+	fclose(theirs);
+	fclose(py);
+	snprintf(cmd, sizeof(cmd), "python3 '%s' '%s' '%s'", test_dir_path("compare.py"),
+		 test_dir_path("ours.json"), test_dir_path("theirs.json"));
+	assert_int_equal(system(cmd), 0);
+	got_free(&g);
+	drop_console(con);
+}
+
 /* Bigger than the datagram limit set here: a sealed memfd carries it. */
 static void test_memfd(void **state)
 {
@@ -516,6 +592,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memfd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_json_matches_journalctl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pk_forward, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_printk_opts, setup, teardown),
 	};

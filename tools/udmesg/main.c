@@ -115,6 +115,7 @@ static const char usage_text[] =
 	"     --until <time>          display the lines until the specified time\n"
 	"\nBeyond dmesg:\n"
 	"     --kmsg                  print records as /dev/kmsg returns them, NUL-separated\n"
+	"     --journal-json          one JSON object per record, journald's field names\n"
 	"     --partial               also show the unfinalized newest record, marked\n"
 	"     --no-partial            never show it (default: shown when all writers are gone)\n"
 	"     --caller                show caller ids (T<tid>)\n"
@@ -287,6 +288,7 @@ enum {
 	OPT_SINCE,
 	OPT_UNTIL,
 	OPT_KMSG,
+	OPT_JOURNAL_JSON,
 	OPT_PARTIAL,
 	OPT_NO_PARTIAL,
 	OPT_CALLER,
@@ -333,6 +335,7 @@ static const struct option longopts[] = {
 	{"time-format", required_argument, NULL, OPT_TIME_FORMAT},
 	{"force-prefix", no_argument, NULL, 'p'},
 	{"kmsg", no_argument, NULL, OPT_KMSG},
+	{"journal-json", no_argument, NULL, OPT_JOURNAL_JSON},
 	{"partial", no_argument, NULL, OPT_PARTIAL},
 	{"no-partial", no_argument, NULL, OPT_NO_PARTIAL},
 	{"caller", no_argument, NULL, OPT_CALLER},
@@ -352,7 +355,7 @@ static const int excl[][8] = {
 	{'L', 'r'},	 {'S', 'W', 'w'},
 	{'T', 'r'},	 {'d', 'r'},
 	{'e', 'r'},	 {'r', 'x'},
-	{'r', 't'},	 {OPT_KMSG, 'J', 'r'},
+	{'r', 't'},	 {OPT_KMSG, 'J', 'r', OPT_JOURNAL_JSON},
 };
 #define NEXCL (sizeof(excl) / sizeof(excl[0]))
 
@@ -671,6 +674,9 @@ static void parse_option(int c, struct ud_ctl *ctl, struct ud_opts *o)
 	case OPT_KMSG:
 		ctl->kmsg_out = true;
 		break;
+	case OPT_JOURNAL_JSON:
+		ctl->journal_json = true;
+		break;
 	case OPT_PARTIAL:
 		ctl->partial = 1;
 		break;
@@ -753,8 +759,8 @@ static void resolve_source(struct ud_ctl *ctl, const struct ud_opts *o)
 			ud_fatal("no log to read: give -B <file>, -F <file> or -K <file>, "
 				 "or set log_buf_file= in PRINTK_OPTS");
 	}
-	if (ctl->kmsg_out && ctl->source != UD_SRC_LOG)
-		ud_fatal("--kmsg reads a libprintk log (-B), not %s",
+	if ((ctl->kmsg_out || ctl->journal_json) && ctl->source != UD_SRC_LOG)
+		ud_fatal("--%s reads a libprintk log (-B), not %s", ctl->kmsg_out ? "kmsg" : "journal-json",
 			 ctl->source == UD_SRC_SYSLOG ? "--syslog" : "a text file");
 }
 
@@ -789,7 +795,7 @@ static void resolve(struct ud_ctl *ctl, const struct ud_opts *o)
 		ctl->noesc = true;
 	}
 	resolve_time(ctl);
-	if (!ctl->json && !ctl->kmsg_out)
+	if (!ctl->json && !ctl->kmsg_out && !ctl->journal_json)
 		ctl->color = want_colors(o->colormode);
 	if (ctl->kmsg_out)
 		pk_set_printk_caller(ctl->caller); /* kmsg_read's caller field */

@@ -17,6 +17,8 @@
  *    returns them (its own formatter, through reader.h: the kernel's format
  *    cut at PK_MESSAGE_MAX bytes, ",partial" on a line never finished),
  *    each followed by a NUL byte: the format `dmesg -K` reads.
+ *  - JSON lines (--journal-json), as the ,json consoles write them: one
+ *    object per record with journald's field names (src/json_format.c).
  *
  * The writer is a large buffer flushed with write(2). The default text path
  * (time prefix, escaped message) avoids stdio and scans messages eight bytes
@@ -609,6 +611,25 @@ void ud_print_kmsg(struct ud_ctl *ctl, const struct urec *rec)
 		out_flush();
 }
 
+/* ------------------------------------------------------ journal JSON -- */
+
+/* The ,json consoles' line (src/json_format.c), dated by the log's
+ * realtime offset as -T dates it, named by the log's writer table. */
+static void print_journal_json(struct ud_ctl *ctl, const struct urec *rec)
+{
+	char out[PK_LOG_JSON_MAX];
+	char ident[16];
+	const struct pk_record *r = rec->log_rec;
+
+	if (!accept_record(ctl, rec) || !r)
+		return;
+	bool known = ctl->log && pk_log_writer_name(ctl->log, r->pid, ident, sizeof(ident)) == 0;
+
+	out_write(out, pk_log_json_format(r, known ? ident : NULL, ctl->base_ns, out));
+	if (ctl->follow)
+		out_flush();
+}
+
 /* --------------------------------------------------------------- text -- */
 
 /* One dictionary entry: a control byte (but tab) prints as \xNN, as the
@@ -1090,6 +1111,10 @@ void ud_print_record(struct ud_ctl *ctl, const struct urec *rec)
 
 	if (ctl->kmsg_out) {
 		ud_print_kmsg(ctl, rec);
+		return;
+	}
+	if (ctl->journal_json) {
+		print_journal_json(ctl, rec);
 		return;
 	}
 	if (!accept_record(ctl, rec)) {

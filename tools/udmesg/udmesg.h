@@ -106,6 +106,7 @@ struct ud_ctl {
 	size_t ntime_fmts;
 	bool raw, noesc, decode, json, force_prefix, follow, follow_new, color;
 	bool kmsg_out;	      /* --kmsg */
+	bool journal_json;    /* --journal-json */
 	bool caller;	      /* --caller */
 	bool dict;	      /* --dictionary: KEY=VALUE lines under each record */
 	bool writer;	      /* --writer: the writing process of each record */
