@@ -96,6 +96,7 @@
 #include "caller.h"
 #include "console_internal.h"
 #include "console_net.h"
+#include "json_format.h"
 #include "log_shared.h"
 #include "settings.h"
 #include "setup_hooks.h"
@@ -250,25 +251,6 @@ size_t pk_net_sd_name(char *out, const char *key, size_t n)
 
 		out[len++] =
 			(c < 33 || c > 126 || c == '=' || c == ']' || c == '"') ? '_' : (char)c;
-	}
-	out[len] = '\0';
-	return len;
-}
-
-size_t pk_net_journal_name(char *out, const char *key, size_t n)
-{
-	size_t len = 0;
-
-	if (n && (key[0] == '_' || (key[0] >= '0' && key[0] <= '9')))
-		out[len++] = 'X';
-	for (size_t i = 0; i < n && len < JOURNAL_NAME_MAX; i++) {
-		char c = key[i];
-
-		if (c >= 'a' && c <= 'z')
-			c = (char)(c - 'a' + 'A');
-		else if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
-			c = '_';
-		out[len++] = c;
 	}
 	out[len] = '\0';
 	return len;
@@ -471,27 +453,13 @@ static void jfield_u64(struct sb *b, const char *name, uint64_t v)
 	jfield(b, name, t, (size_t)n);
 }
 
-static const char *const journal_own[] = {
-	"MESSAGE",    "PRIORITY", "SYSLOG_FACILITY",	  "SYSLOG_IDENTIFIER",
-	"SYSLOG_PID", "TID",	  "PRINTK_REALTIME_USEC", "PRINTK_SEQ" };
-
 static void journal_param(void *arg, const char *k, size_t kn, const char *v, size_t vn)
 {
-	struct sb *b = arg;
 	char name[JOURNAL_NAME_MAX + 8];
-	size_t len = pk_net_journal_name(name + 5, k, kn);
 
 	/* A key that would stand for one of our own fields gets DICT_. */
-	for (size_t i = 0; i < sizeof(journal_own) / sizeof(journal_own[0]); i++) {
-		if (!strcmp(name + 5, journal_own[i])) {
-			memcpy(name, "DICT_", 5);
-			if (len + 5 > JOURNAL_NAME_MAX)
-				name[JOURNAL_NAME_MAX] = '\0';
-			jfield(b, name, v, vn);
-			return;
-		}
-	}
-	jfield(b, name + 5, v, vn);
+	pk_json_field_name(name, k, kn);
+	jfield(arg, name, v, vn);
 }
 
 size_t pk_net_format_journal(char *out, size_t cap, const struct pk_record *rec, const char *app,

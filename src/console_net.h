@@ -36,7 +36,6 @@ size_t pk_net_format_journal(char *out, size_t cap, const struct pk_record *rec,
 /* A dictionary key as an RFC 5424 SD-NAME (@out: 33 bytes) or a journal
  * field name (@out: 65 bytes); the name's length. */
 size_t pk_net_sd_name(char *out, const char *key, size_t n);
-size_t pk_net_journal_name(char *out, const char *key, size_t n);
 int pk_net_utf8_valid(const char *s, size_t n);
 /* The reason, in words, a forwarding console could not be made with error
  * @err on this thread (a host name that does not resolve: the resolver's

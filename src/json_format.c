@@ -163,21 +163,21 @@ static void field_u64(struct jb *b, const char *name, uint64_t v)
 }
 
 /* The fields the record gives: a dictionary key with one of these names
- * gets DICT_ before it. The journal forwarder's own names, and this
- * file's. */
+ * gets DICT_ before it: the journal forwarder's own names and this
+ * file's (one list, so a record's fields have the same names in the
+ * journal and in a JSON line). */
 static const char *const own_fields[] = {
 	"MESSAGE",    "PRIORITY", "SYSLOG_FACILITY",	  "SYSLOG_IDENTIFIER",
 	"SYSLOG_PID", "TID",	  "PRINTK_REALTIME_USEC", "PRINTK_SEQ",
 	"PRINTK_PARTIAL",
 };
 
-size_t pk_json_field_name(char *out, const char *key, size_t n)
+size_t pk_journal_key_name(char *out, const char *key, size_t n)
 {
-	char *name = out + 5;
 	size_t len = 0;
 
 	if (n && (key[0] == '_' || (key[0] >= '0' && key[0] <= '9')))
-		name[len++] = 'X';
+		out[len++] = 'X';
 	for (size_t i = 0; i < n && len < JOURNAL_NAME_MAX; i++) {
 		char c = key[i];
 
@@ -185,11 +185,18 @@ size_t pk_json_field_name(char *out, const char *key, size_t n)
 			c = (char)(c - 'a' + 'A');
 		else if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
 			c = '_';
-		name[len++] = c;
+		out[len++] = c;
 	}
-	name[len] = '\0';
+	out[len] = '\0';
+	return len;
+}
+
+size_t pk_json_field_name(char *out, const char *key, size_t n)
+{
+	size_t len = pk_journal_key_name(out + 5, key, n);
+
 	for (size_t i = 0; i < sizeof(own_fields) / sizeof(own_fields[0]); i++) {
-		if (!strcmp(name, own_fields[i])) {
+		if (!strcmp(out + 5, own_fields[i])) {
 			memcpy(out, "DICT_", 5);
 			len += 5;
 			if (len > JOURNAL_NAME_MAX)
@@ -198,7 +205,7 @@ size_t pk_json_field_name(char *out, const char *key, size_t n)
 			return len;
 		}
 	}
-	memmove(out, name, len + 1);
+	memmove(out, out + 5, len + 1);
 	return len;
 }
 

@@ -33,7 +33,14 @@ size_t pk_json_format_record(char *out, size_t cap, const struct pk_record *rec,
 			     int64_t rt_offset_ns);
 
 /*
- * A dictionary key as the journal forwarder names it (its field-name rule:
+ * A dictionary key as a journal field name: upper case, [A-Z0-9_], an 'X'
+ * before a leading '_' or digit, 64 characters at most. @out: 65 bytes.
+ * Returns the length.
+ */
+size_t pk_journal_key_name(char *out, const char *key, size_t n);
+
+/*
+ * A dictionary key as the JSON consoles and the journal forwarder name it (its field-name rule:
  * upper case, [A-Z0-9_], an 'X' before a leading '_' or digit, 64
  * characters at most), with "DICT_" before a name that is one of the
  * fields the record itself gives. @out: 70 bytes. Returns the length.

@@ -35,6 +35,7 @@
 #include <printk/printk.h>
 
 #include "console_net.h"
+#include "json_format.h"
 #include "options.h"
 #include "testutil.h"
 
@@ -139,17 +140,17 @@ static void test_names(void **state)
 	assert_string_equal(o, "a_b_c_d_e___");
 	assert_int_equal(pk_net_sd_name(o, "0123456789012345678901234567890123456789", 40), 32);
 	assert_string_equal(o, "01234567890123456789012345678901");
-	assert_int_equal(pk_net_journal_name(o, "dev.name-x", 10), 10);
+	assert_int_equal(pk_journal_key_name(o, "dev.name-x", 10), 10);
 	assert_string_equal(o, "DEV_NAME_X");
-	assert_int_equal(pk_net_journal_name(o, "_PID", 4), 5);
+	assert_int_equal(pk_journal_key_name(o, "_PID", 4), 5);
 	assert_string_equal(o, "X_PID");
-	assert_int_equal(pk_net_journal_name(o, "1a", 2), 3);
+	assert_int_equal(pk_journal_key_name(o, "1a", 2), 3);
 	assert_string_equal(o, "X1A");
 
 	char long_key[100];
 
 	memset(long_key, 'k', sizeof(long_key));
-	assert_int_equal(pk_net_journal_name(o, long_key, sizeof(long_key)), 64);
+	assert_int_equal(pk_journal_key_name(o, long_key, sizeof(long_key)), 64);
 	assert_true(pk_net_utf8_valid("caf\xc3\xa9", 5));
 	assert_false(pk_net_utf8_valid("\xc0\xaf", 2));	    /* overlong */
 	assert_false(pk_net_utf8_valid("\xed\xa0\x80", 3)); /* surrogate */

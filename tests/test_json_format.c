@@ -145,7 +145,7 @@ static void test_names_match_journal_forwarder(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		pk_net_journal_name(a, keys[i], strlen(keys[i]));
+		pk_journal_key_name(a, keys[i], strlen(keys[i]));
 		size_t m = pk_json_field_name(b, keys[i], strlen(keys[i]));
 
 		if (m > 5 && !memcmp(b, "DICT_", 5))
