@@ -1737,6 +1737,8 @@ int pk_register_console(struct console *con)
 		return -EINVAL;
 	if (con->state)
 		return -EBUSY;
+	if (pk_cfg_printk_time() >= PK_TIME_ISO)
+		pk_wall_refresh_maybe(); /* a changed TZ; not while printing */
 
 	struct pk_console_state *st = calloc(1, sizeof(*st));
 

@@ -6,7 +6,7 @@
  * Owns the table of the local zone's UTC offsets: from a day before the
  * last refresh to 400 days after it, the offset at the start and the exact
  * second of each change (daylight saving time), found with localtime_r()
- * from normal context. Formatting reads it under a generation count (odd
+ * from normal context (walltime.h says when). Formatting reads it under a generation count (odd
  * while a refresh writes it): a reader that meets a refresh in progress -
  * a signal handler that interrupted it, say - takes the offset of the last
  * complete table instead of waiting. Outside the table the nearest end's

@@ -5,8 +5,8 @@
  *
  * localtime_r() is not async-signal-safe (it may read the zone file and
  * takes a lock), so the local UTC offset comes from a table of the zone's
- * transitions that pk_wall_refresh() fills from normal context (console
- * registration, a style change, printer threads at most once a minute);
+ * transitions that pk_wall_refresh() fills from normal context (a style
+ * change; a console's registration, at most once a minute);
  * formatting only reads the table and does its own civil-from-days
  * arithmetic. docs/clock.md says how the time is found and its error.
  */
