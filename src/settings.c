@@ -6,7 +6,8 @@
  * is made of (size, file, file flags), and the settings every layer above
  * reads: console_loglevel (kept in the log's shared state, so every process
  * writing a log file shares it), default_message_loglevel, ignore_loglevel,
- * printk.time and printk.caller.
+ * printk.time (a style: enum pk_time_style; setting a wall-clock one has
+ * walltime.c read the zone first) and printk.caller.
  *
  * It sits right above the log (log.c, logfile.c) and below everything that
  * prints: consoles, printk, the readers and start-up all read it; it calls
