@@ -46,8 +46,9 @@
  *  - a word is applied whole or not at all: a rejected value leaves the
  *    field as it was and adds one warning, "unknown option" for a name not
  *    in the table, "bad console option" for a forwarder's option whose
- *    value is not one it takes, or a console's time= that names no style (or "framing= is for tcp: targets only"),
- *    "bad value in" for anything else;
+ *    value is not one it takes or a time= that names no style (or
+ *    "framing= is for tcp: targets only", "time= is for stderr, fd: and
+ *    file: consoles"), "bad value in" for anything else;
  *  - nothing here allocates, locks or formats with the C library (see
  *    options.h for the calling context).
  */
