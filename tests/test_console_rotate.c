@@ -16,7 +16,8 @@
  *     with fd 1 is followed;
  *   - a console's own time style (pk_console_set_time_style) over
  *     printk.time (pk_set_printk_time_style), their bounds, and an iso-utc
- *     line's time against CLOCK_REALTIME around the call;
+ *     line's time against CLOCK_REALTIME around the call; threads printing
+ *     wall-clock lines while the zone is re-read (every line well formed);
  *   - a console's own level (pk_console_set_loglevel), above and below
  *     console_loglevel, and ignore_loglevel over it; pk_console_find;
  *   - levels set by console name from another handle on the log file
@@ -26,7 +27,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -692,6 +695,64 @@ static void test_console_time_style(void **state)
 	test_dir_remove();
 }
 
+#define WALL_THREADS 2
+#define WALL_LINES   1000
+
+static void *wall_printer(void *arg)
+{
+	for (int i = 0; i < WALL_LINES; i++)
+		pr_info("t%d %d\n", (int)(intptr_t)arg, i);
+	return NULL;
+}
+
+static int wall_race_child(void *arg)
+{
+	(void)arg;
+	struct console *con;
+	pthread_t t[WALL_THREADS];
+
+	setenv("TZ", "Asia/Kolkata", 1);
+	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
+	CHILD_CHECK(pk_console_file_create(&con, test_dir_path("wall.log")) == 0);
+	CHILD_CHECK(pk_register_console(con) == 0);
+	pk_set_printk_time(0);
+	CHILD_CHECK(pk_console_set_time_style(con, PK_TIME_ISO) == -1);
+	for (int i = 0; i < WALL_THREADS; i++)
+		CHILD_CHECK(pthread_create(&t[i], NULL, wall_printer, (void *)(intptr_t)i) == 0);
+	/* Each call re-reads the zone while the threads format lines. */
+	for (int i = 0; i < 50; i++)
+		CHILD_CHECK(pk_console_set_time_style(con, PK_TIME_ISO) == PK_TIME_ISO);
+	for (int i = 0; i < WALL_THREADS; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+
+static void test_console_time_style_race(void **state)
+{
+	(void)state;
+	struct child_result res;
+	size_t len;
+
+	assert_int_equal(test_dir_make("pk_rotate"), 0);
+	run_child_ok(wall_race_child, NULL, 60000, &res);
+	child_result_free(&res);
+
+	char *a = slurp(test_dir_path("wall.log"), &len);
+	int lines = 0;
+
+	for (char *p = a, *nl; (nl = strchr(p, '\n')); p = nl + 1, lines++) {
+		int y, mo, d, h, mi, s, us, n = 0;
+
+		/* Every line has the zone's offset: none read a half-written table. */
+		if (sscanf(p, "%4d-%2d-%2dT%2d:%2d:%2d.%6d+05:30 t%*d %*d%n", &y, &mo, &d, &h, &mi, &s, &us, &n) != 7 ||
+		    p + n != nl)
+			fail_msg("line %d: %.*s", lines, (int)(nl - p), p);
+	}
+	assert_int_equal(lines, WALL_THREADS * WALL_LINES);
+	free(a);
+	test_dir_remove();
+}
+
 /* ---- levels set from outside, through the log file ---- */
 
 static int outside_child(void *arg)
@@ -791,6 +852,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stderr_fd2_fallback, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_console_own_level, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_console_time_style, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_console_time_style_race, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_levels_from_outside, setup_capture, teardown_capture),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
