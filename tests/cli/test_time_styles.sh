@@ -95,6 +95,34 @@ wait $writer
 check dst-change "2026-03-08T01:59:59.000000-05:00 before
 2026-03-08T03:00:01.000000-04:00 after" "$(cat "$TMP/dst")"
 
+# A threaded console that prints late shows when its record was stored,
+# not when it printed it: its pipe is full (nobody reads it) when "marker"
+# is stored at 22:49:32; the clock then moves to 23:00, and only then is
+# the pipe read and the line printed.
+echo "2026-12-05 22:49:32" >"$TMP/stamp"
+rm -f "$TMP/go" "$TMP/go2" "$TMP/late" "$TMP/late-err"
+filler=()
+for i in $(seq 1000); do
+	filler+=("$(printf 'filler %04d %090d' "$i" 0)") # 100 KB: more than a pipe holds
+done
+TZ=UTC LD_PRELOAD=$FAKELIB FAKETIME_TIMESTAMP_FILE=$TMP/stamp FAKETIME_NO_CACHE=1 PRINTK_CLOCK=monotonic \
+	PRINTK_OPTS="console=stderr console=fd:3,threaded,time=iso-utc" \
+	"$WRITER" "${filler[@]}" marker "--wait=$TMP/go" 2>"$TMP/late-err" \
+	3> >(while [ ! -e "$TMP/go2" ]; do sleep 0.05; done; cat >"$TMP/late") &
+writer=$!
+for _ in $(seq 600); do
+	grep -q '^\[1796510972.000000\] marker$' "$TMP/late-err" 2>/dev/null && break
+	sleep 0.1
+done
+echo "2026-12-05 23:00:00" >"$TMP/stamp"
+touch "$TMP/go2" "$TMP/go"
+wait $writer
+for _ in $(seq 600); do
+	[ "$(wc -l <"$TMP/late" 2>/dev/null)" = 1001 ] && break
+	sleep 0.1
+done
+check late-line "2026-12-05T22:49:32.000000Z marker" "$(tail -n 1 "$TMP/late")"
+
 # A clock step while the log lives: CLOCK_REALTIME jumps 11 hours ahead
 # between two lines, CLOCK_MONOTONIC goes on. The console prints each line
 # with the wall clock of its moment; the log file records the new relation
