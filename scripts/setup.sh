@@ -5,6 +5,7 @@
 set -euo pipefail
 
 packages=(
+	faketime                        # libfaketime: the wall-clock time styles under a faked clock
 	gcc g++ make cmake pkg-config   # toolchain, C++ for the header consumer test
 	clang libclang-rt-14-dev        # second compiler, sanitizer and fuzzer runtimes
 	libcmocka-dev                   # test framework

@@ -114,6 +114,7 @@
 #include "record_read.h"
 #include "settings.h"
 #include "textfmt.h"
+#include "walltime.h"
 
 #define CONSOLE_MAX_FAILURES 3 /* consecutive failed writes before a console is disabled */
 
@@ -141,6 +142,9 @@ struct pk_console_state {
 	/* pk_console_set_loglevel(): the console's own level + 1, 0 for none
 	 * (so a zeroed state, the fallback's, has none). */
 	_Atomic int own_level_plus1;
+	/* pk_console_set_time_style(): the console's own style + 1, 0 to
+	 * follow printk.time. */
+	_Atomic int time_style_plus1;
 };
 
 static struct console *console_list;
@@ -881,11 +885,62 @@ static PK_ALWAYS_INLINE char *put_prefix(char *end, uint64_t ts_nsec, uint32_t t
 	return pk_put_prefix(end, ts_nsec, tid, time, caller, put_seconds);
 }
 
+/* The time style of @con's lines: its own, or printk.time. */
+static PK_ALWAYS_INLINE int con_time_style(const struct console *con)
+{
+	int own = atomic_load_explicit(&con->state->time_style_plus1, memory_order_relaxed);
+
+	return own ? own - 1 : pk_cfg_printk_time();
+}
+
+/*
+ * The prefix with a wall-clock time (PK_TIME_ISO, PK_TIME_ISO_UTC): the
+ * record's timestamp plus CLOCK_REALTIME - CLOCK_MONOTONIC now, so a line
+ * printed late (a printer thread catching up) shows when its record was
+ * stored, and one printed after a clock step shows the new wall clock
+ * (docs/clock.md). A step of more than PK_WALL_STEP_NS is written into
+ * the log's header for its readers. Built backwards ending at @end (at most
+ * 1 + PK_WALL_TEXT_MAX + 14 bytes); returns the start.
+ */
+#define PK_WALL_STEP_NS 1000000 /* 1 ms: two processes' readings never differ by that much */
+static PK_COLD PK_NOINLINE char *put_wall_prefix(char *end, uint64_t ts_nsec, uint32_t tid, int style, int caller)
+{
+	char text[PK_WALL_TEXT_MAX];
+	int64_t off = pk_realtime_offset_ns();
+	struct pk_log *log = pk_printk_log_peek();
+	char *p = pk_put_prefix(end, 0, tid, 0, caller, pk_put_seconds_field);
+
+	if (log) {
+		pk_a64 *slot = &pk_log_shared(log)->realtime_offset_ns;
+		int64_t was = (int64_t)atomic_load_explicit(slot, memory_order_relaxed);
+
+		if (was - off > PK_WALL_STEP_NS || off - was > PK_WALL_STEP_NS)
+			atomic_store_explicit(slot, (uint64_t)off, memory_order_relaxed);
+	}
+
+	size_t n = pk_wall_format(text, (int64_t)ts_nsec + off, style == PK_TIME_ISO_UTC);
+
+	*--p = ' '; /* before the caller too: "[T1]" is not glued to the time */
+	p -= n;
+	memcpy(p, text, n);
+	return p;
+}
+
+/* The prefix of @con's lines for @r, backwards ending at @end. */
+static PK_ALWAYS_INLINE char *con_prefix(const struct console *con, char *end, uint64_t ts_nsec, uint32_t tid)
+{
+	int style = con_time_style(con);
+
+	if (PK_UNLIKELY(style >= PK_TIME_ISO))
+		return put_wall_prefix(end, ts_nsec, tid, style, pk_cfg_printk_caller());
+	return put_prefix(end, ts_nsec, tid, style, pk_cfg_printk_caller());
+}
+
 static void out_prefix(struct out *o, const struct pk_con_rec *r)
 {
 	char buf[PK_PREFIX_MAX];
 	char *end = buf + sizeof(buf);
-	char *p = put_prefix(end, r->ts_nsec, r->caller.tid, pk_cfg_printk_time(), pk_cfg_printk_caller());
+	char *p = con_prefix(o->con, end, r->ts_nsec, r->caller.tid);
 
 	if (p == end)
 		return;
@@ -1254,7 +1309,7 @@ static PK_ALWAYS_INLINE char *build_hint_line(struct console *con, const struct 
 {
 	struct pk_console_state *st = con->state;
 	char *text = in_place ? line + (r->text - line) : line + PK_CON_PREFIX_ROOM;
-	char *p = put_prefix(text, r->ts_nsec, r->caller.tid, pk_cfg_printk_time(), pk_cfg_printk_caller());
+	char *p = con_prefix(con, text, r->ts_nsec, r->caller.tid);
 
 	if (st->line_open)
 		*--p = '\n';
@@ -1682,6 +1737,8 @@ int pk_register_console(struct console *con)
 		return -EINVAL;
 	if (con->state)
 		return -EBUSY;
+	if (pk_cfg_printk_time() >= PK_TIME_ISO)
+		pk_wall_refresh_maybe(); /* a changed TZ; not while printing */
 
 	struct pk_console_state *st = calloc(1, sizeof(*st));
 
@@ -2250,4 +2307,29 @@ int pk_console_get_loglevel(const struct console *con)
 	struct pk_console_state *st = con ? con->state : NULL;
 
 	return st ? atomic_load(&st->own_level_plus1) - 1 : -1;
+}
+
+int pk_console_set_time_style(struct console *con, int style)
+{
+	if (!con || style < -1 || style > PK_TIME_ISO_UTC)
+		return -EINVAL;
+	if (style >= PK_TIME_ISO)
+		pk_wall_refresh(); /* the zone, read here, not while printing */
+
+	int how = console_lock_wait(-1);
+	int found = registered(con), old = -1;
+
+	if (found > 0)
+		old = atomic_exchange(&con->state->time_style_plus1, style + 1) - 1;
+	console_unlock_raw();
+	if (how == 2)
+		pk_console_flush(pk_printk_ring(), NULL);
+	return found > 0 ? old : -EINVAL;
+}
+
+int pk_console_get_time_style(const struct console *con)
+{
+	struct pk_console_state *st = con ? con->state : NULL;
+
+	return st ? atomic_load(&st->time_style_plus1) - 1 : -1;
 }

@@ -358,6 +358,14 @@ int pk_log_check(struct pk_log *log)
 	return log->fops ? log->fops->check(log) : 0;
 }
 
+int pk_log_realtime_offset(struct pk_log *log, int64_t *offset_ns)
+{
+	if (!log || !offset_ns)
+		return -EINVAL;
+	*offset_ns = (int64_t)atomic_load_explicit(&pk_log_shared(log)->realtime_offset_ns, memory_order_relaxed);
+	return 0;
+}
+
 uint64_t pk_log_first_seq(struct pk_log *log)
 {
 	return prb_first_seq(&log->rb);

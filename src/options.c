@@ -15,12 +15,13 @@
  *   loglevel=N           console_loglevel (0..15)
  *   quiet / debug        console_loglevel 4 / 10
  *   ignore_loglevel      print every level on the consoles
- *   printk.time=B        timestamp prefix (1/0, y/n, Y/N, on/off)
+ *   printk.time=T        time prefix: kernel, iso, iso-utc or none (or
+ *                        1/0, y/n, Y/N, on/off: kernel/none)
  *   printk.caller=B      caller prefix
  *   console=C            stderr, none, fd:N or file:PATH, each optionally
  *                        followed by ,threaded ,extended ,lossless ,name=NAME
  *                        ,json (JSON lines, json_format.c)
- *                        ,loglevel=N (and for files ,size=N[KMG] ,keep=N:
+ *                        ,loglevel=N ,time=T (and for files ,size=N[KMG] ,keep=N:
  *                        rotation); or the forwarders journal[:PATH] and
  *                        syslog:TARGET[,rfc5424|,rfc3164][,bom=yes|no]
  *                        [,framing=octet|lf] (tcp: only); or -NAME, which
@@ -46,8 +47,9 @@
  *  - a word is applied whole or not at all: a rejected value leaves the
  *    field as it was and adds one warning, "unknown option" for a name not
  *    in the table, "bad console option" for a forwarder's option whose
- *    value is not one it takes (or "framing= is for tcp: targets only"),
- *    "bad value in" for anything else;
+ *    value is not one it takes or a time= that names no style (or
+ *    "framing= is for tcp: targets only", "time= is for stderr, fd: and
+ *    file: consoles"), "bad value in" for anything else;
  *  - nothing here allocates, locks or formats with the C library (see
  *    options.h for the calling context).
  */
@@ -76,7 +78,7 @@ const struct pk_opt_def pk_opts_table[] = {
 	{ "debug", PK_OPT_FLAG, .min = 10, .max = 10, FIELD(console_loglevel) },
 	{ "ignore_loglevel", PK_OPT_BOOL, .bare_ok = 1, .max = 1, FIELD(ignore_loglevel) },
 	{ "printk.ignore_loglevel", PK_OPT_BOOL, .bare_ok = 1, .max = 1, FIELD(ignore_loglevel) },
-	{ "printk.time", PK_OPT_BOOL, .max = 1, FIELD(printk_time) },
+	{ "printk.time", PK_OPT_TIME, FIELD(printk_time) },
 	{ "printk.caller", PK_OPT_BOOL, .max = 1, FIELD(printk_caller) },
 	{ "console", PK_OPT_CONSOLE, .min = 0, .max = CONSOLE_FD_MAX, FIELD(consoles) },
 	{ "log_buf_file", PK_OPT_STRING, FIELD(log_buf_file) },
@@ -118,6 +120,7 @@ void pk_opts_init(struct pk_opts *o)
 		case PK_OPT_FLAG:
 		case PK_OPT_BOOL:
 		case PK_OPT_UINT:
+		case PK_OPT_TIME:
 			*int_field(o, d) = -1;
 			break;
 		case PK_OPT_SIZE:
@@ -160,6 +163,20 @@ static int parse_bool(const char *v, size_t n, int *out)
 	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
 		if (is_word(v, n, yes[i]) || is_word(v, n, no[i])) {
 			*out = is_word(v, n, yes[i]);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* A time style's name (enum pk_time_style of <printk/printk.h>). */
+static int parse_time_style(const char *v, size_t n, int *out)
+{
+	static const char *const names[] = { "none", "kernel", "iso", "iso-utc" };
+
+	for (int i = 0; i < 4; i++) {
+		if (is_word(v, n, names[i])) {
+			*out = i;
 			return 0;
 		}
 	}
@@ -270,6 +287,9 @@ static int console_suffix(const char *w, size_t n, int is_file, int is_syslog, s
 		if (parse_uint(w + 9, n - 9, 15, &x))
 			return -EINVAL;
 		c->loglevel = (int)x;
+	} else if (n >= 5 && !memcmp(w, "time=", 5)) {
+		if (parse_time_style(w + 5, n - 5, &c->time_style))
+			return bad_console_option(o, w, n, "kernel, iso, iso-utc or none");
 	} else if (is_file && n >= 5 && !memcmp(w, "size=", 5)) {
 		if (parse_size(w + 5, n - 5, 1, LOG_BUF_LEN_MAX, &c->rotate_size))
 			return -EINVAL;
@@ -322,6 +342,7 @@ static int parse_console(const char *v, size_t n, unsigned long long fd_max, str
 
 	memset(&c, 0, sizeof(c)); /* padding too: two parses compare equal */
 	c.loglevel = -1;
+	c.time_style = -1;
 
 	long head = console_suffixes(v, n, &c, o);
 
@@ -378,6 +399,12 @@ static int parse_console(const char *v, size_t n, unsigned long long fd_max, str
 		return bad_console_option(o, "json", 4, "for stderr, fd: and file: consoles only");
 	if (c.json && (c.flags & PK_CON_EXTENDED))
 		return bad_console_option(o, "json", 4, "not with ,extended");
+	/* Only the text consoles print a time prefix. */
+	if (c.time_style >= 0 && c.kind != PK_OPTCON_STDERR && c.kind != PK_OPTCON_FD && c.kind != PK_OPTCON_FILE) {
+		pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=%.*s: time= is for stderr, fd: and file: consoles, console ignored",
+			     (int)(n > 100 ? 100 : n), v);
+		return -EALREADY;
+	}
 	/* "none" and "stderr" take no options but a level (and stderr a name). */
 	if (c.kind == PK_OPTCON_NONE && (c.flags || c.name[0] || c.loglevel >= 0))
 		return -EINVAL;
@@ -439,6 +466,12 @@ static int apply_row(struct pk_opts *o, const struct pk_opt_def *d, const char *
 		return -EINVAL;
 	case PK_OPT_CONSOLE:
 		return parse_console(v, vlen, (unsigned long long)d->max, o);
+	case PK_OPT_TIME:
+		if (!parse_bool(v, vlen, &b)) {
+			*int_field(o, d) = b; /* PK_TIME_NONE, PK_TIME_KERNEL */
+			return 0;
+		}
+		return parse_time_style(v, vlen, int_field(o, d));
 	}
 	return -EINVAL;
 }

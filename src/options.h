@@ -58,6 +58,7 @@ struct pk_opts_console {
 	int framing;	    /* syslog:tcp: ,framing=octet|lf: PK_SYSLOG_FRAMING_* + 1, 0: not given */
 	int bom;	    /* syslog: ,bom=yes|no: 2 yes, 1 no, 0: not given */
 	int json;	    /* ,json: one JSON line per record (stderr, fd:, file:) */
+	int time_style;	    /* ,time=STYLE (enum pk_time_style), or -1: printk.time */
 };
 
 /*
@@ -101,6 +102,9 @@ enum pk_opt_kind {
 	PK_OPT_CONSOLE, /* stderr, none, fd:N (N in .min to .max), file:PATH,
 			 * journal[:PATH] or syslog:TARGET[,rfc5424|,rfc3164],
 			 * or -NAME (remove), appended to consoles[] */
+	PK_OPT_TIME,	/* a time style: none, kernel, iso or iso-utc, or a
+			 * PK_OPT_BOOL word (0: none, 1: kernel), as enum
+			 * pk_time_style into an int */
 };
 
 /* One row of the table: one name. Rows may share a field (quiet, debug). */

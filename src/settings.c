@@ -6,7 +6,8 @@
  * is made of (size, file, file flags), and the settings every layer above
  * reads: console_loglevel (kept in the log's shared state, so every process
  * writing a log file shares it), default_message_loglevel, ignore_loglevel,
- * printk.time and printk.caller.
+ * printk.time (a style: enum pk_time_style; setting a wall-clock one has
+ * walltime.c read the zone first) and printk.caller.
  *
  * It sits right above the log (log.c, logfile.c) and below everything that
  * prints: consoles, printk, the readers and start-up all read it; it calls
@@ -33,11 +34,12 @@
 #include "settings.h"
 #include "store.h"
 #include "vsprintf.h"
+#include "walltime.h"
 
 static _Atomic int initial_console_loglevel = PK_CONSOLE_LOGLEVEL_DEFAULT; /* for new logs */
 static _Atomic int default_message_loglevel = 4;
 static _Atomic int ignore_loglevel;
-_Atomic int pk_printk_time_flag = 1; /* read inline: settings.h */
+_Atomic int pk_printk_time_flag = PK_TIME_KERNEL; /* a style; read inline: settings.h */
 _Atomic int pk_printk_caller_flag;
 _Atomic int pk_default_log_used_flag;
 
@@ -289,6 +291,20 @@ void pk_set_ignore_loglevel(int on)
 void pk_set_printk_time(int on)
 {
 	atomic_store(&pk_printk_time_flag, !!on);
+}
+
+int pk_set_printk_time_style(int style)
+{
+	if (style < PK_TIME_NONE || style > PK_TIME_ISO_UTC)
+		return -EINVAL;
+	if (style >= PK_TIME_ISO)
+		pk_wall_refresh(); /* the zone, read here, not by the consoles */
+	return atomic_exchange(&pk_printk_time_flag, style);
+}
+
+int pk_get_printk_time_style(void)
+{
+	return pk_cfg_printk_time();
 }
 
 void pk_set_printk_caller(int on)

@@ -292,6 +292,8 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 			remember_opt_console(con);
 			if (c->loglevel >= 0)
 				pk_console_set_loglevel(con, c->loglevel);
+			if (c->time_style >= 0)
+				pk_console_set_time_style(con, c->time_style);
 		}
 	}
 	if (err && err != -EBUSY) {
@@ -360,7 +362,7 @@ static int apply_options(struct pk_opts *o, int startup)
 	if (o->ignore_loglevel >= 0)
 		pk_set_ignore_loglevel(o->ignore_loglevel);
 	if (o->printk_time >= 0)
-		pk_set_printk_time(o->printk_time);
+		pk_set_printk_time_style(o->printk_time);
 	if (o->printk_caller >= 0)
 		pk_set_printk_caller(o->printk_caller);
 	if (o->devkmsg[0] && pk_setup_hooks.set_devkmsg)

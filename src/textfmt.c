@@ -18,6 +18,8 @@
 void pk_textfmt_current(struct pk_textfmt *f, bool syslog)
 {
 	f->syslog = syslog;
+	/* syslog(2) and kmsg_dump are the kernel's interfaces: the kernel's
+	 * time field whatever style the consoles use. */
 	f->time = pk_cfg_printk_time() != 0;
 	f->caller = pk_cfg_printk_caller() != 0;
 }

@@ -14,6 +14,10 @@
  *   - the stderr console disables itself, with one notice, once fd 2 is
  *     another file, and writes nothing into that file; fd 2 redirected
  *     with fd 1 is followed;
+ *   - a console's own time style (pk_console_set_time_style) over
+ *     printk.time (pk_set_printk_time_style), their bounds, and an iso-utc
+ *     line's time against CLOCK_REALTIME around the call; threads printing
+ *     wall-clock lines while the zone is re-read (every line well formed);
  *   - a console's own level (pk_console_set_loglevel), above and below
  *     console_loglevel, and ignore_loglevel over it; pk_console_find;
  *   - levels set by console name from another handle on the log file
@@ -23,7 +27,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -609,6 +615,144 @@ static void test_console_own_level(void **state)
 	test_dir_remove();
 }
 
+/* ---- a console's own time style ---- */
+
+static int time_style_child(void *arg)
+{
+	(void)arg;
+	struct console *own, *follows;
+	char pa[256], pb[256];
+	struct timespec t0, t1;
+
+	snprintf(pa, sizeof(pa), "%s", test_dir_path("own.log"));
+	snprintf(pb, sizeof(pb), "%s", test_dir_path("follows.log"));
+	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
+	CHILD_CHECK(pk_console_file_create(&own, pa) == 0);
+	CHILD_CHECK(pk_console_file_create(&follows, pb) == 0);
+	CHILD_CHECK(pk_console_set_time_style(own, PK_TIME_ISO_UTC) == -EINVAL); /* not registered */
+	CHILD_CHECK(pk_register_console(own) == 0);
+	CHILD_CHECK(pk_register_console(follows) == 0);
+	CHILD_CHECK(pk_console_get_time_style(own) == -1);
+	CHILD_CHECK(pk_console_set_time_style(own, 4) == -EINVAL);
+	CHILD_CHECK(pk_console_set_time_style(own, -2) == -EINVAL);
+	CHILD_CHECK(pk_console_set_time_style(NULL, 1) == -EINVAL);
+	CHILD_CHECK(pk_console_set_time_style(own, PK_TIME_ISO_UTC) == -1);
+	CHILD_CHECK(pk_console_get_time_style(own) == PK_TIME_ISO_UTC);
+	CHILD_CHECK(pk_set_printk_time_style(4) == -EINVAL);
+	CHILD_CHECK(pk_set_printk_time_style(-1) == -EINVAL);
+	CHILD_CHECK(pk_set_printk_time_style(PK_TIME_ISO) >= 0); /* the fixture chose one before */
+	CHILD_CHECK(pk_set_printk_time_style(PK_TIME_NONE) == PK_TIME_ISO);
+	CHILD_CHECK(pk_get_printk_time_style() == PK_TIME_NONE);
+	clock_gettime(CLOCK_REALTIME, &t0);
+	pr_info("one\n");
+	clock_gettime(CLOCK_REALTIME, &t1);
+	pk_set_printk_time(1); /* the old call: kernel style */
+	CHILD_CHECK(pk_get_printk_time_style() == PK_TIME_KERNEL);
+	CHILD_CHECK(pk_console_set_time_style(own, -1) == PK_TIME_ISO_UTC);
+	pk_set_printk_time(0);
+	pr_info("two\n");
+	CHILD_CHECK(pk_console_set_time_style(own, PK_TIME_KERNEL) == -1);
+	pr_info("three\n");
+	printf("%lld.%09ld %lld.%09ld\n", (long long)t0.tv_sec, t0.tv_nsec, (long long)t1.tv_sec, t1.tv_nsec);
+	fflush(stdout);
+	return 0;
+}
+
+static void test_console_time_style(void **state)
+{
+	(void)state;
+	struct child_result res;
+	long long s0, s1;
+	long n0, n1;
+
+	assert_int_equal(test_dir_make("pk_rotate"), 0);
+	run_child_ok(time_style_child, NULL, 5000, &res);
+	if (sscanf(res.out, "%lld.%ld %lld.%ld", &s0, &n0, &s1, &n1) != 4)
+		fail_msg("child said: %s", res.out);
+	child_result_free(&res);
+
+	char *a = slurp(test_dir_path("own.log"), NULL), *b = slurp(test_dir_path("follows.log"), NULL);
+	struct tm tm = { 0 };
+	int usec = -1, len = 0;
+
+	/* "YYYY-MM-DDTHH:MM:SS.uuuuuuZ one", within the call's window. */
+	assert_int_equal(sscanf(a, "%4d-%2d-%2dT%2d:%2d:%2d.%6dZ one\n%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+				&tm.tm_hour, &tm.tm_min, &tm.tm_sec, &usec, &len), 7);
+	assert_int_equal(len, 32);
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+
+	long long us = (long long)timegm(&tm) * 1000000 + usec;
+
+	/* The record's clock and the offset are two readings: a microsecond of slack. */
+	assert_true(us >= s0 * 1000000 + n0 / 1000 - 1);
+	assert_true(us <= s1 * 1000000 + n1 / 1000 + 1);
+	assert_memory_equal(a + 32, "two\n[", 5); /* none, followed from printk.time, then kernel */
+	assert_non_null(strstr(a + 38, "] three\n"));
+	assert_string_equal(b, "one\ntwo\nthree\n");
+	free(a);
+	free(b);
+	test_dir_remove();
+}
+
+#define WALL_THREADS 2
+#define WALL_LINES   1000
+
+static void *wall_printer(void *arg)
+{
+	for (int i = 0; i < WALL_LINES; i++)
+		pr_info("t%d %d\n", (int)(intptr_t)arg, i);
+	return NULL;
+}
+
+static int wall_race_child(void *arg)
+{
+	(void)arg;
+	struct console *con;
+	pthread_t t[WALL_THREADS];
+
+	setenv("TZ", "Asia/Kolkata", 1);
+	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
+	CHILD_CHECK(pk_console_file_create(&con, test_dir_path("wall.log")) == 0);
+	CHILD_CHECK(pk_register_console(con) == 0);
+	pk_set_printk_time(0);
+	CHILD_CHECK(pk_console_set_time_style(con, PK_TIME_ISO) == -1);
+	for (int i = 0; i < WALL_THREADS; i++)
+		CHILD_CHECK(pthread_create(&t[i], NULL, wall_printer, (void *)(intptr_t)i) == 0);
+	/* Each call re-reads the zone while the threads format lines. */
+	for (int i = 0; i < 50; i++)
+		CHILD_CHECK(pk_console_set_time_style(con, PK_TIME_ISO) == PK_TIME_ISO);
+	for (int i = 0; i < WALL_THREADS; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+
+static void test_console_time_style_race(void **state)
+{
+	(void)state;
+	struct child_result res;
+	size_t len;
+
+	assert_int_equal(test_dir_make("pk_rotate"), 0);
+	run_child_ok(wall_race_child, NULL, 60000, &res);
+	child_result_free(&res);
+
+	char *a = slurp(test_dir_path("wall.log"), &len);
+	int lines = 0;
+
+	for (char *p = a, *nl; (nl = strchr(p, '\n')); p = nl + 1, lines++) {
+		int y, mo, d, h, mi, s, us, n = 0;
+
+		/* Every line has the zone's offset: none read a half-written table. */
+		if (sscanf(p, "%4d-%2d-%2dT%2d:%2d:%2d.%6d+05:30 t%*d %*d%n", &y, &mo, &d, &h, &mi, &s, &us, &n) != 7 ||
+		    p + n != nl)
+			fail_msg("line %d: %.*s", lines, (int)(nl - p), p);
+	}
+	assert_int_equal(lines, WALL_THREADS * WALL_LINES);
+	free(a);
+	test_dir_remove();
+}
+
 /* ---- levels set from outside, through the log file ---- */
 
 static int outside_child(void *arg)
@@ -707,6 +851,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stderr_fd2_redirected, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_stderr_fd2_fallback, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_console_own_level, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_console_time_style, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_console_time_style_race, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_levels_from_outside, setup_capture, teardown_capture),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -101,6 +101,14 @@ static const struct opt_case cases[] = {
 	{ "printk.time=N", 0, -1, -1, -1, 0, -1, 0, { { 0 } }, 0, { 0 } },
 	{ "printk.time=on", 0, -1, -1, -1, 1, -1, 0, { { 0 } }, 0, { 0 } },
 	{ "printk.time=off", 0, -1, -1, -1, 0, -1, 0, { { 0 } }, 0, { 0 } },
+	{ "printk.time=none", 0, -1, -1, -1, PK_TIME_NONE, -1, 0, { { 0 } }, 0, { 0 } },
+	{ "printk.time=kernel", 0, -1, -1, -1, PK_TIME_KERNEL, -1, 0, { { 0 } }, 0, { 0 } },
+	{ "printk.time=iso", 0, -1, -1, -1, PK_TIME_ISO, -1, 0, { { 0 } }, 0, { 0 } },
+	{ "printk.time=iso-utc", 0, -1, -1, -1, PK_TIME_ISO_UTC, -1, 0, { { 0 } }, 0, { 0 } },
+	{ "printk.time=2", -EINVAL, NOTHING, 0, { { 0 } }, 1,
+	  { "printk: PRINTK_OPTS: bad value in 'printk.time=2', ignored" } },
+	{ "printk.time=isox", -EINVAL, NOTHING, 0, { { 0 } }, 1,
+	  { "printk: PRINTK_OPTS: bad value in 'printk.time=isox', ignored" } },
 	/* printk.caller */
 	{ "printk.caller=1", 0, -1, -1, -1, -1, 1, 0, { { 0 } }, 0, { 0 } },
 	{ "printk.caller=0", 0, -1, -1, -1, -1, 0, 0, { { 0 } }, 0, { 0 } },
@@ -311,6 +319,7 @@ static int row_not_given(struct pk_opts *o, const struct pk_opt_def *d)
 	case PK_OPT_FLAG:
 	case PK_OPT_BOOL:
 	case PK_OPT_UINT:
+	case PK_OPT_TIME:
 		return *row_int(o, d) == -1;
 	case PK_OPT_SIZE:
 		return *row_ll(o, d) == -1;
@@ -475,6 +484,21 @@ static void test_table_accepts_range(void **state)
 				assert_int_equal(*row_int(parse_good(d, d->name), d), 1);
 			break;
 		}
+		case PK_OPT_TIME: {
+			static const char *const styles[] = { "none", "kernel", "iso", "iso-utc" };
+			static const char *const yes[] = { "1", "y", "Y", "on" };
+			static const char *const no[] = { "0", "n", "N", "off" };
+
+			for (int k = 0; k < 4; k++) {
+				snprintf(in, sizeof(in), "%s=%s", d->name, styles[k]);
+				assert_int_equal(*row_int(parse_good(d, in), d), k);
+				snprintf(in, sizeof(in), "%s=%s", d->name, yes[k]);
+				assert_int_equal(*row_int(parse_good(d, in), d), PK_TIME_KERNEL);
+				snprintf(in, sizeof(in), "%s=%s", d->name, no[k]);
+				assert_int_equal(*row_int(parse_good(d, in), d), PK_TIME_NONE);
+			}
+			break;
+		}
 		case PK_OPT_UINT:
 			for (long long v = d->min; v <= d->max; v++) {
 				snprintf(in, sizeof(in), "%s=%lld", d->name, v);
@@ -594,6 +618,17 @@ static void test_table_rejects_range(void **state)
 			REJECT("%s=ON", n);
 			REJECT("%s=true", n);
 			REJECT("%s=o", n);
+			break;
+		case PK_OPT_TIME:
+			snprintf(good, sizeof(good), "%s=iso", n);
+			REJECT("%s", n);
+			REJECT("%s=2", n);
+			REJECT("%s=-1", n);
+			REJECT("%s=isox", n);
+			REJECT("%s=is", n);
+			REJECT("%s=ISO", n);
+			REJECT("%s=iso-UTC", n);
+			REJECT("%s=utc", n);
 			break;
 		case PK_OPT_UINT:
 			snprintf(good, sizeof(good), "%s=%lld", n, d->min);
@@ -754,6 +789,28 @@ static void test_parse_console_options(void **state)
 	assert_int_equal(o.consoles[0].kind, PK_OPTCON_REMOVE);
 	assert_string_equal(o.consoles[0].name, "file0");
 	assert_string_equal(o.consoles[1].name, "my.app");
+	/* ,time=: a style per text console; not given is -1 (printk.time). */
+	assert_int_equal(pk_opts_parse("console=file:/x,time=iso console=fd:3,time=iso-utc,threaded "
+				       "console=stderr,time=none console=fd:4,time=kernel console=fd:5", &o), 0);
+	assert_int_equal(o.nconsoles, 5);
+	assert_int_equal(o.consoles[0].time_style, PK_TIME_ISO);
+	assert_int_equal(o.consoles[1].time_style, PK_TIME_ISO_UTC);
+	assert_int_equal(o.consoles[1].flags, PK_CON_THREADED);
+	assert_int_equal(o.consoles[2].time_style, PK_TIME_NONE);
+	assert_int_equal(o.consoles[3].time_style, PK_TIME_KERNEL);
+	assert_int_equal(o.consoles[4].time_style, -1);
+	/* A bad style: one warning naming the option, the console ignored. */
+	assert_int_equal(pk_opts_parse("console=stderr,time=isox loglevel=3", &o), -EINVAL);
+	assert_int_equal(o.nconsoles, 0);
+	assert_int_equal(o.nwarnings, 1);
+	assert_string_equal(o.warnings[0], "printk: PRINTK_OPTS: bad console option 'time=isox' "
+					   "(kernel, iso, iso-utc or none), console ignored");
+	assert_int_equal(o.console_loglevel, 3);
+	assert_int_equal(pk_opts_parse("console=journal,time=iso", &o), -EINVAL);
+	assert_int_equal(o.nconsoles, 0);
+	assert_int_equal(o.nwarnings, 1);
+	assert_string_equal(o.warnings[0], "printk: PRINTK_OPTS: console=journal: time= is for stderr, fd: and "
+					   "file: consoles, console ignored");
 	/* Not a console option: part of the path. */
 	assert_int_equal(pk_opts_parse("console=file:/x,rfc3164", &o), 0);
 	assert_string_equal(o.consoles[0].path, "/x,rfc3164");

@@ -136,6 +136,15 @@ PK_API struct console *pk_console_find(const char *name);
  * async-signal-safe; never from a console's write. */
 PK_API int pk_console_set_loglevel(struct console *con, int level);
 PK_API int pk_console_get_loglevel(const struct console *con);
+/* A console's own time style (enum pk_time_style of <printk/printk.h>:
+ * PK_TIME_NONE, PK_TIME_KERNEL, PK_TIME_ISO, PK_TIME_ISO_UTC); -1 makes it
+ * follow printk.time again. Returns the previous own style (-1 if none) or
+ * -EINVAL (not registered, @style out of range). pk_console_get_time_style()
+ * returns the own style or -1. A wall-clock style reads the local zone
+ * here, so printing never does.
+ * Context: as pk_console_set_loglevel(). */
+PK_API int pk_console_set_time_style(struct console *con, int style);
+PK_API int pk_console_get_time_style(const struct console *con);
 
 /* Built-in consoles. Crash safe; coloured when the fd is a terminal. */
 

@@ -217,6 +217,13 @@ PK_API int pk_log_check(struct pk_log *log);
  */
 PK_API int pk_log_writer_name(struct pk_log *log, uint32_t pid, char *buf, size_t size);
 
+/* CLOCK_REALTIME - CLOCK_MONOTONIC in nanoseconds as the log last
+ * recorded it: a record's wall-clock time is its ts_nsec plus this. Writers
+ * record it when they open the log, at pk_log_sync(), and when a
+ * wall-clock console sees the clock stepped (docs/clock.md). 0 or -EINVAL.
+ * Context: any (async-signal-safe, lock-free). */
+PK_API int pk_log_realtime_offset(struct pk_log *log, int64_t *offset_ns);
+
 /* Sequence number of the oldest record in the log.
  * Context: any (async-signal-safe, lock-free). */
 PK_API uint64_t pk_log_first_seq(struct pk_log *log);

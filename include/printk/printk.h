@@ -153,6 +153,19 @@ PK_API void pk_console_silent(void);  /* console_loglevel = 0 */
 PK_API void pk_console_verbose(void); /* console_loglevel = 15, unless silent */
 PK_API void pk_set_ignore_loglevel(int on); /* print every level */
 PK_API void pk_set_printk_time(int on);	    /* "[%5lu.%06lu]" prefix, default on */
+/* printk.time as a style: the time prefix of console lines.
+ *   PK_TIME_NONE      no time (pk_set_printk_time(0));
+ *   PK_TIME_KERNEL    "[%5lu.%06lu]", the record's clock (the default);
+ *   PK_TIME_ISO       "2026-12-05T22:49:32.123456+01:00", local time
+ *                     (RFC 3339, microseconds, the zone's offset then);
+ *   PK_TIME_ISO_UTC   "2026-12-05T21:49:32.123456Z".
+ * A console's own style (pk_console_set_time_style) overrides it. syslog(2)
+ * and kmsg_dump text keep the kernel's form whenever the time is on. Returns
+ * the previous style, or -EINVAL. Setting a wall-clock style reads the
+ * local zone (TZ, /etc/localtime): not async-signal-safe. */
+enum pk_time_style { PK_TIME_NONE = 0, PK_TIME_KERNEL = 1, PK_TIME_ISO = 2, PK_TIME_ISO_UTC = 3 };
+PK_API int pk_set_printk_time_style(int style);
+PK_API int pk_get_printk_time_style(void);
 PK_API void pk_set_printk_caller(int on);   /* "[  T<tid>]" prefix, default off */
 /* Size of the default log; only before the first record is stored (-EBUSY).
  * Context: start-up, before other threads print: the old log is freed, so

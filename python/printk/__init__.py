@@ -15,6 +15,13 @@ Iteration starts at the oldest record. Plain iteration stops after the
 newest complete record; with follow=True it waits for new ones, and stops
 when none came for `timeout` seconds (None: waits for ever).
 
+Wall-clock time: record.realtime_ns is ts_nsec plus the log's
+CLOCK_REALTIME - CLOCK_MONOTONIC offset as the log holds it when the record
+is read (pk_log_realtime_offset(), the offset udmesg -T uses), and
+record.wall the same as an aware datetime in UTC (microseconds). A record
+stored before a clock step is shown with the offset in force when it is
+read (docs/clock.md).
+
 Lost records: when records were overwritten before the reader got to them
 (the ring is full and writers go on), the next record it yields has
 `lost` set to how many were skipped right before it; the reader's `lost`
@@ -22,6 +29,7 @@ attribute is the running total. Nothing is ever yielded twice.
 """
 
 import ctypes
+import datetime
 import errno
 import os
 import time
@@ -97,6 +105,8 @@ def _library():
         lib.pk_log_next_seq.argtypes = [ctypes.c_void_p]
         lib.pk_log_check.restype = ctypes.c_int
         lib.pk_log_check.argtypes = [ctypes.c_void_p]
+        lib.pk_log_realtime_offset.restype = ctypes.c_int
+        lib.pk_log_realtime_offset.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64)]
         lib.pk_log_strerror.restype = ctypes.c_char_p
         lib.pk_log_strerror.argtypes = [ctypes.c_int]
         _lib = lib
@@ -123,15 +133,18 @@ class Record:
     as backslash escapes, text_bytes has them raw), dict (KEY -> VALUE, in
     the record's order), lost (records lost right before this one) and
     partial (the newest record, its line still open: only with
-    partial=True).
+    partial=True), realtime_ns (nanoseconds since the epoch: ts_nsec plus
+    the log's wall-clock offset when read) and wall (that time as a
+    datetime in UTC, to the microsecond).
     """
 
     __slots__ = ("seq", "ts_nsec", "level", "facility", "flags", "caller", "pid", "tid",
-                 "text_bytes", "text", "dict", "lost", "partial")
+                 "text_bytes", "text", "dict", "lost", "partial", "realtime_ns")
 
-    def __init__(self, raw, lost):
+    def __init__(self, raw, lost, offset_ns=0):
         self.seq = raw.seq
         self.ts_nsec = raw.ts_nsec
+        self.realtime_ns = raw.ts_nsec + offset_ns
         self.level = raw.level
         self.facility = raw.facility
         self.flags = raw.flags
@@ -151,6 +164,13 @@ class Record:
                     value.decode("utf-8", "backslashreplace")
         self.lost = lost
         self.partial = raw.state == _REC_UNFINALIZED
+
+    @property
+    def wall(self):
+        """realtime_ns as an aware datetime in UTC (microseconds, rounded down)."""
+        sec, ns = divmod(self.realtime_ns, 1000000000)
+        return (datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+                + datetime.timedelta(seconds=sec, microseconds=ns // 1000))
 
     def __repr__(self):
         return "<printk.Record seq=%d level=%d facility=%d text=%r>" % (
@@ -217,7 +237,9 @@ class Reader:
         # With partial=True an open line is yielded once, as it stands: it is
         # the newest record, and a post-mortem read has nothing after it.
         self.next_seq = raw.seq + 1
-        return Record(raw, lost)
+        offset = ctypes.c_int64(0)
+        _library().pk_log_realtime_offset(self._log, ctypes.byref(offset))
+        return Record(raw, lost, offset.value)
 
     def __next__(self):
         rec = self._read()

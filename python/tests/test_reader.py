@@ -176,3 +176,22 @@ def test_struct_layout_matches_header(tmp_path):
     got = [printk.ctypes.sizeof(R), R.text_len.offset, R.dict_len.offset, R.text.offset,
            R.dict.offset]
     assert [int(x) for x in want] == got
+
+
+def test_wall_clock_field(tmp_path):
+    """A log written under a wall clock frozen by libfaketime (both clocks:
+    the record's CLOCK_MONOTONIC stamp is the frozen time, the log's offset
+    0), then read here: realtime_ns and wall are exact."""
+    fakelib = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+    writer = os.path.join(os.path.dirname(os.environ["PRINTK_LIBRARY"]), "tests", "time-writer")
+    assert os.path.exists(fakelib), "needs libfaketime (Debian: faketime, scripts/setup.sh)"
+    assert os.path.exists(writer), writer
+    log = tmp_path / "w.log"
+    env = dict(os.environ, TZ="Asia/Kolkata", LD_PRELOAD=fakelib,
+               FAKETIME="2026-12-05 22:49:32.123456", PRINTK_CLOCK="monotonic",
+               PRINTK_OPTS="console=none log_buf_file=%s" % log)
+    subprocess.run([writer, "hello"], env=env, check=True, timeout=60)
+    got = list(printk.open(log))
+    assert [r.text for r in got] == ["hello"]
+    assert got[0].realtime_ns == 1796491172123456000  # 2026-12-05T17:19:32.123456Z
+    assert got[0].wall.isoformat() == "2026-12-05T17:19:32.123456+00:00"

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+/*
+ * time-writer - prints its arguments through printk() with whatever
+ * PRINTK_OPTS asks for (tests/cli/test_time_styles.sh: the console time
+ * styles under a faked wall clock).
+ *
+ *   time-writer WORD...
+ *
+ * Each WORD is one line at the default level, except "--wait=FILE": wait
+ * (up to 60 s) until FILE exists, so the test can step the faked wall
+ * clock between two lines. Uses the public API only, as a program would.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <printk/printk.h>
+
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strncmp(argv[i], "--wait=", 7)) {
+			/* Polled with nanosleep: libfaketime leaves it alone. */
+			int n = 0;
+
+			while (access(argv[i] + 7, F_OK) != 0) {
+				struct timespec ts = { 0, 10000000 };
+
+				if (++n > 6000) {
+					fprintf(stderr, "time-writer: %s never came\n", argv[i] + 7);
+					return 1;
+				}
+				nanosleep(&ts, NULL);
+			}
+			continue;
+		}
+		pk_printk("%s\n", argv[i]);
+	}
+	return 0;
+}
