@@ -6,9 +6,12 @@
  * in the log: record seq and how many bytes of it are printed; its open
  * line, failures, own level), the console lock and its idle mark, the print
  * loop's buffers, the stderr fall-back, the crash flag, and the rules that
- * turn records into console lines. Printer threads (C7) are
- * console_printer.c's and lossless consoles (C8) console_lossless.c's; the
- * three share only what console_impl.h declares. What the layers above
+ * turn records into console lines, and console_drain_ms (how long exit
+ * waits for printer threads and prints). Printer threads (C7) are
+ * console_printer.c's and lossless consoles (C8) console_lossless.c's; they
+ * are built on this file, which reaches them only through the table
+ * pk_con_threads that console_printer.c fills when the first threaded
+ * console is registered (console_impl.h). What the layers above
  * call is console_internal.h (and console_line.h for printk's one write).
  *
  * Text reaches the console at once (docs/kernel-compat.md, section 4.3: the
@@ -218,6 +221,29 @@ static uint32_t loop_reopen_gen; /* the holder's */
 
 /* C7: threaded consoles registered; printk wakes their threads. */
 static _Atomic int printers;
+_Atomic int pk_printer_sleepers;
+
+/* C7, C8: set once, before the first threaded console is registered. */
+const struct pk_con_threads *_Atomic pk_con_threads;
+
+/* Only for a threaded console, or after checking printers: then set. */
+static PK_ALWAYS_INLINE const struct pk_con_threads *thr(void)
+{
+	return atomic_load_explicit(&pk_con_threads, memory_order_acquire);
+}
+
+/* console_drain_ms= */
+static _Atomic int drain_ms = 3000;
+
+void pk_console_set_drain_ms(int ms)
+{
+	atomic_store(&drain_ms, ms < 0 ? 0 : ms);
+}
+
+int pk_con_drain_ms(void)
+{
+	return atomic_load_explicit(&drain_ms, memory_order_relaxed);
+}
 
 /*
  * From printk, after its record is readable (its commit is a seq_cst RMW):
@@ -230,7 +256,7 @@ static PK_ALWAYS_INLINE void maybe_wake_printers(void)
 {
 	if (PK_UNLIKELY(atomic_load_explicit(&printers, memory_order_relaxed)) &&
 	    atomic_load_explicit(&pk_printer_sleepers, memory_order_seq_cst))
-		pk_printer_wake();
+		thr()->wake();
 }
 
 /* C7: printed by its own thread, not by the console lock's holder. */
@@ -635,7 +661,7 @@ static void fall_back_to_stderr(uint64_t seq)
 	if (err_con->state)
 		return;
 	for (struct console *c = console_list; c; c = c->state->next)
-		if (con_threaded(c) ? !pk_printer_disabled(c) : (c->flags & PK_CON_ENABLED) != 0)
+		if (con_threaded(c) ? !thr()->disabled(c) : (c->flags & PK_CON_ENABLED) != 0)
 			return;
 	fallback_state = (struct pk_console_state){
 		.seq = seq,
@@ -689,7 +715,8 @@ static int settle_fallback(void)
 static void free_state(struct console *con)
 {
 	if (con->state != &fallback_state) {
-		pk_printer_free(con->state->printer);
+		if (con->state->printer)
+			thr()->printer_free(con->state->printer);
 		free(con->state);
 	}
 	con->state = NULL;
@@ -1621,8 +1648,11 @@ PK_HOT void pk_console_line_done(struct pk_con_line *line, long written)
 
 void pk_console_crash_begin(void)
 {
+	const struct pk_con_threads *t = thr();
+
 	atomic_store(&crash_begun, 1);
-	pk_lossless_wake_all();
+	if (t)
+		t->lossless_wake_all();
 }
 
 int pk_console_crashing(void)
@@ -1729,7 +1759,7 @@ uint64_t pk_console_take_dropped(struct console *con)
 
 /* ------------------------------------------------------- registration -- */
 
-int pk_register_console(struct console *con)
+int pk_con_register(struct console *con)
 {
 	struct prb *rb = pk_printk_ring();
 
@@ -1744,11 +1774,13 @@ int pk_register_console(struct console *con)
 
 	if (!st)
 		return -ENOMEM;
+	const struct pk_con_threads *t = thr(); /* set for a threaded one */
+
 	if (con->flags & PK_CON_LOSSLESS) {
 		con->flags |= PK_CON_THREADED; /* C8 */
-		prb_set_retire_guard(pk_lossless_guard);
+		prb_set_retire_guard(t->lossless_guard);
 	}
-	if ((con->flags & PK_CON_THREADED) && !(st->printer = pk_printer_new())) {
+	if ((con->flags & PK_CON_THREADED) && !(st->printer = t->printer_new())) {
 		free(st);
 		return -ENOMEM;
 	}
@@ -1761,7 +1793,8 @@ int pk_register_console(struct console *con)
 			id = -EBUSY;
 	if (id < 0) {
 		console_unlock_raw();
-		pk_printer_free(st->printer);
+		if (st->printer)
+			t->printer_free(st->printer);
 		free(st);
 		return id == -EBUSY ? -EBUSY : -ENOSPC;
 	}
@@ -1772,12 +1805,13 @@ int pk_register_console(struct console *con)
 	con->state = st;
 	con->flags |= PK_CON_ENABLED;
 
-	int err = st->printer ? pk_printer_start(con) : 0;
+	int err = st->printer ? t->start(con) : 0;
 
 	if (err) {
 		con->state = NULL;
 		console_unlock_raw();
-		pk_printer_free(st->printer);
+		if (st->printer)
+			t->printer_free(st->printer);
 		free(st);
 		return err;
 	}
@@ -1874,7 +1908,8 @@ int pk_unregister_console(struct console *con)
 	int found = con->state && con_stuck(con) ? -EBUSY : registered(con);
 
 	/* C7: its thread goes first; one stuck in a write keeps it. */
-	int stopped = found > 0 && con_threaded(con) ? pk_printer_stop(con, PRINTER_STOP, pk_printer_exit_ms()) : -1;
+	int stopped = found > 0 && con_threaded(con) ?
+			      thr()->stop(con, PRINTER_STOP, pk_con_drain_ms()) : -1;
 
 	if (stopped == 0)
 		found = -EBUSY;
@@ -1900,7 +1935,7 @@ int pk_console_reopen_all(void)
 	pk_fetch_add_sc(&reopen_gen, 1);
 	pk_console_note_store();
 	if (atomic_load_explicit(&printers, memory_order_relaxed))
-		pk_printer_wake();
+		thr()->wake();
 	pk_console_flush(pk_printk_ring(), NULL);
 	return 0;
 }
@@ -1914,7 +1949,8 @@ int pk_console_reopen(struct console *con)
 
 	struct pk_printer *printer = con->state ? con->state->printer : NULL;
 
-	if ((con->state && con_stuck(con)) || (printer && !pk_printer_own_wait(printer, pk_printer_exit_ms()))) {
+	if ((con->state && con_stuck(con)) ||
+	    (printer && !thr()->own_wait(printer, pk_con_drain_ms()))) {
 		console_unlock_raw();
 		return -EBUSY;
 	}
@@ -1922,8 +1958,8 @@ int pk_console_reopen(struct console *con)
 	int err = con->state ? reopen_console(con) : con->reopen(con);
 
 	if (printer) {
-		pk_printer_release(printer);
-		pk_printer_wake();
+		thr()->release(printer);
+		thr()->wake();
 	}
 	console_unlock_raw();
 	if (how == 2)
@@ -1943,7 +1979,7 @@ static int consoles_caught_up(struct prb *rb)
 
 	for (struct console *con = console_list; con; con = con->state->next) {
 		if (con_threaded(con)) {
-			if (!pk_printer_caught_up(con, next))
+			if (!thr()->caught_up(con, next))
 				return 0;
 		} else if ((con->flags & PK_CON_ENABLED) && (con_stuck(con) || con->state->seq < next)) {
 			return 0;
@@ -1961,7 +1997,7 @@ int pk_pr_flush(int timeout_ms, int reset_on_progress)
 	if (!rb)
 		return 1;
 	if (atomic_load(&printers))
-		pk_printer_wake();
+		thr()->wake();
 	for (;;) {
 		if (console_trylock() || take_over_stalled()) {
 			hold_losable = 1;
@@ -2020,7 +2056,7 @@ static void say_undrained(struct prb *rb)
 		if (!con_threaded(con) || con == err_con)
 			continue;
 
-		uint64_t printed = pk_printer_printed(con);
+		uint64_t printed = thr()->printed(con);
 
 		if (printed >= next)
 			continue; /* caught up, or disabled (it said so) */
@@ -2028,7 +2064,7 @@ static void say_undrained(struct prb *rb)
 		char line[160];
 		int n = snprintf(line, sizeof(line),
 				 "printk: console [%.16s] did not print its last %llu records within console_drain_ms=%d at exit\n",
-				 con->name, (unsigned long long)(next - printed), pk_printer_exit_ms());
+				 con->name, (unsigned long long)(next - printed), pk_con_drain_ms());
 
 		if (n > 0)
 			err_con->write_checked(err_con, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
@@ -2049,22 +2085,22 @@ int pk_console_shutdown(struct prb *rb, int release)
 
 		pk_caller_get(&me);
 		prb_finalize_last_of(rb, me.pid);
-		print_deadline_ns = pk_clock_ns() + (uint64_t)pk_printer_exit_ms() * 1000000u;
+		print_deadline_ns = pk_clock_ns() + (uint64_t)pk_con_drain_ms() * 1000000u;
 		print_all(rb); /* threads that still print do not hold exit */
 		print_deadline_ns = 0;
 	}
 	/* C7: printer threads print what is due, end their lines and exit,
 	 * all within console_drain_ms: a dead output never holds exit up. */
-	uint64_t deadline = pk_clock_ns() + (uint64_t)pk_printer_exit_ms() * 1000000u;
+	uint64_t deadline = pk_clock_ns() + (uint64_t)pk_con_drain_ms() * 1000000u;
 
 	for (struct console *con = console_list; con; con = con->state->next) {
-		if (!con_threaded(con) || pk_printer_joined(con->state->printer))
+		if (!con_threaded(con) || thr()->joined(con->state->printer))
 			continue;
 
 		uint64_t now = pk_clock_ns();
 		int left = now < deadline ? (int)((deadline - now) / 1000000u) : 0;
 
-		int stopped = pk_printer_stop(con, PRINTER_DRAIN, left);
+		int stopped = thr()->stop(con, PRINTER_DRAIN, left);
 
 		if (stopped == 1)
 			atomic_fetch_sub(&printers, 1);
@@ -2072,7 +2108,7 @@ int pk_console_shutdown(struct prb *rb, int release)
 			/* Still in a write: it ends after that record and
 			 * reads the log no more; exit will not wait to join
 			 * it. */
-			pk_printer_abandon(con->state->printer);
+			thr()->abandon(con->state->printer);
 			running++;
 		}
 	}
@@ -2088,7 +2124,7 @@ int pk_console_shutdown(struct prb *rb, int release)
 	void (*close_fn)(struct console *) = atomic_load(&exit_close);
 
 	for (struct console *con = console_list; close_fn && con; con = con->state->next) {
-		if (con_threaded(con) && pk_printer_joined(con->state->printer)) {
+		if (con_threaded(con) && thr()->joined(con->state->printer)) {
 			int state, ignored;
 
 			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state); /* C4 */
@@ -2113,7 +2149,7 @@ int pk_console_shutdown(struct prb *rb, int release)
 			struct console *con = *pp;
 
 			/* C6, C7: a thread may still come back to it */
-			if (con_stuck(con) || (con_threaded(con) && !pk_printer_joined(con->state->printer))) {
+			if (con_stuck(con) || (con_threaded(con) && !thr()->joined(con->state->printer))) {
 				pp = &con->state->next;
 				continue;
 			}
@@ -2138,13 +2174,13 @@ int pk_console_shutdown(struct prb *rb, int release)
 static void emergency_print_threaded(struct prb *rb, uint64_t start, int wait_ms)
 {
 	for (struct console *con = console_list; con; con = con->state->next) {
-		if (!con_threaded(con) || !pk_printer_crash_safe(con->state->printer))
+		if (!con_threaded(con) || !thr()->crash_safe(con->state->printer))
 			continue;
 
 		struct pk_printer *p = con->state->printer;
-		int own = pk_printer_is_self(p);
+		int own = thr()->is_self(p);
 
-		while (!own && !(own = pk_printer_own(p))) {
+		while (!own && !(own = thr()->own(p))) {
 			if (pk_clock_ns() - start > (uint64_t)wait_ms * 1000000u)
 				break;
 			struct timespec ts = { 0, 100 * 1000 };
@@ -2161,8 +2197,8 @@ static void emergency_print_threaded(struct prb *rb, uint64_t start, int wait_ms
 		while ((con->flags & PK_CON_ENABLED) && print_one(src, con))
 			;
 		pk_con_end_line(con);
-		if (!pk_printer_is_self(p))
-			pk_printer_release(p);
+		if (!thr()->is_self(p))
+			thr()->release(p);
 	}
 }
 
@@ -2233,13 +2269,17 @@ void pk_console_after_fork(void)
 	in_console_write = 0;
 	lost_con = NULL;
 	hold_losable = 0;
-	pk_printer_after_fork();
-	pk_lossless_after_fork();
+	const struct pk_con_threads *t = thr(); /* NULL: no printer ever ran */
+
+	if (t) {
+		t->after_fork();
+		t->lossless_after_fork();
+	}
 	for (struct console *con = console_list; con; con = con->state->next) {
 		atomic_store_explicit(&con->state->stuck, 0, memory_order_relaxed);
 		/* C7: nor do printer threads; the child gets its own. */
 		if (con_threaded(con))
-			pk_printer_restart(con);
+			t->restart(con);
 	}
 }
 
@@ -2250,15 +2290,15 @@ void pk_console_reset_positions(uint64_t seq)
 	for (struct console *con = console_list; con; con = con->state->next) {
 		struct pk_printer *p = con->state->printer;
 
-		if (con_stuck(con) || (p && !pk_printer_own_wait(p, pk_printer_exit_ms())))
+		if (con_stuck(con) || (p && !thr()->own_wait(p, pk_con_drain_ms())))
 			continue; /* C6, C7: restart_if_beyond() moves it later */
 		con->state->seq = seq;
 		con->state->off = 0;
 		con->state->started = 0;
 		con->state->dropped = 0;
 		if (p) {
-			pk_printer_set_printed(p, seq);
-			pk_printer_release(p);
+			thr()->set_printed(p, seq);
+			thr()->release(p);
 		}
 	}
 	console_unlock_raw();

@@ -1,21 +1,26 @@
 // SPDX-License-Identifier: MIT
 /*
- * console_impl.h - what the three files of the console layer share, and
- * nothing else includes:
+ * console_impl.h - what the files of the console layer share, and nothing
+ * else includes:
  *
  *   console.c           the registry, the console lock and the printing
  *                       loop (C1-C6, C9), each console's state;
+ *   console_lossless.c  lossless consoles (C8): the slots, the ring's retire
+ *                       guard, the wait of a writer;
  *   console_printer.c   printer threads (C7): a threaded console's thread,
  *                       its owner word, the wake-up futex;
- *   console_lossless.c  lossless consoles (C8): the slots, the ring's retire
- *                       guard, the wait of a writer.
+ *   console_register.c  pk_register_console(): brings in the printer
+ *                       threads before a threaded console is registered.
  *
- * Each file keeps its state static and offers the others only the calls
- * below: the printer threads never see a console's state or the loop's
- * buffers (struct pk_console_state and struct con_src are console.c's),
- * console.c never sees a printer's fields (struct pk_printer is
- * console_printer.c's), and neither sees a lossless slot. What the layers
- * above may call is console_internal.h.
+ * They are layered in that order: each calls only the files listed before
+ * it, and console.c reaches the other two only through the table of
+ * struct pk_con_threads, which console_printer.c fills. Each file keeps its
+ * state static and offers the others only the calls below: the printer
+ * threads never see a console's state or the loop's buffers (struct
+ * pk_console_state and struct con_src are console.c's), console.c never
+ * sees a printer's fields (struct pk_printer is console_printer.c's), and
+ * neither sees a lossless slot. What the layers above may call is
+ * console_internal.h.
  */
 #ifndef PRINTK_CONSOLE_IMPL_H
 #define PRINTK_CONSOLE_IMPL_H
@@ -74,70 +79,103 @@ int pk_con_lock_held_by(uint32_t tid);
 int pk_con_crash_begun(void);
 int pk_con_emergency(void);
 
-/* --------------------------------------- console_printer.c offers -- */
+/* Printer threads about to sleep or asleep: printk wakes only these (C7).
+ * Here so that printk's inline check reads it without a call; only
+ * console_printer.c's threads change it. */
+extern _Atomic int pk_printer_sleepers PK_CON_SHARED;
+/* console_drain_ms: what exit and unregistration wait for printer threads,
+ * and how long exit prints at most. */
+int pk_con_drain_ms(void);
+/* The registration pk_register_console() (console_register.c) ends in,
+ * once it brought what the console needs. */
+int pk_con_register(struct console *con);
 
-/* pk_printer_stop()'s requests. */
+/* The requests of pk_con_threads' stop(). */
 enum { PRINTER_RUN, PRINTER_DRAIN, PRINTER_STOP };
 
-/* Printer threads about to sleep or asleep: printk wakes only these (C7).
- * Read by printk's inline check in console.c. */
-extern _Atomic int pk_printer_sleepers PK_CON_SHARED;
-/* Wake every printer thread. Async-signal-safe; a syscall only if one
- * sleeps. */
-void pk_printer_wake(void);
+/*
+ * What console.c reaches of printer threads (C7) and lossless consoles (C8)
+ * without naming them, so that the files stay layered: console.c at the
+ * bottom, console_lossless.c on it, console_printer.c on both, and
+ * console_register.c on top. console_printer.c fills the table
+ * (pk_printer_install()) when the first threaded console is registered;
+ * until then pk_con_threads is NULL, and console.c reads it only for a
+ * threaded console or where NULL means none was ever registered (fork,
+ * the crash path). console_lossless.c reaches the printer threads the same
+ * way: a lossless console is threaded, so the table is set when it runs.
+ */
+struct pk_con_threads {
+	/* console_printer.c */
+	/* Wake every printer thread. Async-signal-safe; a syscall only if one
+	 * sleeps. */
+	void (*wake)(void);
+	/* A printer for a console being registered (its buffers included), and
+	 * freeing it once its thread is joined. */
+	struct pk_printer *(*printer_new)(void);
+	void (*printer_free)(struct pk_printer *p);
+	/* Start @con's thread (at registration); 0 or a negative errno
+	 * (-ENOSPC: no lossless slot free). */
+	int (*start)(struct console *con);
+	/* After fork(), in the child: the calling thread holds no printer word;
+	 * restart() starts @con's thread again unless it had exited. */
+	void (*after_fork)(void);
+	void (*restart)(struct console *con);
+	/* Ask @con's thread to stop (PRINTER_DRAIN or PRINTER_STOP) and wait up
+	 * to @timeout_ms: 1 if this call joined it, 2 if it was joined before,
+	 * 0 if it is still running. */
+	int (*stop)(struct console *con, int how, int timeout_ms);
+	/* A thread stop() left in a write: it stops after that record, and
+	 * nobody will join it. */
+	void (*abandon)(struct pk_printer *p);
+	int (*joined)(const struct pk_printer *p);
+	int (*crash_safe)(const struct pk_printer *p);
+	/* The calling thread is @p's thread. */
+	int (*is_self)(const struct pk_printer *p);
+	/* @p's owner word for anyone but its thread: take it if free (1), or
+	 * wait up to @timeout_ms (negative: for ever; normal context only), and
+	 * let go. */
+	int (*own)(struct pk_printer *p);
+	int (*own_wait)(struct pk_printer *p, int timeout_ms);
+	void (*release)(struct pk_printer *p);
+	/* The position @con's thread published (UINT64_MAX: disabled), and
+	 * setting it while owning the word (a position reset). */
+	uint64_t (*printed)(const struct console *con);
+	void (*set_printed)(struct pk_printer *p, uint64_t seq);
+	int (*disabled)(const struct console *con);
+	int (*caught_up)(const struct console *con, uint64_t next);
+	/* The calling thread is a printer thread, or holds a printer's word: a
+	 * printk here must not wait for a printer thread (C8). */
+	int (*forbids_wait)(void);
 
-/* A printer for a console being registered (its buffers included), and
- * freeing it once its thread is joined. */
-struct pk_printer *pk_printer_new(void);
-void pk_printer_free(struct pk_printer *p);
-/* Start @con's thread (at registration, and in a forked child); 0 or a
- * negative errno (-ENOSPC: no lossless slot free). */
-int pk_printer_start(struct console *con);
-/* After fork(), in the child: the calling thread holds no printer word;
- * pk_printer_restart() starts @con's thread again unless it had exited. */
-void pk_printer_after_fork(void);
-void pk_printer_restart(struct console *con);
-/* Ask @con's thread to stop (PRINTER_DRAIN or PRINTER_STOP) and wait up to
- * @timeout_ms: 1 if this call joined it, 2 if it was joined before, 0 if it
- * is still running. */
-int pk_printer_stop(struct console *con, int how, int timeout_ms);
-/* A thread pk_printer_stop() left in a write: it stops after that record,
- * and nobody will join it. */
-void pk_printer_abandon(struct pk_printer *p);
-int pk_printer_joined(const struct pk_printer *p);
-int pk_printer_crash_safe(const struct pk_printer *p);
-/* The calling thread is @p's thread. */
-int pk_printer_is_self(const struct pk_printer *p);
-/* @p's owner word for anyone but its thread: take it if free (1), or wait
- * up to @timeout_ms (negative: for ever; normal context only), and let go. */
-int pk_printer_own(struct pk_printer *p);
-int pk_printer_own_wait(struct pk_printer *p, int timeout_ms);
-void pk_printer_release(struct pk_printer *p);
-/* The position @con's thread published (UINT64_MAX: disabled), and setting
- * it while owning the word (a position reset). */
-uint64_t pk_printer_printed(const struct console *con);
-void pk_printer_set_printed(struct pk_printer *p, uint64_t seq);
-int pk_printer_disabled(const struct console *con);
-int pk_printer_caught_up(const struct console *con, uint64_t next);
-/* console_drain_ms: what exit and unregistration wait for printer threads. */
-int pk_printer_exit_ms(void);
-/* The calling thread is a printer thread, or holds a printer's word: a
- * printk here must not wait for a printer thread (C8). */
-int pk_printer_forbids_wait(void);
+	/* console_lossless.c */
+	/* The ring's retire guard (ringbuffer.c, G1) while lossless consoles
+	 * may exist: 1 if the caller slept until they passed @seq. */
+	int (*lossless_guard)(struct prb *rb, uint64_t seq);
+	/* Wake every writer waiting for a slot (the crash path began). */
+	void (*lossless_wake_all)(void);
+	/* After fork(), in the child: no slot is held, nobody waits. */
+	void (*lossless_after_fork)(void);
+};
+
+/* console.c's; written by pk_printer_install() only. */
+extern const struct pk_con_threads *_Atomic pk_con_threads PK_CON_SHARED;
+
+/* --------------------------------------- console_printer.c offers -- */
+
+/* Fill pk_con_threads (idempotent): console_register.c, before a threaded
+ * console is registered. */
+void pk_printer_install(void);
 
 /* -------------------------------------- console_lossless.c offers -- */
 
-/* The ring's retire guard (ringbuffer.c, G1) while lossless consoles may
- * exist: 1 if the caller slept until they passed @seq. */
+/* What pk_con_threads points to (console_lossless.c's entries). */
 int pk_lossless_guard(struct prb *rb, uint64_t seq);
-/* A slot for @con starting at @seq (-1: all taken); giving it back; the
- * thread's position published after every record. */
+void pk_lossless_wake_all(void);
+void pk_lossless_after_fork(void);
+/* To console_printer.c: a slot for @con starting at @seq (-1: all taken);
+ * giving it back; the thread's position published after every record. */
 int pk_lossless_take(const struct console *con, uint64_t seq);
 void pk_lossless_free(int slot);
 void pk_lossless_publish(int slot, uint64_t pos);
-/* Wake every writer waiting for a slot (the crash path began). */
-void pk_lossless_wake_all(void);
-/* After fork(), in the child: no slot is held, nobody waits. */
-void pk_lossless_after_fork(void);
 
 #endif

@@ -10,7 +10,10 @@
  * printer thread (console_printer.c), which takes a slot when it starts,
  * publishes its position after every record and frees the slot when it
  * ends; nothing here touches a console or its printer. console_impl.h is
- * what the three console files share.
+ * what the console files share: this file calls console.c only, and
+ * reaches the printer threads (their wake-up, whether the caller may wait)
+ * through the table console_printer.c fills, set before any lossless
+ * console exists.
  *
  * Invariants:
  *   C8 A PK_CON_LOSSLESS console is threaded (C7, console_printer.c) and
@@ -190,13 +193,20 @@ static int lossless_in_handler(void)
 	return 0;
 }
 
+/* Set: the retire guard is installed at the registration of a lossless
+ * console, after the printer threads' table (console_impl.h). */
+static const struct pk_con_threads *threads(void)
+{
+	return atomic_load_explicit(&pk_con_threads, memory_order_acquire);
+}
+
 /* C8: whether the calling writer may sleep until a printer thread moves. */
 static int lossless_may_wait(void)
 {
 	struct prb_caller me;
 
-	if (in_lossless_wait || pk_printer_forbids_wait() || pk_console_in_write() || pk_con_crash_begun() ||
-	    pk_con_emergency())
+	if (in_lossless_wait || threads()->forbids_wait() || pk_console_in_write() ||
+	    pk_con_crash_begun() || pk_con_emergency())
 		return 0;
 	pk_caller_get(&me);
 	/* Nested in printk (a handler that interrupted one), or declared a
@@ -266,7 +276,7 @@ int pk_lossless_guard(struct prb *rb, uint64_t seq)
 	for (;;) {
 		if (lossless_floor() > target || pk_con_crash_begun())
 			break;
-		pk_printer_wake();
+		threads()->wake();
 
 		uint64_t want = pk_load_relaxed(&lossless_want);
 

@@ -6,11 +6,13 @@
  * Owns: each threaded console's printer (its thread, owner word, stop
  * request, published position, buffers, lossless slot number), the futex
  * word printk wakes the threads with and the count of threads about to
- * sleep, and console_drain_ms. The console's state (position, open line)
- * is console.c's; the thread changes it only through console.c's loop
- * (pk_con_print_one()) and only while it holds the owner word. The lossless
- * slots are console_lossless.c's. console_impl.h is what these three files
- * share.
+ * sleep (the count itself is console.c's, for printk's inline check). The
+ * console's state (position, open line) is console.c's; the thread changes
+ * it only through console.c's loop (pk_con_print_one()) and only while it
+ * holds the owner word. The lossless slots are console_lossless.c's.
+ * console_impl.h is what the console files share: this file calls
+ * console.c and console_lossless.c, and they reach it only through the
+ * table it fills (pk_printer_install(), below).
  *
  * Invariants:
  *   C7 A console registered with PK_CON_THREADED is printed by a thread of
@@ -31,7 +33,7 @@
  *      a failure (a forwarder whose receiver is away); the records the ring
  *      overwrites meanwhile are counted for pk_console_take_dropped(). The
  *      thread publishes its position for pr_flush(); exit asks it to drain
- *      and waits PRINTER_EXIT_MS at most; after fork() the child starts its
+ *      and waits console_drain_ms (console.c's) at most; after fork() the child starts its
  *      own.
  *   P1 A thread holding a printer's word as PRINTER_OTHER is counted
  *      (printer_words_held): a printk it makes meanwhile must not wait for
@@ -85,17 +87,8 @@ struct pk_printer {
 
 static _Thread_local PK_TLS_IE struct pk_printer *printer_self; /* on a printer thread: its own */
 static pk_a32 printer_wake;	  /* futex word: bumped to wake printer threads (pk_printer_sleepers) */
-/* About to sleep or asleep: printk (console.c) wakes only these. */
-_Atomic int pk_printer_sleepers;
 
-/* What exit and unregistration wait for printer threads (console_drain_ms=). */
-static _Atomic int printer_exit_ms = 3000;
-#define PRINTER_EXIT_MS atomic_load_explicit(&printer_exit_ms, memory_order_relaxed)
-
-void pk_console_set_drain_ms(int ms)
-{
-	atomic_store(&printer_exit_ms, ms < 0 ? 0 : ms);
-}
+static uint64_t printer_printed(const struct console *con);
 
 static long printer_futex(int op, uint32_t val, const struct timespec *ts)
 {
@@ -103,7 +96,7 @@ static long printer_futex(int op, uint32_t val, const struct timespec *ts)
 }
 
 /* From printk, any context: async-signal-safe, a syscall only if a thread sleeps. */
-void pk_printer_wake(void)
+static void wake_printers(void)
 {
 	int saved = errno;
 
@@ -130,7 +123,7 @@ static int printer_own(struct pk_printer *p, int who)
 	return 1;
 }
 
-void pk_printer_release(struct pk_printer *p)
+static void printer_release(struct pk_printer *p)
 {
 	if (atomic_load_explicit(&p->owner, memory_order_relaxed) == PRINTER_OTHER)
 		printer_words_held--;
@@ -139,7 +132,7 @@ void pk_printer_release(struct pk_printer *p)
 
 /* Take @p's owner word from normal context, waiting up to @timeout_ms
  * (negative: for ever). */
-int pk_printer_own_wait(struct pk_printer *p, int timeout_ms)
+static int printer_own_wait(struct pk_printer *p, int timeout_ms)
 {
 	uint64_t start = pk_clock_ns();
 
@@ -186,7 +179,7 @@ static int printer_pass(struct console *con, struct pk_printer *p, int stop, int
 	pk_con_reopen_if_moved(con, &p->reopen_gen);
 	while (rb && printer_print_one(con, p)) {
 		progress = 1;
-		pk_printer_release(p);
+		printer_release(p);
 		/* Exit gave up waiting: the log may be freed after this record. */
 		if (one || atomic_load_explicit(&p->stop, memory_order_acquire) == PRINTER_STOP ||
 		    !printer_own(p, PRINTER_THREAD))
@@ -195,7 +188,7 @@ static int printer_pass(struct console *con, struct pk_printer *p, int stop, int
 	if (atomic_load_explicit(&p->owner, memory_order_relaxed) == PRINTER_THREAD) {
 		if (!progress && stop == PRINTER_DRAIN)
 			pk_con_end_line(con); /* holding the word at the end of a drain */
-		pk_printer_release(p);
+		printer_release(p);
 	}
 	return progress;
 }
@@ -284,7 +277,7 @@ static int lossless_start_failed(struct pk_printer *p, int err)
 	return -err;
 }
 
-int pk_printer_start(struct console *con)
+static int printer_start(struct console *con)
 {
 	struct pk_printer *p = pk_con_printer(con);
 	uint64_t seq = pk_con_seq(con);
@@ -315,7 +308,7 @@ int pk_printer_start(struct console *con)
 /* Ask @con's thread to stop (@how: PRINTER_DRAIN or PRINTER_STOP) and wait
  * up to @timeout_ms for it: 1 if this call joined it, 2 if it was joined
  * before, 0 if it is still running. */
-int pk_printer_stop(struct console *con, int how, int timeout_ms)
+static int printer_stop(struct console *con, int how, int timeout_ms)
 {
 	struct pk_printer *p = pk_con_printer(con);
 	uint64_t start = pk_clock_ns();
@@ -323,7 +316,7 @@ int pk_printer_stop(struct console *con, int how, int timeout_ms)
 	if (p->joined)
 		return 2; /* stopped before (exit, then an unregistration) */
 	atomic_store_explicit(&p->stop, how, memory_order_release);
-	pk_printer_wake();
+	wake_printers();
 	while (!atomic_load_explicit(&p->exited, memory_order_acquire)) {
 		if (pk_clock_ns() - start > (uint64_t)timeout_ms * 1000000u)
 			return 0;
@@ -338,28 +331,28 @@ int pk_printer_stop(struct console *con, int how, int timeout_ms)
 }
 
 /* @con's thread published it disabled (printer_print_one()). */
-int pk_printer_disabled(const struct console *con)
+static int printer_disabled(const struct console *con)
 {
-	return pk_printer_printed(con) == UINT64_MAX;
+	return printer_printed(con) == UINT64_MAX;
 }
 
 /* @con's thread has printed everything before @next (or @con is disabled). */
-int pk_printer_caught_up(const struct console *con, uint64_t next)
+static int printer_caught_up(const struct console *con, uint64_t next)
 {
-	return pk_printer_printed(con) >= next;
+	return printer_printed(con) >= next;
 }
 
-uint64_t pk_printer_printed(const struct console *con)
+static uint64_t printer_printed(const struct console *con)
 {
 	return pk_load_acquire(&pk_con_printer(con)->printed);
 }
 
-void pk_printer_set_printed(struct pk_printer *p, uint64_t seq)
+static void printer_set_printed(struct pk_printer *p, uint64_t seq)
 {
 	pk_store_release(&p->printed, seq);
 }
 
-struct pk_printer *pk_printer_new(void)
+static struct pk_printer *printer_new(void)
 {
 	struct pk_printer *p = calloc(1, sizeof(*p));
 
@@ -370,7 +363,7 @@ struct pk_printer *pk_printer_new(void)
 	return p;
 }
 
-void pk_printer_free(struct pk_printer *p)
+static void printer_free(struct pk_printer *p)
 {
 	if (p) {
 		pk_con_src_free(p->src);
@@ -378,56 +371,87 @@ void pk_printer_free(struct pk_printer *p)
 	}
 }
 
-void pk_printer_after_fork(void)
+static void printer_after_fork(void)
 {
 	printer_words_held = 0;
 }
 
 /* C7: the parent's thread does not exist in the child; the child gets its
  * own, unless the parent's had already ended. */
-void pk_printer_restart(struct console *con)
+static void printer_restart(struct console *con)
 {
 	struct pk_printer *p = pk_con_printer(con);
 
-	if (!atomic_load(&p->exited) && pk_printer_start(con))
+	if (!atomic_load(&p->exited) && printer_start(con))
 		atomic_store(&p->exited, 1);
 }
 
 /* Exit gave up waiting for @p's thread, still in a write: it ends after
  * that record and reads the log no more (printer_pass()); nobody joins it. */
-void pk_printer_abandon(struct pk_printer *p)
+static void printer_abandon(struct pk_printer *p)
 {
 	atomic_store_explicit(&p->stop, PRINTER_STOP, memory_order_release);
 	if (!p->detached && !pthread_detach(p->thread))
 		p->detached = 1;
 }
 
-int pk_printer_joined(const struct pk_printer *p)
+static int printer_joined(const struct pk_printer *p)
 {
 	return p->joined;
 }
 
-int pk_printer_crash_safe(const struct pk_printer *p)
+static int printer_crash_safe(const struct pk_printer *p)
 {
 	return p->crash_safe;
 }
 
-int pk_printer_is_self(const struct pk_printer *p)
+static int printer_is_self(const struct pk_printer *p)
 {
 	return printer_self == p;
 }
 
-int pk_printer_own(struct pk_printer *p)
+static int printer_own_other(struct pk_printer *p)
 {
 	return printer_own(p, PRINTER_OTHER);
 }
 
-int pk_printer_exit_ms(void)
-{
-	return PRINTER_EXIT_MS;
-}
-
-int pk_printer_forbids_wait(void)
+static int printer_forbids_wait(void)
 {
 	return printer_self != NULL || printer_words_held != 0;
+}
+
+/*
+ * C7: what console.c and console_lossless.c reach of printer threads and
+ * lossless consoles, which they may not name (console_impl.h). Installed
+ * before the first threaded console is registered; a pointer to a constant
+ * table, so a second registration stores the same value.
+ */
+static const struct pk_con_threads printer_table = {
+	.wake = wake_printers,
+	.printer_new = printer_new,
+	.printer_free = printer_free,
+	.start = printer_start,
+	.after_fork = printer_after_fork,
+	.restart = printer_restart,
+	.stop = printer_stop,
+	.abandon = printer_abandon,
+	.joined = printer_joined,
+	.crash_safe = printer_crash_safe,
+	.is_self = printer_is_self,
+	.own = printer_own_other,
+	.own_wait = printer_own_wait,
+	.release = printer_release,
+	.printed = printer_printed,
+	.set_printed = printer_set_printed,
+	.disabled = printer_disabled,
+	.caught_up = printer_caught_up,
+	.forbids_wait = printer_forbids_wait,
+	.lossless_guard = pk_lossless_guard,
+	.lossless_wake_all = pk_lossless_wake_all,
+	.lossless_after_fork = pk_lossless_after_fork,
+};
+
+void pk_printer_install(void)
+{
+	atomic_store_explicit(&pk_con_threads, &printer_table, memory_order_release);
 }

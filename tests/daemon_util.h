@@ -1,28 +1,29 @@
 // SPDX-License-Identifier: MIT
 /*
- * daemon_util.h - what the tests of the forwarding consoles share: a real
- * collector started by the test (rsyslogd, systemd-journald), its JSON
- * output read back, and the rule for a collector that cannot be started:
- * the test fails when run as root (CI runs as root and installs the
- * daemons with scripts/setup.sh), and is skipped otherwise.
+ * daemon_util.h - what the tests of the forwarding consoles share
+ * (daemon_util.c, linked into every tests/test_daemon_*.c): a real
+ * collector started by the test (rsyslogd on 127.0.0.1 ports picked free,
+ * systemd-journald in private namespaces), in a fresh test directory, its
+ * output read back (JSON, one object a line), stopped, killed and started
+ * again; the program's own start (a small ring, no stderr console) and a
+ * child of the test program started with PRINTK_OPTS; pk-forward runs.
+ *
+ * A collector that cannot be started fails the test when run as root (CI
+ * runs as root and installs the daemons with scripts/setup.sh), and skips
+ * it otherwise. Each test file keeps its collector's configuration (what
+ * it listens on, when it is ready) and its test cases.
  */
 #ifndef PRINTK_DAEMON_UTIL_H
 #define PRINTK_DAEMON_UTIL_H
 
-#include <fcntl.h>
-#include <signal.h>
-#include <stdio.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <netinet/in.h>
-#include <spawn.h>
 #include <stddef.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "testutil.h"
+
+struct console;
+struct pk_record;
 
 /* The collector could not be started: fail loudly as root, else skip. */
 #define daemon_unavailable(...)                                                                    \
@@ -34,115 +35,43 @@
 		skip();                                                                            \
 	} while (0)
 
-/* A port on 127.0.0.1 free for a socket of @type (SOCK_STREAM, SOCK_DGRAM)
- * right now, for a collector the test starts. */
-static inline int daemon_free_port(int type)
-{
-	int fd = socket(AF_INET, type, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t l = sizeof(a);
+/* ------------------------------------------------- the test program -- */
 
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
-	close(fd);
-	return ntohs(a.sin_port);
-}
+/* This host's name and the program's short name: what the consoles send. */
+extern char daemon_host[256];
+extern const char *daemon_app;
+
+/* From main, before the first record: a ring of @log_buf_len bytes, no
+ * stderr console (the records go to the collector only), daemon_host and
+ * daemon_app set. 0, or -1 if the ring could not be sized. */
+int daemon_test_init(size_t log_buf_len);
+
+/* Remove the test directory, unless PRINTK_KEEP_TEST_DIR is set. */
+void daemon_test_dir_remove(void);
 
 /*
- * The string value of "@key" in one JSON object on one line, unescaped
- * (\uXXXX below 0x80 as that byte, others as UTF-8), malloc'ed; NULL if the
- * key is missing. Enough for the flat objects rsyslog's jsonf and
- * journalctl -o json write (a journal field holding non-text bytes comes as
- * an array of numbers: returned as those bytes).
+ * This program again, as "--opts-child", with PRINTK_OPTS=@opts (options
+ * apply at start): it must exit 0 within 20 s. In the child,
+ * daemon_opts_child() prints @text at level 5 and exits 0 once it is
+ * flushed.
  */
-static inline char *json_get(const char *line, const char *key, size_t *lenp)
-{
-	size_t klen = strlen(key);
-	const char *p = line;
+void daemon_run_opts_child(const char *opts);
+int daemon_opts_child(const char *text);
 
-	for (;;) {
-		p = strchr(p, '"');
-		if (!p)
-			return NULL;
-		if (!strncmp(p + 1, key, klen) && p[1 + klen] == '"' && p[2 + klen] == ':') {
-			p += klen + 2;
-			while (*p == ' ' || *p == ':')
-				p++;
-			break;
-		}
-		/* skip this string */
-		for (p++; *p && *p != '"'; p++)
-			if (*p == '\\' && p[1])
-				p++;
-		if (!*p)
-			return NULL;
-		p++;
-	}
+/* The record of printk's log whose text starts with @prefix. */
+void daemon_find_record(const char *prefix, struct pk_record *rec);
 
-	char *out = malloc(strlen(p) + 1);
-	size_t n = 0;
+/* Unregister and destroy a forwarding console, which must succeed. */
+void daemon_drop_console(struct console *con);
 
-	if (*p == '[') { /* bytes as numbers */
-		for (p++; *p && *p != ']';) {
-			out[n++] = (char)strtol(p, (char **)&p, 10);
-			while (*p == ',' || *p == ' ')
-				p++;
-		}
-	} else if (*p == '"') {
-		for (p++; *p && *p != '"'; p++) {
-			if (*p != '\\') {
-				out[n++] = *p;
-				continue;
-			}
-			p++;
-			switch (*p) {
-			case 'n':
-				out[n++] = '\n';
-				break;
-			case 't':
-				out[n++] = '\t';
-				break;
-			case 'r':
-				out[n++] = '\r';
-				break;
-			case 'b':
-				out[n++] = '\b';
-				break;
-			case 'f':
-				out[n++] = '\f';
-				break;
-			case 'u': {
-				char hex[5] = { p[1], p[2], p[3], p[4], 0 };
-				unsigned cp = (unsigned)strtoul(hex, NULL, 16);
+/* ------------------------------------------------- helpers, lowest -- */
 
-				p += 4;
-				if (cp < 0x80) {
-					out[n++] = (char)cp;
-				} else if (cp < 0x800) {
-					out[n++] = (char)(0xc0 | cp >> 6);
-					out[n++] = (char)(0x80 | (cp & 0x3f));
-				} else {
-					out[n++] = (char)(0xe0 | cp >> 12);
-					out[n++] = (char)(0x80 | ((cp >> 6) & 0x3f));
-					out[n++] = (char)(0x80 | (cp & 0x3f));
-				}
-				break;
-			}
-			default:
-				out[n++] = *p;
-				break;
-			}
-		}
-	} else { /* a number */
-		while (*p && *p != ',' && *p != '}' && *p != ' ')
-			out[n++] = *p++;
-	}
-	out[n] = '\0';
-	if (lenp)
-		*lenp = n;
-	return out;
-}
+/* A port on 127.0.0.1 free for a socket of @type (SOCK_STREAM, SOCK_DGRAM)
+ * right now, for a collector the test starts. */
+int daemon_free_port(int type);
+
+/* 1 if something accepts TCP connections on 127.0.0.1:@port. */
+int daemon_tcp_accepts(int port);
 
 /*
  * Start @argv (searched in PATH) with stdout and stderr appended to @log
@@ -151,156 +80,132 @@ static inline char *json_get(const char *line, const char *key, size_t *lenp)
  * start a printer thread in a child that only execs (it could forward
  * records twice, and ThreadSanitizer refuses threads after such a fork).
  */
-static inline pid_t spawn_logged(const char *const argv[], const char *log, const char *opts)
-{
-	extern char **environ;
-	posix_spawn_file_actions_t fa;
-	pid_t pid = -1;
-	char *saved = getenv("PRINTK_OPTS") ? strdup(getenv("PRINTK_OPTS")) : NULL;
-
-	posix_spawn_file_actions_init(&fa);
-	if (log) {
-		posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-		posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	}
-	if (opts)
-		setenv("PRINTK_OPTS", opts, 1);
-	if (posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ))
-		pid = -1;
-	if (opts) {
-		if (saved)
-			setenv("PRINTK_OPTS", saved, 1);
-		else
-			unsetenv("PRINTK_OPTS");
-	}
-	free(saved);
-	posix_spawn_file_actions_destroy(&fa);
-	return pid;
-}
-
-/* -------------------------------------------------------- rsyslogd -- */
-
-/*
- * rsyslogd as the tests run it: in the foreground, its files in test_dir
- * (rsyslog.conf, rsyslogd.pid, rsyslogd.log, spool/), every message it
- * receives written as one JSON object per line to messages.jsonl.
- */
-
-/* Write test_dir's rsyslog.conf: the global settings, @inputs (module,
- * input and queue lines, "%s" for nothing), the JSON template of every
- * field, and the file action with @action_opts added to it. */
-static inline void rsyslogd_write_conf(const char *inputs, const char *action_opts)
-{
-	FILE *f = fopen(test_dir_path("rsyslog.conf"), "w");
-	const char *d = test_dir();
-
-	assert_non_null(f);
-	fprintf(f,
-		"global(workDirectory=\"%s/spool\" net.enableDNS=\"off\" "
-		"processInternalMessages=\"on\"\n"
-		"       parser.escapeControlCharactersOnReceive=\"off\" maxMessageSize=\"64k\")\n"
-		"%s"
-		"template(name=\"j\" type=\"list\" option.jsonf=\"on\") {\n"
-		" property(outname=\"inputname\" name=\"inputname\" format=\"jsonf\")\n"
-		" property(outname=\"pri\" name=\"pri\" format=\"jsonf\")\n"
-		" property(outname=\"facility\" name=\"syslogfacility\" format=\"jsonf\")\n"
-		" property(outname=\"severity\" name=\"syslogseverity\" format=\"jsonf\")\n"
-		" property(outname=\"timestamp\" name=\"timereported\" dateFormat=\"rfc3339\" "
-		"format=\"jsonf\")\n"
-		" property(outname=\"hostname\" name=\"hostname\" format=\"jsonf\")\n"
-		" property(outname=\"app_name\" name=\"app-name\" format=\"jsonf\")\n"
-		" property(outname=\"procid\" name=\"procid\" format=\"jsonf\")\n"
-		" property(outname=\"msgid\" name=\"msgid\" format=\"jsonf\")\n"
-		" property(outname=\"structured_data\" name=\"structured-data\" format=\"jsonf\")\n"
-		" property(outname=\"msg\" name=\"msg\" format=\"jsonf\")\n"
-		" property(outname=\"rawmsg\" name=\"rawmsg\" format=\"jsonf\")\n"
-		"}\n"
-		"*.* action(type=\"omfile\" file=\"%s/messages.jsonl\" template=\"j\"%s)\n",
-		d, inputs, d, action_opts);
-	fclose(f);
-	mkdir(test_dir_path("spool"), 0700);
-}
-
-/* 1 if something accepts TCP connections on 127.0.0.1:@port. */
-static inline int daemon_tcp_accepts(int port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_port = htons((uint16_t)port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-
-	close(fd);
-	return ok;
-}
-
-/* Start rsyslogd with test_dir's rsyslog.conf (a pid file a killed one
- * left is removed first); its pid once @ready() says 1 (within 10 s), or
- * -1 if it exited or was not ready (then it is killed). */
-static inline pid_t rsyslogd_start(int (*ready)(void))
-{
-	const char *bin =
-		access("/usr/sbin/rsyslogd", X_OK) == 0 ? "/usr/sbin/rsyslogd" : "rsyslogd";
-	const char *argv[] = { bin, "-n", "-f", test_dir_path("rsyslog.conf"), "-i",
-			       test_dir_path("rsyslogd.pid"), NULL };
-
-	unlink(test_dir_path("rsyslogd.pid"));
-
-	pid_t pid = spawn_logged(argv, test_dir_path("rsyslogd.log"), NULL);
-
-	if (pid < 0)
-		return -1;
-
-	uint64_t start = now_ms();
-	int st;
-
-	while (now_ms() - start < 10000) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			return -1;
-		if (ready())
-			return pid;
-		usleep(10000);
-	}
-	kill(pid, SIGKILL);
-	test_reap(pid, &st, 10000);
-	return -1;
-}
-
-/* Send @sig to rsyslogd *@pid (if it runs) and reap it. */
-static inline void rsyslogd_stop(pid_t *pid, int sig)
-{
-	int st;
-
-	if (*pid < 0)
-		return;
-	kill(*pid, sig);
-	test_reap(*pid, &st, 10000);
-	*pid = -1;
-}
-
-/* rsyslogd_start(), or daemon_unavailable() with its output and @what
- * (the Debian packages it needs). */
-#define rsyslogd_start_or_give_up(pid, ready, what)                                                	do {                                                                                       		if ((*(pid) = rsyslogd_start(ready)) < 0) {                                        			char *out_ = slurp(test_dir_path("rsyslogd.log"));                                                                                                                             			daemon_unavailable("rsyslogd did not start (Debian: %s): %s", what,         					   out_ ? out_ : "no output");                              		}                                                                                  	} while (0)
+pid_t spawn_logged(const char *const argv[], const char *log, const char *opts);
 
 /* The whole of @path, NUL-terminated (NULL if missing), malloc'ed. */
-static inline char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
+char *slurp(const char *path);
 
-	if (!f)
-		return NULL;
+/*
+ * The string value of "@key" in one JSON object on one line, unescaped
+ * (\uXXXX below 0x80 as that byte, others as UTF-8), malloc'ed; NULL if the
+ * key is missing. Enough for the flat objects rsyslog's jsonf and
+ * journalctl -o json write (a journal field holding non-text bytes comes as
+ * an array of numbers: returned as those bytes).
+ */
+char *json_get(const char *line, const char *key, size_t *lenp);
 
-	size_t cap = 1 << 16, n = 0, k;
-	char *buf = malloc(cap + 1);
+/* @key's value in @line is @want: as a C string (json_assert_str), or
+ * exactly its bytes, no more (json_assert_text: strlen(@want) bytes,
+ * json_assert_mem: @want_len). */
+void json_assert_str(const char *line, const char *key, const char *want);
+void json_assert_text(const char *line, const char *key, const char *want);
+void json_assert_mem(const char *line, const char *key, const char *want, size_t want_len);
 
-	while ((k = fread(buf + n, 1, cap - n, f)) > 0) {
-		n += k;
-		if (n == cap)
-			buf = realloc(buf, (cap *= 2) + 1);
-	}
-	fclose(f);
-	buf[n] = '\0';
-	return buf;
-}
+/* Lines of a collector's output that match, in the order received. */
+struct got {
+	int n;
+	char *line[600];
+};
+
+void got_free(struct got *g);
+
+/* ------------------------------------------------------- rsyslogd -- */
+
+/*
+ * rsyslogd as the tests run it: in the foreground, its files in the test
+ * directory (rsyslog.conf, rsyslogd.pid, rsyslogd.log, spool/), every
+ * message it receives written as one JSON object per line to
+ * messages.jsonl.
+ */
+
+/* Write the test directory's rsyslog.conf: the global settings, @inputs
+ * (module, input and queue lines), the JSON template of every field, and
+ * the file action with @action_opts added to it. */
+void rsyslogd_write_conf(const char *inputs, const char *action_opts);
+
+/*
+ * From main: what rsyslogd_test_setup() does before each test: a fresh
+ * test directory @name, free ports for each of rsyslogd_port()'s
+ * protocols, @write_conf() (which calls rsyslogd_write_conf() with the
+ * inputs on those ports), and rsyslogd started until @ready() says 1
+ * (within 10 s), or daemon_unavailable() with its output and @packages
+ * (the Debian packages it needs).
+ */
+void rsyslogd_configure(const char *name, void (*write_conf)(void), int (*ready)(void),
+			const char *packages);
+/* A test's set-up and tear-down (cmocka's): the above; then rsyslogd
+ * stopped (SIGTERM) and the directory removed. */
+int rsyslogd_test_setup(void **state);
+int rsyslogd_test_teardown(void **state);
+#define rsyslogd_unit_test(f)                                                                      \
+	cmocka_unit_test_setup_teardown(f, rsyslogd_test_setup, rsyslogd_test_teardown)
+/* Send @sig to rsyslogd (if it runs) and reap it. */
+void rsyslogd_stop(int sig);
+/* Start it again as rsyslogd_setup() did, with the same configuration. */
+void rsyslogd_restart(void);
+
+/* The port this test's rsyslogd listens on for @proto ("udp", "tcp",
+ * "relp"), and "@proto:127.0.0.1:PORT", a syslog console's target (a
+ * static buffer). */
+int rsyslogd_port(const char *proto);
+const char *rsyslogd_target(const char *proto);
+
+/* The output lines whose rawmsg holds @marker, now (rsyslogd_collect()),
+ * or once @n of them arrived (20 s at most). */
+void rsyslogd_collect(const char *marker, struct got *g);
+void rsyslogd_wait(const char *marker, int n, struct got *g);
+/* The first output line holding @marker anywhere (@ms at most; it fails
+ * the test if none arrived), malloc'ed. */
+char *rsyslogd_line_with(const char *marker, unsigned ms);
+
+/* The msg of every output line holding "@tag NUMBER": how many lines, how
+ * many distinct numbers below @n, and the other lines holding @tag. */
+struct tally {
+	int lines, distinct, dups;
+	unsigned char *seen;
+	char other[8][256];
+	int nother;
+};
+
+void rsyslogd_tally(const char *tag, int n, struct tally *t);
+/* Until @want distinct numbered lines of @tag arrived (@ms at most). */
+void rsyslogd_wait_tally(const char *tag, int n, int want, unsigned ms, struct tally *t);
+/* The first ten numbers below @n that did not arrive, " 3 17 ...". */
+void tally_first_missing(const struct tally *t, int n, char *out, size_t cap);
+
+/* ------------------------------------------------ systemd-journald -- */
+
+/*
+ * systemd-journald in private mount and pid namespaces (unshare; needs
+ * root): its fixed paths (/run/systemd, /run/log, /var/log/journal,
+ * /etc/systemd/journald.conf) are bind mounts of the test directory, so
+ * its socket is a file of ours and its volatile journal is read back with
+ * journalctl --directory -o json.
+ */
+
+/* A test's set-up (cmocka's): a fresh test directory and journald ready
+ * (a probe message read back), or daemon_unavailable(); its tear-down:
+ * journald stopped (SIGTERM), the directory removed. */
+int journald_test_setup(void **state);
+int journald_test_teardown(void **state);
+#define journald_unit_test(f)                                                                      \
+	cmocka_unit_test_setup_teardown(f, journald_test_setup, journald_test_teardown)
+/* The path of its native socket, a journal console's target. */
+const char *journald_socket(void);
+/* All entries, journalctl -o json, one per line; malloc'ed (NULL: none). */
+char *journald_entries(void);
+/* The entries whose MESSAGE starts with @prefix, once @n of them arrived
+ * (20 s at most). */
+void journald_wait(const char *prefix, int n, struct got *g);
+
+/* ------------------------------------------------------ pk-forward -- */
+
+/* Start the build's pk-forward on the test directory's @logname with the
+ * cursor file "cursor" there, @extra (NULL or one option) and @target;
+ * its stdout and stderr go to fwd.err. Its pid. */
+pid_t daemon_pk_forward(const char *target, const char *logname, const char *extra);
+/* Run pk-forward --once to its end (60 s at most); its exit status, or
+ * 128 + the signal that ended it. */
+int daemon_pk_forward_once(const char *target, const char *logname);
 
 #endif

@@ -21,7 +21,6 @@
  *     them (string or array of bytes), under the same field names.
  * Needs root (namespaces, bind mounts). Label "daemons".
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -31,7 +30,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,204 +44,6 @@
 #include "reader.h"
 #include "testutil.h"
 
-static pid_t ns_pid = -1; /* unshare, whose child is journald */
-static char sock[512];
-
-static void write_file(const char *name, const char *text)
-{
-	FILE *f = fopen(test_dir_path(name), "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
-static int probe(unsigned n)
-{
-	int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	char m[64];
-	int len = snprintf(m, sizeof(m), "MESSAGE=probe-%u\n", n);
-	int ok;
-
-	if (strlen(sock) >= sizeof(a.sun_path))
-		fail_msg("socket path too long: %s", sock);
-	memcpy(a.sun_path, sock, strlen(sock) + 1);
-	ok = sendto(fd, m, (size_t)len, 0, (struct sockaddr *)&a, sizeof(a)) == len;
-	close(fd);
-	return ok;
-}
-
-/* All entries, journalctl -o json, one per line; malloc'ed. */
-static char *journal_json(void)
-{
-	char cmd[1024], jdir[600] = "";
-	DIR *d = opendir(test_dir_path("run-log/journal"));
-	struct dirent *e;
-
-	if (!d)
-		return NULL;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			snprintf(jdir, sizeof(jdir), "%s/%s", test_dir_path("run-log/journal"),
-				 e->d_name);
-	closedir(d);
-	if (!jdir[0])
-		return NULL;
-	snprintf(cmd, sizeof(cmd), "journalctl --directory='%s' -o json > '%s' 2>/dev/null", jdir,
-		 test_dir_path("entries.json"));
-	if (system(cmd))
-		return NULL;
-	return slurp(test_dir_path("entries.json"));
-}
-
-static int jd_start(void)
-{
-	static unsigned n;
-	char script[4096];
-	const char *d = test_dir();
-
-	mkdir(test_dir_path("run-systemd"), 0755);
-	mkdir(test_dir_path("run-log"), 0755);
-	mkdir(test_dir_path("var-log-journal"), 0755);
-	write_file("journald.conf", "[Journal]\nStorage=volatile\nReadKMsg=no\nForwardToSyslog=no\n"
-				    "ForwardToKMsg=no\nForwardToConsole=no\nForwardToWall=no\n"
-				    "RateLimitIntervalSec=0\n");
-	snprintf(script, sizeof(script),
-		 "set -e\nmount -t proc proc /proc\n"
-		 "mount --bind %s/run-systemd /run/systemd\n"
-		 "mount --bind %s/run-log /run/log\n"
-		 "if [ -d /var/log/journal ]; then mount --bind %s/var-log-journal "
-		 "/var/log/journal; fi\n"
-		 "mount --bind %s/journald.conf /etc/systemd/journald.conf\n"
-		 "exec env SYSTEMD_LOG_TARGET=console /lib/systemd/systemd-journald\n",
-		 d, d, d, d);
-	write_file("inner.sh", script);
-	snprintf(sock, sizeof(sock), "%s/run-systemd/journal/socket", d);
-
-	const char *argv[] = { "unshare", "--mount", "--pid", "--kill-child=SIGTERM",
-			       "--propagation", "private", "sh", test_dir_path("inner.sh"),
-			       NULL };
-
-	ns_pid = spawn_logged(argv, test_dir_path("journald.log"), NULL);
-	if (ns_pid < 0)
-		return 0;
-
-	uint64_t start = now_ms();
-
-	n++;
-	while (now_ms() - start < 10000) {
-		int st;
-
-		if (waitpid(ns_pid, &st, WNOHANG) == ns_pid) {
-			ns_pid = -1;
-			return 0;
-		}
-		if (probe(n)) {
-			char want[32], *all;
-
-			snprintf(want, sizeof(want), "\"probe-%u\"", n);
-			usleep(20000);
-			all = journal_json();
-
-			int ok = all && strstr(all, want);
-
-			free(all);
-			if (ok)
-				return 1;
-		} else {
-			usleep(10000);
-		}
-	}
-	return 0;
-}
-
-static void jd_stop(void)
-{
-	char path[64], buf[64] = "";
-	int st, fd;
-
-	if (ns_pid < 0)
-		return;
-	/* journald is unshare's only child; TERM it, and unshare follows. */
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)ns_pid, (int)ns_pid);
-	if ((fd = open(path, O_RDONLY)) >= 0) {
-		ssize_t k = read(fd, buf, sizeof(buf) - 1);
-
-		buf[k > 0 ? k : 0] = '\0';
-		close(fd);
-	}
-	if (atoi(buf) > 0)
-		kill(atoi(buf), SIGTERM);
-	else
-		kill(ns_pid, SIGKILL);
-	test_reap(ns_pid, &st, 10000);
-	ns_pid = -1;
-}
-
-/* The entries whose MESSAGE starts with @prefix, in order. */
-struct got {
-	int n;
-	char *line[64];
-};
-
-static void got_free(struct got *g)
-{
-	for (int i = 0; i < g->n; i++)
-		free(g->line[i]);
-	g->n = 0;
-}
-
-static void wait_for(const char *prefix, int n, struct got *g)
-{
-	uint64_t start = now_ms();
-
-	do {
-		char *all = journal_json();
-
-		got_free(g);
-		for (char *l = all, *e; l && (e = strchr(l, '\n')); l = e + 1) {
-			*e = '\0';
-
-			char *m = json_get(l, "MESSAGE", NULL);
-
-			if (m && !strncmp(m, prefix, strlen(prefix)) && g->n < 64)
-				g->line[g->n++] = strdup(l);
-			free(m);
-		}
-		free(all);
-		if (g->n >= n)
-			return;
-		usleep(50000);
-	} while (now_ms() - start < 20000);
-}
-
-static void assert_field(const char *line, const char *key, const char *want, size_t want_len)
-{
-	size_t len;
-	char *v = json_get(line, key, &len);
-
-	if (!v || len != want_len || memcmp(v, want, len))
-		fail_msg("%s: got '%s', want '%.*s' in %s", key, v ? v : "(missing)", (int)want_len,
-			 want, line);
-	free(v);
-}
-
-static void assert_str(const char *line, const char *key, const char *want)
-{
-	assert_field(line, key, want, strlen(want));
-}
-
-static void find_record(const char *prefix, struct pk_record *rec)
-{
-	struct pk_log *log = pk_printk_log();
-
-	for (uint64_t seq = 0; pk_log_read(log, seq, rec, 0) == 0; seq = rec->seq + 1)
-		if (!strncmp(rec->text, prefix, strlen(prefix)))
-			return;
-	fail_msg("no record '%s'", prefix);
-}
-
 static void check_common(const char *line, const struct pk_record *rec, int fac)
 {
 	struct pk_log_info info;
@@ -251,36 +51,30 @@ static void check_common(const char *line, const struct pk_record *rec, int fac)
 
 	assert_int_equal(pk_log_info(pk_printk_log(), &info), 0);
 	snprintf(t, sizeof(t), "%u", rec->level);
-	assert_str(line, "PRIORITY", t);
+	json_assert_text(line, "PRIORITY", t);
 	snprintf(t, sizeof(t), "%d", fac);
-	assert_str(line, "SYSLOG_FACILITY", t);
-	assert_str(line, "SYSLOG_IDENTIFIER", program_invocation_short_name);
+	json_assert_text(line, "SYSLOG_FACILITY", t);
+	json_assert_text(line, "SYSLOG_IDENTIFIER", program_invocation_short_name);
 	snprintf(t, sizeof(t), "%d", (int)getpid());
-	assert_str(line, "SYSLOG_PID", t);
+	json_assert_text(line, "SYSLOG_PID", t);
 	snprintf(t, sizeof(t), "%u", rec->tid);
-	assert_str(line, "TID", t);
+	json_assert_text(line, "TID", t);
 	snprintf(t, sizeof(t), "%llu", (unsigned long long)rec->seq);
-	assert_str(line, "PRINTK_SEQ", t);
+	json_assert_text(line, "PRINTK_SEQ", t);
 	snprintf(t, sizeof(t), "%llu",
 		 (unsigned long long)((rec->ts_nsec + (uint64_t)info.realtime_offset_ns) / 1000));
-	assert_str(line, "PRINTK_REALTIME_USEC", t);
-	assert_str(line, "_TRANSPORT", "journal");
+	json_assert_text(line, "PRINTK_REALTIME_USEC", t);
+	json_assert_text(line, "_TRANSPORT", "journal");
 }
 
 static struct console *add_console(void)
 {
 	struct console *con;
 
-	assert_int_equal(pk_console_journal_create(&con, sock), 0);
+	assert_int_equal(pk_console_journal_create(&con, journald_socket()), 0);
 	assert_true(con->flags & PK_CON_THREADED);
 	assert_int_equal(pk_register_console(con), 0);
 	return con;
-}
-
-static void drop_console(struct console *con)
-{
-	assert_int_equal(pk_unregister_console(con), 0);
-	pk_console_destroy(con);
 }
 
 static void test_fields(void **state)
@@ -313,35 +107,35 @@ static void test_fields(void **state)
 	struct got g = { 0 };
 	struct pk_record rec;
 
-	wait_for("JF-", 4, &g);
+	journald_wait("JF-", 4, &g);
 	assert_int_equal(g.n, 4);
 
-	find_record("JF-dict", &rec);
+	daemon_find_record("JF-dict", &rec);
 	check_common(g.line[0], &rec, 1);
-	assert_str(g.line[0], "MESSAGE", "JF-dict kern err");
-	assert_str(g.line[0], "SUBSYSTEM", "net");
-	assert_str(g.line[0], "DEVICE", "+net:eth0");
-	assert_str(g.line[0], "LOWER_KEY", "v1");
-	assert_str(g.line[0], "X_UNDER", "v2");
-	assert_str(g.line[0], "X9LIVES", "v3");
-	assert_str(g.line[0], "DICT_PRIORITY", "v4");
-	assert_str(g.line[0], "A123456789B123456789C123456789D123456789E123456789F123456789G123",
+	json_assert_text(g.line[0], "MESSAGE", "JF-dict kern err");
+	json_assert_text(g.line[0], "SUBSYSTEM", "net");
+	json_assert_text(g.line[0], "DEVICE", "+net:eth0");
+	json_assert_text(g.line[0], "LOWER_KEY", "v1");
+	json_assert_text(g.line[0], "X_UNDER", "v2");
+	json_assert_text(g.line[0], "X9LIVES", "v3");
+	json_assert_text(g.line[0], "DICT_PRIORITY", "v4");
+	json_assert_text(g.line[0], "A123456789B123456789C123456789D123456789E123456789F123456789G123",
 		   "v5");
-	assert_str(g.line[0], "ML", "two\nlines");
+	json_assert_text(g.line[0], "ML", "two\nlines");
 	assert_null(strstr(g.line[0], "empty key"));
 
-	find_record("JF-multi", &rec);
+	daemon_find_record("JF-multi", &rec);
 	check_common(g.line[1], &rec, 3);
-	assert_str(g.line[1], "MESSAGE", "JF-multi first\n\tsecond\nthird");
+	json_assert_text(g.line[1], "MESSAGE", "JF-multi first\n\tsecond\nthird");
 
-	find_record("JF-big", &rec);
+	daemon_find_record("JF-big", &rec);
 	assert_int_equal(rec.text_len, PK_TEXT_MAX);
 	check_common(g.line[2], &rec, 16);
-	assert_str(g.line[2], "MESSAGE", big);
+	json_assert_text(g.line[2], "MESSAGE", big);
 
-	find_record("JF-bytes", &rec);
+	daemon_find_record("JF-bytes", &rec);
 	check_common(g.line[3], &rec, 23);
-	assert_str(g.line[3], "MESSAGE", "JF-bytes \xff\xfe not UTF-8");
+	json_assert_text(g.line[3], "MESSAGE", "JF-bytes \xff\xfe not UTF-8");
 
 	struct pk_forward_stats st;
 
@@ -349,7 +143,7 @@ static void test_fields(void **state)
 	assert_int_equal(st.sent, 4);
 	assert_int_equal(st.send_errors, 0);
 	got_free(&g);
-	drop_console(con);
+	daemon_drop_console(con);
 }
 
 /* What journalctl makes of hostile values is what a JSON line says:
@@ -392,7 +186,7 @@ static void test_json_matches_journalctl(void **state)
 	for (size_t i = 0; i < n; i++)
 		pk_printk_emit(1, 6, dict, sizeof(dict) - 1, "%s\n", texts[i]);
 	assert_int_equal(pk_pr_flush(5000, 0), 1);
-	wait_for("JJ-", (int)n, &g);
+	journald_wait("JJ-", (int)n, &g);
 	assert_int_equal(g.n, (int)n);
 
 	struct pk_log_info info;
@@ -406,7 +200,7 @@ static void test_json_matches_journalctl(void **state)
 		static char line[PK_JSON_RECORD_MAX];
 		struct pk_record rec;
 
-		find_record(texts[i], &rec);
+		daemon_find_record(texts[i], &rec);
 		fwrite(line, 1,
 		       pk_json_format_record(line, sizeof(line), &rec, program_invocation_short_name,
 					     info.realtime_offset_ns),
@@ -421,7 +215,7 @@ static void test_json_matches_journalctl(void **state)
 		 test_dir_path("ours.json"), test_dir_path("theirs.json"));
 	assert_int_equal(system(cmd), 0);
 	got_free(&g);
-	drop_console(con);
+	daemon_drop_console(con);
 }
 
 /* Bigger than the datagram limit set here: a sealed memfd carries it. */
@@ -440,41 +234,29 @@ static void test_memfd(void **state)
 	pk_printk_emit(1, 6, "K=v", 3, "%s", big);
 	pk_printk_emit(1, 6, NULL, 0, "JM-small\n");
 	assert_int_equal(pk_pr_flush(5000, 0), 1);
-	wait_for("JM-", 2, &g);
+	journald_wait("JM-", 2, &g);
 	assert_int_equal(g.n, 2);
-	find_record("JM-memfd", &rec);
+	daemon_find_record("JM-memfd", &rec);
 	check_common(g.line[0], &rec, 1);
-	assert_str(g.line[0], "MESSAGE", big);
-	assert_str(g.line[0], "K", "v");
-	assert_str(g.line[1], "MESSAGE", "JM-small");
+	json_assert_text(g.line[0], "MESSAGE", big);
+	json_assert_text(g.line[0], "K", "v");
+	json_assert_text(g.line[1], "MESSAGE", "JM-small");
 	got_free(&g);
-	drop_console(con);
+	daemon_drop_console(con);
 }
 
 static void test_printk_opts(void **state)
 {
 	(void)state;
-	char opts[700], self[512];
-	ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	assert_true(k > 0);
-	self[k] = '\0';
-	snprintf(opts, sizeof(opts), "console=journal:%s", sock);
-
-	const char *argv[] = { self, "--opts-child", NULL };
-	pid_t pid = spawn_logged(argv, NULL, opts);
-
-	assert_true(pid > 0);
-
-	int st;
+	char opts[700];
 	struct got g = { 0 };
 
-	test_reap(pid, &st, 20000);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	wait_for("JO-child", 1, &g);
+	snprintf(opts, sizeof(opts), "console=journal:%s", journald_socket());
+	daemon_run_opts_child(opts);
+	journald_wait("JO-child", 1, &g);
 	assert_int_equal(g.n, 1);
-	assert_str(g.line[0], "MESSAGE", "JO-child via PRINTK_OPTS");
-	assert_str(g.line[0], "PRIORITY", "5");
+	json_assert_text(g.line[0], "MESSAGE", "JO-child via PRINTK_OPTS");
+	json_assert_text(g.line[0], "PRIORITY", "5");
 	got_free(&g);
 }
 
@@ -493,21 +275,11 @@ static void fwd_store(struct pk_log *log, int from, int n)
 
 static void fwd_run(void)
 {
-	const char *b = getenv("PRINTK_TEST_BUILD_DIR");
-	char bin[512], tgt[600], cur[512], logp[512];
+	char tgt[600];
 	int st;
 
-	snprintf(bin, sizeof(bin), "%s/tools/pk-forward", b ? b : ".");
-	snprintf(tgt, sizeof(tgt), "journal:%s", sock);
-	snprintf(cur, sizeof(cur), "%s", test_dir_path("cursor"));
-	snprintf(logp, sizeof(logp), "%s", test_dir_path("fwd.log"));
-
-	const char *argv[] = { bin, "-c", cur, "--once", tgt, logp, NULL };
-	pid_t pid = spawn_logged(argv, test_dir_path("fwd.err"), NULL);
-
-	assert_true(pid > 0);
-	test_reap(pid, &st, 30000);
-	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+	snprintf(tgt, sizeof(tgt), "journal:%s", journald_socket());
+	if ((st = daemon_pk_forward_once(tgt, "fwd.log"))) {
 		char *err = slurp(test_dir_path("fwd.err"));
 
 		fail_msg("pk-forward: status %d: %s", st, err ? err : "");
@@ -524,77 +296,46 @@ static void test_pk_forward(void **state)
 	assert_int_equal(pk_log_open_file(&log, test_dir_path("fwd.log"), 64 * 1024, 0), 0);
 	fwd_store(log, 0, 40);
 	fwd_run();
-	wait_for("JF ", 40, &g);
+	journald_wait("JF ", 40, &g);
 	assert_int_equal(g.n, 40);
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	for (int i = 0; i < 40; i++) {
 		snprintf(want, sizeof(want), "JF %d", i);
-		assert_str(g.line[i], "MESSAGE", want);
-		assert_str(g.line[i], "PRIORITY", "4");
-		assert_str(g.line[i], "SYSLOG_FACILITY", "3");
-		assert_str(g.line[i], "SYSLOG_PID", pid); /* the writer's, from the log */
-		assert_str(g.line[i], "DEV", "disk0");
+		json_assert_text(g.line[i], "MESSAGE", want);
+		json_assert_text(g.line[i], "PRIORITY", "4");
+		json_assert_text(g.line[i], "SYSLOG_FACILITY", "3");
+		json_assert_text(g.line[i], "SYSLOG_PID", pid); /* the writer's, from the log */
+		json_assert_text(g.line[i], "DEV", "disk0");
 	}
 	fwd_store(log, 40, 10);
 	fwd_run();
-	wait_for("JF ", 50, &g);
+	journald_wait("JF ", 50, &g);
 	usleep(300000); /* a duplicate would arrive with the records it follows */
-	wait_for("JF ", 50, &g);
+	journald_wait("JF ", 50, &g);
 	assert_int_equal(g.n, 50);
 	for (int i = 40; i < 50; i++) {
 		snprintf(want, sizeof(want), "JF %d", i);
-		assert_str(g.line[i], "MESSAGE", want);
+		json_assert_text(g.line[i], "MESSAGE", want);
 	}
 	got_free(&g);
 	pk_log_destroy(log);
 }
 
-static int opts_child(void)
-{
-	pk_printk_emit(1, 5, NULL, 0, "JO-child via PRINTK_OPTS\n");
-	return pk_pr_flush(5000, 0) == 1 ? 0 : 1;
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	assert_int_equal(test_dir_make("journald"), 0);
-	if (!jd_start()) {
-		char *log = slurp(test_dir_path("journald.log"));
-
-		jd_stop();
-		daemon_unavailable(
-			"systemd-journald did not start (needs root, unshare, Debian systemd): %s",
-			log ? log : "no output");
-	}
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	jd_stop();
-	if (!getenv("PRINTK_KEEP_TEST_DIR"))
-		test_dir_remove();
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--opts-child"))
-		return opts_child();
+		return daemon_opts_child("JO-child via PRINTK_OPTS\n");
 	/* Also links the library's start-up (setup.c), which reads
 	 * PRINTK_OPTS in the child, from the static library. */
-	if (pk_set_log_buf_len(64 * 1024))
+	if (daemon_test_init(64 * 1024))
 		return 1;
-	pk_unregister_console(pk_console_stderr());
 
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_fields, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_memfd, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_json_matches_journalctl, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pk_forward, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_printk_opts, setup, teardown),
+		journald_unit_test(test_fields),
+		journald_unit_test(test_memfd),
+		journald_unit_test(test_json_matches_journalctl),
+		journald_unit_test(test_pk_forward),
+		journald_unit_test(test_printk_opts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -52,11 +52,6 @@
 
 #define N_KILL 20000
 
-static int relp_port, tcp_port;
-static pid_t rs_pid = -1;
-static char host[256];
-static const char *app;
-
 static void write_conf(void)
 {
 	char inputs[512];
@@ -69,140 +64,15 @@ static void write_conf(void)
 		 "input(type=\"imrelp\" address=\"127.0.0.1\" port=\"%d\")\n"
 		 "input(type=\"imtcp\" address=\"127.0.0.1\" port=\"%d\" "
 		 "supportOctetCountedFraming=\"on\")\n",
-		 relp_port, tcp_port);
+		 rsyslogd_port("relp"), rsyslogd_port("tcp"));
 	rsyslogd_write_conf(inputs, "\n           asyncWriting=\"off\" flushOnTXEnd=\"on\"");
 }
 
 /* Ready when both ports accept. */
 static int rs_ready(void)
 {
-	return daemon_tcp_accepts(relp_port) && daemon_tcp_accepts(tcp_port);
-}
-
-static void rs_kill(int sig)
-{
-	rsyslogd_stop(&rs_pid, sig);
-}
-
-static void rs_start_or_give_up(void)
-{
-	rsyslogd_start_or_give_up(&rs_pid, rs_ready, "rsyslog, rsyslog-relp");
-}
-
-/* ---------------------------------------------------- reading back -- */
-
-/* The msg of every output line holding "@tag NUMBER": how many lines, how
- * many distinct numbers below @n, and the other lines holding @tag. */
-struct tally {
-	int lines, distinct, dups;
-	unsigned char *seen;
-	char other[8][256];
-	int nother;
-};
-
-static void tally(const char *tag, int n, struct tally *t)
-{
-	char *all = slurp(test_dir_path("messages.jsonl"));
-	size_t tlen = strlen(tag);
-
-	free(t->seen);
-	memset(t, 0, sizeof(*t));
-	t->seen = calloc((size_t)n, 1);
-	for (char *l = all, *e; l && *l; l = e + 1) {
-		e = strchr(l, '\n');
-		if (!e)
-			break;
-		*e = '\0';
-
-		char *msg = json_get(l, "msg", NULL);
-		char *p = msg ? strstr(msg, tag) : NULL;
-
-		if (p && p[tlen] == ' ' && p[tlen + 1] >= '0' && p[tlen + 1] <= '9') {
-			int i = atoi(p + tlen + 1);
-
-			t->lines++;
-			if (i >= 0 && i < n) {
-				if (t->seen[i])
-					t->dups++;
-				else
-					t->distinct++;
-				t->seen[i] = 1;
-			}
-		} else if (p && t->nother < 8) {
-			snprintf(t->other[t->nother++], sizeof(t->other[0]), "%s", p);
-		}
-		free(msg);
-	}
-	free(all);
-}
-
-/* Wait until @n distinct numbered lines of @tag arrived (@ms at most). */
-static void wait_tally(const char *tag, int n, int want, unsigned ms, struct tally *t)
-{
-	uint64_t start = now_ms();
-
-	do {
-		tally(tag, n, t);
-		if (t->distinct >= want)
-			return;
-		usleep(50000);
-	} while (now_ms() - start < ms);
-}
-
-static void first_missing(const struct tally *t, int n, char *out, size_t cap)
-{
-	size_t len = 0;
-
-	out[0] = '\0';
-	for (int i = 0, k = 0; i < n && k < 10; i++)
-		if (!t->seen[i]) {
-			len += (size_t)snprintf(out + len, cap - len, " %d", i);
-			k++;
-		}
-}
-
-static void assert_field(const char *line, const char *key, const char *want)
-{
-	char *v = json_get(line, key, NULL);
-
-	if (!v || strcmp(v, want))
-		fail_msg("%s: got '%s', want '%s' in %s", key, v ? v : "(missing)", want, line);
-	free(v);
-}
-
-/* The output line whose msg holds @marker. */
-static char *line_with(const char *marker, unsigned ms)
-{
-	uint64_t start = now_ms();
-
-	do {
-		char *all = slurp(test_dir_path("messages.jsonl"));
-
-		for (char *l = all, *e; l && *l; l = e + 1) {
-			e = strchr(l, '\n');
-			if (!e)
-				break;
-			*e = '\0';
-			if (strstr(l, marker)) {
-				char *r = strdup(l);
-
-				free(all);
-				return r;
-			}
-		}
-		free(all);
-		usleep(20000);
-	} while (now_ms() - start < ms);
-	fail_msg("no message '%s' arrived", marker);
-	return NULL;
-}
-
-static const char *target(const char *proto)
-{
-	static char b[64];
-
-	snprintf(b, sizeof(b), "%s:127.0.0.1:%d", proto, proto[0] == 'r' ? relp_port : tcp_port);
-	return b;
+	return daemon_tcp_accepts(rsyslogd_port("relp")) &&
+	       daemon_tcp_accepts(rsyslogd_port("tcp"));
 }
 
 /* ------------------------------------------------------ the console -- */
@@ -213,12 +83,13 @@ static void test_relp_console_fields(void **state)
 	struct console *con;
 	static const char dict[] = "SUBSYSTEM=net\0DEVICE=+net:eth0\0Q=a\"b]c\\d";
 
-	assert_int_equal(pk_console_syslog_create(&con, target("relp"), PK_SYSLOG_RFC5424, 0), 0);
+	assert_int_equal(
+		pk_console_syslog_create(&con, rsyslogd_target("relp"), PK_SYSLOG_RFC5424, 0), 0);
 	assert_int_equal(pk_register_console(con), 0);
 	pk_printk_emit(3, 4, dict, sizeof(dict) - 1, "RF-fields first line\nsecond line");
 	assert_int_equal(pk_pr_flush(5000, 0), 1);
 
-	char *line = line_with("RF-fields", 10000);
+	char *line = rsyslogd_line_with("RF-fields", 10000);
 	struct pk_record rec;
 	struct pk_log *log = pk_printk_log();
 	uint64_t seq = 0;
@@ -241,22 +112,22 @@ static void test_relp_console_fields(void **state)
 	snprintf(t, sizeof(t), "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900,
 		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
 		 (unsigned)(rt % 1000000000u / 1000u));
-	assert_field(line, "inputname", "imrelp");
-	assert_field(line, "pri", "28");
-	assert_field(line, "facility", "3");
-	assert_field(line, "severity", "4");
-	assert_field(line, "timestamp", t);
-	assert_field(line, "hostname", host);
-	assert_field(line, "app_name", app);
+	json_assert_str(line, "inputname", "imrelp");
+	json_assert_str(line, "pri", "28");
+	json_assert_str(line, "facility", "3");
+	json_assert_str(line, "severity", "4");
+	json_assert_str(line, "timestamp", t);
+	json_assert_str(line, "hostname", daemon_host);
+	json_assert_str(line, "app_name", daemon_app);
 	snprintf(want, sizeof(want), "%d", (int)getpid());
-	assert_field(line, "procid", want);
-	assert_field(line, "msgid", "-");
+	json_assert_str(line, "procid", want);
+	json_assert_str(line, "msgid", "-");
 	snprintf(want, sizeof(want),
 		 "[printk@32473 seq=\"%llu\" tid=\"%u\" SUBSYSTEM=\"net\" DEVICE=\"+net:eth0\" "
 		 "Q=\"a\\\"b\\]c\\\\d\"]",
 		 (unsigned long long)rec.seq, rec.tid);
-	assert_field(line, "structured_data", want);
-	assert_field(line, "msg", "\xef\xbb\xbfRF-fields first line\nsecond line");
+	json_assert_str(line, "structured_data", want);
+	json_assert_str(line, "msg", "\xef\xbb\xbfRF-fields first line\nsecond line");
 	free(line);
 
 	/* a 1023-byte text, and bytes that are not UTF-8 (no BOM) */
@@ -268,7 +139,7 @@ static void test_relp_console_fields(void **state)
 	pk_printk_emit(1, 6, NULL, 0, "%s\n", big);
 	pk_printk_emit(1, 6, NULL, 0, "RF-bin \xff\xfe end\n");
 	assert_int_equal(pk_pr_flush(5000, 0), 1);
-	line = line_with("RF-long", 10000);
+	line = rsyslogd_line_with("RF-long", 10000);
 
 	char *msg = json_get(line, "msg", NULL);
 
@@ -277,8 +148,8 @@ static void test_relp_console_fields(void **state)
 	assert_true(!memcmp(msg, "\xef\xbb\xbf", 3) && !memcmp(msg + 3, big, 1023));
 	free(msg);
 	free(line);
-	line = line_with("RF-bin", 10000);
-	assert_field(line, "msg", "RF-bin \xff\xfe end");
+	line = rsyslogd_line_with("RF-bin", 10000);
+	json_assert_str(line, "msg", "RF-bin \xff\xfe end");
 	free(line);
 
 	struct pk_forward_stats st;
@@ -294,14 +165,14 @@ static void test_relp_console_fields(void **state)
  * on disk at the kill. */
 static int kill_midway(const char *tag, int must_be_lossless, struct tally *t)
 {
-	wait_tally(tag, N_KILL, N_KILL / 10, 20000, t);
-	rs_kill(SIGKILL);
-	tally(tag, N_KILL, t);
+	rsyslogd_wait_tally(tag, N_KILL, N_KILL / 10, 20000, t);
+	rsyslogd_stop(SIGKILL);
+	rsyslogd_tally(tag, N_KILL, t);
 
 	int before = t->distinct;
 
-	rs_start_or_give_up();
-	wait_tally(tag, N_KILL, N_KILL, must_be_lossless ? 60000 : 15000, t);
+	rsyslogd_restart();
+	rsyslogd_wait_tally(tag, N_KILL, N_KILL, must_be_lossless ? 60000 : 15000, t);
 	return before;
 }
 
@@ -311,7 +182,7 @@ static void report_loss(const char *who, const char *proto, int before, struct t
 {
 	char miss[128];
 
-	first_missing(t, N_KILL, miss, sizeof(miss));
+	tally_first_missing(t, N_KILL, miss, sizeof(miss));
 	print_message("%s over %s: %d on disk at the kill; after: %d lines, %d distinct, "
 		      "%d duplicates, %d lost (first:%s)\n",
 		      who, proto, before, t->lines, t->distinct, t->dups, N_KILL - t->distinct, miss);
@@ -329,7 +200,8 @@ static void console_kill_run(const char *proto, const char *tag, int must_be_los
 	struct console *con;
 	struct tally t = { 0 };
 
-	assert_int_equal(pk_console_syslog_create(&con, target(proto), PK_SYSLOG_RFC5424, 0), 0);
+	assert_int_equal(
+		pk_console_syslog_create(&con, rsyslogd_target(proto), PK_SYSLOG_RFC5424, 0), 0);
 	assert_int_equal(pk_register_console(con), 0);
 	for (int i = 0; i < N_KILL; i++)
 		pk_printk_emit(1, 5, NULL, 0, "%s %d\n", tag, i);
@@ -339,7 +211,7 @@ static void console_kill_run(const char *proto, const char *tag, int must_be_los
 	if (!must_be_lossless) {
 		assert_int_equal(pk_pr_flush(10000, 0), 1);
 		sleep(1);
-		tally(tag, N_KILL, &t);
+		rsyslogd_tally(tag, N_KILL, &t);
 	}
 	report_loss("console", proto, before, &t, must_be_lossless);
 
@@ -383,34 +255,6 @@ static void test_tcp_console_kill(void **state)
 
 /* ------------------------------------------------------- pk-forward -- */
 
-static char fwd_bin[512];
-
-/* Start pk-forward on test_dir's @logname with @cursor and @extra (NULL or
- * one option); its stderr goes to fwd.err. */
-static pid_t fwd_start(const char *tgt, const char *logname, const char *extra)
-{
-	char logp[512], cur[512];
-
-	snprintf(logp, sizeof(logp), "%s", test_dir_path(logname));
-	snprintf(cur, sizeof(cur), "%s", test_dir_path("cursor"));
-
-	const char *argv[] = { fwd_bin, "-c", cur, extra ? extra : tgt, extra ? tgt : logp,
-			       extra ? logp : NULL, NULL };
-
-	return spawn_logged(argv, test_dir_path("fwd.err"), NULL);
-}
-
-/* Run pk-forward --once to its end; its exit status. */
-static int fwd_once(const char *tgt, const char *logname)
-{
-	pid_t pid = fwd_start(tgt, logname, "--once");
-	int st;
-
-	assert_true(pid > 0);
-	test_reap(pid, &st, 60000);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 static struct pk_log *make_log(const char *name, size_t len)
 {
 	struct pk_log *log;
@@ -447,7 +291,7 @@ static void fwd_kill_run(const char *proto, const char *tag, int must_be_lossles
 
 	store_n(log, tag, 0, N_KILL);
 
-	pid_t fwd = fwd_start(target(proto), tag, NULL);
+	pid_t fwd = daemon_pk_forward(rsyslogd_target(proto), tag, NULL);
 
 	assert_true(fwd > 0);
 
@@ -456,7 +300,7 @@ static void fwd_kill_run(const char *proto, const char *tag, int must_be_lossles
 	/* when it is lossy, the rest settles first */
 	if (!must_be_lossless) {
 		sleep(2);
-		tally(tag, N_KILL, &t);
+		rsyslogd_tally(tag, N_KILL, &t);
 	}
 	kill(fwd, SIGTERM);
 	test_reap(fwd, &st, 10000);
@@ -494,35 +338,35 @@ static void test_forward_resume(void **state)
 
 	store_n(log, "RS", 0, 300);
 
-	pid_t fwd = fwd_start(target("relp"), "resume.log", NULL);
+	pid_t fwd = daemon_pk_forward(rsyslogd_target("relp"), "resume.log", NULL);
 
-	wait_tally("RS", 1000, 300, 20000, &t);
+	rsyslogd_wait_tally("RS", 1000, 300, 20000, &t);
 	kill(fwd, SIGTERM);
 	test_reap(fwd, &st, 10000);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	assert_int_equal(cursor_seq(), 300);
 	store_n(log, "RS", 300, 200);
-	assert_int_equal(fwd_once(target("relp"), "resume.log"), 0);
+	assert_int_equal(daemon_pk_forward_once(rsyslogd_target("relp"), "resume.log"), 0);
 	assert_int_equal(cursor_seq(), 500);
 	store_n(log, "RS", 500, 100);
-	assert_int_equal(fwd_once(target("tcp"), "resume.log"), 0);
+	assert_int_equal(daemon_pk_forward_once(rsyslogd_target("tcp"), "resume.log"), 0);
 	assert_int_equal(cursor_seq(), 600);
-	wait_tally("RS", 1000, 600, 20000, &t);
+	rsyslogd_wait_tally("RS", 1000, 600, 20000, &t);
 	assert_int_equal(t.distinct, 600);
 	assert_int_equal(t.lines, 600);
 	assert_int_equal(t.dups, 0);
 
 	/* the writer's name and pid come from the log, not from pk-forward */
-	char *line = line_with("RS 599\"", 5000);
+	char *line = rsyslogd_line_with("RS 599\"", 5000);
 	char pid[16];
 
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	char comm[16];
 
-	snprintf(comm, sizeof(comm), "%s", app); /* the log keeps 15 characters, as comm */
-	assert_field(line, "app_name", comm);
-	assert_field(line, "procid", pid);
+	snprintf(comm, sizeof(comm), "%s", daemon_app); /* the log keeps 15 characters, as comm */
+	json_assert_str(line, "app_name", comm);
+	json_assert_str(line, "procid", pid);
 	free(line);
 	pk_log_destroy(log);
 	free(t.seen);
@@ -536,7 +380,7 @@ static void test_forward_lost(void **state)
 	struct tally t = { 0 };
 
 	store_n(log, "LO", 0, 10);
-	assert_int_equal(fwd_once(target("relp"), "lost.log"), 0);
+	assert_int_equal(daemon_pk_forward_once(rsyslogd_target("relp"), "lost.log"), 0);
 	assert_int_equal(cursor_seq(), 10);
 	store_n(log, "LO", 10, 990);
 
@@ -544,7 +388,7 @@ static void test_forward_lost(void **state)
 
 	assert_true(first > 10);
 	unlink(test_dir_path("fwd.err"));
-	assert_int_equal(fwd_once(target("relp"), "lost.log"), 0);
+	assert_int_equal(daemon_pk_forward_once(rsyslogd_target("relp"), "lost.log"), 0);
 	assert_int_equal(cursor_seq(), 1000);
 
 	char *err = slurp(test_dir_path("fwd.err")), want[160], dropped[64];
@@ -558,8 +402,8 @@ static void test_forward_lost(void **state)
 	free(err);
 	snprintf(dropped, sizeof(dropped), "** %llu printk messages dropped **",
 		 (unsigned long long)(first - 10));
-	free(line_with(dropped, 10000));
-	wait_tally("LO", 1000, (int)(1000 - first + 10), 20000, &t);
+	free(rsyslogd_line_with(dropped, 10000));
+	rsyslogd_wait_tally("LO", 1000, (int)(1000 - first + 10), 20000, &t);
 	assert_int_equal(t.distinct, (int)(1000 - first + 10));
 	assert_int_equal(t.dups, 0);
 	pk_log_destroy(log);
@@ -574,14 +418,14 @@ static void test_forward_recreated(void **state)
 	struct tally t = { 0 };
 
 	store_n(log, "RA", 0, 20);
-	assert_int_equal(fwd_once(target("relp"), "re.log"), 0);
+	assert_int_equal(daemon_pk_forward_once(rsyslogd_target("relp"), "re.log"), 0);
 	assert_int_equal(cursor_seq(), 20);
 	pk_log_destroy(log);
 	unlink(test_dir_path("re.log"));
 	log = make_log("re.log", 1 << 16);
 	store_n(log, "RB", 0, 5);
 	unlink(test_dir_path("fwd.err"));
-	assert_int_equal(fwd_once(target("relp"), "re.log"), 0);
+	assert_int_equal(daemon_pk_forward_once(rsyslogd_target("relp"), "re.log"), 0);
 	assert_int_equal(cursor_seq(), 5);
 
 	char *err = slurp(test_dir_path("fwd.err")), want[512];
@@ -593,7 +437,7 @@ static void test_forward_recreated(void **state)
 	assert_non_null(err);
 	assert_string_equal(err, want);
 	free(err);
-	wait_tally("RB", 5, 5, 20000, &t);
+	rsyslogd_wait_tally("RB", 5, 5, 20000, &t);
 	assert_int_equal(t.lines, 5);
 	pk_log_destroy(log);
 	free(t.seen);
@@ -610,15 +454,15 @@ static void test_forward_recreated_live(void **state)
 
 	store_n(log, "LA", 0, 10);
 
-	pid_t fwd = fwd_start(target("relp"), "live.log", NULL);
+	pid_t fwd = daemon_pk_forward(rsyslogd_target("relp"), "live.log", NULL);
 
 	assert_true(fwd > 0);
-	wait_tally("LA", 10, 10, 20000, &t);
+	rsyslogd_wait_tally("LA", 10, 10, 20000, &t);
 	pk_log_destroy(log);
 	unlink(test_dir_path("live.log"));
 	log = make_log("live.log", 1 << 16);
 	store_n(log, "LB", 0, 3);
-	wait_tally("LB", 3, 3, 20000, &t);
+	rsyslogd_wait_tally("LB", 3, 3, 20000, &t);
 	assert_int_equal(t.lines, 3);
 	kill(fwd, SIGTERM);
 	test_reap(fwd, &st, 10000);
@@ -647,7 +491,7 @@ static void test_forward_bad_cursor(void **state)
 	fputs("pk-forward cursor 1\nlog 12\nnext-seq x\n", f);
 	fclose(f);
 	unlink(test_dir_path("fwd.err"));
-	assert_int_equal(fwd_once(target("relp"), "bad.log"), 1);
+	assert_int_equal(daemon_pk_forward_once(rsyslogd_target("relp"), "bad.log"), 1);
 
 	char *err = slurp(test_dir_path("fwd.err")), want[512];
 
@@ -666,7 +510,7 @@ static void test_forward_bad_cursor(void **state)
 		(unsigned long long)id[0], (unsigned long long)id[1]);
 	fclose(f);
 	unlink(test_dir_path("fwd.err"));
-	assert_int_equal(fwd_once(target("relp"), "bad.log"), 1);
+	assert_int_equal(daemon_pk_forward_once(rsyslogd_target("relp"), "bad.log"), 1);
 	err = slurp(test_dir_path("fwd.err"));
 	snprintf(want, sizeof(want),
 		 "pk-forward: %s: bad cursor file: next-seq 1000 is past the end of the log (7)\n",
@@ -680,32 +524,16 @@ static void test_forward_bad_cursor(void **state)
 static void test_printk_opts(void **state)
 {
 	(void)state;
-	char opts[128], self[512];
-	ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	int st;
+	char opts[128];
 
-	assert_true(k > 0);
-	self[k] = '\0';
-	snprintf(opts, sizeof(opts), "console=syslog:relp:127.0.0.1:%d", relp_port);
+	snprintf(opts, sizeof(opts), "console=syslog:%s", rsyslogd_target("relp"));
+	daemon_run_opts_child(opts);
 
-	const char *argv[] = { self, "--opts-child", NULL };
-	pid_t pid = spawn_logged(argv, NULL, opts);
+	char *line = rsyslogd_line_with("OP-relp-child", 10000);
 
-	assert_true(pid > 0);
-	test_reap(pid, &st, 20000);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-
-	char *line = line_with("OP-relp-child", 10000);
-
-	assert_field(line, "inputname", "imrelp");
-	assert_field(line, "msg", "\xef\xbb\xbfOP-relp-child via PRINTK_OPTS");
+	json_assert_str(line, "inputname", "imrelp");
+	json_assert_str(line, "msg", "\xef\xbb\xbfOP-relp-child via PRINTK_OPTS");
 	free(line);
-}
-
-static int opts_child(void)
-{
-	pk_printk_emit(1, 5, NULL, 0, "OP-relp-child via PRINTK_OPTS\n");
-	return pk_pr_flush(5000, 0) == 1 ? 0 : 1;
 }
 
 /*
@@ -751,7 +579,7 @@ static int broken_sessions(void)
 	int before = count_in(log, "session broken"), n;
 	uint64_t start = now_ms();
 
-	assert_true(daemon_tcp_accepts(relp_port));
+	assert_true(daemon_tcp_accepts(rsyslogd_port("relp")));
 	while ((n = count_in(log, "session broken")) == before && now_ms() - start < 10000)
 		usleep(20000);
 	assert_true(n > before);
@@ -770,7 +598,7 @@ static void exit_runs(const char *proto, const char *tagbase)
 
 	assert_true(k > 0);
 	self[k] = '\0';
-	snprintf(opts, sizeof(opts), "console=syslog:%s", target(proto));
+	snprintf(opts, sizeof(opts), "console=syslog:%s", rsyslogd_target(proto));
 	snprintf(out, sizeof(out), "%s", test_dir_path("exit-child.out"));
 	for (int run = 0; run < EXIT_RUNS + RETURN_RUNS; run++) {
 		struct tally t = { 0 };
@@ -787,7 +615,7 @@ static void exit_runs(const char *proto, const char *tagbase)
 		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 		/* Everything rsyslogd acknowledged is on disk (Direct queue);
 		 * TCP's last bytes may still be on their way: a bounded wait. */
-		wait_tally(tag, EXIT_RECORDS, EXIT_RECORDS, 5000, &t);
+		rsyslogd_wait_tally(tag, EXIT_RECORDS, EXIT_RECORDS, 5000, &t);
 		if (t.distinct != EXIT_RECORDS)
 			print_message("run %d (%s) over %s: %d of %d records, %d duplicates\n", run, how,
 				      proto, t.distinct, EXIT_RECORDS, t.dups);
@@ -830,57 +658,33 @@ static void test_exit_delivers_tcp(void **state)
 	exit_runs("tcp", "ET");
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	assert_int_equal(test_dir_make("relp"), 0);
-	relp_port = daemon_free_port(SOCK_STREAM);
-	tcp_port = daemon_free_port(SOCK_STREAM);
-	write_conf();
-	rs_start_or_give_up();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	rs_kill(SIGTERM);
-	if (!getenv("PRINTK_KEEP_TEST_DIR"))
-		test_dir_remove();
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
-	const char *b = getenv("PRINTK_TEST_BUILD_DIR");
-
 	if (argc > 1 && !strcmp(argv[1], "--opts-child"))
-		return opts_child();
+		return daemon_opts_child("OP-relp-child via PRINTK_OPTS\n");
 	if (argc > 3 && !strcmp(argv[1], "--exit-child"))
 		return exit_child(argv[2], argv[3]);
 
 	/* before the first record: room for every record of the kill test */
-	if (pk_set_log_buf_len(1 << 22))
+	if (daemon_test_init(1 << 22))
 		return 1;
-	pk_unregister_console(pk_console_stderr());
-	gethostname(host, sizeof(host));
-	app = program_invocation_short_name;
-	snprintf(fwd_bin, sizeof(fwd_bin), "%s/tools/pk-forward", b ? b : ".");
+
+	rsyslogd_configure("relp", write_conf, rs_ready, "rsyslog, rsyslog-relp");
 
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_relp_console_fields, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_relp_console_kill, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tcp_console_kill, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_forward_relp_kill, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_forward_tcp_kill, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_forward_resume, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_forward_lost, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_forward_recreated, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_forward_recreated_live, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_forward_bad_cursor, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_printk_opts, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_exit_delivers, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_exit_delivers_tcp, setup, teardown),
+		rsyslogd_unit_test(test_relp_console_fields),
+		rsyslogd_unit_test(test_relp_console_kill),
+		rsyslogd_unit_test(test_tcp_console_kill),
+		rsyslogd_unit_test(test_forward_relp_kill),
+		rsyslogd_unit_test(test_forward_tcp_kill),
+		rsyslogd_unit_test(test_forward_resume),
+		rsyslogd_unit_test(test_forward_lost),
+		rsyslogd_unit_test(test_forward_recreated),
+		rsyslogd_unit_test(test_forward_recreated_live),
+		rsyslogd_unit_test(test_forward_bad_cursor),
+		rsyslogd_unit_test(test_printk_opts),
+		rsyslogd_unit_test(test_exit_delivers),
+		rsyslogd_unit_test(test_exit_delivers_tcp),
 	};
 
 	if (argc > 1)

@@ -43,11 +43,6 @@
 #include "reader.h"
 #include "testutil.h"
 
-static int udp_port, tcp_port;
-static pid_t rs_pid = -1;
-static char host[256];
-static const char *app;
-
 static void write_conf(void)
 {
 	char inputs[1024];
@@ -61,7 +56,7 @@ static void write_conf(void)
 		 "input(type=\"imudp\" address=\"127.0.0.1\" port=\"%d\" rateLimit.interval=\"0\")\n"
 		 "input(type=\"imtcp\" address=\"127.0.0.1\" port=\"%d\" "
 		 "supportOctetCountedFraming=\"on\")\n",
-		 test_dir(), udp_port, tcp_port);
+		 test_dir(), rsyslogd_port("udp"), rsyslogd_port("tcp"));
 	rsyslogd_write_conf(inputs, "");
 }
 
@@ -69,7 +64,7 @@ static void udp_probe(unsigned n)
 {
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 	struct sockaddr_in a = { .sin_family = AF_INET,
-				.sin_port = htons((uint16_t)udp_port),
+				.sin_port = htons((uint16_t)rsyslogd_port("udp")),
 				.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	char m[64];
 	int len = snprintf(m, sizeof(m), "<13>1 - - probe - - - probe-%u", n);
@@ -84,7 +79,7 @@ static int rs_ready(void)
 	static unsigned probe;
 	char want[32], *all;
 
-	if (!daemon_tcp_accepts(tcp_port))
+	if (!daemon_tcp_accepts(rsyslogd_port("tcp")))
 		return 0;
 	probe++;
 	snprintf(want, sizeof(want), "probe-%u\"", probe);
@@ -96,82 +91,6 @@ static int rs_ready(void)
 
 	free(all);
 	return ok;
-}
-
-static void rs_stop(void)
-{
-	rsyslogd_stop(&rs_pid, SIGTERM);
-}
-
-static void rs_start_or_give_up(void)
-{
-	rsyslogd_start_or_give_up(&rs_pid, rs_ready, "rsyslog");
-}
-
-/* Lines of the output whose rawmsg holds @marker, in order. */
-struct got {
-	int n;
-	char *line[600];
-};
-
-static void got_free(struct got *g)
-{
-	for (int i = 0; i < g->n; i++)
-		free(g->line[i]);
-	g->n = 0;
-}
-
-static void collect(const char *marker, struct got *g)
-{
-	char *all = slurp(test_dir_path("messages.jsonl"));
-
-	got_free(g);
-	for (char *l = all, *e; l && *l; l = e + 1) {
-		e = strchr(l, '\n');
-		if (!e)
-			break;
-		*e = '\0';
-
-		char *raw = json_get(l, "rawmsg", NULL);
-
-		if (raw && strstr(raw, marker) && g->n < 600)
-			g->line[g->n++] = strdup(l);
-		free(raw);
-	}
-	free(all);
-}
-
-/* Wait until @n lines with @marker arrived (20 s at most). */
-static void wait_for(const char *marker, int n, struct got *g)
-{
-	uint64_t start = now_ms();
-
-	do {
-		collect(marker, g);
-		if (g->n >= n)
-			break;
-		usleep(20000);
-	} while (now_ms() - start < 20000);
-}
-
-static void assert_field(const char *line, const char *key, const char *want)
-{
-	char *v = json_get(line, key, NULL);
-
-	if (!v || strcmp(v, want))
-		fail_msg("%s: got '%s', want '%s' in %s", key, v ? v : "(missing)", want, line);
-	free(v);
-}
-
-/* The record of printk's log whose text starts with @prefix. */
-static void find_record(const char *prefix, struct pk_record *rec)
-{
-	struct pk_log *log = pk_printk_log();
-
-	for (uint64_t seq = 0; pk_log_read(log, seq, rec, 0) == 0; seq = rec->seq + 1)
-		if (!strncmp(rec->text, prefix, strlen(prefix)))
-			return;
-	fail_msg("no record '%s'", prefix);
 }
 
 static void rfc3339(const struct pk_record *rec, char *out, size_t n)
@@ -190,15 +109,6 @@ static void rfc3339(const struct pk_record *rec, char *out, size_t n)
 		 (unsigned)(rt % 1000000000u / 1000u));
 }
 
-/* "udp:127.0.0.1:PORT" or "tcp:..." of this test's rsyslogd. */
-static const char *target(const char *proto)
-{
-	static char b[64];
-
-	snprintf(b, sizeof(b), "%s:127.0.0.1:%d", proto, proto[0] == 'u' ? udp_port : tcp_port);
-	return b;
-}
-
 static struct console *add_console(const char *target, int format, unsigned enterprise)
 {
 	struct console *con;
@@ -207,12 +117,6 @@ static struct console *add_console(const char *target, int format, unsigned ente
 	assert_true(con->flags & PK_CON_THREADED);
 	assert_int_equal(pk_register_console(con), 0);
 	return con;
-}
-
-static void drop_console(struct console *con)
-{
-	assert_int_equal(pk_unregister_console(con), 0);
-	pk_console_destroy(con);
 }
 
 static const char bom[] = "\xef\xbb\xbf";
@@ -224,19 +128,19 @@ static void check_5424(const char *line, const struct pk_record *rec, int pri, c
 	char t[64], want[4096];
 
 	snprintf(t, sizeof(t), "%d", pri);
-	assert_field(line, "pri", t);
+	json_assert_str(line, "pri", t);
 	snprintf(t, sizeof(t), "%d", pri / 8);
-	assert_field(line, "facility", t);
+	json_assert_str(line, "facility", t);
 	snprintf(t, sizeof(t), "%d", pri % 8);
-	assert_field(line, "severity", t);
+	json_assert_str(line, "severity", t);
 	rfc3339(rec, t, sizeof(t));
-	assert_field(line, "timestamp", t);
-	assert_field(line, "hostname", host);
-	assert_field(line, "app_name", app);
+	json_assert_str(line, "timestamp", t);
+	json_assert_str(line, "hostname", daemon_host);
+	json_assert_str(line, "app_name", daemon_app);
 	snprintf(want, sizeof(want), "%d", (int)getpid());
-	assert_field(line, "procid", want);
-	assert_field(line, "msgid", "-");
-	assert_field(line, "structured_data", sd);
+	json_assert_str(line, "procid", want);
+	json_assert_str(line, "msgid", "-");
+	json_assert_str(line, "structured_data", sd);
 
 	int utf8 = 1;
 
@@ -244,16 +148,16 @@ static void check_5424(const char *line, const struct pk_record *rec, int pri, c
 		if (*p >= 0x80 && (*p == 0xff || *p == 0xfe))
 			utf8 = 0;
 	snprintf(want, sizeof(want), "%s%s", utf8 ? bom : "", text);
-	assert_field(line, "msg", want);
-	snprintf(want, sizeof(want), "<%d>1 %s %s %s %d - %s %s%s", pri, t, host, app,
+	json_assert_str(line, "msg", want);
+	snprintf(want, sizeof(want), "<%d>1 %s %s %s %d - %s %s%s", pri, t, daemon_host, daemon_app,
 		 (int)getpid(), sd, utf8 ? bom : "", text);
-	assert_field(line, "rawmsg", want);
+	json_assert_str(line, "rawmsg", want);
 }
 
 static void test_udp_rfc5424(void **state)
 {
 	(void)state;
-	struct console *con = add_console(target("udp"), PK_SYSLOG_RFC5424, 0);
+	struct console *con = add_console(rsyslogd_target("udp"), PK_SYSLOG_RFC5424, 0);
 	static const char dict1[] = "SUBSYSTEM=net\0DEVICE=+net:eth0";
 	/* names that are no SD-NAMEs; values with the three escapes and
 	 * bytes that are not UTF-8; entries that are no KEY=VALUE */
@@ -280,34 +184,34 @@ static void test_udp_rfc5424(void **state)
 	struct pk_record rec;
 	char sd[2048];
 
-	wait_for("U5-", 5, &g);
+	rsyslogd_wait("U5-", 5, &g);
 	assert_int_equal(g.n, 5);
 
-	find_record("U5-plain", &rec);
+	daemon_find_record("U5-plain", &rec);
 	snprintf(sd, sizeof(sd),
 		 "[printk@32473 seq=\"%llu\" tid=\"%u\" SUBSYSTEM=\"net\" DEVICE=\"+net:eth0\"]",
 		 (unsigned long long)rec.seq, rec.tid);
 	assert_int_equal(rec.tid, (unsigned)syscall(SYS_gettid));
 	check_5424(g.line[0], &rec, 8 + 3, sd, "U5-plain kern err with a dictionary");
 
-	find_record("U5-multi", &rec);
+	daemon_find_record("U5-multi", &rec);
 	snprintf(sd, sizeof(sd), "[printk@32473 seq=\"%llu\" tid=\"%u\"]",
 		 (unsigned long long)rec.seq, rec.tid);
 	check_5424(g.line[1], &rec, 3 * 8 + 6, sd,
 		   "U5-multi first line\n\tsecond line, tab\nthird");
 
-	find_record("U5-big", &rec);
+	daemon_find_record("U5-big", &rec);
 	assert_int_equal(rec.text_len, PK_TEXT_MAX);
 	snprintf(sd, sizeof(sd), "[printk@32473 seq=\"%llu\" tid=\"%u\"]",
 		 (unsigned long long)rec.seq, rec.tid);
 	check_5424(g.line[2], &rec, 16 * 8 + 5, sd, big);
 
-	find_record("U5-bytes", &rec);
+	daemon_find_record("U5-bytes", &rec);
 	snprintf(sd, sizeof(sd), "[printk@32473 seq=\"%llu\" tid=\"%u\"]",
 		 (unsigned long long)rec.seq, rec.tid);
 	check_5424(g.line[3], &rec, 23 * 8 + 0, sd, "U5-bytes \xff\xfe not UTF-8");
 
-	find_record("U5-escapes", &rec);
+	daemon_find_record("U5-escapes", &rec);
 	snprintf(sd, sizeof(sd),
 		 "[printk@32473 seq=\"%llu\" tid=\"%u\" my_key=\"a\\\"b\\]c\\\\d\" "
 		 "lower.case=\"ok\" "
@@ -322,7 +226,7 @@ static void test_udp_rfc5424(void **state)
 	assert_int_equal(st.send_errors, 0);
 	assert_int_equal(st.dropped, 0);
 	got_free(&g);
-	drop_console(con);
+	daemon_drop_console(con);
 }
 
 /* A unix datagram socket, as /dev/log: rsyslog's imuxsock on a socket of
@@ -341,41 +245,41 @@ static void test_unix_rfc5424(void **state)
 	assert_int_equal(pk_register_console(con), 0);
 	pk_printk_emit(4, 2, "DEVICE=b8:0", 11, "UX-local one\ntwo\n");
 	assert_int_equal(pk_pr_flush(5000, 0), 1);
-	wait_for("UX-", 1, &g);
+	rsyslogd_wait("UX-", 1, &g);
 	assert_int_equal(g.n, 1);
-	find_record("UX-", &rec);
+	daemon_find_record("UX-", &rec);
 	snprintf(sd, sizeof(sd), "[printk@32473 seq=\"%llu\" tid=\"%u\" DEVICE=\"b8:0\"]",
 		 (unsigned long long)rec.seq, rec.tid);
-	assert_field(g.line[0], "inputname", "imuxsock");
+	json_assert_str(g.line[0], "inputname", "imuxsock");
 	check_5424(g.line[0], &rec, 4 * 8 + 2, sd, "UX-local one\ntwo");
 	got_free(&g);
-	drop_console(con);
+	daemon_drop_console(con);
 }
 
 static void test_enterprise_number(void **state)
 {
 	(void)state;
-	struct console *con = add_console(target("udp"), PK_SYSLOG_RFC5424, 99999);
+	struct console *con = add_console(rsyslogd_target("udp"), PK_SYSLOG_RFC5424, 99999);
 	struct got g = { 0 };
 	struct pk_record rec;
 	char sd[256];
 
 	pk_printk_emit(1, 6, "K=v", 3, "EN-one");
 	assert_int_equal(pk_pr_flush(5000, 0), 1);
-	wait_for("EN-one", 1, &g);
+	rsyslogd_wait("EN-one", 1, &g);
 	assert_int_equal(g.n, 1);
-	find_record("EN-one", &rec);
+	daemon_find_record("EN-one", &rec);
 	snprintf(sd, sizeof(sd), "[printk@99999 seq=\"%llu\" tid=\"%u\" K=\"v\"]",
 		 (unsigned long long)rec.seq, rec.tid);
 	check_5424(g.line[0], &rec, 14, sd, "EN-one");
 	got_free(&g);
-	drop_console(con);
+	daemon_drop_console(con);
 }
 
 static void test_udp_rfc3164(void **state)
 {
 	(void)state;
-	struct console *con = add_console(target("udp"), PK_SYSLOG_RFC3164, 0);
+	struct console *con = add_console(rsyslogd_target("udp"), PK_SYSLOG_RFC3164, 0);
 	struct got g = { 0 };
 	struct pk_record rec;
 	struct pk_log_info info;
@@ -384,26 +288,26 @@ static void test_udp_rfc3164(void **state)
 
 	pk_printk_emit(0, 2, "K=v", 3, "O3-old style\nsecond line");
 	assert_int_equal(pk_pr_flush(5000, 0), 1);
-	wait_for("O3-", 1, &g);
+	rsyslogd_wait("O3-", 1, &g);
 	assert_int_equal(g.n, 1);
-	find_record("O3-", &rec);
+	daemon_find_record("O3-", &rec);
 	assert_int_equal(pk_log_info(pk_printk_log(), &info), 0);
 
 	time_t s = (time_t)((rec.ts_nsec + (uint64_t)info.realtime_offset_ns) / 1000000000u);
 
 	localtime_r(&s, &tm);
 	strftime(t, sizeof(t), "%b %e %H:%M:%S", &tm);
-	assert_field(g.line[0], "pri", "10");
-	assert_field(g.line[0], "hostname", host);
-	assert_field(g.line[0], "app_name", app);
+	json_assert_str(g.line[0], "pri", "10");
+	json_assert_str(g.line[0], "hostname", daemon_host);
+	json_assert_str(g.line[0], "app_name", daemon_app);
 	snprintf(want, sizeof(want), "%d", (int)getpid());
-	assert_field(g.line[0], "procid", want);
-	assert_field(g.line[0], "msg", " O3-old style\nsecond line");
-	snprintf(want, sizeof(want), "<10>%s %s %s[%d]: O3-old style\nsecond line", t, host, app,
-		 (int)getpid());
-	assert_field(g.line[0], "rawmsg", want);
+	json_assert_str(g.line[0], "procid", want);
+	json_assert_str(g.line[0], "msg", " O3-old style\nsecond line");
+	snprintf(want, sizeof(want), "<10>%s %s %s[%d]: O3-old style\nsecond line", t, daemon_host,
+		 daemon_app, (int)getpid());
+	json_assert_str(g.line[0], "rawmsg", want);
 	got_free(&g);
-	drop_console(con);
+	daemon_drop_console(con);
 }
 
 /* Print @n records "@tag <i>" and return. */
@@ -427,35 +331,35 @@ static int rec_index(const char *line, const char *tag)
 static void test_tcp_reconnect(void **state)
 {
 	(void)state;
-	struct console *con = add_console(target("tcp"), PK_SYSLOG_RFC5424, 0);
+	struct console *con = add_console(rsyslogd_target("tcp"), PK_SYSLOG_RFC5424, 0);
 	struct got g = { 0 };
 	struct pk_forward_stats st;
 
 	print_n("TC-a", 0, 20);
 	assert_int_equal(pk_pr_flush(5000, 0), 1);
-	wait_for("TC-a", 20, &g);
+	rsyslogd_wait("TC-a", 20, &g);
 	assert_int_equal(g.n, 20);
 	for (int i = 0; i < 20; i++) {
-		assert_field(g.line[i], "inputname", "imtcp");
+		json_assert_str(g.line[i], "inputname", "imtcp");
 		assert_int_equal(rec_index(g.line[i], "TC-a"), i);
 	}
-	rs_stop();
+	rsyslogd_stop(SIGTERM);
 	print_n("TC-b", 0, 30);
 	usleep(300000); /* the console finds the receiver gone and waits */
 	assert_int_equal(pk_pr_flush(200, 0), 0);
-	rs_start_or_give_up();
+	rsyslogd_restart();
 	assert_int_equal(pk_pr_flush(20000, 0), 1);
-	wait_for("TC-b", 30, &g);
+	rsyslogd_wait("TC-b", 30, &g);
 	assert_int_equal(g.n, 30);
 	for (int i = 0; i < 30; i++)
 		assert_int_equal(rec_index(g.line[i], "TC-b"), i);
-	collect("printk messages dropped", &g);
+	rsyslogd_collect("printk messages dropped", &g);
 	assert_int_equal(g.n, 0);
 	assert_int_equal(pk_console_forward_stats(con, &st), 0);
 	assert_int_equal(st.connects, 2);
 	assert_int_equal(st.dropped, 0);
 	got_free(&g);
-	drop_console(con);
+	daemon_drop_console(con);
 }
 
 /* LF framing: each message ends with a newline, one inside it goes as
@@ -467,25 +371,26 @@ static void test_tcp_lf_framing(void **state)
 	struct console *con;
 	struct got g = { 0 };
 
-	assert_int_equal(pk_console_syslog_create(&con, target("tcp"), PK_SYSLOG_RFC5424, 0), 0);
+	assert_int_equal(
+		pk_console_syslog_create(&con, rsyslogd_target("tcp"), PK_SYSLOG_RFC5424, 0), 0);
 	assert_int_equal(pk_console_syslog_set_framing(con, PK_SYSLOG_FRAMING_LF), 0);
 	assert_int_equal(pk_console_syslog_set_bom(con, 0), 0);
 	assert_int_equal(pk_register_console(con), 0);
 	for (int i = 0; i < 20; i++)
 		pk_printk_emit(1, 6, NULL, 0, "LF-a %04d first line\nsecond line\n", i);
 	assert_int_equal(pk_pr_flush(5000, 0), 1);
-	wait_for("LF-a", 20, &g);
+	rsyslogd_wait("LF-a", 20, &g);
 	assert_int_equal(g.n, 20);
 	for (int i = 0; i < 20; i++) {
 		char want[128];
 
-		assert_field(g.line[i], "inputname", "imtcp");
-		assert_field(g.line[i], "app_name", app);
+		json_assert_str(g.line[i], "inputname", "imtcp");
+		json_assert_str(g.line[i], "app_name", daemon_app);
 		snprintf(want, sizeof(want), "LF-a %04d first line#012second line", i);
-		assert_field(g.line[i], "msg", want);
+		json_assert_str(g.line[i], "msg", want);
 	}
 	got_free(&g);
-	drop_console(con);
+	daemon_drop_console(con);
 }
 
 /* The ring (8 KiB, set in main) cannot hold what is printed while the
@@ -493,22 +398,22 @@ static void test_tcp_lf_framing(void **state)
 static void test_tcp_dropped(void **state)
 {
 	(void)state;
-	struct console *con = add_console(target("tcp"), PK_SYSLOG_RFC5424, 0);
+	struct console *con = add_console(rsyslogd_target("tcp"), PK_SYSLOG_RFC5424, 0);
 	struct got g = { 0 };
 	struct pk_forward_stats st;
 	const int n = 400;
 
 	print_n("TD-a", 0, 1);
 	assert_int_equal(pk_pr_flush(5000, 0), 1);
-	wait_for("TD-a", 1, &g);
+	rsyslogd_wait("TD-a", 1, &g);
 	assert_int_equal(g.n, 1);
-	rs_stop();
+	rsyslogd_stop(SIGTERM);
 	print_n("TD-b", 0, n);
-	rs_start_or_give_up();
+	rsyslogd_restart();
 	assert_int_equal(pk_pr_flush(20000, 0), 1);
 
 	/* the last record arrives; the notice and what was left before it */
-	wait_for("TD-b 0399", 1, &g);
+	rsyslogd_wait("TD-b 0399", 1, &g);
 	assert_int_equal(g.n, 1);
 
 	/* In the order received: each notice says exactly how many records
@@ -566,90 +471,51 @@ static void test_tcp_dropped(void **state)
 	assert_int_equal(pk_console_stats(con, &cs), 0);
 	assert_int_equal(cs.lost, (uint64_t)first + 1);
 	got_free(&g);
-	drop_console(con);
+	daemon_drop_console(con);
 }
 
 /* PRINTK_OPTS names the consoles; a child, since options apply at start. */
 static void test_printk_opts(void **state)
 {
 	(void)state;
-	char opts[256], self[512];
-	ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	assert_true(k > 0);
-	self[k] = '\0';
-	snprintf(opts, sizeof(opts),
-		 "console=syslog:udp:127.0.0.1:%d,rfc3164 console=syslog:tcp:127.0.0.1:%d",
-		 udp_port, tcp_port);
-
-	const char *argv[] = { self, "--opts-child", NULL };
-	pid_t pid = spawn_logged(argv, NULL, opts);
-
-	assert_true(pid > 0);
-
-	int st;
+	char opts[256];
 	struct got g = { 0 };
 
-	test_reap(pid, &st, 20000);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	wait_for("OP-child", 2, &g);
+	snprintf(opts, sizeof(opts),
+		 "console=syslog:udp:127.0.0.1:%d,rfc3164 console=syslog:tcp:127.0.0.1:%d",
+		 rsyslogd_port("udp"), rsyslogd_port("tcp"));
+	daemon_run_opts_child(opts);
+	rsyslogd_wait("OP-child", 2, &g);
 	assert_int_equal(g.n, 2);
 	/* one by each: RFC 3164 over UDP, RFC 5424 over TCP */
 	int udp = strstr(g.line[0], "\"imudp\"") ? 0 : 1;
 
-	assert_field(g.line[udp], "inputname", "imudp");
-	assert_field(g.line[1 - udp], "inputname", "imtcp");
-	assert_field(g.line[udp], "msg", " OP-child via PRINTK_OPTS");
-	assert_field(g.line[1 - udp], "msg", "\xef\xbb\xbfOP-child via PRINTK_OPTS");
+	json_assert_str(g.line[udp], "inputname", "imudp");
+	json_assert_str(g.line[1 - udp], "inputname", "imtcp");
+	json_assert_str(g.line[udp], "msg", " OP-child via PRINTK_OPTS");
+	json_assert_str(g.line[1 - udp], "msg", "\xef\xbb\xbfOP-child via PRINTK_OPTS");
 	got_free(&g);
-}
-
-static int opts_child(void)
-{
-	pk_printk_emit(1, 5, NULL, 0, "OP-child via PRINTK_OPTS");
-	return pk_pr_flush(5000, 0) == 1 ? 0 : 1;
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	assert_int_equal(test_dir_make("rsyslog"), 0);
-	udp_port = daemon_free_port(SOCK_DGRAM);
-	tcp_port = daemon_free_port(SOCK_STREAM);
-	write_conf();
-	rs_start_or_give_up();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	rs_stop();
-	if (!getenv("PRINTK_KEEP_TEST_DIR"))
-		test_dir_remove();
-	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--opts-child"))
-		return opts_child();
+		return daemon_opts_child("OP-child via PRINTK_OPTS");
 	/* before the first record: a ring small enough to overwrite */
-	if (pk_set_log_buf_len(8192))
+	if (daemon_test_init(8192))
 		return 1;
-	pk_unregister_console(pk_console_stderr());
-	gethostname(host, sizeof(host));
-	app = program_invocation_short_name;
+
+	rsyslogd_configure("rsyslog", write_conf, rs_ready, "rsyslog");
 
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_udp_rfc5424, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unix_rfc5424, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_enterprise_number, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_udp_rfc3164, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tcp_reconnect, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tcp_dropped, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tcp_lf_framing, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_printk_opts, setup, teardown),
+		rsyslogd_unit_test(test_udp_rfc5424),
+		rsyslogd_unit_test(test_unix_rfc5424),
+		rsyslogd_unit_test(test_enterprise_number),
+		rsyslogd_unit_test(test_udp_rfc3164),
+		rsyslogd_unit_test(test_tcp_reconnect),
+		rsyslogd_unit_test(test_tcp_dropped),
+		rsyslogd_unit_test(test_tcp_lf_framing),
+		rsyslogd_unit_test(test_printk_opts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
