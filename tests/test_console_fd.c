@@ -157,14 +157,6 @@ static void test_pipe_exact_bytes(void **state)
 
 /* ---- the reader is gone ---- */
 
-#define CHILD_CHECK(cond)                                                              \
-	do {                                                                           \
-		if (!(cond)) {                                                         \
-			dprintf(2, "child check failed at line %d: %s\n", __LINE__, #cond); \
-			return 1;                                                      \
-		}                                                                      \
-	} while (0)
-
 static volatile sig_atomic_t sigpipe_count;
 
 static void on_sigpipe(int sig)

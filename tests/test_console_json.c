@@ -87,14 +87,6 @@ static const struct {
 };
 #define NHOSTILE (sizeof(hostile) / sizeof(hostile[0]))
 
-#define CHILD_CHECK(cond)                                                               \
-	do {                                                                            \
-		if (!(cond)) {                                                          \
-			dprintf(2, "child check failed at line %d: %s\n", __LINE__, #cond); \
-			return 1;                                                       \
-		}                                                                       \
-	} while (0)
-
 static char log_path[512], out_path[512], want_path[512];
 
 static int hostile_child(void *arg)

@@ -55,14 +55,6 @@ const char *__tsan_default_options(void)
 }
 #endif
 
-#define CHILD_CHECK(cond)                                                                     \
-	do {                                                                                  \
-		if (!(cond)) {                                                                \
-			dprintf(2, "child check failed at line %d: %s\n", __LINE__, #cond);  \
-			return 1;                                                             \
-		}                                                                             \
-	} while (0)
-
 static char *slurp(const char *path, size_t *lenp)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

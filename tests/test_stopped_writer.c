@@ -273,14 +273,6 @@ static void test_printk_beside_stopped_writer(void **state)
  * oldest record (stopped in the test hook), so the ring refuses for as
  * long as the test wants.
  */
-#define CHILD_CHECK(cond)                                                                   \
-	do {                                                                                \
-		if (!(cond)) {                                                              \
-			dprintf(2, "child check failed at line %d: %s\n", __LINE__, #cond); \
-			return 1;                                                           \
-		}                                                                           \
-	} while (0)
-
 static _Thread_local int hold_here;
 static sem_t held, release_held;
 

@@ -117,4 +117,14 @@ void test_stack_probe_end(struct test_stack_probe *p);
 			fail_msg("\"%s\"\n does not match\n\"%s\"", (s), (pattern)); \
 	} while (0)
 
+/* In a forked child that reports by its exit status: a failed condition is
+ * said on stderr with its line, and the child returns 1. */
+#define CHILD_CHECK(cond)                                                                   \
+	do {                                                                                \
+		if (!(cond)) {                                                              \
+			dprintf(2, "child check failed at line %d: %s\n", __LINE__, #cond); \
+			return 1;                                                           \
+		}                                                                           \
+	} while (0)
+
 #endif
