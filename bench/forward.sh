@@ -205,7 +205,7 @@ rsyslogd=$(command -v rsyslogd || echo /usr/sbin/rsyslogd)
 logger=$(command -v logger || true)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/forward-bench.XXXXXX")
-rs_pid= ng_pid=
+rs_pid='' ng_pid=''
 cleanup() {
 	[[ -n $ng_pid ]] && kill "$ng_pid" 2>/dev/null && wait "$ng_pid" 2>/dev/null
 	[[ -n $rs_pid ]] && kill "$rs_pid" 2>/dev/null && wait "$rs_pid" 2>/dev/null
@@ -264,7 +264,8 @@ echo "printk's writer, RELP / TCP: median rate $(printf '%.2f' "$(echo "$relp_ra
 
 # syslog-ng, from the private root scripts/setup.sh unpacked.
 ng_root=${SYSLOG_NG_ROOT:-/var/cache/libprintk-test/syslog-ng-root}
-ng_mod=$(dirname "$(ls -d "$ng_root"/usr/lib/syslog-ng/*/libafsocket.so 2>/dev/null | head -1)")
+ng_mods=("$ng_root"/usr/lib/syslog-ng/*/libafsocket.so)
+ng_mod=$(dirname "${ng_mods[0]}")
 if [[ ! -x $ng_root/usr/sbin/syslog-ng || ! -f $ng_mod/libsyslogformat.so ]]; then
 	echo "syslog-ng: not measured: no syslog-ng in $ng_root (scripts/setup.sh unpacks it)"
 else
@@ -298,7 +299,9 @@ EOF2
 	else
 		echo "syslog-ng: not measured: it did not start ($(tail -1 "$tmp/syslog-ng.log"))"
 	fi
-	kill "$ng_pid" 2>/dev/null && wait "$ng_pid" 2>/dev/null || true
+	if kill "$ng_pid" 2>/dev/null; then
+		wait "$ng_pid" 2>/dev/null || true
+	fi
 	ng_pid=
 fi
 

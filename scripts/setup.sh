@@ -59,7 +59,8 @@ if [[ ! -x $cache/syslog-ng-root/usr/sbin/syslog-ng ]]; then
 	chown _apt "$cache/debs" 2>/dev/null || true
 	(cd "$cache/debs" && apt-get download -qq syslog-ng-core)
 	rm -rf "$cache/syslog-ng-root.new"
-	dpkg-deb -x "$(ls -t "$cache"/debs/syslog-ng-core_*.deb | head -1)" "$cache/syslog-ng-root.new"
+	debs=("$cache"/debs/syslog-ng-core_*.deb)
+	dpkg-deb -x "${debs[-1]}" "$cache/syslog-ng-root.new"
 	rm -rf "$cache/syslog-ng-root"
 	mv "$cache/syslog-ng-root.new" "$cache/syslog-ng-root"
 fi

@@ -27,7 +27,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 [[ -x $emit ]] || fail "$emit is not built"
 [[ -x $root/usr/sbin/syslog-ng ]] || fail "no syslog-ng in $root (scripts/setup.sh unpacks it there)"
-moddir=$(dirname "$(ls -d "$root"/usr/lib/syslog-ng/*/libafsocket.so 2>/dev/null | head -1)")
+mods=("$root"/usr/lib/syslog-ng/*/libafsocket.so)
+moddir=$(dirname "${mods[0]}")
 [[ -f $moddir/libsyslogformat.so ]] || fail "no syslog-ng modules under $root/usr/lib/syslog-ng"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pk-syslog-ng.XXXXXX")
@@ -53,6 +54,7 @@ for p in ports:
     u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.1", p)); u.close()
 print(*ports)')
 
+# shellcheck disable=SC2016 # syslog-ng's macros, not the shell's
 tpl='@$S_UNIXTIME pri=$PRI fac=$FACILITY_NUM lvl=$LEVEL_NUM host=$HOST prog=$PROGRAM pid=$PID msgid=$MSGID sdata=$SDATA msg=$MSG<<END>>\n'
 conf=$tmp/syslog-ng.conf
 {
