@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: MIT
 # bench/forward.sh [BUILD_DIR] - records per second forwarded to a real
 # rsyslogd: pk-forward over TCP and over RELP, against util-linux logger(1)
-# sending the same lines over TCP (octet counting, RFC 5424); and to a real
-# systemd-journald: pk-forward, printk's journal console and
-# sd_journal_send(3) sending the same records; all in the same run.
+# sending the same lines over TCP (octet counting, RFC 5424), and a writer
+# logging them through printk's syslog console over TCP and over RELP; to a
+# real syslog-ng (when scripts/setup.sh unpacked one): the same writer over
+# TCP; and to a real systemd-journald: pk-forward, printk's journal console
+# and sd_journal_send(3) sending the same records; all in the same run.
 #
 # udmesg-testgen fills a log of MIB MiB (default 8) with dmesg-like lines;
 # rsyslogd (imtcp and imrelp on 127.0.0.1, its default in-memory main queue,
@@ -90,16 +92,24 @@ summary() {
 	printf '%-28s best %9s rec/s   median %9s rec/s\n' "$name" "${sorted[-1]}" "${sorted[$((${#sorted[@]} / 2))]}"
 }
 
+# report NAME COMMAND...: RUNS runs of COMMAND, one line of the table; the
+# sender's CPU microseconds per record (all runs) are added to $cpu_note.
+cpu_note=''
 report() {
-	local name=$1
+	local name=$1 cpu=0
 	shift
 	local -a rates=()
 	for _ in $(seq "$runs"); do
 		rm -f "$tmp/cursor"
 		t=$(timed "$@")
 		rates+=("$(echo "$n / $t" | bc)")
+		cpu=$(echo "$cpu + $(cat "$tmp/cpu.txt")" | bc)
 	done
 	summary "$name" "${rates[@]}"
+	mapfile -t sorted < <(printf '%s\n' "${rates[@]}" | sort -n)
+	median_rate=${sorted[$((${#sorted[@]} / 2))]}
+	cpu_us=$(echo "$cpu * 1000000 / ($runs * $n)" | bc -l)
+	cpu_note+="${cpu_note:+, }$name $(printf '%.1f' "$cpu_us") us"
 }
 
 # --------------------------------------------- journald, in its namespaces --
@@ -195,8 +205,9 @@ rsyslogd=$(command -v rsyslogd || echo /usr/sbin/rsyslogd)
 logger=$(command -v logger || true)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/forward-bench.XXXXXX")
-rs_pid=
+rs_pid='' ng_pid=''
 cleanup() {
+	[[ -n $ng_pid ]] && kill "$ng_pid" 2>/dev/null && wait "$ng_pid" 2>/dev/null
 	[[ -n $rs_pid ]] && kill "$rs_pid" 2>/dev/null && wait "$rs_pid" 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -242,6 +253,56 @@ if [[ -n $logger ]]; then
 		-n 127.0.0.1 -P "$tcp_port" -t bench -f "$tmp/lines.txt"
 else
 	echo "logger: not found (Debian: bsdutils), left out"
+fi
+printk_syslog() { PRINTK_OPTS="console=syslog:$1,lossless" "$jsend" printk "$tmp/lines.txt"; }
+report "printk console=syslog:tcp" printk_syslog "tcp:127.0.0.1:$tcp_port"
+tcp_rate=$median_rate tcp_cpu=$cpu_us
+report "printk console=syslog:relp" printk_syslog "relp:127.0.0.1:$relp_port"
+relp_rate=$median_rate relp_cpu=$cpu_us
+echo "the sender's CPU per record: $cpu_note"
+echo "printk's writer, RELP / TCP: median rate $(printf '%.2f' "$(echo "$relp_rate / $tcp_rate" | bc -l)"), CPU per record $(printf '%.2f' "$(echo "$relp_cpu / $tcp_cpu" | bc -l)")"
+
+# syslog-ng, from the private root scripts/setup.sh unpacked.
+ng_root=${SYSLOG_NG_ROOT:-/var/cache/libprintk-test/syslog-ng-root}
+ng_mods=("$ng_root"/usr/lib/syslog-ng/*/libafsocket.so)
+ng_mod=$(dirname "${ng_mods[0]}")
+if [[ ! -x $ng_root/usr/sbin/syslog-ng || ! -f $ng_mod/libsyslogformat.so ]]; then
+	echo "syslog-ng: not measured: no syslog-ng in $ng_root (scripts/setup.sh unpacks it)"
+else
+	ng_port=$(port)
+	cat >"$tmp/syslog-ng.conf" <<EOF2
+@version: $(basename "$ng_mod")
+options { use_dns(no); dns_cache(no); keep_hostname(yes); stats_freq(0); log_msg_size(65536); };
+source s { syslog(ip("127.0.0.1") port($ng_port) transport("tcp") max_connections(10)); };
+destination d { file("$tmp/ng.txt" template("\$MSG\n") template_escape(no)); };
+log { source(s); destination(d); };
+EOF2
+	LD_LIBRARY_PATH=$ng_root/usr/lib/syslog-ng "$ng_root/usr/sbin/syslog-ng" -F --no-caps --stderr \
+		--module-path="$ng_mod" --cfgfile="$tmp/syslog-ng.conf" --persist-file="$tmp/ng.persist" \
+		--pidfile="$tmp/ng.pid" --control="$tmp/ng.ctl" >"$tmp/syslog-ng.log" 2>&1 &
+	ng_pid=$!
+	for _ in $(seq 200); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$ng_port") 2>/dev/null && break
+		kill -0 "$ng_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if (exec 3<>"/dev/tcp/127.0.0.1/$ng_port") 2>/dev/null; then
+		touch "$tmp/ng.txt"
+		nglines() { wc -l <"$tmp/ng.txt"; }
+		ngmark() { before=$(nglines); }
+		ngnew() { got=$(($(nglines) - before)); }
+		mark=ngmark arrived=ngnew cpu_note=''
+		echo "syslog-ng $(LD_LIBRARY_PATH=$ng_root/usr/lib/syslog-ng "$ng_root/usr/sbin/syslog-ng" --version 2>/dev/null | awk 'NR == 1 { gsub(/[()]/, "", $3); print $3 }' || true) (private root), syslog() source, one file destination"
+		report "printk console=syslog:tcp" printk_syslog "tcp:127.0.0.1:$ng_port"
+		echo "the sender's CPU per record: $cpu_note"
+		mark=rmark arrived=rnew
+	else
+		echo "syslog-ng: not measured: it did not start ($(tail -1 "$tmp/syslog-ng.log"))"
+	fi
+	if kill "$ng_pid" 2>/dev/null; then
+		wait "$ng_pid" 2>/dev/null || true
+	fi
+	ng_pid=
 fi
 
 if [[ ! -x $journald ]] || ! command -v journalctl >/dev/null; then

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * bench/journal_send - one sender of bench/forward.sh's journald leg: every
- * line of FILE, once, to systemd-journald, then exit.
+ * bench/journal_send - one sender of bench/forward.sh's journald leg (and,
+ * with a syslog console, of its rsyslogd and syslog-ng legs): every line of
+ * FILE, once, to systemd-journald, then exit.
  *
  *   journal_send printk FILE   pr_info() of each line; the consoles come
  *                              from PRINTK_OPTS (forward.sh gives
- *                              console=journal,lossless). Before exit it
+ *                              console=journal,lossless, or a syslog
+ *                              console,lossless). Before exit it
  *                              waits until the consoles sent everything
  *                              (pr_flush, as long as they make progress):
  *                              exit alone drains for console_drain_ms only.
@@ -102,6 +104,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!strcmp(argv[1], "printk")) {
+		/* Linked statically: the syslog consoles (forward.sh's rsyslogd
+		 * and syslog-ng legs) are linked in only when asked for. */
+		pk_printk_link_all_options();
 		for (size_t i = 0; i < n; i++)
 			pr_info("%s\n", lines[i]);
 		/* A console that makes no progress for 10 s has lost its journald. */
