@@ -1568,6 +1568,11 @@ PK_HOT void pk_console_flush_line(struct prb *rb, const struct pk_con_rec *hint,
 
 	uint64_t gen = pk_load_sc(&store_gen);
 
+	/* A pk_console_reopen_all() that noted its store after we took the
+	 * lock but before we read the generation is ours to act on: nobody
+	 * else looks before this write. */
+	if (PK_UNLIKELY(pk_load_relaxed(&reopen_gen) != loop_reopen_gen))
+		reopen_loop_consoles();
 	struct pk_con_rec fresh;
 
 	if (PK_UNLIKELY(shared_levels_moved()))
@@ -2001,6 +2006,8 @@ int pk_pr_flush(int timeout_ms, int reset_on_progress)
 	for (;;) {
 		if (console_trylock() || take_over_stalled()) {
 			hold_losable = 1;
+			if (PK_UNLIKELY(pk_load_relaxed(&reopen_gen) != loop_reopen_gen))
+				reopen_loop_consoles();
 			if (timeout_ms >= 0)
 				print_deadline_ns = pk_clock_ns() + (uint64_t)timeout_ms * 1000000u;
 			print_all(rb);

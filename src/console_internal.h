@@ -80,6 +80,10 @@ void pk_console_set_exit_close(void (*fn)(struct console *con));
 /* How long exit and unregistration wait for printer threads (PRINTK_OPTS
  * console_drain_ms=; default 3000). */
 void pk_console_set_drain_ms(int ms);
+/* How long a printer thread sleeps when nothing wakes it (default 1000 ms).
+ * For tests: with a long one, a lost wake-up shows as a stall no load
+ * explains. */
+void pk_console_set_printer_idle_ms(int ms);
 /* How long a lossless console may print nothing while a printk waits for
  * it before it turns lossy (PRINTK_OPTS lossless_timeout_ms=; default 5000). */
 void pk_console_set_lossless_timeout_ms(int ms);

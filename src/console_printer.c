@@ -90,6 +90,15 @@ static pk_a32 printer_wake;	  /* futex word: bumped to wake printer threads (pk_
 
 static uint64_t printer_printed(const struct console *con);
 
+/* How long a printer thread sleeps without a wake-up (records stored
+ * without one: notices). */
+static _Atomic int printer_idle_ms = 1000;
+
+void pk_console_set_printer_idle_ms(int ms)
+{
+	atomic_store(&printer_idle_ms, ms < 1 ? 1 : ms);
+}
+
 static long printer_futex(int op, uint32_t val, const struct timespec *ts)
 {
 	return syscall(SYS_futex, (uint32_t *)&printer_wake, op, val, ts, NULL, 0);
@@ -248,9 +257,11 @@ static void *printer_main(void *arg)
 
 		/* Nothing to print: announce the sleep, then look once more
 		 * (C7: a printk that missed the announcement stored before it),
-		 * and sleep until a printk or a stop bumps the word; a second at
-		 * most, for records stored without a wake-up (notices). */
-		struct timespec ts = { 1, 0 };
+		 * and sleep until a printk or a stop bumps the word; a second
+		 * (printer_idle_ms) at most, for records stored without a
+		 * wake-up (notices). */
+		int idle_ms = atomic_load_explicit(&printer_idle_ms, memory_order_relaxed);
+		struct timespec ts = { idle_ms / 1000, idle_ms % 1000 * 1000000L };
 
 		atomic_fetch_add_explicit(&pk_printer_sleepers, 1, memory_order_seq_cst);
 		atomic_thread_fence(memory_order_seq_cst);

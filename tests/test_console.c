@@ -45,6 +45,7 @@
 #include <printk/console.h>
 #include <printk/printk.h>
 
+#include "console_internal.h"
 #include "fixture.h"
 #include "log_shared.h"
 #include "printk_internal.h"
@@ -658,18 +659,25 @@ static void test_reopen_and_flush(void **state)
 }
 
 /* pr_flush while another thread is stuck in a console write: 0 after the
- * timeout, 1 once the console caught up; printk meanwhile does not wait. */
-static sem_t in_slow_write;
+ * timeout, 1 once the console caught up; printk meanwhile does not wait.
+ * The write lasts until the test lets it go (half a minute at most), not
+ * a fixed time a loaded machine may let pass unseen. */
+#define SLOW_WRITE_MS 30000
+
+static sem_t in_slow_write, leave_slow_write;
 
 static void slow_on_write(struct capture *c, const char *text, size_t len)
 {
 	(void)c;
 	(void)len;
 	if (strncmp(text, "slow", 4) == 0) {
-		struct timespec d = { 0, 300 * 1000 * 1000 };
+		struct timespec until;
 
 		sem_post(&in_slow_write);
-		nanosleep(&d, NULL);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += SLOW_WRITE_MS / 1000;
+		while (sem_timedwait(&leave_slow_write, &until) != 0 && errno == EINTR)
+			;
 	}
 }
 
@@ -686,6 +694,7 @@ static void test_pr_flush_timeout(void **state)
 	pthread_t th;
 
 	sem_init(&in_slow_write, 0, 0);
+	sem_init(&leave_slow_write, 0, 0);
 	cap.on_write = slow_on_write;
 	assert_int_equal(pthread_create(&th, NULL, print_slow, NULL), 0);
 	sem_wait(&in_slow_write);
@@ -693,14 +702,17 @@ static void test_pr_flush_timeout(void **state)
 	uint64_t t0 = now_ms();
 
 	printk("queued\n"); /* left to the printing thread */
-	assert_true(now_ms() - t0 < 100);
+	/* Had it waited for the write, it would have waited for it to end */
+	assert_true(now_ms() - t0 < SLOW_WRITE_MS / 2);
 	/* (cap is not read here: the printing thread owns it until it lets go) */
 	assert_int_equal(pr_flush(50, 0), 0);
-	assert_int_equal(pr_flush(5000, 0), 1);
+	sem_post(&leave_slow_write);
+	assert_int_equal(pr_flush(SLOW_WRITE_MS, 0), 1);
 	assert_string_equal(capture_text(&cap), "slow\nqueued\n");
 	pthread_join(th, NULL);
 	cap.on_write = NULL;
 	sem_destroy(&in_slow_write);
+	sem_destroy(&leave_slow_write);
 }
 
 /* ---- a thread cancelled while it prints ---- */
@@ -913,10 +925,29 @@ static void test_stuck_holder_pr_flush(void **state)
 #define STALL_THREADS 3
 #define STALL_MSGS    300
 
+static atomic_int stall_notices; /* the other console's takeover notices */
+
+static void count_stall_notices(struct capture *c, const char *text, size_t len)
+{
+	(void)c;
+	if (len >= 31 && strncmp(text, "printk: console [capture] stuck", 31) == 0)
+		atomic_fetch_add(&stall_notices, 1);
+}
+
+/* The first stall lasts until another thread took the consoles over (half
+ * a minute at most): a fixed 1.1 s could pass, under load, without anyone
+ * seeing the write last the second a takeover needs. The second may come
+ * while the stalled thread catches its console up, where nobody takes it
+ * over: 1.1 s, and a second notice or none. */
 static void stall_twice(struct capture *c, const char *text, size_t len)
 {
 	(void)c;
-	if (len >= 7 && (strncmp(text, "T0 0050", 7) == 0 || strncmp(text, "T1 0150", 7) == 0)) {
+	if (len >= 7 && strncmp(text, "T0 0050", 7) == 0) {
+		uint64_t t0 = now_ms();
+
+		while (atomic_load(&stall_notices) == 0 && now_ms() - t0 < 30000)
+			usleep(1000);
+	} else if (len >= 7 && strncmp(text, "T1 0150", 7) == 0) {
 		struct timespec d = { 1, 100 * 1000 * 1000 };
 
 		nanosleep(&d, NULL);
@@ -940,13 +971,16 @@ static void test_stuck_holder_under_load(void **state)
 	pthread_t th[STALL_THREADS];
 
 	capture_init(&cap2, "other", 0);
+	atomic_store(&stall_notices, 0);
+	cap2.on_write = count_stall_notices;
 	assert_int_equal(pk_register_console(&cap2.con), 0);
 	cap.on_write = stall_twice;
 	for (int i = 0; i < STALL_THREADS; i++)
 		assert_int_equal(pthread_create(&th[i], NULL, stall_printer, (void *)(intptr_t)i), 0);
 	for (int i = 0; i < STALL_THREADS; i++)
 		pthread_join(th[i], NULL);
-	assert_int_equal(pr_flush(5000, 0), 1);
+	/* (the last stall may be taken over by this very flush) */
+	assert_int_equal(pr_flush(120000, 0), 1);
 	cap.on_write = NULL;
 
 	struct pk_log *log = pk_printk_log();
@@ -1083,18 +1117,22 @@ static void test_record_console(void **state)
 
 static struct capture tcap;
 static atomic_int tcap_writes, tcap_partial;
-static atomic_int tcap_delay_ms;
+
+static sem_t tcap_gate;
+static atomic_int tcap_gated;
 
 static void threaded_on_write(struct capture *c, const char *text, size_t len)
 {
 	(void)c;
-	int ms = atomic_load(&tcap_delay_ms);
+	if (atomic_load(&tcap_gated)) {
+		struct timespec until;
 
-	if (ms) {
-		struct timespec d = { 0, (long)ms * 1000000 };
-
-		nanosleep(&d, NULL);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += SLOW_WRITE_MS / 1000;
+		while (sem_timedwait(&tcap_gate, &until) != 0 && errno == EINTR)
+			;
 	}
+
 	if (len >= 9 && memcmp(text, "Testing: ", 9) == 0)
 		atomic_store(&tcap_partial, 1);
 	atomic_fetch_add(&tcap_writes, 1);
@@ -1106,38 +1144,40 @@ static void threaded_init(short flags)
 	tcap.on_write = threaded_on_write;
 	atomic_store(&tcap_writes, 0);
 	atomic_store(&tcap_partial, 0);
-	atomic_store(&tcap_delay_ms, 0);
 	assert_int_equal(pk_register_console(&tcap.con), 0);
 }
 
-/* printk never waits for a threaded console: its writes take 100 ms each,
- * three printk calls take far less; pr_flush waits for it; the bytes are
- * those the print loop gives (prefix rules, open lines printed at once). */
+/* printk never waits for a threaded console: its writes last until the
+ * test lets them go (half a minute at most), three printk calls return
+ * long before; pr_flush waits for it; the bytes are those the print loop
+ * gives (prefix rules, open lines printed at once). */
 static void test_threaded_console(void **state)
 {
 	(void)state;
+	sem_init(&tcap_gate, 0, 0);
+	atomic_store(&tcap_gated, 1);
 	threaded_init(0);
-	atomic_store(&tcap_delay_ms, 100);
 
 	uint64_t t0 = now_ms();
 
 	pr_info("one\n");
 	pr_info("two\n");
 	pr_info("three\n");
-	assert_true(now_ms() - t0 < 100);
+	assert_true(now_ms() - t0 < SLOW_WRITE_MS / 2);
 	assert_string_equal(capture_text(&cap), "one\ntwo\nthree\n");
-	assert_int_equal(pr_flush(5000, 0), 1);
+	atomic_store(&tcap_gated, 0);
+	sem_post(&tcap_gate);
+	assert_int_equal(pr_flush(60000, 0), 1);
 	assert_string_equal(capture_text(&tcap), "one\ntwo\nthree\n");
 
 	/* An open line reaches it before its end is written. */
-	atomic_store(&tcap_delay_ms, 0);
 	pr_info("Testing: ");
-	for (int i = 0; i < 2000 && !atomic_load(&tcap_partial); i++)
+	for (int i = 0; i < 60000 && !atomic_load(&tcap_partial); i++)
 		usleep(1000);
 	assert_int_equal(atomic_load(&tcap_partial), 1);
 	pr_cont("PASSED\n");
 	pr_warn("after\n");
-	assert_int_equal(pr_flush(5000, 0), 1);
+	assert_int_equal(pr_flush(60000, 0), 1);
 	assert_string_equal(capture_text(&tcap), "one\ntwo\nthree\nTesting: PASSED\nafter\n");
 	assert_int_equal(pk_unregister_console(&tcap.con), 0);
 	assert_null(tcap.con.state);
@@ -1146,9 +1186,10 @@ static void test_threaded_console(void **state)
 	/* And once more: a console can come back with a new thread. */
 	assert_int_equal(pk_register_console(&tcap.con), 0);
 	pr_info("back\n");
-	assert_int_equal(pr_flush(5000, 0), 1);
+	assert_int_equal(pr_flush(60000, 0), 1);
 	assert_string_equal(capture_text(&tcap), "one\ntwo\nthree\nTesting: PASSED\nafter\nback\n");
 	assert_int_equal(pk_unregister_console(&tcap.con), 0);
+	sem_destroy(&tcap_gate);
 }
 
 /* Threads printing at once to a threaded extended console: every record
@@ -1194,29 +1235,60 @@ static void test_threaded_extended_burst(void **state)
 }
 
 /* At exit, a threaded console prints everything before the process ends;
- * one whose write never returns holds exit up for a bounded time only. In
- * children; their stdout is the threaded console. */
+ * one whose write never returns holds exit up for console_drain_ms only,
+ * and says what it leaves. In children; their stdout is the threaded
+ * console. Exit's wait is a deadline shared by all printer threads, so the
+ * test never makes a working thread race it: the first child waits up to
+ * a minute (exit returns once drained), the second lets exit begin only
+ * once its working console printed everything (under load its thread may
+ * get no CPU within the 300 ms the stuck one is given). */
+static struct capture echo;
+static atomic_int echo_lines;
+
+static void echo_to_stdout(struct capture *c, const char *text, size_t len)
+{
+	c->len = 0;
+	if (write(1, text, len) == (ssize_t)len && len && text[len - 1] == '\n')
+		atomic_fetch_add(&echo_lines, 1);
+}
+
 static int threaded_exit_child(void *arg)
 {
 	struct console *out;
 	int stuck = arg != NULL;
 
-	if (pk_console_fd_create(&out, 1, "out") != 0)
-		return 2;
-	out->flags |= PK_CON_THREADED;
-	if (pk_register_console(out) != 0)
-		return 3;
-	if (stuck) {
-		/* exit waits 300 ms for the stuck threaded console, not 3 s */
-		if (pk_printk_configure("console_drain_ms=300"))
+	if (!stuck) {
+		if (pk_printk_configure("console_drain_ms=60000"))
 			return 4;
-		sem_init(&leave_stuck_write, 0, 0); /* never posted */
-		threaded_init(0);
-		tcap.on_write = stuck_on_first;
-		printk("first\n");
+		if (pk_console_fd_create(&out, 1, "out") != 0)
+			return 2;
+		out->flags |= PK_CON_THREADED;
+		if (pk_register_console(out) != 0)
+			return 3;
+		for (int i = 0; i < 100; i++)
+			printk("line %d\n", i);
+		exit(0);
 	}
+	if (pk_printk_configure("console_drain_ms=300"))
+		return 4;
+	capture_init(&echo, "out", PK_CON_THREADED);
+	echo.on_write = echo_to_stdout;
+	if (pk_register_console(&echo.con) != 0)
+		return 3;
+	sem_init(&leave_stuck_write, 0, 0); /* never posted */
+	threaded_init(0);
+	tcap.on_write = stuck_on_first;
+	printk("first\n");
 	for (int i = 0; i < 100; i++)
 		printk("line %d\n", i);
+
+	uint64_t t0 = now_ms();
+
+	while (atomic_load(&echo_lines) < 101)
+		if (now_ms() - t0 > 60000)
+			return 5;
+		else
+			usleep(1000);
 	exit(0);
 }
 
@@ -1229,16 +1301,17 @@ static void test_threaded_console_at_exit(void **state)
 
 	for (int i = 0; i < 100; i++)
 		n += (size_t)snprintf(want + n, sizeof(want) - n, "line %d\n", i);
-	run_child_ok(threaded_exit_child, NULL, 10000, &res);
+	run_child_ok(threaded_exit_child, NULL, 120000, &res);
 	assert_string_equal(res.out, want);
 	child_result_free(&res);
 
-	uint64_t t0 = now_ms();
+	char want_stuck[sizeof(want) + 256];
 
-	run_child_ok(threaded_exit_child, (void *)1, 10000, &res);
-	assert_true(now_ms() - t0 < 3000); /* the default drain alone is 3 s */
-	assert_true(strncmp(res.out, "first\n", 6) == 0);
-	assert_non_null(strstr(res.out, "line 99\n"));
+	snprintf(want_stuck, sizeof(want_stuck),
+		 "first\n%sprintk: console [threaded] did not print its last 101 records within console_drain_ms=300 at exit\n",
+		 want);
+	run_child_ok(threaded_exit_child, (void *)1, 120000, &res);
+	assert_string_equal(res.out, want_stuck);
 	child_result_free(&res);
 }
 
@@ -1254,14 +1327,14 @@ static int threaded_fork_child(void *arg)
 	if (pk_register_console(out) != 0)
 		return 3;
 	printk("parent\n");
-	if (pr_flush(5000, 0) != 1)
+	if (pr_flush(60000, 0) != 1)
 		return 4;
 
 	pid_t pid = fork();
 
 	if (pid == 0) {
 		printk("child\n");
-		_exit(pr_flush(5000, 0) == 1 ? 0 : 5);
+		_exit(pr_flush(60000, 0) == 1 ? 0 : 5);
 	}
 
 	int status;
@@ -1276,7 +1349,7 @@ static void test_threaded_console_after_fork(void **state)
 	(void)state;
 	struct child_result res;
 
-	run_child_ok(threaded_fork_child, NULL, 10000, &res);
+	run_child_ok(threaded_fork_child, NULL, 150000, &res);
 	assert_string_equal(res.out, "parent\nchild\n");
 	child_result_free(&res);
 }
@@ -1284,17 +1357,36 @@ static void test_threaded_console_after_fork(void **state)
 /*
  * Only threaded consoles: printk stores (deferred, for a literal format),
  * wakes the thread and returns; the thread formats what it reads. Each
- * round waits until the thread slept (it sleeps a second at most without
- * a wake-up), so a lost wake-up shows as a round of a second; the text is
- * what eager formatting gives. In a child: its consoles are its own.
+ * round waits until the thread slept; the thread sleeps two minutes
+ * without a wake-up (not the default second), so a lost wake-up shows as
+ * a round that reaches the test's minute, which no load explains (timing
+ * rounds against the second did: under load a woken thread can wait that
+ * long for a CPU). The text is what eager formatting gives. In a child:
+ * its consoles are its own.
  */
+#define WAKE_WAIT_MS 60000
+
+/* Up to WAKE_WAIT_MS for the thread's @target-th write; 0 if it came. */
+static int wait_tcap_writes(int target, int spin)
+{
+	uint64_t t0 = now_ms();
+
+	while (atomic_load(&tcap_writes) < target) {
+		if (now_ms() - t0 > WAKE_WAIT_MS)
+			return -1;
+		if (!spin)
+			usleep(100);
+	}
+	return 0;
+}
+
 static int threads_only_child(void *arg)
 {
 	(void)arg;
 	char want[8192];
 	size_t n = 0;
-	uint64_t worst = 0;
 
+	pk_console_set_printer_idle_ms(2 * WAKE_WAIT_MS);
 	pk_unregister_console(&cap.con);
 	pk_unregister_console(pk_console_stderr());
 	threaded_init(0);
@@ -1303,40 +1395,28 @@ static int threads_only_child(void *arg)
 
 	for (int i = 0; i < 200; i++) {
 		usleep(2000); /* the thread goes to sleep */
-
-		uint64_t t0 = now_ms();
-
 		pr_info("round %d of %s\n", i, "200");
-		while (atomic_load(&tcap_writes) < i + 1 && now_ms() - t0 < 5000)
-			usleep(100);
-		if (now_ms() - t0 > worst)
-			worst = now_ms() - t0;
+		if (wait_tcap_writes(i + 1, 0))
+			return 5;
 		n += (size_t)snprintf(want + n, sizeof(want) - n, "round %d of 200\n", i);
 	}
-	if (pr_flush(5000, 0) != 1)
+	if (pr_flush(WAKE_WAIT_MS, 0) != 1)
 		return 2;
 	if (strcmp(capture_text(&tcap), want))
 		return 3;
 	if (pk_printk_deferred_here() - deferred0 != 200)
 		return 4;
-	if (worst >= 800)
-		return 5;
 	/* The next record right as the thread goes to sleep: the window
 	 * between its last look and its announcement. */
 	for (int i = 0; i < 3000; i++) {
 		int target = atomic_load(&tcap_writes) + 1;
-		uint64_t t0 = now_ms();
 
 		pr_info("again %d\n", i);
-		while (atomic_load(&tcap_writes) < target && now_ms() - t0 < 5000)
-			;
+		if (wait_tcap_writes(target, 1))
+			return 7;
 		for (volatile int spin = 0; spin < (i % 64) * 20; spin++)
 			;
-		if (now_ms() - t0 > worst)
-			worst = now_ms() - t0;
 	}
-	if (worst >= 800)
-		return 7;
 	/* A synchronous console back: printk formats and prints at once. */
 	capture_setup(&cap, 0);
 	pr_info("sync %d\n", 1);
@@ -1350,7 +1430,7 @@ static void test_threads_only_store_and_wake(void **state)
 	(void)state;
 	struct child_result res;
 
-	run_child_ok(threads_only_child, NULL, 30000, &res);
+	run_child_ok(threads_only_child, NULL, 4 * WAKE_WAIT_MS, &res);
 	child_result_free(&res);
 }
 

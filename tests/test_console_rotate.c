@@ -10,7 +10,10 @@
  *   - logrotate's rename, then SIGHUP whose handler calls
  *     pk_console_reopen_all(), while a program logs: no line lost, and once
  *     the flush after the signal has completed nothing more reaches the old
- *     file; for a console printed by its own thread too;
+ *     file; for a console printed by its own thread too; reopen_all from
+ *     a signal handler that lands anywhere in a printk, thousands of
+ *     times: no printk begun after a handler returned writes before the
+ *     reopen;
  *   - the stderr console disables itself, with one notice, once fd 2 is
  *     another file, and writes nothing into that file; fd 2 redirected
  *     with fd 1 is followed;
@@ -34,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -410,6 +414,82 @@ static int setup_threaded(void **state)
 	setup_capture(state);
 	*state = &yes;
 	return 0;
+}
+
+/*
+ * SIGHUP's pk_console_reopen_all() lands anywhere in a printk, thousands
+ * of times (an interval timer): a printk begun after a handler returned
+ * writes only once the console reopened, wherever the handler found the
+ * lock. A handler that came right after printk took the lock, before it
+ * read the store generation, used to leave its request to nobody: the
+ * one-write path never looked, and every later line went to the old file.
+ */
+static volatile sig_atomic_t storm_begun;   /* handlers entered */
+static volatile sig_atomic_t storm_done;    /* handlers returned */
+static volatile sig_atomic_t storm_asked;   /* storm_done when the printk began */
+static volatile sig_atomic_t storm_covered; /* storm_begun at the last reopen */
+static volatile sig_atomic_t storm_late;
+
+/* One handler at a time (SIGALRM is blocked in it), and the thread it
+ * interrupted waits: a reopen covers every handler begun before it, as
+ * requests left for the holder are served together. */
+static void storm_handler(int sig)
+{
+	(void)sig;
+	storm_begun++;
+	pk_console_reopen_all();
+	storm_done++;
+}
+
+static int storm_reopen(struct console *con)
+{
+	(void)con;
+	storm_covered = storm_begun;
+	return 0;
+}
+
+static void storm_on_write(struct capture *c, const char *text, size_t len)
+{
+	(void)text;
+	(void)len;
+	if (storm_covered < storm_asked)
+		storm_late++;
+	c->len = 0; /* the bytes are not the point */
+}
+
+#define STORM_SIGNALS 2000
+
+static int reopen_storm_child(void *arg)
+{
+	(void)arg;
+	struct sigaction sa = { .sa_handler = storm_handler };
+	struct itimerval every = { { 0, 50 }, { 0, 50 } }, off = { { 0, 0 }, { 0, 0 } };
+	uint64_t t0 = now_ms();
+
+	cap.con.reopen = storm_reopen;
+	cap.on_write = storm_on_write;
+	CHILD_CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
+	CHILD_CHECK(setitimer(ITIMER_REAL, &every, NULL) == 0);
+	while (storm_done < STORM_SIGNALS && now_ms() - t0 < 100000) {
+		storm_asked = storm_done;
+		pr_info("line\n");
+	}
+	CHILD_CHECK(setitimer(ITIMER_REAL, &off, NULL) == 0);
+	if (storm_late)
+		dprintf(2, "%d printk calls wrote before a reopen asked before them (%d signals)\n", (int)storm_late,
+			(int)storm_done);
+	CHILD_CHECK(storm_done >= STORM_SIGNALS);
+	CHILD_CHECK(storm_late == 0);
+	return 0;
+}
+
+static void test_reopen_all_signal_storm(void **state)
+{
+	(void)state;
+	struct child_result res;
+
+	run_child_ok(reopen_storm_child, NULL, 120000, &res);
+	child_result_free(&res);
 }
 
 /* ---- the stderr console and fd 2 ---- */
@@ -839,6 +919,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rotation_shared, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_logrotate_sighup, setup_capture, teardown_capture),
 		cmocka_unit_test_prestate_setup_teardown(test_logrotate_sighup, setup_threaded, teardown_capture, NULL),
+		cmocka_unit_test_setup_teardown(test_reopen_all_signal_storm, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_stderr_fd2_replaced, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_stderr_fd2_redirected, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_stderr_fd2_fallback, setup_capture, teardown_capture),

@@ -22,6 +22,30 @@ fi
 "$PROBE" store "$L" 4096 6 "record zero" "record one" "record two" || exit 1
 start_fs "$M" --log golden="$TMP/golden.log" --log mixed="$TMP/mixed.log" "$L"
 
+# Readers in the background are waited for by what they do, never for a
+# fixed time: on a loaded machine one may not even have opened its file
+# after a second.
+# wait_for FILE PATTERN: up to 30 s for a line of FILE matching PATTERN.
+wait_for() {
+	for _ in $(seq 600); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "  (waited 30 s for '$2' in $(basename "$1"))"
+	return 1
+}
+# wait_wchan PID PATTERN: up to 30 s until PID sleeps in a kernel function
+# matching PATTERN (request_wait_answer: a FUSE request the file system has
+# not answered, i.e. a parked read; poll: in poll(2)).
+wait_wchan() {
+	for _ in $(seq 600); do
+		grep -Eq "$2" "/proc/$1/wchan" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "  (pid $1 is not waiting in '$2': $(cat "/proc/$1/wchan" 2>/dev/null))"
+	return 1
+}
+
 # --- the directory and the bytes -------------------------------------------
 expect "readdir" "golden.kmsg kmsg mixed.kmsg" "$(ls "$M" | tr '\n' ' ' | sed 's/ $//')"
 for n in golden mixed; do
@@ -85,9 +109,10 @@ EAGAIN" "$(cat "$TMP/poll0.out")"
 
 "$PROBE" tail "$M/kmsg" >"$TMP/block.out" 2>&1 &
 blocker=$!
-"$PROBE" poll "$M/kmsg" 5000 >"$TMP/poll1.out" &
+"$PROBE" poll "$M/kmsg" 60000 >"$TMP/poll1.out" &
 poller=$!
-sleep 0.5
+wait_for "$TMP/block.out" "^at end" && wait_wchan "$blocker" request_wait_answer
+wait_for "$TMP/poll1.out" "^at end" && wait_wchan "$poller" poll
 checks=$((checks + 1))
 if kill -0 "$blocker" 2>/dev/null && kill -0 "$poller" 2>/dev/null; then
 	ok "a blocking read and a poll wait while nothing is new"
@@ -96,7 +121,7 @@ else
 	cat "$TMP/block.out" "$TMP/poll1.out"
 fi
 "$PROBE" store "$L" 4096 3 "woken up"
-wait_gone "$blocker" 2 && wait_gone "$poller" 2
+wait_gone "$blocker" 30 && wait_gone "$poller" 30
 expect "a new record ends the blocking read" "at end
 TS;woken up" "$(sed -E 's/^[0-9]+ bytes: [^;]*;/TS;/' "$TMP/block.out")"
 expect "a new record wakes poll" "at end
@@ -109,8 +134,10 @@ python3 - "$M/kmsg" <<'PY' >"$TMP/kill.out" 2>&1
 import os, signal, sys, time
 path = sys.argv[1]
 def blocked_child(handler):
+    r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
+        os.close(r)
         if handler:
             signal.signal(signal.SIGUSR1, lambda *a: (_ for _ in ()).throw(KeyboardInterrupt))
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -122,21 +149,53 @@ def blocked_child(handler):
             except OSError:
                 pass
         os.set_blocking(fd, True)
+        os.write(w, b"r") # the next read is the blocking one
         try:
             os.read(fd, 8192)
         except KeyboardInterrupt:
             os._exit(42)
         os._exit(1)
+    os.close(w)
+    os.read(r, 1)
+    os.close(r)
     return pid
+def parked(pid):
+    # Blocked in the read, not on its way there (a loaded machine may take
+    # seconds): the file system holds the request (FUSE's wait for it).
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        try:
+            with open("/proc/%d/wchan" % pid) as f:
+                if "request_wait_answer" in f.read():
+                    return True
+        except OSError:
+            return False
+        time.sleep(0.05)
+    return False
 for sig, handler, want in ((signal.SIGKILL, False, "killed"), (signal.SIGUSR1, True, "exit 42")):
     pid = blocked_child(handler)
-    time.sleep(0.4)
+    if not parked(pid):
+        print("%s: the child never blocked in its read" % signal.Signals(sig).name)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        continue
     t = time.time()
     os.kill(pid, sig)
-    _, st = os.waitpid(pid, 0)
+    # At once: a read that waited for a record instead would not end at
+    # all (nothing is stored); 10 s leaves a loaded machine its slack.
+    while True:
+        done, st = os.waitpid(pid, os.WNOHANG)
+        if done or time.time() - t > 10:
+            break
+        time.sleep(0.01)
     took = time.time() - t
+    if not done:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        print("%s: still blocked after %.1f s" % (signal.Signals(sig).name, took))
+        continue
     got = "killed" if os.WIFSIGNALED(st) else "exit %d" % os.WEXITSTATUS(st)
-    print("%s: %s%s" % (signal.Signals(sig).name, got, "" if took < 1 else " (slow: %.1f s)" % took))
+    print("%s: %s" % (signal.Signals(sig).name, got))
 PY
 expect "a signal ends a blocked read at once" "SIGKILL: killed
 SIGUSR1: exit 42" "$(cat "$TMP/kill.out")"
@@ -168,17 +227,21 @@ stop_fs
 expect "the read-only file system stops with status 0" 0 "$FS_RC"
 
 # --- a reader that never reads does not block the others --------------------
-"$PROBE" hold "$M/kmsg" >/dev/null < <(sleep 2) &
+mkfifo "$TMP/hold.in"
+"$PROBE" hold "$M/kmsg" <"$TMP/hold.in" >"$TMP/hold.out" &
 holder=$!
+exec 9>"$TMP/hold.in"
+wait_for "$TMP/hold.out" "^holding"
 expect "another reader reads while one holds the file open" "EAGAIN" \
 	"$("$PROBE" seek "$M/kmsg" end | tail -1)"
-kill "$holder" 2>/dev/null
+exec 9>&-
+wait "$holder"
 
 # --- a log damaged while served ----------------------------------------------
 cp "$TMP/mixed.log" "$TMP/victim.log"
 start_fs "$TMP/bad" --log other="$TMP/golden.log" "$TMP/victim.log"
-exec 7< <("$PROBE" reads "$TMP/bad/kmsg" 8192 && sleep 1 && "$PROBE" reads "$TMP/bad/kmsg" 8192)
-sleep 0.3
+# A reader has read from it (the file system has it open) before the cut.
+"$PROBE" reads "$TMP/bad/kmsg" 8192 >/dev/null
 truncate -s 8192 "$TMP/victim.log"
 got=$(python3 - "$TMP/bad/kmsg" <<'PY'
 import errno, os, sys
@@ -202,7 +265,6 @@ case $got in
 "open ENOSPC" | "open EPROTO" | "open EBADMSG" | ESTALE | EIO | EUCLEAN) ok "a truncated log gives its readers an error ($got)" ;;
 *) fail "a truncated log: readers got '$got'" ;;
 esac
-exec 7<&-
 dd if=/dev/urandom of="$TMP/victim.log" bs=4096 count=2 conv=notrunc status=none
 "$PROBE" reads "$TMP/bad/kmsg" 8192 >/dev/null 2>&1
 checks=$((checks + 1))
@@ -222,9 +284,11 @@ mv "$TMP/rot.log" "$TMP/rot.log.1"
 "$PROBE" store "$TMP/rot.log" 65536 6 "new file" || exit 1
 "$PROBE" tail "$TMP/rot/kmsg" >"$TMP/rot.out" 2>&1 &
 rotated=$!
-sleep 0.3
+# At the end of the new file before the next record comes, or the record
+# is before its end and nothing wakes it.
+wait_for "$TMP/rot.out" "^at end" && wait_wchan "$rotated" request_wait_answer
 "$PROBE" store "$TMP/rot.log" 65536 6 "new file, later" || exit 1
-wait_gone "$rotated" 3
+wait_gone "$rotated" 30
 expect "a reader of a replaced file is woken by its new records" "at end
 TS;new file, later" "$(sed -E 's/^[0-9]+ bytes: [^;]*;/TS;/' "$TMP/rot.out")"
 kill "$rotated" 2>/dev/null
@@ -233,10 +297,10 @@ stop_fs
 # --- SIGTERM: a blocked reader gets an error, the mount goes ----------------
 "$PROBE" tail "$M/kmsg" >"$TMP/term.out" &
 blocked=$!
-sleep 0.4
+wait_for "$TMP/term.out" "^at end" && wait_wchan "$blocked" request_wait_answer
 FS_PID=${FS_PIDS[0]}
 stop_fs
-wait_gone "$blocked" 2
+wait_gone "$blocked" 30
 wait "$blocked"
 expect "SIGTERM: the blocked reader gets ENOTCONN" "at end
 ENOTCONN" "$(cat "$TMP/term.out")"
