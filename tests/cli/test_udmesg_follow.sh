@@ -11,10 +11,30 @@ mkfifo "$TMP/in"
 gen=$!
 exec 3>"$TMP/in"
 
-# wait_for FILE PATTERN: up to 10 s.
+# Readers are waited for by what they do, never for a fixed time: on a
+# loaded machine one may not have read the log after a second.
+# wait_for FILE PATTERN: up to 30 s.
 wait_for() {
-	for _ in $(seq 200); do
+	for _ in $(seq 600); do
 		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+# wait_waiting PID: up to 30 s until udmesg PID waits for the next record
+# (on the log's futex word: it has read to the end).
+wait_waiting() {
+	for _ in $(seq 600); do
+		grep -q futex "/proc/$1/wchan" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "  (pid $1 is not waiting for records: $(cat "/proc/$1/wchan" 2>/dev/null))"
+	return 1
+}
+# wait_exit PID: up to 30 s until PID is gone.
+wait_exit() {
+	for _ in $(seq 600); do
+		kill -0 "$1" 2>/dev/null || return 0
 		sleep 0.05
 	done
 	return 1
@@ -30,7 +50,9 @@ npid=$!
 "$UDMESG" -B "$LOG" -w -x -J >"$TMP/follow-json.out" 2>&1 &
 jpid=$!
 wait_for "$TMP/follow.out" "before the readers"
-sleep 0.3 # -W has read the end position by now
+wait_waiting "$fpid"
+wait_waiting "$npid" # -W has read the end position
+wait_waiting "$jpid"
 
 echo "4 first new record" >&3
 echo "open an open line, finished by the next record" >&3
@@ -53,11 +75,13 @@ else
 fi
 
 # A reader that goes away: udmesg -W ends the next time it writes.
-sh -c '"$0" -B "$1" -W; echo $? >"$2"' "$UDMESG" "$LOG" "$TMP/pipe.rc" | head -1 >"$TMP/head.out" &
-sleep 0.3
+sh -c '"$0" -B "$1" -W & echo $! >"$3"; wait $!; echo $? >"$2"' \
+	"$UDMESG" "$LOG" "$TMP/pipe.rc" "$TMP/pipe.pid" | head -1 >"$TMP/head.out" &
+hpid=$!
+wait_for "$TMP/pipe.pid" "." && wait_waiting "$(cat "$TMP/pipe.pid")"
 echo "6 for head" >&3
 wait_for "$TMP/head.out" "for head"
-sleep 0.2
+wait_exit "$hpid" # the pipe has no reader now
 echo "6 after head is gone" >&3
 wait_for "$TMP/pipe.rc" "."
 checks=$((checks + 1))
