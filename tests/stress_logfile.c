@@ -547,6 +547,16 @@ static void read_to_parent(struct pk_log *log, const struct kill_cfg *cfg, unsig
 		}
 		if (cfg->printk) {
 			struct frag_span sp;
+			unsigned long refused;
+			int end = 0;
+
+			/* The child's own count of lines the ring refused while a
+			 * killed writer's record blocked it (stored with its next
+			 * line, or the one after if the ring refused it too). */
+			if (sscanf(rec.text, "printk: %lu messages not stored: %n", &refused, &end) == 1 &&
+			    end > 0 && refused > 0)
+				continue;
+
 			int gaps = check_frags(rec.text, rec.text_len, &sp);
 
 			if (gaps < 0)

@@ -21,6 +21,11 @@ if [ -z "$FAKELIB" ] || [ ! -x "$WRITER" ]; then
 	echo "FAIL: needs libfaketime (Debian: faketime, scripts/setup.sh) and $WRITER"
 	exit 1
 fi
+# A writer built with gcc's ASan loads libasan.so, which must come first in
+# the list of loaded objects: it goes before libfaketime.
+PRELOAD=$FAKELIB
+asanlib=$(ldd "$WRITER" 2>/dev/null | awk '/libasan\.so/ { print $3; exit }')
+[ -n "$asanlib" ] && PRELOAD="$asanlib $FAKELIB"
 
 # check NAME WANT GOT: two strings equal.
 check() {
@@ -39,7 +44,7 @@ check() {
 frozen() {
 	local tz=$1 stamp=$2 opts=$3
 	shift 3
-	TZ=$tz LD_PRELOAD=$FAKELIB FAKETIME="$stamp" PRINTK_CLOCK=monotonic PRINTK_OPTS="$opts" \
+	TZ=$tz LD_PRELOAD="$PRELOAD" FAKETIME="$stamp" PRINTK_CLOCK=monotonic PRINTK_OPTS="$opts" \
 		"$WRITER" "$@" 2>&1
 }
 
@@ -82,7 +87,7 @@ hello" "$(frozen UTC "$STAMP" 'printk.time=0 printk.time=ISO' hello)"
 # (the zone's changes are read ahead, not at print time).
 echo "2026-03-08 01:59:59" >"$TMP/stamp"
 rm -f "$TMP/go"
-TZ=America/New_York LD_PRELOAD=$FAKELIB FAKETIME_TIMESTAMP_FILE=$TMP/stamp FAKETIME_NO_CACHE=1 \
+TZ=America/New_York LD_PRELOAD="$PRELOAD" FAKETIME_TIMESTAMP_FILE=$TMP/stamp FAKETIME_NO_CACHE=1 \
 	PRINTK_CLOCK=monotonic PRINTK_OPTS=printk.time=iso "$WRITER" before "--wait=$TMP/go" after >"$TMP/dst" 2>&1 &
 writer=$!
 for _ in $(seq 600); do
@@ -105,8 +110,8 @@ filler=()
 for i in $(seq 1000); do
 	filler+=("$(printf 'filler %04d %090d' "$i" 0)") # 100 KB: more than a pipe holds
 done
-TZ=UTC LD_PRELOAD=$FAKELIB FAKETIME_TIMESTAMP_FILE=$TMP/stamp FAKETIME_NO_CACHE=1 PRINTK_CLOCK=monotonic \
-	PRINTK_OPTS="console=stderr console=fd:3,threaded,time=iso-utc" \
+TZ=UTC LD_PRELOAD="$PRELOAD" FAKETIME_TIMESTAMP_FILE=$TMP/stamp FAKETIME_NO_CACHE=1 PRINTK_CLOCK=monotonic \
+	PRINTK_OPTS="console=stderr console=fd:3,threaded,time=iso-utc console_drain_ms=120000" \
 	"$WRITER" "${filler[@]}" marker "--wait=$TMP/go" 2>"$TMP/late-err" \
 	3> >(while [ ! -e "$TMP/go2" ]; do sleep 0.05; done; cat >"$TMP/late") &
 writer=$!
@@ -117,7 +122,7 @@ done
 echo "2026-12-05 23:00:00" >"$TMP/stamp"
 touch "$TMP/go2" "$TMP/go"
 wait $writer
-for _ in $(seq 600); do
+for _ in $(seq 1200); do
 	[ "$(wc -l <"$TMP/late" 2>/dev/null)" = 1001 ] && break
 	sleep 0.1
 done
@@ -131,7 +136,7 @@ check late-line "2026-12-05T22:49:32.000000Z marker" "$(tail -n 1 "$TMP/late")"
 # only: the real monotonic time between the lines is not known exactly.
 echo "2026-12-05 22:49:32.500000" >"$TMP/stamp"
 rm -f "$TMP/go" "$TMP/log"
-TZ=UTC LD_PRELOAD=$FAKELIB FAKETIME_TIMESTAMP_FILE=$TMP/stamp FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1 \
+TZ=UTC LD_PRELOAD="$PRELOAD" FAKETIME_TIMESTAMP_FILE=$TMP/stamp FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1 \
 	PRINTK_CLOCK=monotonic PRINTK_OPTS="printk.time=iso-utc log_buf_file=$TMP/log" \
 	"$WRITER" before "--wait=$TMP/go" after >"$TMP/step" 2>&1 &
 writer=$!
