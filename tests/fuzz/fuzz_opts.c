@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <printk/console.h>
+#include <printk/printk.h>
 
 #include "options.h"
 
@@ -81,6 +82,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fail("console removal", c->kind);
 		if (c->loglevel < -1 || c->loglevel > 15)
 			fail("console loglevel", c->loglevel);
+		if (c->time_style < -1 || c->time_style > PK_TIME_ISO_UTC ||
+		    (c->time_style >= 0 && c->kind != PK_OPTCON_STDERR && c->kind != PK_OPTCON_FD &&
+		     c->kind != PK_OPTCON_FILE))
+			fail("console time style", c->time_style);
+		if (c->json && c->kind != PK_OPTCON_STDERR && c->kind != PK_OPTCON_FD && c->kind != PK_OPTCON_FILE)
+			fail("console json", c->json);
 		if (c->rotate_size < 0 || (c->rotate_size && c->kind != PK_OPTCON_FILE))
 			fail("console size", c->rotate_size);
 		if (c->rotate_size ? c->rotate_keep < 1 || c->rotate_keep > PK_OPTS_ROTATE_KEEP_MAX : c->rotate_keep != 0)
@@ -94,7 +101,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (a.console_loglevel < -1 || a.console_loglevel > 15)
 		fail("console_loglevel", a.console_loglevel);
 	check_flag(a.ignore_loglevel, "ignore_loglevel");
-	check_flag(a.printk_time, "printk_time");
+	if (a.printk_time < -1 || a.printk_time > PK_TIME_ISO_UTC) /* -1: not given, else a style */
+		fail("printk_time", a.printk_time);
 	check_flag(a.printk_caller, "printk_caller");
 	check_flag(a.log_buf_file_group, "log_buf_file_group");
 	check_flag(a.log_buf_file_sync, "log_buf_file_sync");
