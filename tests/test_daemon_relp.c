@@ -240,7 +240,11 @@ static void console_kill_run(const char *proto, const char *tag, int must_be_los
 	 * window as possibly lost (none, unless rsyslogd lagged that far) */
 	assert_int_equal(pk_console_stats(con, &cs), 0);
 	assert_int_equal(cs.state, PK_CONSOLE_DELIVERING);
-	assert_true(cs.changes >= 2);
+	/* (A console that had sent everything before the kill, as a loaded
+	 * machine can let it, has nothing to write into the dead connection,
+	 * so nothing to notice.) */
+	if (before < N_KILL)
+		assert_true(cs.changes >= 2);
 	print_message("console over %s: %llu counted as possibly lost\n", proto,
 		      (unsigned long long)cs.lost);
 	if (!strcmp(proto, "relp"))
