@@ -79,6 +79,18 @@ expect() {
 	fi
 }
 
+# wait_wchan PID PATTERN SECONDS: until PID sleeps in a kernel function
+# matching PATTERN (request_wait_answer: a FUSE request the file system has
+# not answered, i.e. a parked read; poll: in poll(2)), SECONDS at most.
+wait_wchan() {
+	for _ in $(seq $(($3 * 20))); do
+		grep -Eq "$2" "/proc/$1/wchan" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "  (pid $1 is not waiting in '$2': $(cat "/proc/$1/wchan" 2>/dev/null))"
+	return 1
+}
+
 # wait_gone PID SECONDS: 0 if PID exited within SECONDS.
 wait_gone() {
 	local i

@@ -34,17 +34,6 @@ wait_for() {
 	echo "  (waited 30 s for '$2' in $(basename "$1"))"
 	return 1
 }
-# wait_wchan PID PATTERN: up to 30 s until PID sleeps in a kernel function
-# matching PATTERN (request_wait_answer: a FUSE request the file system has
-# not answered, i.e. a parked read; poll: in poll(2)).
-wait_wchan() {
-	for _ in $(seq 600); do
-		grep -Eq "$2" "/proc/$1/wchan" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "  (pid $1 is not waiting in '$2': $(cat "/proc/$1/wchan" 2>/dev/null))"
-	return 1
-}
 
 # --- the directory and the bytes -------------------------------------------
 expect "readdir" "golden.kmsg kmsg mixed.kmsg" "$(ls "$M" | tr '\n' ' ' | sed 's/ $//')"
@@ -111,8 +100,8 @@ EAGAIN" "$(cat "$TMP/poll0.out")"
 blocker=$!
 "$PROBE" poll "$M/kmsg" 60000 >"$TMP/poll1.out" &
 poller=$!
-wait_for "$TMP/block.out" "^at end" && wait_wchan "$blocker" request_wait_answer
-wait_for "$TMP/poll1.out" "^at end" && wait_wchan "$poller" poll
+wait_for "$TMP/block.out" "^at end" && wait_wchan "$blocker" request_wait_answer 30
+wait_for "$TMP/poll1.out" "^at end" && wait_wchan "$poller" poll 30
 checks=$((checks + 1))
 if kill -0 "$blocker" 2>/dev/null && kill -0 "$poller" 2>/dev/null; then
 	ok "a blocking read and a poll wait while nothing is new"
@@ -286,7 +275,7 @@ mv "$TMP/rot.log" "$TMP/rot.log.1"
 rotated=$!
 # At the end of the new file before the next record comes, or the record
 # is before its end and nothing wakes it.
-wait_for "$TMP/rot.out" "^at end" && wait_wchan "$rotated" request_wait_answer
+wait_for "$TMP/rot.out" "^at end" && wait_wchan "$rotated" request_wait_answer 30
 "$PROBE" store "$TMP/rot.log" 65536 6 "new file, later" || exit 1
 wait_gone "$rotated" 30
 expect "a reader of a replaced file is woken by its new records" "at end
@@ -297,7 +286,7 @@ stop_fs
 # --- SIGTERM: a blocked reader gets an error, the mount goes ----------------
 "$PROBE" tail "$M/kmsg" >"$TMP/term.out" &
 blocked=$!
-wait_for "$TMP/term.out" "^at end" && wait_wchan "$blocked" request_wait_answer
+wait_for "$TMP/term.out" "^at end" && wait_wchan "$blocked" request_wait_answer 30
 FS_PID=${FS_PIDS[0]}
 stop_fs
 wait_gone "$blocked" 30

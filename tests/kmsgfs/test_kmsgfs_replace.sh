@@ -36,17 +36,6 @@ wait_lines() {
 	echo "  (waited 10 s for $2 lines in $(basename "$1"))"
 	return 1
 }
-# wait_wchan PID PATTERN: up to 10 s until PID sleeps in a kernel function
-# matching PATTERN (request_wait_answer: a FUSE request the file system has
-# not answered, i.e. a parked read; poll: in poll(2)).
-wait_wchan() {
-	for _ in $(seq 200); do
-		grep -Eq "$2" "/proc/$1/wchan" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "  (pid $1 is not waiting in '$2': $(cat "/proc/$1/wchan" 2>/dev/null))"
-	return 1
-}
 # records FILE: the probe's output with each record's timestamp as TS, after
 # checking that every "N bytes: LINE" has N == the line's length.
 records() {
@@ -77,12 +66,12 @@ stepper=$!
 exec 8>"$TMP/step.in"
 wait_lines "$TMP/step.out" 1
 step 4
-wait_for "$TMP/follow.out" "^at end" && wait_wchan "$follower" request_wait_answer
-wait_for "$TMP/poll.out" "^at end" && wait_wchan "$poller" poll
+wait_for "$TMP/follow.out" "^at end" && wait_wchan "$follower" request_wait_answer 10
+wait_for "$TMP/poll.out" "^at end" && wait_wchan "$poller" poll 10
 
 "$PROBE" follow "$M/other.kmsg" 1 >"$TMP/other.out" 2>&1 &
 other=$!
-wait_for "$TMP/other.out" "^at end" && wait_wchan "$other" request_wait_answer
+wait_for "$TMP/other.out" "^at end" && wait_wchan "$other" request_wait_answer 10
 
 truncate -s 8192 "$L"
 step 1
@@ -151,7 +140,7 @@ EAGAIN" "$(records <("$PROBE" reads "$M/kmsg" 8192 8192 8192))"
 # A follower of the new file is woken by its new records.
 "$PROBE" follow "$M/kmsg" 1 >"$TMP/follow2.out" 2>&1 &
 follower=$!
-wait_for "$TMP/follow2.out" "^at end" && wait_wchan "$follower" request_wait_answer
+wait_for "$TMP/follow2.out" "^at end" && wait_wchan "$follower" request_wait_answer 10
 "$PROBE" store "$L" 65536 3 "new two" || exit 1
 checks=$((checks + 1))
 if wait_gone "$follower" 10; then
