@@ -40,7 +40,7 @@
 #include <printk/log.h>
 
 #include "bench.h"
-#include "log_shared.h"
+#include "log/log_shared.h"
 
 #ifndef BENCH_BUILD_TYPE
 #define BENCH_BUILD_TYPE "unknown"

@@ -13,7 +13,7 @@
  *              append into a buffer: what a hand-rolled logger pays at least.
  *   floor+write  the filtered figure + one write(2) of the line to /dev/null.
  *   vsnprintf  our formatter alone vs glibc's, same format.
- *   clock      the timestamp clock (src/clock.c: CLOCK_MONOTONIC or the
+ *   clock      the timestamp clock (src/base/clock.c: CLOCK_MONOTONIC or the
  *              TSC, see the "clock:" line) vs clock_gettime(CLOCK_MONOTONIC);
  *              also per call per thread while two threads read it, and (on
  *              x86-64) what the TSC read itself costs, with and without the
@@ -36,8 +36,8 @@
 #include <printk/printk.h>
 
 #include "bench.h"
-#include "clock.h"
-#include "vsprintf.h"
+#include "base/clock.h"
+#include "format/vsprintf.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <x86intrin.h>

@@ -45,7 +45,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "ringbuffer.h"
+#include "ring/ringbuffer.h"
 
 #ifndef BENCH_BUILD_TYPE
 #define BENCH_BUILD_TYPE "unknown"

@@ -5,16 +5,19 @@
 usage: scripts/layers.py OBJDIR [--print]
 
 OBJDIR holds the library's object files (a CMake build's
-CMakeFiles/printk_objects.dir/src). A file depends on another when it uses
-a symbol the other defines (nm). The layers read bottom-up
-(docs/design.md): the graph may hold no cycle at all (a weak reference
+CMakeFiles/printk_objects.dir/src, one folder per layer). A file depends on
+another when it uses a symbol the other defines (nm). The layers are the
+folders of src/ and read bottom-up in the order of LAYERS (docs/design.md):
+a file uses symbols and includes headers of its own layer and the layers
+below it only, and the graph may hold no cycle at all (a weak reference
 counts as a use); where a lower file must reach a higher one, it does so
 through a table of function pointers the higher one fills (setup_hooks.h,
 console_impl.h), which nm does not see. The base layer stays below the
 formatters: the ring stores and reads bytes, and the expansion of deferred
 records belongs to the layer that reads them (record_read.c), so the files
 in BELOW_FORMATTING use none of FORMATTERS. Also checks that tools/
-includes no private library header but src/reader.h and src/outbuf.h.
+includes no private library header but src/readers/reader.h and
+src/base/outbuf.h.
 Exits 1 with one line per finding.
 """
 import glob
@@ -23,6 +26,13 @@ import re
 import subprocess
 import sys
 
+# The folders of src/, bottom-up (docs/design.md, "Modules and layers").
+LAYERS = ["base", "ring", "format", "log", "record", "console", "readers", "startup", "printk",
+          "forward", "optional"]
+# The tools' interface (reader.h) is declared in the readers' layer and
+# implemented in several: a lower file includes it to check its definitions
+# against the one declaration.
+INTERFACE_HEADERS = {"readers/reader.h"}
 # Files that must not depend, even through others, on the formatting layer.
 BELOW_FORMATTING = {"ringbuffer"}
 FORMATTERS = {"deferred", "vsprintf", "vsprintf_fp", "vsprintf_kernel", "textfmt", "kmsg_format"}
@@ -30,12 +40,20 @@ FORMATTERS = {"deferred", "vsprintf", "vsprintf_fp", "vsprintf_kernel", "textfmt
 MODULE_HEADERS = {"console_impl.h": {"console.c", "console_printer.c", "console_lossless.c",
                                       "console_register.c"}}
 
-def graph(objdir):
-    defs, uses = {}, {}
-    for obj in sorted(glob.glob(os.path.join(objdir, "*.o"))):
+def objects(objdir):
+    """(name, layer, path) of each object file: its layer is its folder."""
+    out = []
+    for obj in sorted(glob.glob(os.path.join(objdir, "**", "*.o"), recursive=True)):
         name = os.path.basename(obj)[:-2]
         if name.endswith(".c"):
             name = name[:-2]
+        out.append((name, os.path.basename(os.path.dirname(obj)), obj))
+    return out
+
+
+def graph(objdir):
+    defs, uses = {}, {}
+    for name, _, obj in objects(objdir):
         out = subprocess.run(["nm", obj], capture_output=True, text=True, check=True).stdout
         for line in out.splitlines():
             f = line.split()
@@ -100,9 +118,16 @@ def main():
         print(__doc__.strip(), file=sys.stderr)
         return 2
     objdir = sys.argv[1]
-    if not glob.glob(os.path.join(objdir, "*.o")):
+    objs = objects(objdir)
+    if not objs:
         print(f"layers: no object files in {objdir}", file=sys.stderr)
         return 2
+    layer = {name: lay for name, lay, _ in objs}
+    for name, lay in sorted(layer.items()):
+        if lay not in LAYERS:
+            print(f"layers: {lay}/{name}.c is in no layer of scripts/layers.py's LAYERS", file=sys.stderr)
+            return 2
+    rank = {lay: i for i, lay in enumerate(LAYERS)}
     g = graph(objdir)
     if "--print" in sys.argv:
         for f in sorted(g):
@@ -113,21 +138,44 @@ def main():
         edges = [f"{a}->{b} ({', '.join(sorted(g[a][b])[:3])})"
                  for a in sorted(comp) for b in sorted(comp) if b in g.get(a, {})]
         print("layers: dependency cycle among " + " ".join(sorted(comp)) + ": " + "; ".join(edges))
+    for f in sorted(g):
+        for t in sorted(g[f]):
+            if rank[layer[t]] > rank[layer[f]]:
+                bad += 1
+                print(f"layers: {layer[f]}/{f}.c uses {layer[t]}/{t}.c ({', '.join(sorted(g[f][t])[:3])}), "
+                      f"a higher layer")
     for f in sorted(BELOW_FORMATTING):
         for t in sorted(reaches(g, f) & FORMATTERS):
             bad += 1
             print(f"layers: {f}.c depends on the formatter {t}.c: the ring stores bytes, its readers format")
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for path in sorted(glob.glob(os.path.join(top, "src", "*.[ch]"))):
+    for path in sorted(glob.glob(os.path.join(top, "src", "*", "*.[ch]"))):
+        rel = os.path.relpath(path, os.path.join(top, "src"))
+        own = os.path.dirname(rel)
+        if own not in rank:
+            bad += 1
+            print(f"layers: src/{rel} is in no layer of LAYERS")
+            continue
         with open(path, encoding="utf-8") as fh:
             for n, line in enumerate(fh, 1):
                 m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
-                name = os.path.basename(path)
-                if m and m.group(1) in MODULE_HEADERS and name not in MODULE_HEADERS[m.group(1)]:
+                if not m:
+                    continue
+                inc = m.group(1)
+                hdr = os.path.basename(inc)
+                if hdr in MODULE_HEADERS and os.path.basename(path) not in MODULE_HEADERS[hdr]:
                     bad += 1
-                    print(f"layers: src/{name}:{n} includes {m.group(1)}, private to "
-                          + ", ".join(sorted(MODULE_HEADERS[m.group(1)])))
-    private = {os.path.basename(p) for p in glob.glob(os.path.join(top, "src", "*.h"))}
+                    print(f"layers: src/{rel}:{n} includes {hdr}, private to "
+                          + ", ".join(sorted(MODULE_HEADERS[hdr])))
+                lay = os.path.dirname(inc)
+                if lay in rank and rank[lay] > rank[own] and inc not in INTERFACE_HEADERS:
+                    bad += 1
+                    print(f"layers: src/{rel}:{n} includes {inc}, a higher layer")
+                elif not lay and os.path.exists(os.path.join(top, "src", hdr)) is False \
+                        and glob.glob(os.path.join(top, "src", "*", hdr)):
+                    bad += 1
+                    print(f"layers: src/{rel}:{n} includes \"{inc}\" without its layer's folder")
+    private = {os.path.basename(p) for p in glob.glob(os.path.join(top, "src", "*", "*.h"))}
     allowed = {"reader.h", "outbuf.h"}
     for path in sorted(glob.glob(os.path.join(top, "tools", "**", "*.[ch]"), recursive=True)):
         own = {os.path.basename(p) for p in glob.glob(os.path.join(os.path.dirname(path), "*.h"))}
@@ -138,7 +186,8 @@ def main():
                     bad += 1
                     print(f"layers: {os.path.relpath(path, top)}:{n} includes the library's private {m.group(1)}")
     if bad == 0:
-        print(f"layers: {len(g)} files, no cycle, the ring uses no formatter, "
+        print(f"layers: {len(layer)} files in {len(set(layer.values()))} layers, each using only its own "
+              "and lower layers, no cycle, the ring uses no formatter, "
               "tools use no private header but reader.h and outbuf.h")
     return 1 if bad else 0
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * stress_logfile.c - several processes on one log file (src/logfile.c,
- * src/registry.c, the shared-log paths of src/ringbuffer.c), bounded in time.
+ * stress_logfile.c - several processes on one log file (src/log/logfile.c,
+ * src/log/registry.c, the shared-log paths of src/ring/ringbuffer.c), bounded in time.
  *
  * Every record is self-checking: its text is derived from (writer, thread,
  * counter) - numbers, a pseudo-random pad and a checksum - so a reader
@@ -66,7 +66,7 @@
 #include <printk/printk.h>
 
 #include "testutil.h"
-#include "log_internal.h"
+#include "log/log_internal.h"
 
 #ifdef PRINTK_RING_SMALL_IDS
 /* Small ids: positions are 15 bits and descriptors must stay under half of

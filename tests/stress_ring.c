@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * stress_ring.c - linearizability-style stress of the record ring
- * (src/ringbuffer.c); docs/design.md, "Testing the ring", says why.
+ * (src/ring/ringbuffer.c); docs/design.md, "Testing the ring", says why.
  *
  * How: 2, 4 or 8 writer threads store self-checking records into small rings
  * (4 KiB and 16 KiB of data, default or only 64 descriptors) so that wrap,
@@ -63,7 +63,7 @@
 
 #include "payload.h"
 #include "testutil.h"
-#include "ringbuffer.h"
+#include "ring/ringbuffer.h"
 
 #define MAX_WRITERS 8
 #define MAX_READERS 2

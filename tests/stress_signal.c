@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * stress_signal.c - signal reentrancy of the record ring (src/ringbuffer.c),
+ * stress_signal.c - signal reentrancy of the record ring (src/ring/ringbuffer.c),
  * the method in docs/design.md, "Testing the ring", applied to signals.
  *
  * How: one writer thread logs continuously, plain records and lines built
@@ -53,7 +53,7 @@
 
 #include "payload.h"
 #include "testutil.h"
-#include "ringbuffer.h"
+#include "ring/ringbuffer.h"
 
 /* glibc before 2.41 spells the SIGEV_THREAD_ID target only as the union member. */
 #ifndef sigev_notify_thread_id
@@ -658,7 +658,7 @@ static void test_signals_4k_64d(void **state)
 /* ------------------------------------------------ a fixed ring bug -- */
 
 /*
- * REPRODUCER of a fixed bug (src/ringbuffer.c, prb_extend() vs prb_read()):
+ * REPRODUCER of a fixed bug (src/ring/ringbuffer.c, prb_extend() vs prb_read()):
  * a reader could return a COMMITTED record that was no longer the newest as
  * complete, and its writer's prb_extend() could still reopen and extend it.
  * Fixed: readers hand out only FINAL records (or ask for unfinalized ones),
@@ -839,7 +839,7 @@ static void test_reader_never_sees_a_record_extended_later(void **state)
 }
 
 /*
- * REGRESSION TEST (src/ringbuffer.c, prb_extend()'s *seq_out), for a bug
+ * REGRESSION TEST (src/ring/ringbuffer.c, prb_extend()'s *seq_out), for a bug
  * stress_ring found and the ring has fixed since (it now reads D_SEQ while
  * the record is still its own, before commit()). The bug was:
  * prb_extend() looked its record's seq up with seq_of_id() AFTER commit(),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_clock.c - the timestamp clock (src/clock.c): the decision rule fed
+ * test_clock.c - the timestamp clock (src/base/clock.c): the decision rule fed
  * fake inputs, the automatic choice on this machine, a forced TSC clock
  * (non-decreasing, close to CLOCK_MONOTONIC), two processes sharing a log
  * file and one calibration, and calibrations in a file that must not be
@@ -28,9 +28,9 @@
 #include <printk/log.h>
 #include <printk/printk.h>
 
-#include "clock.h"
-#include "log_shared.h"
-#include "reader.h"
+#include "base/clock.h"
+#include "log/log_shared.h"
+#include "readers/reader.h"
 #include "testutil.h"
 
 #define CHILD_ARG "--child"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_console.c - the console layer (src/console.c), exact bytes:
+ * test_console.c - the console layer (src/console/console.c), exact bytes:
  *   - which records print: level < console_loglevel (default 7), or
  *     ignore_loglevel; console_silent / console_verbose; the setter's range;
  *     suppressed records leave the console's line alone;
@@ -45,11 +45,11 @@
 #include <printk/console.h>
 #include <printk/printk.h>
 
-#include "console_internal.h"
+#include "console/console_internal.h"
 #include "fixture.h"
-#include "log_shared.h"
-#include "printk_internal.h"
-#include "ringbuffer.h"
+#include "log/log_shared.h"
+#include "printk/printk_internal.h"
+#include "ring/ringbuffer.h"
 #include "testutil.h"
 
 static struct capture cap2, cap3;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_console_fd.c - the built-in consoles (src/console_fd.c):
+ * test_console_fd.c - the built-in consoles (src/console/console_fd.c):
  *   - a console on a pipe gets the exact bytes, a partial line at once;
  *   - a pipe whose reader is gone: no SIGPIPE (default disposition or a
  *     handler), the console is disabled after 3 failed writes, with a notice;
@@ -42,7 +42,7 @@
 #include <printk/printk.h>
 
 #include "fixture.h"
-#include "caller.h"
+#include "ring/caller.h"
 #include "testutil.h"
 
 

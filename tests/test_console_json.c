@@ -24,7 +24,7 @@
 #include <printk/dev_printk.h>
 #include <printk/printk.h>
 
-#include "options.h"
+#include "log/options.h"
 #include "testutil.h"
 
 static void test_option_parses(void **state)

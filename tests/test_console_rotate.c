@@ -46,8 +46,8 @@
 #include <printk/printk.h>
 
 #include "fixture.h"
-#include "log_shared.h"
-#include "reader.h"
+#include "log/log_shared.h"
+#include "readers/reader.h"
 #include "testutil.h"
 
 #ifdef PRINTK_TSAN

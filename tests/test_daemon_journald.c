@@ -38,10 +38,10 @@
 #include <printk/log.h>
 #include <printk/printk.h>
 
-#include "console_net.h"
-#include "json_format.h"
+#include "forward/console_net.h"
+#include "record/json_format.h"
 #include "daemon_util.h"
-#include "reader.h"
+#include "readers/reader.h"
 #include "testutil.h"
 
 static void check_common(const char *line, const struct pk_record *rec, int fac)

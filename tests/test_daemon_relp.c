@@ -47,7 +47,7 @@
 #include <printk/printk.h>
 
 #include "daemon_util.h"
-#include "reader.h"
+#include "readers/reader.h"
 #include "testutil.h"
 
 #define N_KILL 20000

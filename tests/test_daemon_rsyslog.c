@@ -40,7 +40,7 @@
 #include <printk/printk.h>
 
 #include "daemon_util.h"
-#include "reader.h"
+#include "readers/reader.h"
 #include "testutil.h"
 
 static void write_conf(void)

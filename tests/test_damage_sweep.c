@@ -2,7 +2,7 @@
 /*
  * test_damage_sweep.c - one flipped bit anywhere in a log file costs a new
  * writer no line on its own console, and no reader its bound
- * (src/ringbuffer.c, "Damage"; src/logfile.c; docs/design.md).
+ * (src/ring/ringbuffer.c, "Damage"; src/log/logfile.c; docs/design.md).
  *
  * A log is written by one process (4 KiB of text, 40 lines made of three
  * fragments each; or 300, so that the ring wrapped) and kept as it is. Then, for each damaged copy of it (one
@@ -41,7 +41,7 @@
 #include <printk/log.h>
 #include <printk/printk.h>
 
-#include "log_internal.h"
+#include "log/log_internal.h"
 #include "testutil.h"
 
 #define CHILD_ARG   "--sweep-child"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_deferred.c - deferred records (pk_printk_lit, src/deferred.c): a
+ * test_deferred.c - deferred records (pk_printk_lit, src/format/deferred.c): a
  * message no console prints, stored as its format's reference and binary
  * arguments, reads back byte for byte as eager formatting stores it.
  *   - 100,000 random calls over formats of every conversion with a rule
@@ -39,12 +39,12 @@
 
 #include <printk/printk.h>
 
-#include "deferred.h"
+#include "format/deferred.h"
 #include "fixture.h"
-#include "printk_internal.h"
-#include "reader.h"
-#include "ringbuffer.h"
-#include "settings.h"
+#include "log/settings.h"
+#include "printk/printk_internal.h"
+#include "readers/reader.h"
+#include "ring/ringbuffer.h"
 #include "testutil.h"
 
 #if defined(__GNUC__)

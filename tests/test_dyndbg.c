@@ -30,7 +30,7 @@
 #include <printk/printk.h>
 
 #include "fixture.h"
-#include "reader.h"
+#include "readers/reader.h"
 #include "testutil.h"
 
 /* ---- call sites, each in a function of its own; they return the line ---- */

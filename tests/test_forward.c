@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_forward.c - the forwarding consoles (src/console_net.c) without a
+ * test_forward.c - the forwarding consoles (src/forward/console_net.c) without a
  * collector daemon (those are tests/test_daemon_*.c):
  *   - the wire forms, exact bytes: RFC 5424 (PRI, time, SD-ELEMENT with
  *     escapes and name mapping, BOM only before UTF-8), RFC 3164, the
@@ -34,9 +34,9 @@
 #include <printk/log.h>
 #include <printk/printk.h>
 
-#include "console_net.h"
-#include "json_format.h"
-#include "options.h"
+#include "forward/console_net.h"
+#include "log/options.h"
+#include "record/json_format.h"
 #include "testutil.h"
 
 #ifdef PRINTK_TSAN

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_json_format.c - the JSON line of a record (src/json_format.c):
+ * test_json_format.c - the JSON line of a record (src/record/json_format.c):
  * exact bytes of its fields, journalctl's rule for values (printable UTF-8
  * as a string, anything else as an array of byte numbers) on hostile text
  * and dictionaries, the dictionary's field names as the journal forwarder
@@ -17,8 +17,8 @@
 
 #include <printk/log.h>
 
-#include "console_net.h"
-#include "json_format.h"
+#include "forward/console_net.h"
+#include "record/json_format.h"
 #include "testutil.h"
 
 static char line[PK_JSON_RECORD_MAX];

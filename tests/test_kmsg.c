@@ -30,8 +30,8 @@
 #include <printk/printk.h>
 
 #include "capture.h"
-#include "caller.h"
-#include "log_shared.h"
+#include "log/log_shared.h"
+#include "ring/caller.h"
 #include "kmsgutil.h"
 #include "testutil.h"
 

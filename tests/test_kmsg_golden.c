@@ -25,7 +25,7 @@
 #include <printk/printk.h>
 
 #include "capture.h"
-#include "caller.h"
+#include "ring/caller.h"
 #include "kmsgutil.h"
 #include "testutil.h"
 

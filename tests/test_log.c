@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_log.c - log handles (src/log.c): create and destroy, a log in a
+ * test_log.c - log handles (src/log/log.c): create and destroy, a log in a
  * caller's static array, a second (read-only) handle on the same region,
  * the size rules, and the errors.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_log_image.c - logs read from a memory image (src/log.c:
+ * test_log_image.c - logs read from a memory image (src/log/log.c:
  * pk_log_image_probe, pk_log_open_image), as udmesg --core reads a dead
  * process's log out of its core: found by its header, validated, read-only
  * (the copy is mapped without write permission: a write would crash the
@@ -19,8 +19,8 @@
 #include <printk/log.h>
 #include <printk/printk.h>
 
-#include "log_shared.h"
-#include "reader.h"
+#include "log/log_shared.h"
+#include "readers/reader.h"
 #include "testutil.h"
 
 static struct pk_record rec, img_rec;

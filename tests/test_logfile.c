@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_logfile.c - the log in a shared file (src/logfile.c, src/registry.c),
+ * test_logfile.c - the log in a shared file (src/log/logfile.c, src/log/registry.c),
  * end to end through the public calls: pk_log_open_file(), printk with
  * pk_set_log_buf_file() and PRINTK_OPTS="log_buf_file=...".
  *
@@ -63,7 +63,7 @@
 #include <printk/syslog.h>
 
 #include "testutil.h"
-#include "log_internal.h"
+#include "log/log_internal.h"
 
 #define LOG_LEN	       4096u
 #define OPTS_CHILD_ARG "--printk-opts-child"

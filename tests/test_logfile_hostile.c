@@ -2,7 +2,7 @@
 /*
  * test_logfile_hostile.c - a log file on a hostile or unlucky file system
  * never crashes a reader or a writer, and never makes one write where it
- * should not (src/logfile.c).
+ * should not (src/log/logfile.c).
  *
  * What is checked, every crash case in a child process judged from outside
  * (exit status, signal, exact output lines):
@@ -55,7 +55,7 @@
 #include <printk/printk.h>
 
 #include "testutil.h"
-#include "log_internal.h"
+#include "log/log_internal.h"
 
 #define LOG_LEN	  4096u
 #define CHILD_ARG "--hostile-child"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_options.c - PRINTK_OPTS.
- *   - pk_opts_parse (src/options.h) on a table: every known option and value
+ *   - pk_opts_parse (src/log/options.h) on a table: every known option and value
  *     form, repeated console=, unknown options and malformed values (a
  *     warning text, -EINVAL, the valid options still applied), white space,
  *     "", NULL, the warning limit;
@@ -31,7 +31,7 @@
 #include <printk/printk.h>
 
 #include "fixture.h"
-#include "options.h"
+#include "log/options.h"
 #include "testutil.h"
 
 /* ---- the parser ---- */

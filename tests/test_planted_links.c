@@ -2,7 +2,7 @@
 /*
  * test_planted_links.c - every file libprintk and its tools create, append
  * to or replace by name is safe against a symbolic link another user
- * planted in a shared directory (src/safe_open.c), as log files already
+ * planted in a shared directory (src/base/safe_open.c), as log files already
  * were (tests/test_logfile_hostile.c).
  *
  * The directory is sticky and world-writable, and owned by nobody, as is

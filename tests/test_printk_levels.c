@@ -26,7 +26,7 @@
 #include <printk/printk.h>
 
 #include "fixture.h"
-#include "vsprintf.h"
+#include "format/vsprintf.h"
 #include "testutil.h"
 
 

@@ -32,7 +32,7 @@
 #include <printk/printk.h>
 
 #include "fixture.h"
-#include "ringbuffer.h"
+#include "ring/ringbuffer.h"
 #include "testutil.h"
 
 

@@ -28,9 +28,9 @@
 #include <printk/printk.h>
 
 #include "fixture.h"
-#include "options.h"
+#include "log/options.h"
 #include "testutil.h"
-#include "vsprintf.h"
+#include "format/vsprintf.h"
 
 /* The checkers below take a format and a va_list. */
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"

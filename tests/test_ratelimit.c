@@ -21,7 +21,7 @@
 #include <printk/ratelimit.h>
 
 #include "capture.h"
-#include "caller.h"
+#include "ring/caller.h"
 #include "testutil.h"
 
 static struct capture cap;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_ring_damage.c - the record ring (src/ringbuffer.c) in a region that
+ * test_ring_damage.c - the record ring (src/ring/ringbuffer.c) in a region that
  * was damaged: one flipped bit in a descriptor or in the head or tail word.
  * Writers and readers must neither hang nor loop for ever nor go backwards;
  * damage confined to one descriptor costs that record only (a counted gap),
@@ -23,9 +23,9 @@
 #include <printk/kmsg.h>
 #include <printk/log.h>
 
-#include "log_shared.h"
+#include "log/log_shared.h"
 #include "testutil.h"
-#include "ringbuffer.h"
+#include "ring/ringbuffer.h"
 
 #define DATA_BITS 12 /* 4 KiB of text, 128 descriptors */
 /* Head and tail words: [id][position]; the id starts at this bit. */

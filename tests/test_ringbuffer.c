@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_ringbuffer.c - deterministic unit tests of the record ring
- * (src/ringbuffer.c): round trips, wrap-around, overwrite and exact loss
+ * (src/ring/ringbuffer.c): round trips, wrap-around, overwrite and exact loss
  * accounting, reserve-in-last rules, header validation, waiting, peeking at
  * a record's state (prb_peek) at each step of its writer, and a writer
  * interrupted at each test point (what a signal handler would do).
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "ringbuffer.h"
+#include "ring/ringbuffer.h"
 
 #define REGION_MAX (1u << 20)
 

@@ -28,9 +28,9 @@
 #include <printk/printk.h>
 
 #include "fixture.h"
-#include "stacktrace.h"
+#include "base/stacktrace.h"
 #include "testutil.h"
-#include "vsprintf.h"
+#include "format/vsprintf.h"
 
 int pk_traceobj_call(int (*fn)(void *), void *arg);
 

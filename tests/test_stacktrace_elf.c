@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "stacktrace.h"
+#include "base/stacktrace.h"
 #include "testutil.h"
 
 /* Header, 4 symbols, their strings, 3 section headers. */

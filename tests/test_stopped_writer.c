@@ -35,7 +35,7 @@
 #include <printk/log.h>
 #include <printk/printk.h>
 
-#include "log_internal.h"
+#include "log/log_internal.h"
 #include "testutil.h"
 
 #define LOG_LEN	  4096u

@@ -24,7 +24,7 @@
 #include <printk/syslog.h>
 
 #include "capture.h"
-#include "log_shared.h"
+#include "log/log_shared.h"
 #include "testutil.h"
 
 static struct capture cap;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_textfmt.c - the shared record -> text helpers (src/textfmt.c):
+ * test_textfmt.c - the shared record -> text helpers (src/record/textfmt.c):
  *   - pk_format_prefix() against the kernel's printf formats "<%u>",
  *     "[%5lu.%06lu]" and "[%6s]" of "T<tid>", for every combination of the
  *     three fields and the widths where padding stops;
@@ -14,9 +14,9 @@
 
 #include <printk/log.h>
 
-#include "log_shared.h"
+#include "log/log_shared.h"
 #include "testutil.h"
-#include "textfmt.h"
+#include "record/textfmt.h"
 
 static void test_prefix_matches_printf(void **state)
 {

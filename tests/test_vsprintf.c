@@ -28,8 +28,8 @@
 #include <time.h>
 #include <wchar.h>
 
-#include "hints.h"
-#include "vsprintf.h"
+#include "base/hints.h"
+#include "format/vsprintf.h"
 
 /* The checkers below take a format and a va_list. */
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"

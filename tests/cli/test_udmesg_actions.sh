@@ -10,7 +10,7 @@ LOG=$TMP/actions.log
 "$TESTGEN" golden "$LOG"
 
 if "$UDMESG" -B "$LOG" -S 2>&1 >/dev/null | grep -q 'not in this build'; then
-	echo "SKIP: udmesg was built without the syslog actions (src/syslog.c)"
+	echo "SKIP: udmesg was built without the syslog actions (src/readers/syslog.c)"
 	exit 0
 fi
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * fuzz_format.c - libFuzzer target: the format engine (src/vsprintf.c).
+ * fuzz_format.c - libFuzzer target: the format engine (src/format/vsprintf.c).
  *
  * Input: one mode byte, then the body. Bit 0 of the mode byte chooses how
  * the body becomes a call; bits 1-7 are a small buffer size (0-127) for
@@ -54,7 +54,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "vsprintf.h"
+#include "format/vsprintf.h"
 
 /* check() forwards the fuzzed format and its va_list on purpose. */
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"

@@ -34,9 +34,9 @@
 
 #include <printk/log.h>
 
-#include "deferred.h"
-#include "record_read.h"
-#include "log_internal.h"
+#include "format/deferred.h"
+#include "format/record_read.h"
+#include "log/log_internal.h"
 
 #define EXTENDED_SIZE (1u << 20)
 #define READ_CAP      20000 /* records per pass: far more than a 1 MiB file can hold */

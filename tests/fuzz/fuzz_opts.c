@@ -18,7 +18,7 @@
 #include <printk/console.h>
 #include <printk/printk.h>
 
-#include "options.h"
+#include "log/options.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -24,10 +24,10 @@
 #include <printk/kmsg.h>
 #include <printk/syslog.h>
 
-#include "deferred.h"
-#include "record_read.h"
+#include "format/deferred.h"
+#include "format/record_read.h"
 #include "fuzz_region.h"
-#include "log_internal.h"
+#include "log/log_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

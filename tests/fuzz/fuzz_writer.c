@@ -24,7 +24,7 @@
 #include <printk/syslog.h>
 
 #include "fuzz_region.h"
-#include "log_internal.h"
+#include "log/log_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -51,8 +51,8 @@
 
 #include <printk/log.h>
 
-#include "deferred.h"
-#include "log_internal.h"
+#include "format/deferred.h"
+#include "log/log_internal.h"
 
 static char tmpdir[] = "/tmp/pk_gen_corpus.XXXXXX";
 static const char *outdir;

@@ -32,10 +32,10 @@
 #include <printk/log.h>
 #include <printk/printk.h>
 
-#include "caller.h"
-#include "log_internal.h"
-#include "log_shared.h"
-#include "settings.h"
+#include "log/log_internal.h"
+#include "log/log_shared.h"
+#include "log/settings.h"
+#include "ring/caller.h"
 
 static uint64_t now_ns = 1000000000ull;
 

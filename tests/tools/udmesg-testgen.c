@@ -58,7 +58,7 @@
 #include <printk/log.h>
 #include <printk/printk.h>
 
-#include "log_shared.h"
+#include "log/log_shared.h"
 
 #define NS 1000000000ull
 /* The wall-clock offset of the golden log: 2023-11-14 22:13:20.25 UTC at 0. */

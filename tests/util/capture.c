@@ -4,7 +4,7 @@
 #include <printk/printk.h>
 
 #include "fixture.h"
-#include "caller.h"
+#include "ring/caller.h"
 #include "testutil.h"
 
 static int capture_write(struct console *con, const char *text, size_t len)

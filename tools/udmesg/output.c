@@ -18,7 +18,7 @@
  *    cut at PK_MESSAGE_MAX bytes, ",partial" on a line never finished),
  *    each followed by a NUL byte: the format `dmesg -K` reads.
  *  - JSON lines (--journal-json), as the ,json consoles write them: one
- *    object per record with journald's field names (src/json_format.c).
+ *    object per record with journald's field names (src/record/json_format.c).
  *
  * The writer is a large buffer flushed with write(2). The default text path
  * (time prefix, escaped message) avoids stdio and scans messages eight bytes
@@ -53,7 +53,7 @@ const char *const ud_facility_names[UD_NFACILITIES] = {
 /* ------------------------------------------------------------ writer -- */
 
 /*
- * Each thread writes into its current buffer (src/outbuf.h): stdout's
+ * Each thread writes into its current buffer (src/base/outbuf.h): stdout's
  * (written with write(2) when full) or, while a dump worker formats a chunk
  * of records, a capture buffer that grows instead and that the main thread
  * writes out in order later.
@@ -613,7 +613,7 @@ void ud_print_kmsg(struct ud_ctl *ctl, const struct urec *rec)
 
 /* ------------------------------------------------------ journal JSON -- */
 
-/* The ,json consoles' line (src/json_format.c), dated by the log's
+/* The ,json consoles' line (src/record/json_format.c), dated by the log's
  * realtime offset as -T dates it, named by the log's writer table. */
 static void print_journal_json(struct ud_ctl *ctl, const struct urec *rec)
 {

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+/*
+ * console_internal.h - what the console layer (console.c, console_printer.c,
+ * console_lossless.c) offers the layers above it: printk, the crash path,
+ * the readers and start-up. What the three files share among themselves is
+ * console_impl.h.
+ *
+ * The consoles sit above the default log and its settings and below printk:
+ * they read records from the ring and settings.h, store their notices with
+ * store.h, and call nothing above them. printk's one-write path has its own
+ * narrow header, console_line.h.
+ */
+#ifndef PRINTK_CONSOLE_INTERNAL_H
+#define PRINTK_CONSOLE_INTERNAL_H
+
+#include <stdint.h>
+
+#include "ring/ringbuffer.h"
+
+/* What the print loop needs of a record: read from the ring, or handed over
+ * by the printk that just stored it (which saves reading it back). */
+struct pk_con_rec {
+	uint64_t seq;
+	uint64_t ts_nsec;
+	struct prb_caller caller;
+	int level;
+	int flags;
+	int open;	/* not finalized: may still grow */
+	int suppressed; /* its level is one no console prints */
+	const char *text;
+	size_t text_len;
+};
+
+/* Print what the consoles have not printed yet, unless another thread is
+ * printing (it will print ours before it lets go). @hint (may be NULL) is
+ * the record this thread just stored. Async-signal-safe. */
+void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint);
+
+/* 1 if no console prints messages of @level (console_loglevel, ignore_loglevel). */
+int pk_console_level_suppressed(int level);
+/* The filtered fast path: record @seq, of a level no console prints, was
+ * just stored; returns 1 if all consoles were idle at @seq, so nothing has
+ * to be printed and no console lock is needed. */
+int pk_console_skip_suppressed(uint64_t seq);
+/* C9: 1 while every registered console is printed by a thread of its own
+ * (none by the console lock's holder), no level set from another process
+ * waits to be applied and no crash is in progress: printk then stores,
+ * calls pk_console_wake_printers() if a console prints the record's level,
+ * and is done. */
+int pk_console_threads_only(void);
+/* Wake printer threads that sleep (C7); a load when none does. After the
+ * record is stored. Async-signal-safe. */
+void pk_console_wake_printers(void);
+/* True while this thread runs a console's write callback. */
+int pk_console_in_write(void);
+/* Stop every console at exit: end open lines, drain, unregister all.
+ * Returns how many printer threads are still in a console's write after
+ * console_drain_ms (they end after that record, reading @rb no more; the
+ * caller must not free what that record may still be read from), or -1 if
+ * the console lock could not be had. */
+int pk_console_shutdown(struct prb *rb, int release);
+/* Panic and crash path: print everything now on the crash-safe consoles,
+ * skipping records whose writer will never finish them; waits at most
+ * @wait_ms for the console holder, then takes over. Async-signal-safe. */
+void pk_console_emergency_flush(struct prb *rb, int wait_ms);
+/* From a write_record callback: the records overwritten before @con got
+ * them, since the last call (a forwarder's dropped notice). */
+struct console;
+uint64_t pk_console_take_dropped(struct console *con);
+/* How many consoles that print text (no write_record) are registered: a
+ * forwarder's notices go to stderr as well when there are none. */
+int pk_console_text_listed(void);
+/* After fork(), in the child. */
+void pk_console_after_fork(void);
+/* Exit (pk_console_shutdown()) calls @fn for every threaded console whose
+ * thread it stopped, with the thread gone and before any release: a
+ * forwarder ends its session there, so the receiver sees it closed, not
+ * broken. Installed by the forwarding layer; one hook for all. */
+void pk_console_set_exit_close(void (*fn)(struct console *con));
+/* How long exit and unregistration wait for printer threads (PRINTK_OPTS
+ * console_drain_ms=; default 3000). */
+void pk_console_set_drain_ms(int ms);
+/* How long a printer thread sleeps when nothing wakes it (default 1000 ms).
+ * For tests: with a long one, a lost wake-up shows as a stall no load
+ * explains. */
+void pk_console_set_printer_idle_ms(int ms);
+/* How long a lossless console may print nothing while a printk waits for
+ * it before it turns lossy (PRINTK_OPTS lossless_timeout_ms=; default 5000). */
+void pk_console_set_lossless_timeout_ms(int ms);
+/* The crash path began (panic, a fatal signal): from now on no printk waits
+ * for a lossless console. Async-signal-safe. */
+void pk_console_crash_begin(void);
+/* The log changed (pk_set_log_buf_len/file, pk_printk_exit): consoles
+ * restart at @seq. */
+void pk_console_reset_positions(uint64_t seq);
+
+#endif

@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: MIT
+/*
+ * console_register.c - pk_register_console(): the top of the console
+ * files (console_impl.h). It installs the printer threads' table
+ * (console_printer.c, which brings console_lossless.c) before the first
+ * threaded or lossless console is registered, then registers through
+ * console.c. console.c names neither file, so the object graph has no
+ * cycle; and since every registration comes through here, a program
+ * linked statically that registers any console has the printer threads in
+ * it, as a threaded console may be made by the caller's flags alone.
+ */
+#include <printk/console.h>
+
+#include "console/console_impl.h"
+
+int pk_register_console(struct console *con)
+{
+	if (con && (con->flags & (PK_CON_THREADED | PK_CON_LOSSLESS)))
+		pk_printer_install();
+	return pk_con_register(con);
+}

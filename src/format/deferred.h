@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+/*
+ * deferred.h - deferred records: a message stored as its format string's
+ * reference and its binary arguments, formatted when it is read.
+ *
+ * printk stores a message no console prints this way when its format is a
+ * string literal that deferred.c can walk (pk_deferred_encode() says which).
+ * The ring copies such a record as bytes; the reading layer's
+ * pk_rec_read() and pk_rec_read_text() (record_read.c) call
+ * pk_deferred_expand(), so every reader above them sees ordinary text,
+ * byte for byte what formatting at store time would have stored.
+ * docs/deferred.md has every conversion's rule.
+ *
+ * The format strings live in a table in the log's own memory, after the
+ * ring's data area (prb_strtab_size() bytes, ringbuffer.h), so another process, or
+ * a reader of a core dump, never needs the writer's address space. The
+ * table and the record blob are untrusted input for a reader: every offset
+ * and length is checked, and what does not validate reads as
+ * PK_DEFERRED_BAD_TEXT.
+ *
+ * Context: every function here is async-signal-safe, lock-free and
+ * thread-safe; nothing allocates.
+ */
+#ifndef PRINTK_DEFERRED_H
+#define PRINTK_DEFERRED_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/atomics.h"
+
+struct prb;
+
+/* Longest format (after its level headers, without its newline) the table
+ * takes. */
+#define PK_DEFERRED_FMT_MAX 1000
+
+/* What a reader gets for a deferred record whose format entry or arguments
+ * do not validate (a damaged log, or a table entry its writer never
+ * finished). */
+#define PK_DEFERRED_BAD_TEXT "(deferred message: its format string is damaged)"
+
+/* One conversion of a compiled format (deferred.c's rules). */
+struct pk_dop {
+	uint8_t cls;   /* what its value is read as */
+	uint8_t flags; /* '*' width, '*' precision, %c, %f */
+	int16_t width; /* written in the format; 0: none */
+	int16_t prec;  /* written in the format; -1: none */
+};
+
+#define PK_DEFERRED_OPS_MAX 16
+
+/* A literal format as the deferred path needs it, made once per process
+ * and log from the literal. */
+struct pk_dfmt {
+	const char *body;  /* after the level headers, without the newline */
+	uint16_t body_len;
+	uint16_t out_max;  /* longest text that certainly ends the line */
+	int8_t level;	   /* the headers' level; -1: none */
+	uint8_t nops;
+	struct pk_dop ops[PK_DEFERRED_OPS_MAX];
+};
+
+/* printk's level header parser (Linux rules), passed in by printk.c. */
+typedef size_t (*pk_deferred_headers_fn)(const char *text, size_t len, int *level, int *cont);
+
+/*
+ * @fmt (a literal: its address names it for the life of the process) as
+ * a deferrable format for @rb, compiled on its first use with @headers and
+ * printk's formatting buffer of @fmt_max bytes; *@slot is the handle for
+ * pk_deferred_ref(). NULL when it cannot be deferred (a continuation, a
+ * line left open, a conversion without a rule, a body that starts with a
+ * conversion), when another thread is compiling it right now, or when this
+ * process's cache has no room: the caller formats eagerly.
+ */
+const struct pk_dfmt *pk_deferred_fmt(struct prb *rb, const char *fmt,
+				      pk_deferred_headers_fn headers, size_t fmt_max, void **slot);
+
+/*
+ * The reference of @slot's format in @rb's table, adding it the first time
+ * (and again if the table was formatted anew): 0 and *@ref, or -ENOSPC when
+ * the table is full (counted: pk_deferred_table_stats()).
+ */
+int pk_deferred_ref(struct prb *rb, void *slot, uint64_t *ref);
+
+/* @rb's memory is going away (its log is destroyed, no printk runs on it):
+ * this process's cache forgets its table, so another log may take its place.
+ * Not async-signal-safe against printk on @rb. */
+void pk_deferred_forget(const struct prb *rb);
+
+/*
+ * Encode the arguments @ap holds for @f after @ref into @blob (@cap
+ * bytes). Returns the blob's length, or -1 when this call cannot be
+ * deferred (a %s that does not fit or is NULL or an error pointer, an
+ * output that might reach f->out_max bytes, %f of a huge value): @ap is
+ * then consumed partly, and the caller formats from its own copy.
+ */
+int pk_deferred_encode(const struct pk_dfmt *f, uint64_t ref, va_list *ap, char *blob, size_t cap);
+
+/*
+ * Replace the deferred record @len bytes at @text by its text, cut at
+ * PK_TEXT_MAX bytes and NUL-terminated (@text has room for PK_TEXT_MAX + 1),
+ * and clear PRB_FLAG_DEFERRED in *@flags. @scratch: PK_TEXT_MAX + 1 bytes
+ * it may use (NULL: its own, on the stack). Returns the text's length. A
+ * blob or table entry that does not validate gives PK_DEFERRED_BAD_TEXT.
+ */
+size_t pk_deferred_expand(const struct prb *rb, char *text, size_t len, uint8_t *flags,
+			  char *scratch);
+
+/*
+ * A bulk reader's memory of the formats it expanded (one per thread, e.g.
+ * each of udmesg's): pk_deferred_expand_cached() expands a record whose
+ * format it met before without copying, checking and parsing the table
+ * entry again. What it holds are copies taken when they validated: a table
+ * changed afterwards (a hostile file) changes none of them, and a record's
+ * blob is checked against them as against a fresh copy. A cache follows
+ * one ring at a time (another ring empties it). Allocated (about 130 KiB;
+ * NULL when memory is short), so not for signal handlers.
+ */
+struct pk_dfmt_cache;
+struct pk_dfmt_cache *pk_dfmt_cache_new(void);
+void pk_dfmt_cache_free(struct pk_dfmt_cache *fc);
+/* pk_deferred_expand() through @fc (NULL: without one). */
+size_t pk_deferred_expand_cached(const struct prb *rb, char *text, size_t len, uint8_t *flags,
+				 struct pk_dfmt_cache *fc);
+
+/* The table's counters. */
+struct pk_deferred_stats {
+	uint64_t used;	 /* bytes of entries */
+	uint64_t size;	 /* bytes of room for entries */
+	uint64_t full;	 /* messages formatted eagerly because the table was full */
+};
+void pk_deferred_table_stats(const struct prb *rb, struct pk_deferred_stats *st);
+
+#endif

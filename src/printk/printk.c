@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: MIT
+/*
+ * printk.c - the front end: printk() and friends, level headers and the
+ * nesting limit.
+ *
+ * Owns: nothing but the count of messages dropped for nesting too deep. The
+ * default log and the settings are settings.c's, the rules that turn a line
+ * into a record store.h's, the consoles console.c's, PRINTK_OPTS and the
+ * process hooks setup.c's.
+ *
+ * A message is formatted first (our own vsnprintf: async-signal-safe),
+ * then stored, then printed:
+ *   - its level headers are parsed as Linux 6.x does (facility 0 only; the
+ *     first level wins; KERN_CONT marks a continuation; one trailing newline
+ *     ends the line and is stripped);
+ *   - store.h's pk_store_line() stores it: a continuation joins the
+ *     caller's open line in the ring, a message without a newline stays
+ *     open (committed, not finalized), so readers asking for the
+ *     unfinalized tail see it at once;
+ *   - then the consoles print it before printk returns, or the thread that
+ *     holds the console lock does (console.c). When the record can go to the
+ *     only console in one write(2), printk formats its text straight into
+ *     that console line and makes the write from its own frame
+ *     (console_line.h).
+ * Nothing on that path allocates, locks or waits; a signal handler may call
+ * printk while the code it interrupted is inside printk: it gets a deeper
+ * caller context (pk_sigdepth_enter), so its fragments never join the
+ * interrupted line. Nesting deeper than PRINTK_MAX_NESTING drops the message
+ * and counts it.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <string.h>
+#include <time.h>
+
+#include <printk/kern_levels.h>
+#include <printk/printk.h>
+
+#include "base/hints.h"
+#include "console/console_line.h"
+#include "format/deferred.h"
+#include "format/vsprintf.h"
+#include "log/settings.h"
+#include "printk/dyndbg_watch.h"
+#include "printk/printk_internal.h"
+#include "ring/caller.h"
+#include "ring/store.h"
+#include "startup/setup_hooks.h"
+
+#define PRINTK_MAX_NESTING 4 /* outermost call + 3 nested, like PRINTK_MAX_RECURSION */
+
+/* Dynamic debug's look at the log's mailbox, when dyndbg.c is in the
+ * program (dyndbg_watch.h). */
+const struct pk_dyndbg_watch *_Atomic pk_printk_dyndbg_watch;
+
+static pk_a64 nesting_dropped;
+/* Lines the ring refused (-ENOBUFS: its oldest record was still being
+ * written, e.g. by a process stopped inside it), not yet reported. */
+static pk_a64 unstored;
+
+/*
+ * Strip the level headers at the start of @text (Linux 6.x rules): returns
+ * the number of header bytes; *@level is set by the first level header only;
+ * *@cont by a 'c' header.
+ */
+static size_t parse_headers(const char *text, size_t len, int *level, int *cont)
+{
+	size_t i = 0;
+
+	while (i + 1 < len && text[i] == PK_KERN_SOH_ASCII) {
+		char c = text[i + 1];
+
+		if (c >= '0' && c <= '7') {
+			if (*level == PK_LOGLEVEL_DEFAULT)
+				*level = c - '0';
+		} else if (c == 'c') {
+			*cont = 1;
+		} else {
+			break;
+		}
+		i += 2;
+	}
+	return i;
+}
+
+/*
+ * Say how many messages the counter @lost holds (and empty it), once printk
+ * can store again: nested too deep (signal handlers inside printk inside
+ * handlers...: the first printk at the outer level says so, as 3.5 did), or
+ * refused by the ring (said with the next line stored, when the ring has room
+ * again), so readers and consoles learn how many are missing. The line
+ * just stored may not have needed room (a continuation that only ends its
+ * line) while the notice does: a notice the ring refuses gives its count
+ * back, for the next stored line to say, so each lost message is counted
+ * in exactly one notice.
+ */
+static void report_lost(pk_a64 *lost, int level, const char *why)
+{
+	uint64_t n = atomic_exchange_explicit(lost, 0, memory_order_relaxed);
+
+	if (n && pk_store_notice(level, "printk: %llu messages %s\n", (unsigned long long)n, why) < 0)
+		pk_fetch_add_relaxed(lost, n);
+}
+
+#define NESTED_WHY   "lost: printk nested too deep"
+#define UNSTORED_WHY "not stored: the log's oldest record was still being written"
+
+void pk_printk_report_lost(void)
+{
+	if (pk_load_relaxed(&nesting_dropped))
+		report_lost(&nesting_dropped, PK_LOGLEVEL_CRIT, NESTED_WHY);
+	if (pk_load_relaxed(&unstored))
+		report_lost(&unstored, PK_LOGLEVEL_WARNING, UNSTORED_WHY);
+}
+
+/* Start-up (setup.c) prints its warnings, and at exit the lines still
+ * unreported, through these; they are also what brings start-up into a
+ * program linked statically against printk. Before setup.c's constructor. */
+__attribute__((constructor(PK_SETUP_HOOK_PRIORITY))) static void provide_to_setup(void)
+{
+	pk_setup_hooks.printk = pk_printk;
+	pk_setup_hooks.report_lost = pk_printk_report_lost;
+}
+
+/* How long one printk waits for the ring's oldest record to be finished:
+ * by a thread of this process (it runs again soon), by another process (it
+ * may be stopped: the ring takes its record after PRB_TAKEOVER_NS). */
+#define BLOCKED_WAIT_LOCAL_NS (1000 * 1000 * 1000)
+#define BLOCKED_WAIT_OTHER_NS (20 * 1000 * 1000)
+/* A wait ran out and no line was stored since: the next ones do not wait. */
+static pk_a32 blocked_gave_up;
+
+static uint64_t wait_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The ring refused the line (-ENOBUFS): its oldest record is still being
+ * written. The kernel meets that case only briefly (its writers are not
+ * preempted inside a record); a thread here can be taken off the CPU
+ * between its reservation and its commit, and until it runs again every
+ * store of every other thread fails: a burst of four threads on a busy
+ * two-CPU machine lost up to half its lines that way. So wait for it:
+ * retry, yielding the CPU and then sleeping with a growing pause, for at
+ * most BLOCKED_WAIT_LOCAL_NS while the writer in the way is one of ours,
+ * BLOCKED_WAIT_OTHER_NS if it is another process's. Only the outermost
+ * printk of a thread waits (@depth 1): a nested one may have interrupted
+ * that very writer. Never on the crash path. A wait that runs out makes
+ * the next lines fail at once, until one is stored. Returns as
+ * pk_store_line().
+ */
+static PK_NOINLINE int store_when_unblocked(struct prb *rb, struct pk_line *l, struct prb_caller *me,
+					    uint64_t *seq, unsigned depth)
+{
+	if (depth != 1 || pk_load_relaxed(&blocked_gave_up) || pk_console_crashing())
+		return -ENOBUFS;
+
+	uint64_t start = wait_clock_ns();
+	long pause_ns = 0;
+
+	for (;;) {
+		if (pause_ns) {
+			struct timespec ts = { 0, pause_ns };
+
+			nanosleep(&ts, NULL);
+			pause_ns = pause_ns < 500000 ? pause_ns * 2 : 1000000;
+		} else {
+			sched_yield();
+		}
+		int r = pk_store_line(rb, l, me, seq);
+
+		if (r != -ENOBUFS)
+			return r;
+		uint64_t waited = wait_clock_ns() - start;
+
+		if (waited >= (prb_tail_writer_local(rb) ? BLOCKED_WAIT_LOCAL_NS : BLOCKED_WAIT_OTHER_NS)) {
+			pk_store_relaxed(&blocked_gave_up, 1);
+			return r;
+		}
+		if (!pause_ns && waited > 50000)
+			pause_ns = 20000;
+	}
+}
+
+static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_t ts, int *ret);
+static _Thread_local PK_TLS_IE uint64_t deferred_here;
+
+/*
+ * Format (into @line's buffer, where a console line needs the text), store,
+ * print; @end_line: the message ends its line even without a newline. A
+ * console line for the caller to write may come back in @line (see
+ * pk_console_flush_line()): the caller passes it to write_line().
+ */
+PK_HOT static int store(int facility, int level, const char *dict, size_t dictlen, const char *fmt,
+			va_list args, int end_line, struct pk_con_line *line, int literal)
+{
+	struct prb *rb = pk_printk_ring();
+	unsigned depth = pk_sigdepth_enter();
+	int ret = 0;
+
+	line->len = 0;
+
+	if (!rb || !fmt)
+		goto out;
+	pk_dyndbg_check(rb);
+	if (depth > PRINTK_MAX_NESTING) {
+		pk_fetch_add_relaxed(&nesting_dropped, 1);
+		goto out;
+	}
+	if (PK_UNLIKELY(pk_load_relaxed(&nesting_dropped)) && depth == 1)
+		report_lost(&nesting_dropped, PK_LOGLEVEL_CRIT, NESTED_WHY);
+
+	uint64_t ts = pk_clock_ns(); /* like the kernel: time of the call, before formatting */
+
+	if (literal && store_deferred(rb, fmt, args, ts, &ret))
+		goto out;
+	char *buf = line->buf + PK_CON_PREFIX_ROOM;
+	char last = 0;
+	va_list ap;
+
+	va_copy(ap, args);
+	int full = pk_vsnprintf_last(buf, PK_PRINTK_FMT_MAX, &last, fmt, ap);
+	va_end(ap);
+
+	size_t len = full < 0 ? 0 : (size_t)full;
+
+	if (len > PK_PRINTK_FMT_MAX - 1)
+		len = PK_PRINTK_FMT_MAX - 1;
+
+	/* One trailing newline ends the line; it is stripped before the headers,
+	 * as the kernel does. A message cut at the size limit keeps its newline
+	 * (Linux 6.18 leaves such a line open). */
+	int newline = full > 0 && last == '\n';
+
+	if (newline && (size_t)full == len)
+		len--;
+
+	struct pk_line l = {
+		.ts_nsec = ts,
+		.facility = facility,
+		.text = buf,
+		.dict = dict,
+		.dict_len = dictlen,
+		.newline = newline || end_line,
+	};
+	int cont = 0;
+
+	if (facility == 0) {
+		size_t skip = parse_headers(buf, len, &level, &cont);
+
+		l.text += skip;
+		len -= skip;
+	}
+	if (level < 0)
+		level = pk_cfg_default_message_loglevel();
+	l.level = level;
+	l.len = len;
+	l.cont = cont;
+
+	struct prb_caller me;
+	uint64_t seq;
+	int stored = pk_store_line(rb, &l, &me, &seq);
+
+	if (PK_UNLIKELY(stored == -EUCLEAN) && pk_printk_log_damaged(stored))
+		stored = pk_store_line(rb, &l, &me, &seq); /* into the log's private ring */
+	if (PK_UNLIKELY(stored == -ENOBUFS))
+		stored = store_when_unblocked(rb, &l, &me, &seq, depth);
+	if (stored < 0) {
+		if (stored == -ENOBUFS)
+			pk_fetch_add_relaxed(&unstored, 1);
+		goto out;
+	}
+	ret = (int)l.len;
+	pk_default_log_mark_used();
+	if (PK_UNLIKELY(pk_load_relaxed(&blocked_gave_up)))
+		pk_store_relaxed(&blocked_gave_up, 0);
+	if (PK_UNLIKELY(pk_load_relaxed(&unstored)))
+		report_lost(&unstored, PK_LOGLEVEL_WARNING, UNSTORED_WHY);
+	if (stored == PK_STORED_JOINED) {
+		pk_console_flush(rb, NULL);
+		goto out;
+	}
+
+	int suppressed = pk_console_level_suppressed(l.level);
+
+	if (pk_console_threads_only()) {
+		if (!suppressed)
+			pk_console_wake_printers();
+		goto out;
+	}
+	/* A complete line no console prints: done without the console lock. */
+	if (suppressed && l.newline && !pk_console_in_write() && pk_console_skip_suppressed(seq))
+		goto out;
+
+	const struct pk_con_rec hint = {
+		.seq = seq,
+		.ts_nsec = ts,
+		.caller = me,
+		.level = l.level & 7,
+		.flags = pk_line_flags(&l),
+		.open = !l.newline,
+		.suppressed = suppressed,
+		.text = l.text,
+		.text_len = l.len,
+	};
+
+	pk_console_flush_line(rb, &hint, line);
+out:
+	pk_sigdepth_leave();
+	return ret;
+}
+
+/* The write pk_console_flush_line() left to us, made in our caller's frame. */
+static PK_ALWAYS_INLINE void write_line(struct pk_con_line *line)
+{
+	if (line->len)
+		pk_console_line_done(line, pk_raw_write(line->fd, line->p, line->len));
+}
+
+PK_HOT int pk_vprintk_emit(int facility, int level, const char *dict, size_t dictlen, const char *fmt,
+		    va_list args)
+{
+	struct pk_con_line line;
+
+	if (facility < 0 || facility > 255 || level < PK_LOGLEVEL_DEFAULT)
+		return 0;
+	/* The kernel keeps three bits of any level it is given (vprintk_store()
+	 * stores level & 7): 8 is an emergency, 9 an alert. */
+	if (level > 7)
+		level &= 7;
+
+	int r = store(facility, level, dict, dictlen, fmt, args, 0, &line, 0);
+
+	write_line(&line);
+	return r;
+}
+
+int pk_vprintk_emit_line(int level, const char *dict, size_t dictlen, const char *fmt, va_list args)
+{
+	struct pk_con_line line;
+	int r = store(0, level, dict, dictlen, fmt, args, 1, &line, 0);
+
+	write_line(&line);
+	return r;
+}
+
+int pk_printk_emit(int facility, int level, const char *dict, size_t dictlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	int r = pk_vprintk_emit(facility, level, dict, dictlen, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+PK_HOT int pk_vprintk(const char *fmt, va_list args)
+{
+	struct pk_con_line line;
+	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, args, 0, &line, 0);
+
+	write_line(&line);
+	return r;
+}
+
+PK_HOT int pk_printk(const char *fmt, ...)
+{
+	struct pk_con_line line;
+	va_list ap;
+
+	va_start(ap, fmt);
+	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 0);
+	va_end(ap);
+	write_line(&line);
+	return r;
+}
+
+/* ------------------------------------------------------ deferred records -- */
+
+/*
+ * The fast path of a message whose format is a string literal (deferred.h):
+ * a complete line of a level no console prints, or any complete line while
+ * only printer threads print (C9 in console.c), is stored as the format's
+ * reference and its arguments, and formatted by whoever reads it. Returns 1
+ * when the message was dealt with here (*@ret: what printk returns), 0 to
+ * format it eagerly: a continuation, a line left open, a format deferred.c
+ * has no rule for, a level a console lock's holder prints, a full format
+ * table, a broken ring (the eager path moves to the log's private ring).
+ */
+static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_t ts, int *ret)
+{
+#ifdef PRINTK_NO_DEFERRED
+	(void)rb, (void)fmt, (void)args, (void)ts, (void)ret;
+	return 0;
+#else
+	void *slot;
+	const struct pk_dfmt *f = pk_deferred_fmt(rb, fmt, parse_headers, PK_PRINTK_FMT_MAX, &slot);
+
+	if (!f)
+		return 0;
+
+	int level = f->level < 0 ? pk_cfg_default_message_loglevel() : f->level;
+	int suppressed = pk_console_level_suppressed(level);
+	int threads_only = pk_console_threads_only();
+
+	/* A printer thread formats what it reads (C9 in console.c). */
+	if (!suppressed && !threads_only)
+		return 0;
+
+	uint64_t ref;
+	char blob[PRB_TEXT_MAX];
+	va_list ap;
+
+	if (pk_deferred_ref(rb, slot, &ref))
+		return 0;
+	va_copy(ap, args);
+	/* Eager formatting keeps the newline, and so leaves the line open,
+	 * only when the output reaches PK_PRINTK_FMT_MAX: f->out_max keeps a
+	 * deferred output below. */
+	int len = pk_deferred_encode(f, ref, &ap, blob, sizeof(blob));
+
+	va_end(ap);
+	if (len < 0)
+		return 0;
+
+	struct prb_meta meta = {
+		.ts_nsec = ts,
+		.level = (uint8_t)(level & 7),
+		.flags = PRB_FLAG_NEWLINE | PRB_FLAG_DEFERRED,
+	};
+	uint64_t seq;
+
+	pk_caller_get(&meta.caller);
+
+	int err = prb_store(rb, &meta, blob, (size_t)len, NULL, 0, true, &seq);
+
+	/* A broken ring: the eager path moves to the private one. Refused:
+	 * the eager path waits for the writer in the way, or counts the line. */
+	if (err == -EUCLEAN || err == -ENOBUFS)
+		return 0;
+	*ret = 0;
+	if (err)
+		return 1;
+	*ret = len;
+	deferred_here++;
+	pk_default_log_mark_used();
+	if (PK_UNLIKELY(pk_load_relaxed(&blocked_gave_up)))
+		pk_store_relaxed(&blocked_gave_up, 0);
+	if (PK_UNLIKELY(pk_load_relaxed(&unstored)))
+		report_lost(&unstored, PK_LOGLEVEL_WARNING, UNSTORED_WHY);
+	if (threads_only) {
+		if (!suppressed)
+			pk_console_wake_printers();
+		return 1;
+	}
+	if (!pk_console_in_write() && pk_console_skip_suppressed(seq))
+		return 1;
+	pk_console_flush(rb, NULL);
+	return 1;
+#endif
+}
+
+PK_HOT int pk_printk_lit(const char *fmt, ...)
+{
+	struct pk_con_line line;
+	va_list ap;
+
+	va_start(ap, fmt);
+	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 1);
+	va_end(ap);
+	write_line(&line);
+	return r;
+}
+
+uint64_t pk_printk_deferred_here(void)
+{
+	return deferred_here;
+}
