@@ -29,6 +29,10 @@ packages=(
 	gdb                             # gcore: core files for udmesg --core's tests
 	logrotate                       # the example daemon's snippet, rotated for real (tests/daemon)
 	libivykis0 libnet1 libwrap0     # syslog-ng's libraries not already here (syslog-ng itself: below)
+	openssl libssl3                 # TLS: the library loaded at run time, and the tests' CA and certificates
+	rsyslog-openssl                 # rsyslog's TLS listeners (RFC 5425 and RELP over TLS) in the tests
+	systemd-journal-remote          # the journal-remote receiver pk-forward feeds (tests/daemon)
+	libspdlog-dev                   # bench/: spdlog's file sink, the baseline of the file console's figures
 )
 
 missing=()
