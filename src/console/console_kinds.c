@@ -472,10 +472,8 @@ int pk_console_spec_create(struct console **conp, const struct pk_opts_console *
 		    (err = pending_put(con, c->loglevel, c->time_style)) && con != pk_console_stderr())
 			pk_console_destroy(con);
 	}
-	if (err) {
-		pk_console_spec_unusable(c, err, o);
+	if (err)
 		return err;
-	}
 	*conp = con;
 	return 0;
 }

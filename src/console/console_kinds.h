@@ -79,8 +79,9 @@ int pk_console_spec_parse(const char *v, size_t n, struct pk_opts_console *c, st
  * The console @c describes (a kind, not none or -NAME), not registered,
  * its flags and name applied, and its ,loglevel= and ,time= kept for its
  * registration (pk_register_console() applies them). 0, or a negative
- * errno with one warning in @o, except -ENOENT: the kind is not linked
- * into this program, said once per feature for the process's lifetime.
+ * errno: -ENOENT when the kind is not linked into this program (said in
+ * @o once per feature for the process's lifetime), else the kind's own
+ * error, which the caller may report (pk_console_spec_unusable()).
  */
 int pk_console_spec_create(struct console **con, const struct pk_opts_console *c, struct pk_opts *o);
 /* The warning for @c's console that could not be made or registered. */

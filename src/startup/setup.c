@@ -243,8 +243,13 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 	if (c->kind == PK_OPTCON_REMOVE)
 		return remove_named_console(c->name, o);
 	err = pk_console_spec_create(&con, c, o);
-	if (err)
-		return err == -ENOENT ? -ENOSYS : err; /* not linked: said once */
+	if (err == -ENOENT)
+		return -ENOSYS; /* not linked: said once */
+	if (err) {
+		if (err != -EBUSY)
+			pk_console_spec_unusable(c, err, o);
+		return err;
+	}
 	err = pk_register_console(con);
 	if (err) {
 		pk_console_kinds_forget(con);
@@ -387,9 +392,10 @@ int pk_printk_configure(const char *options)
 
 /*
  * A console from a spec as console= takes it: the same parser and maker
- * (console_kinds.c), its warnings through printk as PRINTK_OPTS' are, but
- * no console= semantics beyond the one console (none and -NAME are not
- * consoles: -EINVAL).
+ * (console_kinds.c), the warnings that say why an option was refused
+ * through printk as PRINTK_OPTS' are (a console that cannot be made says
+ * so by its error alone), and no console= semantics beyond the one console
+ * (none and -NAME are not consoles: -EINVAL).
  */
 int pk_console_create(struct console **conp, const char *spec)
 {
@@ -398,9 +404,11 @@ int pk_console_create(struct console **conp, const char *spec)
 	struct console *con = NULL;
 	int err;
 
-	if (!conp || !spec)
+	if (!conp)
 		return -EINVAL;
 	*conp = NULL;
+	if (!spec || !*spec)
+		return -EINVAL;
 	if (!(o = malloc(sizeof(*o)))) /* several KiB: not on a caller's stack */
 		return -ENOMEM;
 	pk_opts_init(o);
