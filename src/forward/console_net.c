@@ -79,6 +79,7 @@
 #include <printk/log.h>
 
 #include "console/console_internal.h"
+#include "console/console_kinds.h"
 #include "forward/console_net.h"
 #include "forward/transport.h"
 #include "forward/wire.h"
@@ -86,7 +87,6 @@
 #include "log/log_shared.h"
 #include "log/settings.h"
 #include "ring/caller.h"
-#include "startup/setup_hooks.h"
 
 #define RESEND_MAX	65536 /* N7: records a console keeps for a resend (1 MiB, touched as used) */
 #define RESEND_SLACK_MS 2000  /* N7: the receiver's time to read what its kernel took */
@@ -577,29 +577,59 @@ int pk_log_identity(struct pk_log *log, uint64_t id[2])
 	return 0;
 }
 
-/* console=syslog:TARGET[,framing=..][,bom=..] from PRINTK_OPTS: framing and
- * bom are 0 when not given, else their value plus one. */
-static int syslog_create_opts(struct console **conp, const char *target, int format,
-			      int framing, int bom)
-{
-	int err = pk_console_syslog_create(conp, target, format, 0);
+/* ------------------------------------------- the kinds journal, syslog -- */
 
-	if (!err && framing)
-		err = pk_console_syslog_set_framing(*conp, framing - 1);
-	if (!err && bom)
-		err = pk_console_syslog_set_bom(*conp, bom - 1);
+/* syslog: framing= is for the transports that frame (PK_FWD_FRAMING);
+ * the rest of the spec's syntax is console_kinds.c's row. */
+static int syslog_check(const struct pk_opts_console *c, struct pk_opts *o)
+{
+	const char *rest;
+	const struct pk_fwd_transport_ops *t = transport_of(c->path, &rest);
+
+	if (c->framing && (!t || !(t->flags & PK_FWD_FRAMING))) {
+		pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=syslog:%.100s: framing= is for tcp: targets only, console ignored",
+			     c->path);
+		return -EALREADY;
+	}
+	return 0;
+}
+
+/* framing and bom are 0 when not given, else their value plus one. */
+static int syslog_create_spec(struct console **conp, const struct pk_opts_console *c)
+{
+	int err = pk_console_syslog_create(conp, c->path, c->format, c->enterprise);
+
+	if (!err && c->framing)
+		err = pk_console_syslog_set_framing(*conp, c->framing - 1);
+	if (!err && c->bom)
+		err = pk_console_syslog_set_bom(*conp, c->bom - 1);
 	if (err && *conp) { /* created, but an option was refused */
-		pk_console_destroy(*conp);
+		net_release(*conp);
 		*conp = NULL;
 	}
 	return err;
 }
 
-/* PRINTK_OPTS console=journal and console=syslog: work only when this file
- * is in the program (setup_hooks.h). */
-__attribute__((constructor(PK_SETUP_HOOK_PRIORITY))) static void provide_to_setup(void)
+static int journal_create_spec(struct console **conp, const struct pk_opts_console *c)
 {
-	pk_setup_hooks.journal_create = pk_console_journal_create;
-	pk_setup_hooks.syslog_create = syslog_create_opts;
-	pk_setup_hooks.create_strerror = pk_net_create_strerror;
+	return pk_console_journal_create(conp, c->path[0] ? c->path : NULL);
+}
+
+/* The makers of the rows journal and syslog of console_kinds.c. */
+static const struct pk_console_kind kind_journal = {
+	.name = "journal",
+	.create = journal_create_spec, .release = net_release, .strerror = pk_net_create_strerror,
+};
+static const struct pk_console_kind kind_syslog = {
+	.name = "syslog",
+	.create = syslog_create_spec, .release = net_release, .strerror = pk_net_create_strerror,
+	.check = syslog_check,
+};
+
+/* console=journal and console=syslog: (PRINTK_OPTS, pk_console_create())
+ * are made only when this file is in the program (console_kinds.h). */
+__attribute__((constructor(PK_CONSOLE_KIND_PRIORITY))) static void provide_kinds(void)
+{
+	pk_console_kind_register(&kind_journal);
+	pk_console_kind_register(&kind_syslog);
 }

@@ -37,7 +37,6 @@
 
 #define PK_FWD_MSG_BUF	  8192 /* the largest message any record makes, with room */
 #define PK_FWD_MSG_ROOM	  24   /* writable bytes before a message: a frame's prefix */
-#define PK_FWD_RELP_TIMEOUT_S 2
 
 struct net_console;
 

@@ -24,6 +24,8 @@
 
 #define COMMIT_DRAIN_MS 2000 /* the longest a commit waits for the send queue */
 
+_Static_assert(PK_FWD_MSG_ROOM >= PK_WIRE_OCTET_ROOM, "room for the octet-counting prefix");
+
 static int tcp_init(struct net_console *nc, const char *where)
 {
 	return pk_fwd_inet_addr(nc, where, 1);
