@@ -275,8 +275,11 @@
 
 #define PRB_MAGIC	0x31474f4c4b545250ull /* "PRTKLOG1" */
 /* 2: D_ALLOC carries the check value (D8); 3: the format string table after
- * the data area and deferred records (deferred.c) */
-#define PRB_ABI_VERSION 3u
+ * the data area and deferred records (deferred.c); 4: the pool of lanes
+ * after the table (lanes.c). A version 3 region is still attached, without
+ * lanes (its region ends after the table). */
+#define PRB_ABI_VERSION 4u
+#define PRB_ABI_NO_LANES 3u
 #define PRB_ENDIAN_MARK 0x01020304u
 #define PRB_UNIT_SHIFT	4
 #define PRB_UNIT	(1u << PRB_UNIT_SHIFT)
@@ -1957,7 +1960,7 @@ static unsigned damaged_here(struct prb *rb, uint64_t seq, const struct round_vi
 	return 1;
 }
 
-int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
+static int ring_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 {
 	if (!rb || !r)
 		return -EINVAL;
@@ -2181,7 +2184,7 @@ static void raise_hint(pk_a64 *word, uint64_t seq)
 		;
 }
 
-uint64_t prb_next_seq(struct prb *rb)
+static uint64_t ring_next_seq(struct prb *rb)
 {
 	uint64_t first = prb_first_seq(rb);
 	uint64_t hint = pk_load_relaxed(&rb->hdr->next_hint);
@@ -2226,7 +2229,7 @@ int prb_wait(struct prb *rb, uint64_t seq, int64_t timeout_ns)
 	pk_fence_sc(); /* P5 */
 	uint32_t gen = pk_load_sc(&rb->hdr->wake);
 
-	if (prb_next_seq(rb) <= seq) {
+	if (ring_next_seq(rb) <= seq) {
 		int saved = errno;
 
 		if (futex(&rb->hdr->wake, FUTEX_WAIT, gen, tsp) < 0) {
@@ -2287,14 +2290,30 @@ static bool geometry_ok(unsigned data_bits, unsigned desc_bits)
 	       desc_bits <= data_bits - 2 && data_bits - PRB_UNIT_SHIFT < POS_BITS - 1;
 }
 
-size_t prb_region_size(unsigned data_bits, unsigned desc_bits)
+static size_t region_size_v(unsigned abi, unsigned data_bits, unsigned desc_bits)
 {
 	if (!desc_bits)
 		desc_bits = default_desc_bits(data_bits);
 	if (!geometry_ok(data_bits, desc_bits))
 		return 0;
 	return PRB_HEADER_SIZE + ((size_t)PRB_DESC_WORDS * 8 << desc_bits) +
-	       ((size_t)1 << data_bits) + prb_strtab_size(data_bits);
+	       ((size_t)1 << data_bits) + prb_strtab_size(data_bits) +
+	       (abi >= PRB_ABI_VERSION ? prb_lanes_size(data_bits) : 0);
+}
+
+/* The version a new region is made in: with lanes (4) only while this
+ * process has them on, so a program that never asks for them makes and
+ * sizes the same regions as before. */
+int prb_lanes_enabled(void);
+
+static unsigned new_abi(void)
+{
+	return prb_lanes_enabled() ? PRB_ABI_VERSION : PRB_ABI_NO_LANES;
+}
+
+size_t prb_region_size(unsigned data_bits, unsigned desc_bits)
+{
+	return region_size_v(new_abi(), data_bits, desc_bits);
 }
 
 static void make_handle(struct prb *rb, struct prb_header *hdr, bool writable)
@@ -2312,6 +2331,16 @@ static void make_handle(struct prb *rb, struct prb_header *hdr, bool writable)
 	rb->data_units = rb->data_size >> PRB_UNIT_SHIFT;
 	rb->strtab = (pk_a64 *)(base + hdr->data_off + rb->data_size);
 	rb->strtab_size = prb_strtab_size(hdr->data_bits);
+	/* Geometry from data_bits alone, never from the region's words. */
+	if (hdr->abi_version >= PRB_ABI_VERSION) {
+		rb->lanes = (pk_a64 *)((uint8_t *)rb->strtab + rb->strtab_size);
+		rb->lanes_size = prb_lanes_size(hdr->data_bits);
+		rb->lane_bytes = prb_lane_bytes(hdr->data_bits);
+	} else {
+		rb->lanes = NULL;
+		rb->lanes_size = 0;
+		rb->lane_bytes = 0;
+	}
 	rb->id_base = hdr->id_base;
 	rb->writable = writable;
 	atomic_store_explicit(&rb->doorbell, NULL, memory_order_relaxed);
@@ -2338,7 +2367,8 @@ static int format(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits
 	if (!desc_bits)
 		desc_bits = default_desc_bits(data_bits);
 
-	size_t need = prb_region_size(data_bits, desc_bits);
+	unsigned abi = new_abi();
+	size_t need = region_size_v(abi, data_bits, desc_bits);
 
 	if (!need)
 		return -EINVAL;
@@ -2349,7 +2379,7 @@ static int format(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits
 
 	memset(hdr, 0, PRB_HEADER_SIZE);
 	hdr->magic = PRB_MAGIC;
-	hdr->abi_version = PRB_ABI_VERSION;
+	hdr->abi_version = abi;
 	hdr->endian_mark = PRB_ENDIAN_MARK;
 	hdr->header_size = PRB_HEADER_SIZE;
 	hdr->unit_shift = PRB_UNIT_SHIFT;
@@ -2376,6 +2406,8 @@ static int format(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits
 	if (!fresh) {
 		memset((void *)rb->descs, 0, (size_t)rb->desc_count * PRB_DESC_WORDS * 8);
 		memset((void *)rb->strtab, 0, rb->strtab_size);
+		if (rb->lanes)
+			memset((void *)rb->lanes, 0, rb->lanes_size);
 	}
 	pk_store_relaxed(&hdr->tail, mk_word(first_id, pos0, false));
 	pk_store_release(&hdr->head, mk_word(first_id - 1, pos0, false));
@@ -2434,12 +2466,13 @@ static int attach(struct prb *rb, void *mem, size_t mem_size, size_t readable, b
 		return -EPROTO;
 	if (readable < sizeof(struct prb_header))
 		return -ENOSPC;
-	if (hdr->endian_mark != PRB_ENDIAN_MARK || hdr->abi_version != PRB_ABI_VERSION ||
+	if (hdr->endian_mark != PRB_ENDIAN_MARK ||
+	    (hdr->abi_version != PRB_ABI_VERSION && hdr->abi_version != PRB_ABI_NO_LANES) ||
 	    hdr->unit_shift != PRB_UNIT_SHIFT || hdr->id_bits != ID_BITS ||
 	    hdr->pos_bits != POS_BITS)
 		return -EPROTONOSUPPORT;
 	if (hdr->header_size != PRB_HEADER_SIZE || !geometry_ok(hdr->data_bits, hdr->desc_bits) ||
-	    hdr->region_size != prb_region_size(hdr->data_bits, hdr->desc_bits) ||
+	    hdr->region_size != region_size_v(hdr->abi_version, hdr->data_bits, hdr->desc_bits) ||
 	    hdr->desc_off != PRB_HEADER_SIZE ||
 	    hdr->data_off != PRB_HEADER_SIZE + ((uint64_t)PRB_DESC_WORDS * 8 << hdr->desc_bits) ||
 	    hdr->user_off != PRB_USER_OFF || hdr->user_size != PRB_USER_SIZE ||
@@ -2495,4 +2528,28 @@ const char *prb_strerror(int err)
 	default:
 		return "unknown error";
 	}
+}
+
+uint64_t prb_ring_next_seq(struct prb *rb)
+{
+	return ring_next_seq(rb);
+}
+
+int prb_ring_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
+{
+	return ring_read(rb, seq, r, flags);
+}
+
+/* The switch lives here, below lanes.c, because it decides a new region's
+ * version (new_abi()). */
+static _Atomic int lanes_on;
+
+void prb_lanes_enable(int on)
+{
+	atomic_store(&lanes_on, !!on);
+}
+
+int prb_lanes_enabled(void)
+{
+	return atomic_load_explicit(&lanes_on, memory_order_relaxed);
 }
