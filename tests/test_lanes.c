@@ -36,7 +36,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
+#include <printk/kmsg.h>
+#include <printk/kmsg_dump.h>
 #include <printk/printk.h>
+#include <printk/syslog.h>
 
 #include "fixture.h"
 #include "log/log_shared.h"
@@ -67,6 +72,7 @@ static void start_log(const char *path, size_t len)
 		assert_int_equal(pk_set_log_buf_file(path, 0), 0);
 	}
 	pk_set_console_loglevel(1);
+	pk_set_printk_time(0);
 	pk_printk_log();
 	assert_non_null(ring()->lanes);
 }
@@ -448,8 +454,11 @@ static void test_signal_handler_interrupts(void **state)
 
 	while ((n < 30000 || atomic_load(&handler_runs) < 200) && now_ms() - t0 < 60000 && n < 100000) {
 		pr_info("m%d %s\n", n++, "main");
-		if (n % 1000 == 0)
-			sched_yield();
+		if (n % 200 == 0) {
+			struct timespec ts = { 0, 20000 };
+
+			nanosleep(&ts, NULL); /* the killer gets its CPU */
+		}
 	}
 	atomic_store(&killer_stop, 1);
 	pthread_join(k, NULL);
@@ -648,6 +657,83 @@ static void test_option_parses(void **state)
 	assert_int_equal(pk_lanes(), 0); /* off by default */
 }
 
+/* ------------------------------------------------------ every reader -- */
+
+static char dumped[8192];
+
+static void dump_cb(struct kmsg_dumper *d, enum kmsg_dump_reason reason)
+{
+	struct kmsg_dump_iter it;
+	size_t len = 0, n;
+
+	(void)d, (void)reason;
+	pk_kmsg_dump_rewind(&it);
+	while (len < sizeof(dumped) - 200 &&
+	       pk_kmsg_dump_get_line(&it, false, dumped + len, sizeof(dumped) - len, &n))
+		len += n;
+	dumped[len] = '\0';
+}
+
+static void *lane_writer_once(void *arg)
+{
+	pr_info("from thread %s\n", (const char *)arg);
+	return NULL;
+}
+
+/* Lane records nobody merged yet reach /dev/kmsg readers, the syslog
+ * actions and dumpers, each through its own first call. */
+static void test_every_reader_sees_lanes(void **state)
+{
+	(void)state;
+	char buf[8192];
+	struct prb_lanes_stats st;
+	pthread_t t;
+
+	/* syslog(READ_ALL) */
+	start_log(NULL, 1 << 18);
+	pr_info("one %d\n", 1);
+	pthread_create(&t, NULL, lane_writer_once, "x");
+	pthread_join(t, NULL);
+	lanes_stats(&st);
+	assert_int_equal(st.pending, 2);
+	int n = pk_do_syslog(PK_SYSLOG_ACTION_READ_ALL, buf, sizeof(buf) - 1);
+
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "<6>one 1\n<6>from thread x\n");
+
+	/* syslog(SIZE_UNREAD) counts them before anyone read them */
+	start_log(NULL, 1 << 18);
+	pr_info("two %d\n", 2);
+	assert_int_equal(pk_do_syslog(PK_SYSLOG_ACTION_SIZE_UNREAD, NULL, 0), (int)strlen("<6>two 2\n"));
+
+	/* /dev/kmsg */
+	start_log(NULL, 1 << 18);
+	pr_info("three %d\n", 3);
+
+	struct kmsg_file *kf;
+
+	assert_int_equal(pk_kmsg_open(&kf, O_RDONLY | O_NONBLOCK), 0);
+	ssize_t k = pk_kmsg_read(kf, buf, sizeof(buf) - 1);
+
+	assert_true(k > 0);
+	buf[k] = '\0';
+	assert_non_null(strstr(buf, ";three 3\n"));
+	assert_int_equal(strncmp(buf, "6,0,", 4), 0);
+	pk_kmsg_close(kf);
+
+	/* a dumper (the panic path's reader) */
+	start_log(NULL, 1 << 18);
+	pr_info("four %d\n", 4);
+
+	struct kmsg_dumper d = { .dump = dump_cb, .max_reason = PK_KMSG_DUMP_SHUTDOWN };
+
+	assert_int_equal(pk_kmsg_dump_register(&d), 0);
+	pk_kmsg_dump(PK_KMSG_DUMP_SHUTDOWN);
+	pk_kmsg_dump_unregister(&d);
+	assert_non_null(strstr(dumped, "four 4\n"));
+}
+
 /* A thread that exits gives its lane back; its records stay. */
 static void *one_line(void *arg)
 {
@@ -688,6 +774,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_fork_child_own_lane, teardown),
 		cmocka_unit_test_teardown(test_thread_exit_returns_lane, teardown),
 		cmocka_unit_test_teardown(test_hostile_lanes_bounded, teardown),
+		cmocka_unit_test_teardown(test_every_reader_sees_lanes, teardown),
 		cmocka_unit_test_teardown(test_old_format_no_lanes, teardown),
 	};
 
