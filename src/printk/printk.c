@@ -453,8 +453,16 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 				break;
 			e = prb_lane_store(rb, ts, (uint8_t)(level & 7), blob, (size_t)len, false);
 		}
-		if (e == -ENOSPC)
+		if (e == -ENOSPC) {
 			prb_lane_fell_back(rb);
+			/* Older lines of this thread wait in its lane: one
+			 * stored in the ring now would come before them. */
+			if (!prb_lane_own_empty(rb)) {
+				pk_fetch_add_relaxed(&unstored, 1);
+				*ret = 0;
+				return 1;
+			}
+		}
 		if (e == 0) {
 			*ret = len;
 			deferred_here++;

@@ -10,7 +10,8 @@
  *
  * Pool (words of 8 bytes, shared with every process mapping the log):
  *   line 0       merge lock (pid:32 | tid:32 of the merger; 0: free), used
- *                (set once a lane was ever claimed), merged, corrupt
+ *                (set once a lane was ever claimed), merged, corrupt, and
+ *                the record being stored (lane + 1 | its ridx << 8; 0: none)
  *   from 64      PRB_LANES controls of 3 lines each:
  *                line A, written by the lane's owner: widx, full, and the
  *                owner word (pid:32 | tid:32; 0: free), which changes hands
@@ -31,8 +32,10 @@
  *       written on that path (it reads ridx, which the merger writes).
  *   L2  Only the holder of the merge lock reads records below widx for
  *       keeps and advances ridx (release), after the record is in the ring:
- *       each record enters the sequence once (a merger killed between the
- *       ring store and the advance leaves one record to be merged twice).
+ *       each record enters the sequence once. The merger names the record
+ *       it is storing in the pool first; one killed between the ring store
+ *       and the advance leaves that name, and the next merger looks for the
+ *       record among the ring's newest before it stores it again.
  *   L3  A merge takes the records of all lanes in time order, up to the
  *       time it read before looking at any lane, so a record committed
  *       before another thread's call began (causal order) is merged first.
@@ -52,6 +55,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -68,6 +72,7 @@
 #define P_USED	  1
 #define P_MERGED  2
 #define P_CORRUPT 3
+#define P_INFLIGHT 4 /* lane + 1 | ridx << 8 of the record a merger is storing */
 #define CTL_OFF	  8u  /* words */
 #define CTL_WORDS 24u /* 3 lines */
 #define C_WIDX	  0
@@ -416,38 +421,58 @@ int prb_lanes_merge(struct prb *rb)
 	return merge(rb, &busy);
 }
 
-/* How long a writer whose lane is full waits for a merger of its own
- * process, or of another one, before it stores in the ring. */
-#define ROOM_WAIT_LOCAL_NS (1000 * 1000 * 1000ull)
-#define ROOM_WAIT_OTHER_NS (20 * 1000 * 1000ull)
+/* How long a writer whose full lane cannot be merged (another merger at
+ * work, or the ring refusing stores: a killed writer's slot is stolen only
+ * after PRB_STALL_NS) waits before it gives the line up, counted. */
+#define ROOM_WAIT_NS (1000 * 1000 * 1000ull)
+
+static bool own_lane_empty(struct prb *rb)
+{
+	if (tl.hdr != (const void *)rb->hdr)
+		return true;
+
+	pk_a64 *c = ctl(rb, tl.idx);
+
+	return pk_load_relaxed(&c[C_OWNER]) != tl.id ||
+	       pk_load_acquire(&c[C_RIDX]) == pk_load_relaxed(&c[C_WIDX]);
+}
 
 int prb_lane_make_room(struct prb *rb)
 {
 	uint64_t me = my_id(), start = 0;
+	long pause_ns = 0;
 
 	for (unsigned round = 0;; round++) {
 		bool busy;
 		int n = merge(rb, &busy);
 
-		if (n > 0)
+		if (n > 0 || own_lane_empty(rb))
 			return 0;
-		if (!busy)
-			return -ENOBUFS; /* nothing to merge: the ring refuses */
-
-		uint64_t holder = pk_load_relaxed(&rb->lanes[P_LOCK]);
-
-		if (holder == me)
+		if (busy && pk_load_relaxed(&rb->lanes[P_LOCK]) == me)
 			return -EBUSY; /* a handler that interrupted its own merge */
 
 		uint64_t now = pk_clock_ns();
 
 		if (!round)
 			start = now;
-		else if (now - start > ((uint32_t)holder == (uint32_t)me ? ROOM_WAIT_LOCAL_NS
-									  : ROOM_WAIT_OTHER_NS))
+		else if (now - start > ROOM_WAIT_NS)
 			return -ETIMEDOUT;
-		sched_yield();
+		if (pause_ns) {
+			struct timespec ts = { 0, pause_ns };
+
+			nanosleep(&ts, NULL);
+			pause_ns = pause_ns < 500000 ? pause_ns * 2 : 1000000;
+		} else {
+			sched_yield();
+			if (round > 8)
+				pause_ns = 20000;
+		}
 	}
+}
+
+bool prb_lane_own_empty(struct prb *rb)
+{
+	return own_lane_empty(rb);
 }
 
 void prb_lane_fell_back(struct prb *rb)
@@ -459,6 +484,48 @@ void prb_lane_fell_back(struct prb *rb)
 
 	if (pk_load_relaxed(&c[C_OWNER]) == tl.id)
 		pk_store_relaxed(&c[C_FULL], pk_load_relaxed(&c[C_FULL]) + 1);
+}
+
+/* Whether the ring's newest records hold @rec (a merger that died stored
+ * it, then died before it advanced the lane). */
+static bool in_ring(struct prb *rb, const struct lrec *rec)
+{
+	static _Thread_local struct prb_record r;
+	uint64_t next = prb_ring_next_seq(rb), first = prb_first_seq(rb);
+
+	for (uint64_t k = 1; k <= 64 && k <= next - first; k++) {
+		if (prb_ring_read(rb, next - k, &r, PRB_READ_SKIP_UNFINISHED) || r.seq != next - k)
+			continue;
+		if (r.ts_nsec == rec->ts && r.caller.pid == (uint32_t)rec->caller &&
+		    r.caller.tid == (uint32_t)(rec->caller >> 32) && r.text_len == rec->len &&
+		    !memcmp(r.text, rec->blob, rec->len))
+			return true;
+	}
+	return false;
+}
+
+/* L2: the record a killed merger was storing. */
+static void finish_inflight(struct prb *rb)
+{
+	uint64_t v = pk_load_relaxed(&rb->lanes[P_INFLIGHT]);
+
+	if (!v)
+		return;
+
+	unsigned i = (unsigned)(v & 0xff) - 1;
+	uint64_t pos = v >> 8;
+	struct lrec rec;
+
+	if (i < PRB_LANES && pk_load_acquire(&ctl(rb, i)[C_RIDX]) == pos) {
+		uint64_t end = pk_load_acquire(&ctl(rb, i)[C_WIDX]);
+		uint64_t n = parse(rb, i, pos, end, &rec, true);
+
+		if (n && in_ring(rb, &rec)) {
+			pk_store_release(&ctl(rb, i)[C_RIDX], pos + n);
+			pk_fetch_add_relaxed(&rb->lanes[P_MERGED], 1);
+		}
+	}
+	pk_store_relaxed(&rb->lanes[P_INFLIGHT], 0);
 }
 
 static int merge(struct prb *rb, bool *busy)
@@ -473,6 +540,8 @@ static int merge(struct prb *rb, bool *busy)
 		*busy = true;
 		return 0;
 	}
+
+	finish_inflight(rb);
 
 	/* L3: the horizon is read before any lane is looked at. */
 	uint64_t horizon = pk_clock_ns();
@@ -518,12 +587,18 @@ static int merge(struct prb *rb, bool *busy)
 			.level = rec.level,
 			.flags = rec.flags,
 		};
+		pk_store_relaxed(&rb->lanes[P_INFLIGHT], (uint64_t)(i + 1) | cu[i].pos << 8);
+		pk_fence_release(); /* the name before the record: L2 */
+
 		int err = prb_store(rb, &meta, rec.blob, rec.len, NULL, 0, true, NULL);
 
-		if (err == -ENOBUFS || err == -EUCLEAN)
+		if (err == -ENOBUFS || err == -EUCLEAN) {
+			pk_store_relaxed(&rb->lanes[P_INFLIGHT], 0);
 			break; /* the ring refuses now: the records wait (L2) */
+		}
 		cu[i].pos += n;
 		pk_store_release(&ctl(rb, (unsigned)i)[C_RIDX], cu[i].pos);
+		pk_store_relaxed(&rb->lanes[P_INFLIGHT], 0);
 		if (!err) {
 			merged++;
 			pk_fetch_add_relaxed(&rb->lanes[P_MERGED], 1);
@@ -572,6 +647,23 @@ static void view_start(struct prb *rb)
 			view.cu[i].have = false;
 		}
 		view.ridx[i] = view.cu[i].pos;
+	}
+
+	/* A record a merger stored but has not passed yet (or never will: it
+	 * died there) is in the ring already (L2). */
+	uint64_t v = pk_load_relaxed(&rb->lanes[P_INFLIGHT]);
+	unsigned i = (unsigned)(v & 0xff) - 1;
+
+	if (v && i < PRB_LANES && view.cu[i].have && view.cu[i].pos == v >> 8) {
+		uint64_t n = parse(rb, i, view.cu[i].pos, view.cu[i].end, &rec, true);
+
+		if (n && in_ring(rb, &rec)) {
+			view.cu[i].pos += n;
+			if (!peek(rb, i, &view.cu[i], &rec)) {
+				view.cu[i].pos = view.cu[i].end;
+				view.cu[i].have = false;
+			}
+		}
 	}
 }
 
@@ -682,10 +774,16 @@ void prb_lanes_stats(struct prb *rb, struct prb_lanes_stats *st)
 uint64_t prb_next_seq(struct prb *rb)
 {
 	if (PK_UNLIKELY(rb->lanes != NULL)) {
-		if (rb->writable)
+		if (rb->writable) {
 			prb_lanes_merge(rb);
-		else
-			return prb_ring_next_seq(rb) + prb_lanes_view_count(rb);
+		} else {
+			/* Numbered after every record reserved in the ring, as a
+			 * merge would store them. */
+			uint64_t n = prb_lanes_view_count(rb);
+
+			if (n)
+				return prb_next_reserve_seq(rb) + n;
+		}
 	}
 	return prb_ring_next_seq(rb);
 }
@@ -702,9 +800,13 @@ int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 		return err;
 	}
 
-	uint64_t next = prb_ring_next_seq(rb);
+	uint64_t next = prb_next_reserve_seq(rb);
 
-	if (seq < next)
+	/* A record nobody will finish, the ring's newest: a reader that skips
+	 * those goes on with the lanes' records. */
+	if (seq < next && !(flags & PRB_READ_SKIP_UNFINISHED))
 		return err;
+	if (seq < next)
+		seq = next;
 	return prb_lanes_view_read(rb, seq - next, next, r) ? err : 0;
 }

@@ -419,11 +419,14 @@ int prb_lane_store(struct prb *rb, uint64_t ts, uint8_t level, const char *blob,
  */
 int prb_lanes_merge(struct prb *rb);
 
-/* After prb_lane_store() found the lane full: merge, waiting a bounded
- * time for a merger at work (of this process: up to 1 s; another: 20 ms).
- * 0: there may be room now; else the caller stores in the ring and calls
- * prb_lane_fell_back(), which counts it in the lane's full counter. */
+/* After prb_lane_store() found the lane full: merge, waiting at most 1 s
+ * while another merger is at work or the ring refuses stores. 0: there
+ * may be room now. Otherwise the caller stores in the ring only when its
+ * own lane is empty (prb_lane_own_empty(): its order would break else),
+ * and gives the line up, counted, when it is not; either way
+ * prb_lane_fell_back() counts it in the lane's full counter. */
 int prb_lane_make_room(struct prb *rb);
+bool prb_lane_own_empty(struct prb *rb);
 void prb_lane_fell_back(struct prb *rb);
 
 /* A read-only handle's view: how many lane records wait to be merged, and
