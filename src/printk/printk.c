@@ -443,36 +443,37 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 	 * that knows the layout would hand the same blob over without the
 	 * walk above.
 	 */
-	if (suppressed && PK_UNLIKELY(prb_lanes_enabled())) {
-		int e = prb_lane_store(rb, ts, (uint8_t)(level & 7), blob, (size_t)len, depth == 1);
+	if (PK_UNLIKELY(prb_lanes_enabled())) {
+		if (suppressed) {
+			int e = prb_lane_store(rb, ts, (uint8_t)(level & 7), blob, (size_t)len, depth == 1);
 
-		/* Full: merge (this lane's records first enter the sequence,
-		 * so the thread's order holds) and try again. */
-		for (int tries = 0; e == -ENOSPC && tries < 4; tries++) {
-			if (prb_lane_make_room(rb))
-				break;
-			e = prb_lane_store(rb, ts, (uint8_t)(level & 7), blob, (size_t)len, false);
-		}
-		if (e == -ENOSPC) {
-			prb_lane_fell_back(rb);
-			/* Older lines of this thread wait in its lane: one
-			 * stored in the ring now would come before them. */
-			if (!prb_lane_own_empty(rb)) {
-				pk_fetch_add_relaxed(&unstored, 1);
-				*ret = 0;
+			/* Full: merge (this lane's records first enter the
+			 * sequence, so the thread's order holds), try again. */
+			for (int tries = 0; e == -ENOSPC && tries < 4; tries++) {
+				if (prb_lane_make_room(rb))
+					break;
+				e = prb_lane_store(rb, ts, (uint8_t)(level & 7), blob, (size_t)len, false);
+			}
+			if (e == 0) {
+				*ret = len;
+				deferred_here++;
+				pk_default_log_mark_used();
 				return 1;
 			}
+			if (e == -ENOSPC) {
+				prb_lane_fell_back(rb);
+				/* Older lines of this thread wait in its lane: one
+				 * stored in the ring now would come before them. */
+				if (!prb_lane_own_empty(rb)) {
+					pk_fetch_add_relaxed(&unstored, 1);
+					*ret = 0;
+					return 1;
+				}
+			}
+			/* No lane, a nested store, or room again: the ring. */
 		}
-		if (e == 0) {
-			*ret = len;
-			deferred_here++;
-			pk_default_log_mark_used();
-			return 1;
-		}
-		/* No lane, a nested store, or still full: the ring takes it. */
-	}
-	if (PK_UNLIKELY(prb_lanes_enabled()))
 		prb_lanes_merge(rb);
+	}
 
 	struct prb_meta meta = {
 		.ts_nsec = ts,

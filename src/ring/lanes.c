@@ -346,6 +346,7 @@ static uint64_t parse(const struct prb *rb, unsigned i, uint64_t pos, uint64_t e
 struct cursor {
 	uint64_t pos, end;
 	uint64_t ts; /* of the record at pos, when have */
+	uint64_t owner; /* when the merge began */
 	bool have, gone;
 };
 
@@ -552,6 +553,7 @@ static int merge(struct prb *rb, bool *busy)
 	for (unsigned i = 0; i < PRB_LANES; i++) {
 		uint64_t owner = pk_load_relaxed(&ctl(rb, i)[C_OWNER]);
 
+		cu[i].owner = owner;
 		cu[i].gone = owner == 0 || pid_gone(rb, (uint32_t)owner);
 		if (!load_bounds(rb, i, &cu[i]) || !peek(rb, i, &cu[i], &rec)) {
 			pk_store_release(&ctl(rb, i)[C_RIDX], cu[i].end);
@@ -610,12 +612,14 @@ static int merge(struct prb *rb, bool *busy)
 		}
 	}
 
-	/* Lanes of owners that are gone, merged to their end: free again. */
+	/* Lanes of owners that are gone, merged to their end: free again. Only
+	 * the owner seen gone: a lane free then may have been claimed since. */
 	for (unsigned i = 0; i < PRB_LANES; i++) {
 		pk_a64 *o = &ctl(rb, i)[C_OWNER];
-		uint64_t owner = pk_load_relaxed(o);
+		uint64_t owner = cu[i].owner;
 
-		if (owner && cu[i].gone && pk_load_acquire(&ctl(rb, i)[C_RIDX]) == pk_load_acquire(&ctl(rb, i)[C_WIDX]))
+		if (owner && cu[i].gone &&
+		    pk_load_acquire(&ctl(rb, i)[C_RIDX]) == pk_load_acquire(&ctl(rb, i)[C_WIDX]))
 			atomic_compare_exchange_strong(o, &owner, 0);
 	}
 	pk_store_release(&rb->lanes[P_LOCK], 0);

@@ -2217,7 +2217,11 @@ int prb_wait(struct prb *rb, uint64_t seq, int64_t timeout_ns)
 	struct timespec ts, *tsp = NULL;
 	int err = 0;
 
-	if (!rb->writable && (timeout_ns < 0 || timeout_ns > PRB_READONLY_WAIT_NS))
+	/* Lane records (lanes.c) ring no bell: while a log's lanes are in use,
+	 * a writable handle sleeps in the same slices, so a follower merges
+	 * and sees them within one slice (pool word 1: a lane was claimed). */
+	if ((!rb->writable || (rb->lanes && pk_load_relaxed(&rb->lanes[1]))) &&
+	    (timeout_ns < 0 || timeout_ns > PRB_READONLY_WAIT_NS))
 		timeout_ns = PRB_READONLY_WAIT_NS;
 	if (timeout_ns >= 0) {
 		ts.tv_sec = timeout_ns / 1000000000;
@@ -2304,8 +2308,6 @@ static size_t region_size_v(unsigned abi, unsigned data_bits, unsigned desc_bits
 /* The version a new region is made in: with lanes (4) only while this
  * process has them on, so a program that never asks for them makes and
  * sizes the same regions as before. */
-int prb_lanes_enabled(void);
-
 static unsigned new_abi(void)
 {
 	return prb_lanes_enabled() ? PRB_ABI_VERSION : PRB_ABI_NO_LANES;
@@ -2542,14 +2544,9 @@ int prb_ring_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned f
 
 /* The switch lives here, below lanes.c, because it decides a new region's
  * version (new_abi()). */
-static _Atomic int lanes_on;
+_Atomic int prb_lanes_on;
 
 void prb_lanes_enable(int on)
 {
-	atomic_store(&lanes_on, !!on);
-}
-
-int prb_lanes_enabled(void)
-{
-	return atomic_load_explicit(&lanes_on, memory_order_relaxed);
+	atomic_store(&prb_lanes_on, !!on);
 }

@@ -395,7 +395,11 @@ int prb_ring_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned f
 
 /* Lanes on (1) or off (0) for this process's writers; off by default. */
 void prb_lanes_enable(int on);
-int prb_lanes_enabled(void);
+extern _Atomic int prb_lanes_on;
+static inline int prb_lanes_enabled(void)
+{
+	return atomic_load_explicit(&prb_lanes_on, memory_order_relaxed);
+}
 
 /*
  * Store a complete deferred record (@blob, @len bytes, PRB_FLAG_DEFERRED)
