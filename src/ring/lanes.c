@@ -492,7 +492,10 @@ void prb_lane_fell_back(struct prb *rb)
 static bool in_ring(struct prb *rb, const struct lrec *rec)
 {
 	static _Thread_local struct prb_record r;
-	uint64_t next = prb_ring_next_seq(rb), first = prb_first_seq(rb);
+	/* From the newest reserved record down: a record left unfinished by a
+	 * writer killed with the merger may lie before it (the ring's next
+	 * seq stops there). */
+	uint64_t next = prb_next_reserve_seq(rb), first = prb_first_seq(rb);
 
 	for (uint64_t k = 1; k <= 64 && k <= next - first; k++) {
 		if (prb_ring_read(rb, next - k, &r, PRB_READ_SKIP_UNFINISHED) || r.seq != next - k)
