@@ -53,6 +53,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 #include <time.h>
@@ -152,8 +153,10 @@ static void live_add(const void *hdr)
 	}
 }
 
-void prb_lanes_forget(const struct prb *rb)
+void prb_lanes_forget(struct prb *rb)
 {
+	free(atomic_exchange(&rb->lane_view, NULL));
+
 	for (unsigned i = 0; i < LIVE_MAX; i++) {
 		const void *h = rb->hdr;
 
@@ -489,9 +492,9 @@ void prb_lane_fell_back(struct prb *rb)
 
 /* Whether the ring's newest records hold @rec (a merger that died stored
  * it, then died before it advanced the lane). */
-static bool in_ring(struct prb *rb, const struct lrec *rec)
+static bool in_ring(struct prb *rb, const struct lrec *rec, struct prb_record *rp)
 {
-	static _Thread_local struct prb_record r;
+#define r (*rp)
 	/* From the newest reserved record down: a record left unfinished by a
 	 * writer killed with the merger may lie before it (the ring's next
 	 * seq stops there). */
@@ -506,7 +509,12 @@ static bool in_ring(struct prb *rb, const struct lrec *rec)
 			return true;
 	}
 	return false;
+#undef r
 }
+
+/* The merge lock holder's scratch record (one merger per process at a
+ * time: the lock is the pool's). */
+static struct prb_record merge_scratch;
 
 /* L2: the record a killed merger was storing. */
 static void finish_inflight(struct prb *rb)
@@ -524,7 +532,7 @@ static void finish_inflight(struct prb *rb)
 		uint64_t end = pk_load_acquire(&ctl(rb, i)[C_WIDX]);
 		uint64_t n = parse(rb, i, pos, end, &rec, true);
 
-		if (n && in_ring(rb, &rec)) {
+		if (n && in_ring(rb, &rec, &merge_scratch)) {
 			pk_store_release(&ctl(rb, i)[C_RIDX], pos + n);
 			pk_fetch_add_relaxed(&rb->lanes[P_MERGED], 1);
 		}
@@ -630,82 +638,110 @@ static int merge(struct prb *rb, bool *busy)
 }
 
 /*
- * A read-only view: the records not merged yet, in the order a merge of
- * everything would take them. A thread reading them one after another
- * continues where it stopped (its cursor below); anything else walks from
- * the lanes' read indexes.
+ * A read-only handle's view: the records not merged yet, in the order a
+ * merge of everything would take them. A reader reading them one after
+ * another continues where it stopped: the handle keeps its view (allocated
+ * on first use, normal context only: read-only handles are readers'), and
+ * a thread that finds it in use by another walks on a view of its own.
  */
-static _Thread_local struct {
+struct lview {
 	const void *hdr;
 	uint64_t k;
 	uint64_t ridx[PRB_LANES];
 	struct cursor cu[PRB_LANES];
-} view;
+	struct prb_record scratch;
+};
 
-static void view_start(struct prb *rb)
+static void view_start(struct prb *rb, struct lview *v)
 {
 	struct lrec rec;
 
-	view.hdr = rb->hdr;
-	view.k = 0;
+	v->hdr = rb->hdr;
+	v->k = 0;
 	for (unsigned i = 0; i < PRB_LANES; i++) {
-		if (!load_bounds(rb, i, &view.cu[i]) || !peek(rb, i, &view.cu[i], &rec)) {
-			view.cu[i].pos = view.cu[i].end;
-			view.cu[i].have = false;
+		if (!load_bounds(rb, i, &v->cu[i]) || !peek(rb, i, &v->cu[i], &rec)) {
+			v->cu[i].pos = v->cu[i].end;
+			v->cu[i].have = false;
 		}
-		view.ridx[i] = view.cu[i].pos;
+		v->ridx[i] = v->cu[i].pos;
 	}
 
 	/* A record a merger stored but has not passed yet (or never will: it
 	 * died there) is in the ring already (L2). */
-	uint64_t v = pk_load_relaxed(&rb->lanes[P_INFLIGHT]);
-	unsigned i = (unsigned)(v & 0xff) - 1;
+	uint64_t f = pk_load_relaxed(&rb->lanes[P_INFLIGHT]);
+	unsigned i = (unsigned)(f & 0xff) - 1;
 
-	if (v && i < PRB_LANES && view.cu[i].have && view.cu[i].pos == v >> 8) {
-		uint64_t n = parse(rb, i, view.cu[i].pos, view.cu[i].end, &rec, true);
+	if (f && i < PRB_LANES && v->cu[i].have && v->cu[i].pos == f >> 8) {
+		uint64_t n = parse(rb, i, v->cu[i].pos, v->cu[i].end, &rec, true);
 
-		if (n && in_ring(rb, &rec)) {
-			view.cu[i].pos += n;
-			if (!peek(rb, i, &view.cu[i], &rec)) {
-				view.cu[i].pos = view.cu[i].end;
-				view.cu[i].have = false;
+		if (n && in_ring(rb, &rec, &v->scratch)) {
+			v->cu[i].pos += n;
+			if (!peek(rb, i, &v->cu[i], &rec)) {
+				v->cu[i].pos = v->cu[i].end;
+				v->cu[i].have = false;
 			}
 		}
 	}
 }
 
-static bool view_fresh(struct prb *rb)
+static bool view_fresh(struct prb *rb, const struct lview *v)
 {
-	if (view.hdr != (const void *)rb->hdr)
+	if (v->hdr != (const void *)rb->hdr)
 		return false;
 	for (unsigned i = 0; i < PRB_LANES; i++)
-		if (pk_load_acquire(&ctl(rb, i)[C_RIDX]) != view.ridx[i])
+		if (pk_load_acquire(&ctl(rb, i)[C_RIDX]) != v->ridx[i])
 			return false;
 	return true;
 }
 
 /* Step the view past its oldest record, copying it to @rec. */
-static bool view_step(struct prb *rb, struct lrec *rec)
+static bool view_step(struct prb *rb, struct lview *v, struct lrec *rec)
 {
-	int i = oldest(view.cu);
+	int i = oldest(v->cu);
 
 	if (i < 0)
 		return false;
 
-	uint64_t n = parse(rb, (unsigned)i, view.cu[i].pos, view.cu[i].end, rec, true);
+	uint64_t n = parse(rb, (unsigned)i, v->cu[i].pos, v->cu[i].end, rec, true);
 
 	if (!n)
 		return false;
-	view.cu[i].pos += n;
+	v->cu[i].pos += n;
 
 	struct lrec scratch;
 
-	if (!peek(rb, (unsigned)i, &view.cu[i], &scratch)) {
-		view.cu[i].pos = view.cu[i].end;
-		view.cu[i].have = false;
+	if (!peek(rb, (unsigned)i, &v->cu[i], &scratch)) {
+		v->cu[i].pos = v->cu[i].end;
+		v->cu[i].have = false;
 	}
-	view.k++;
+	v->k++;
 	return true;
+}
+
+/* The handle's view, or NULL (in use by another thread, or no memory):
+ * the caller then walks one on its stack. */
+static struct lview *view_get(struct prb *rb)
+{
+	if (atomic_exchange(&rb->lane_view_busy, 1))
+		return NULL;
+
+	struct lview *v = atomic_load(&rb->lane_view);
+
+	if (!v) {
+		v = calloc(1, sizeof(*v));
+		if (!v) {
+			atomic_store(&rb->lane_view_busy, 0);
+			return NULL;
+		}
+		atomic_store(&rb->lane_view, v);
+	}
+	return v;
+}
+
+static void view_put(struct prb *rb, struct lview *v)
+{
+	if (v == atomic_load(&rb->lane_view))
+		atomic_store(&rb->lane_view_busy, 0);
 }
 
 uint64_t prb_lanes_view_count(struct prb *rb)
@@ -713,14 +749,18 @@ uint64_t prb_lanes_view_count(struct prb *rb)
 	if (!rb->lanes)
 		return 0;
 
+	struct lview own, *v = view_get(rb);
 	struct lrec rec;
 	uint64_t n = 0;
 	uint64_t bound = PRB_LANES * (rb->lane_bytes / (LREC_HDR * 8) + 1);
 
-	view_start(rb);
-	while (n < bound && view_step(rb, &rec))
+	if (!v)
+		v = &own;
+	view_start(rb, v);
+	while (n < bound && view_step(rb, v, &rec))
 		n++;
-	view.hdr = NULL;
+	v->hdr = NULL;
+	view_put(rb, v);
 	return n;
 }
 
@@ -729,20 +769,31 @@ int prb_lanes_view_read(struct prb *rb, uint64_t k, uint64_t seq_base, struct pr
 	if (!rb->lanes)
 		return -EAGAIN;
 
-	struct lrec rec;
 	uint64_t bound = PRB_LANES * (rb->lane_bytes / (LREC_HDR * 8) + 1);
 
 	if (k >= bound)
 		return -EAGAIN;
-	if (!view_fresh(rb) || view.k > k)
-		view_start(rb);
-	while (view.k < k)
-		if (!view_step(rb, &rec))
-			return -EAGAIN;
-	if (!view_step(rb, &rec))
-		return -EAGAIN;
+
+	struct lview own, *v = view_get(rb);
+	struct lrec rec;
+	int err = -EAGAIN;
+
+	if (!v) {
+		v = &own;
+		v->hdr = NULL;
+	}
+	if (!view_fresh(rb, v) || v->k > k)
+		view_start(rb, v);
+	while (v->k < k)
+		if (!view_step(rb, v, &rec))
+			goto out;
+	if (!view_step(rb, v, &rec))
+		goto out;
 	fill_record(r, &rec, seq_base + k);
-	return 0;
+	err = 0;
+out:
+	view_put(rb, v);
+	return err;
 }
 
 void prb_lanes_stats(struct prb *rb, struct prb_lanes_stats *st)

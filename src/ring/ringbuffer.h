@@ -156,6 +156,10 @@ struct prb {
 	pk_a64 *lanes;	     /* the pool of lanes (lanes.c); NULL: a region without */
 	uint64_t lanes_size;
 	uint64_t lane_bytes;
+	/* A read-only handle's view of the lanes (lanes.c), made on first use
+	 * and freed by prb_lanes_forget(); busy while a thread walks it. */
+	void *_Atomic lane_view;
+	pk_a32 lane_view_busy;
 	uint32_t id_base;    /* id of seq 0 */
 	/* Set once a writer found the header words contradicting each other
 	 * (prb_broken()): this handle's stores fail with -EUCLEAN from then on.
@@ -441,7 +445,7 @@ int prb_lanes_view_read(struct prb *rb, uint64_t k, uint64_t seq_base, struct pr
 
 /* @rb's memory is going away: threads of this process that exit later
  * leave its lanes alone. */
-void prb_lanes_forget(const struct prb *rb);
+void prb_lanes_forget(struct prb *rb);
 
 /* Counters of the pool (untrusted on a shared file). */
 struct prb_lanes_stats {
