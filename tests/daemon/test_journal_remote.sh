@@ -261,6 +261,7 @@ print("ready", flush=True)
 n = 0
 while True:
     c, _ = s.accept()
+    print("accept", flush=True)
     f = c.makefile("rb")
     while True:
         head = b""
@@ -292,7 +293,10 @@ ftarget=journal-remote:http://127.0.0.1:$fake_port
 printf '%s\n' "pk-forward: $ftarget: cannot deliver: the receiver answered 500 Internal Server Error: disk full; the batch goes again, retried after 100 ms doubling up to 10 s (said once until it is delivered)" \
 	"pk-forward: $ftarget: delivering again" >"$tmp/fwd4.want"
 cmp -s "$tmp/fwd4.want" "$tmp/fwd4.err" || fail "pk-forward's words: $(diff "$tmp/fwd4.want" "$tmp/fwd4.err")"
-[[ -e $tmp/req.3 && ! -e $tmp/req.4 ]] || fail "requests: $(ls "$tmp" | grep -c '^req\.') (3 expected: two refused, then the same accepted)"
+reqs=("$tmp"/req.*)
+((${#reqs[@]} == 3)) || fail "requests: ${#reqs[@]} (3 expected: two refused, then the same accepted)"
+# Keep-alive: the answers had a length and no "Connection: close".
+[[ $(grep -c '^accept$' "$tmp/fake.out") == 1 ]] || fail "connections: $(grep -c '^accept$' "$tmp/fake.out"), not one kept alive"
 cmp -s "$tmp/req.1" "$tmp/req.3" || fail "the batch sent again differs from the first"
 python3 - "$tmp/req.3" <<'PY' || fail "the request's head"
 import sys
@@ -311,5 +315,5 @@ assert len(entries) == 4 and entries[3] == b"", body
 for e, text in zip(entries, (b"one", b"two", b"three")):
     assert e.startswith(b"__REALTIME_TIMESTAMP=") and b"\nMESSAGE=" + text + b"\n" in e, e
 PY
-echo "ok: a 500 answer said once, the same batch sent again, the request's head"
+echo "ok: a 500 answer said once, the same batch sent again on the connection kept alive, the request's head"
 echo "PASS"
