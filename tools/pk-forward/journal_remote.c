@@ -38,6 +38,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -454,6 +456,11 @@ static int connect_to(struct pkf_jr *jr)
 			return err;
 		}
 	}
+	/* A batch ends in a segment shorter than the others: Nagle would
+	 * hold it until the receiver acknowledged the earlier ones. */
+	int one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	jr->fd = fd;
 	return 0;
 }
