@@ -5,8 +5,9 @@
  * to resume from, and the loop that sends records and saves the cursor.
  *
  * At least once: the cursor is written only after
- * pk_console_forward_commit() said the collector accepted everything up to
- * it; a commit that fails rewinds to the last cursor and sends again.
+ * pk_console_forward_commit() (or, for journal-remote, pkf_jr_commit())
+ * said the collector accepted everything up to it; a commit that fails
+ * rewinds to the last cursor and sends again.
  */
 #include <errno.h>
 #include <inttypes.h>
