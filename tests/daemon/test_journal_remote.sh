@@ -14,7 +14,9 @@
 #      batch (1,000 records);
 #   4. a receiver that answers 500 (a Python stand-in: journal-remote
 #      cannot be made to): the failure said once in words, the batch sent
-#      again byte for byte, the request's head as the protocol wants it.
+#      again byte for byte, the request's head as the protocol wants it;
+#   5. the answer's other forms (an interim 100, chunked, HTTP/1.0 to the
+#      close, Connection: close) taken, one that is not HTTP refused.
 #
 # journal-remote gets its listening socket from a Python launcher (socket
 # activation, LISTEN_FDS; --listen-http=-3) made with SO_REUSEADDR: it
@@ -316,4 +318,75 @@ for e, text in zip(entries, (b"one", b"two", b"three")):
     assert e.startswith(b"__REALTIME_TIMESTAMP=") and b"\nMESSAGE=" + text + b"\n" in e, e
 PY
 echo "ok: a 500 answer said once, the same batch sent again on the connection kept alive, the request's head"
+
+# -------------------------------- 5. answers in the forms HTTP allows --
+# One record per run of pk-forward, one answer form per request: an
+# interim 100 then a chunked 202; an HTTP/1.0 200 ending at the close; a
+# 202 with Content-Length 0 and Connection: close; something that is not
+# HTTP (a failure, said once), then a plain 202 to the same batch again.
+cat >"$tmp/fake2.py" <<'PY'
+import socket, sys
+port, out = int(sys.argv[1]), sys.argv[2]
+answers = [
+    (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 202 Accepted\r\nTransfer-Encoding: chunked\r\n\r\n"
+     b"4\r\nOK.\n\r\n0\r\n\r\n", False),
+    (b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nOK.\n", True),
+    (b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", True),
+    (b"SPDY/9 what\r\n\r\n", True),
+    (b"HTTP/1.1 202 Accepted\r\nContent-Length: 4\r\n\r\nOK.\n", False),
+]
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", port))
+s.listen(8)
+print("ready", flush=True)
+n = 0
+while True:
+    c, _ = s.accept()
+    f = c.makefile("rb")
+    while True:
+        head = b""
+        while not head.endswith(b"\r\n\r\n"):
+            b = f.read(1)
+            if not b:
+                break
+            head += b
+        if not head.endswith(b"\r\n\r\n"):
+            break
+        clen = [int(l.split(b":", 1)[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")]
+        body = f.read(clen[0]) if clen else b""
+        with open("%s.%d" % (out, n + 1), "wb") as o:
+            o.write(body)
+        answer, close = answers[min(n, len(answers) - 1)]
+        n += 1
+        c.sendall(answer)
+        if close:
+            break
+    f.close()
+    c.close()
+PY
+kill -TERM "$fake_pid"
+wait "$fake_pid" 2>/dev/null || true
+fake_pid=
+python3 "$tmp/fake2.py" "$fake_port" "$tmp/ans" >"$tmp/fake2.out" 2>&1 &
+fake_pid=$!
+wait_for "the second stand-in receiver" grep -qs ready "$tmp/fake2.out"
+for i in 1 2 3 4; do
+	PRINTK_OPTS="log_buf_file=$tmp/log5 loglevel=1" "$emit" "1:6::answer form $i" >/dev/null 2>"$tmp/emit.err" ||
+		fail "pk-emit: $(cat "$tmp/emit.err")"
+	"$fwd" -o -c "$tmp/cursor5" "$ftarget" "$tmp/log5" 2>"$tmp/fwd5.err" || fail "pk-forward: $(cat "$tmp/fwd5.err")"
+	[[ $(sed -n 's/^next-seq //p' "$tmp/cursor5") == "$i" ]] || fail "answer form $i: cursor $(cat "$tmp/cursor5")"
+	if ((i < 4)); then
+		[[ -s $tmp/fwd5.err ]] && fail "answer form $i: pk-forward said: $(cat "$tmp/fwd5.err")"
+	else
+		printf '%s\n' "pk-forward: $ftarget: cannot deliver: the receiver's answer is not HTTP/1.1 as expected; the batch goes again, retried after 100 ms doubling up to 10 s (said once until it is delivered)" \
+			"pk-forward: $ftarget: delivering again" >"$tmp/fwd5.want"
+		cmp -s "$tmp/fwd5.want" "$tmp/fwd5.err" || fail "answer form 4: $(diff "$tmp/fwd5.want" "$tmp/fwd5.err")"
+	fi
+done
+reqs=("$tmp"/ans.*)
+((${#reqs[@]} == 5)) || fail "the second stand-in got ${#reqs[@]} requests, not 5"
+cmp -s "$tmp/ans.4" "$tmp/ans.5" || fail "the batch sent again after the answer that is not HTTP differs"
+grep -q 'MESSAGE=answer form 4' "$tmp/ans.5" || fail "the last request is not the fourth record's"
+echo "ok: 100 then chunked, HTTP/1.0 to the close, Content-Length 0 with Connection: close; an answer that is not HTTP said once and the batch sent again"
 echo "PASS"
