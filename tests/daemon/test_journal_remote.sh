@@ -11,7 +11,8 @@
 #   3. journal-remote killed (SIGKILL) while pk-forward delivers, more
 #      records written while it is away, started again: pk-forward says so
 #      once, retries and delivers; no record lost, duplicates at most one
-#      batch (1,000 records);
+#      batch (1,000 records); then pk-forward killed (SIGKILL) while it
+#      delivers and started again: the same;
 #   4. a receiver that answers 500 (a Python stand-in: journal-remote
 #      cannot be made to): the failure said once in words, the batch sent
 #      again byte for byte, the request's head as the protocol wants it;
@@ -250,6 +251,27 @@ want_err="pk-forward: $target: cannot deliver: "
 mid=no
 ((at_kill < 21006)) && mid=yes
 echo "ok: journal-remote killed (cursor at $at_kill of 21006: mid-stream $mid) and started again: 22006 records, none lost, $dups sent twice; said: $(head -1 "$tmp/fwd3.err")"
+
+# ------------------------------------------------ pk-forward killed --
+# SIGKILL: no commit at the end; started again from the cursor, the batch
+# in flight (perhaps written by journal-remote) goes again.
+dups_before=$dups
+"$fwd" -c "$cursor" "$target" "$log" 2>"$tmp/fwd3b.err" &
+fwd_pid=$!
+mapfile -t bulk < <(for ((i = 0; i < 20000; i++)); do echo "1:6::killed run $i"; done)
+"$emit" "${bulk[@]}" >/dev/null 2>"$tmp/emit.err" || fail "pk-emit: $(cat "$tmp/emit.err")"
+wait_for "a batch of the next 20,000 acknowledged" cursor_past 22006
+kill -KILL "$fwd_pid"
+wait "$fwd_pid" 2>/dev/null || true
+fwd_pid=
+at_kill=$(cursor_seq)
+"$fwd" -o -c "$cursor" "$target" "$log" 2>>"$tmp/fwd3b.err" || fail "pk-forward: $(cat "$tmp/fwd3b.err")"
+[[ -s $tmp/fwd3b.err ]] && fail "pk-forward said: $(cat "$tmp/fwd3b.err")"
+read -r nseq dups missing most < <(seq_report 42006)
+((nseq == 42006 && missing == 0)) || fail "after pk-forward's kill: $nseq seqs, $missing missing of 42006"
+((dups - dups_before <= 1000 && most <= 2)) ||
+	fail "after pk-forward's kill: $((dups - dups_before)) duplicates (at most one batch, 1000, expected)"
+echo "ok: pk-forward killed (cursor at $at_kill of 42006) and started again: none lost, $((dups - dups_before)) sent twice"
 
 # ---------------------------------------- 4. a receiver that says 500 --
 cat >"$tmp/fake.py" <<'PY'
