@@ -334,6 +334,21 @@ int pk_log_set_console_level(struct pk_log *log, const char *name, int level);
  * -EINVAL. Async-signal-safe, thread-safe, never blocks. */
 int pk_log_console_level_at(struct pk_log *log, unsigned i, char name[16], int *level);
 
+/* A forwarding console of a process writing the log, as that process last
+ * published it (its pk_console_stats()). */
+struct pk_log_forwarder {
+	uint32_t pid;
+	bool alive;	 /* the process is still there (kill(pid, 0)) */
+	char name[16];	 /* NUL-terminated, bytes as the file holds them */
+	int state;	 /* PK_CONSOLE_* of <printk/forward.h>, -1 if the file holds no valid one */
+	int last_error;	 /* errno of the last failure, positive; 0: none */
+	uint64_t delivered, waiting, lost, changes;
+};
+/* Entry @i (0 up) of the log's table of forwarding consoles: 0, -ENOENT (a
+ * free entry), -ERANGE (past the last entry), -EINVAL. The entry is read as
+ * untrusted. Async-signal-safe, thread-safe, never blocks. */
+int pk_log_forwarder_at(struct pk_log *log, unsigned i, struct pk_log_forwarder *f);
+
 /* ---------------------------------------------------- files by name -- */
 
 /* @how of pk_tool_open() (safe_open.h's values, which it must repeat):

@@ -6,7 +6,7 @@
  *
  * Owns: which fields an entry has, in which order, and when a value goes
  * in the binary form. The record's fields carry the journald console's
- * names (console_net.c: MESSAGE, PRIORITY, SYSLOG_FACILITY,
+ * names (wire_journal.c: MESSAGE, PRIORITY, SYSLOG_FACILITY,
  * SYSLOG_IDENTIFIER, SYSLOG_PID, TID, PRINTK_SEQ, PRINTK_REALTIME_USEC,
  * the dictionary by json_format.c's key rule), so a record reads the same
  * in the journal whichever way it came; the address fields
