@@ -5,8 +5,9 @@
  * the binary form for a value with a newline, control bytes or bytes that
  * are not UTF-8 (a tab and valid UTF-8 stay text), the dictionary's keys
  * named as the journald console names them, the realtime clamp
- * journal-remote needs, and that the largest record fits
- * PK_EXPORT_RECORD_MAX.
+ * journal-remote needs, that the largest record fits
+ * PK_EXPORT_RECORD_MAX, and that random records read back as
+ * journal-remote's importer reads them give their bytes back.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 
 #include "readers/reader.h"
 #include "record/export_format.h"
+#include "record/json_format.h"
 #include "testutil.h"
 
 #define OFFSET 1700000000000000000ll
@@ -269,6 +271,164 @@ static void test_largest_fits(void **state)
 	assert_int_equal(pk_export_format_record(out, 100, &r, ident, host, BOOT, 0), 100);
 }
 
+/*
+ * Random records, read back as journal-remote's importer reads an entry:
+ * NAME=VALUE up to the newline, or NAME, a newline, 8 length bytes, the
+ * value and a newline; the first empty line ends the entry. The entry
+ * must end exactly at the end of the bytes (no text or dictionary value
+ * ends it early), every name must be a journal field name, and MESSAGE
+ * and the dictionary's values must come back byte for byte.
+ */
+struct parsed {
+	char name[80];
+	const char *v;
+	size_t n;
+};
+
+static size_t parse_entry(const char *p, size_t len, struct parsed *f, size_t max)
+{
+	size_t at = 0, k = 0;
+
+	for (;;) {
+		const char *nl = memchr(p + at, '\n', len - at);
+		const char *eq = memchr(p + at, '=', len - at);
+
+		assert_non_null(nl);
+		if (nl == p + at) { /* the empty line */
+			assert_int_equal(at + 1, len);
+			return k;
+		}
+		assert_true(k < max);
+		if (eq && eq < nl) {
+			size_t nn = (size_t)(eq - (p + at));
+
+			assert_true(nn < sizeof(f[k].name));
+			memcpy(f[k].name, p + at, nn);
+			f[k].name[nn] = '\0';
+			f[k].v = eq + 1;
+			f[k].n = (size_t)(nl - eq - 1);
+			at = (size_t)(nl - p) + 1;
+		} else {
+			size_t nn = (size_t)(nl - (p + at));
+			uint64_t vl = 0;
+
+			assert_true(nn < sizeof(f[k].name));
+			memcpy(f[k].name, p + at, nn);
+			f[k].name[nn] = '\0';
+			at = (size_t)(nl - p) + 1;
+			assert_true(at + 8 <= len);
+			for (int i = 7; i >= 0; i--)
+				vl = vl << 8 | (unsigned char)p[at + (size_t)i];
+			at += 8;
+			assert_true(vl <= len - at - 1);
+			f[k].v = p + at;
+			f[k].n = (size_t)vl;
+			at += (size_t)vl;
+			assert_int_equal(p[at], '\n');
+			at++;
+		}
+		for (const char *c = f[k].name; *c; c++)
+			assert_true((*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_');
+		assert_true(f[k].name[0] && strlen(f[k].name) <= 64);
+		k++;
+	}
+}
+
+static uint64_t rng = 88172645463325252ull;
+
+static unsigned rnd(unsigned n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (unsigned)(rng % n);
+}
+
+/* A byte that is often a troublemaker: newline, NUL, '=', a control, high. */
+static char rnd_byte(void)
+{
+	static const char hard[] = "\n\n\n=\0\x01\x1b\t\r\x7f\xc3\xa9\xff\xe2\x82\xac";
+
+	return rnd(3) ? (char)(' ' + rnd(95)) : hard[rnd(sizeof(hard) - 1)];
+}
+
+static void test_random_read_back(void **state)
+{
+	static struct pk_record r;
+	static struct parsed f[600];
+
+	(void)state;
+	for (int iter = 0; iter < 20000; iter++) {
+		size_t tn = rnd(4) ? rnd(40) : rnd(PK_TEXT_MAX + 1), dn = 0;
+		struct {
+			size_t k, kn, v, vn;
+		} ents[400];
+		size_t ne = 0;
+
+		memset(&r, 0, offsetof(struct pk_record, text));
+		r.seq = rnd(1000000);
+		r.ts_nsec = (uint64_t)rnd(1000000) * 1000003u;
+		r.level = (uint8_t)rnd(256);
+		r.facility = (uint8_t)rnd(256);
+		for (size_t i = 0; i < tn; i++)
+			r.text[i] = rnd_byte();
+		r.text_len = (uint16_t)tn;
+		/* Entries KEY=VALUE: a key without NUL or '=' and not empty. */
+		for (unsigned e = rnd(6); e-- && dn + 40 < PK_DICT_MAX;) {
+			size_t kn = 1 + rnd(8), vn = rnd(20);
+
+			ents[ne].k = dn;
+			ents[ne].kn = kn;
+			for (size_t i = 0; i < kn; i++) {
+				char c;
+
+				do
+					c = rnd_byte();
+				while (c == '\0' || c == '=');
+				r.dict[dn++] = c;
+			}
+			r.dict[dn++] = '=';
+			ents[ne].v = dn;
+			ents[ne].vn = vn;
+			for (size_t i = 0; i < vn; i++) {
+				char c;
+
+				do
+					c = rnd_byte();
+				while (c == '\0');
+				r.dict[dn++] = c;
+			}
+			r.dict[dn++] = '\0';
+			ne++;
+		}
+		r.dict_len = (uint16_t)(dn ? dn - 1 : 0);
+
+		size_t n = pk_export_format_record(out, sizeof(out), &r, rnd(2) ? "id\nent" : NULL,
+						   NULL, NULL, (int64_t)rnd(1000) * 1000000007ll);
+		size_t k = parse_entry(out, n, f, sizeof(f) / sizeof(f[0]));
+		size_t msg = k, first_dict = 0;
+
+		for (size_t i = 0; i < k; i++) {
+			if (!strcmp(f[i].name, "MESSAGE"))
+				msg = i;
+			if (!strcmp(f[i].name, "PRINTK_REALTIME_USEC"))
+				first_dict = i + 1;
+		}
+		assert_true(msg < k);
+		assert_int_equal(f[msg].n, tn);
+		assert_memory_equal(f[msg].v, r.text, tn);
+		assert_int_equal(k - first_dict, ne);
+		for (size_t e = 0; e < ne; e++) {
+			char name[80];
+
+			pk_json_field_name(name, r.dict + ents[e].k, ents[e].kn);
+			assert_string_equal(f[first_dict + e].name, name);
+			assert_int_equal(f[first_dict + e].n, ents[e].vn);
+			assert_memory_equal(f[first_dict + e].v, r.dict + ents[e].v, ents[e].vn);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -277,6 +437,7 @@ int main(void)
 		cmocka_unit_test(test_dictionary),
 		cmocka_unit_test(test_realtime_clamp),
 		cmocka_unit_test(test_largest_fits),
+		cmocka_unit_test(test_random_read_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
