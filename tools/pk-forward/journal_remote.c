@@ -735,8 +735,18 @@ static int post(struct pkf_jr *jr, struct answer *a, int *reused)
 		return err;
 	/* The head goes just before the body: one send. */
 	memcpy(jr->batch + HEAD_ROOM - (size_t)n, head, (size_t)n);
-	if ((err = send_all(jr->fd, jr->batch + HEAD_ROOM - (size_t)n, (size_t)n + body)))
+	if ((err = send_all(jr->fd, jr->batch + HEAD_ROOM - (size_t)n, (size_t)n + body))) {
+		/* A receiver that refuses a request may answer before it read
+		 * the body, and close: its words say more than the broken
+		 * pipe. Never a success, whatever it says: the batch did not
+		 * go whole. */
+		if ((err == -EPIPE || err == -ECONNRESET) && read_answer(jr->fd, a) == 0 &&
+		    a->status != 200 && a->status != 202) {
+			a->keep = 0;
+			return 0;
+		}
 		return err;
+	}
 	return read_answer(jr->fd, a);
 }
 
