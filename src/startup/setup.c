@@ -137,7 +137,7 @@ struct pk_setup_hooks pk_setup_hooks;
 static void warn_line(const char *line)
 {
 	if (pk_setup_hooks.printk)
-		pk_setup_hooks.printk(PK_KERN_WARNING "%s\n", line);
+		(pk_setup_hooks.printk)(PK_KERN_WARNING "%s\n", line);
 	else
 		pk_log_store(pk_printk_log(), 0, PK_LOGLEVEL_WARNING, line, strlen(line), NULL, 0);
 }
