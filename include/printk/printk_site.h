@@ -57,8 +57,9 @@ PK_BEGIN_DECLS
 struct pk_site {
 	/* The cached decision, read and written atomically:
 	 * generation << 5 | PK_SITE_SRCLOC | the store threshold (0..8: a
-	 * message is stored when its level is below it). 8 (generation 0)
-	 * until the library decides otherwise. */
+	 * message is stored when its level is below it), as
+	 * pk_module_level_gen encodes it. 8 (generation 0) until the library
+	 * decides otherwise. */
 	unsigned int state;
 	unsigned int line;   /* __LINE__ */
 	const char *modname; /* KBUILD_MODNAME, or NULL: the file's base name up to its first '.' */
@@ -72,12 +73,15 @@ struct pk_site {
 #define PK_SITE_THRESHOLD_MASK 15u
 #define PK_SITE_SRCLOC	       16u
 #define PK_SITE_GEN_SHIFT      5
-#define PK_SITE_GEN_MASK       (~0u >> PK_SITE_GEN_SHIFT)
+#define PK_SITE_GEN_ODD	       (1u << PK_SITE_GEN_SHIFT)
 #define PK_SITE_STORE_ALL      8u
 
 /*
- * The generation of the module level table (odd while it changes), read
- * by every site; the library's, never written by a program.
+ * The generation word of the module level table: generation << 5 |
+ * PK_SITE_STORE_ALL, what a site's @state is while its module has no
+ * level and no source location is stored (so that case is one compare);
+ * the generation is odd while the table changes. The library's, never
+ * written by a program.
  */
 PK_API extern unsigned int pk_module_level_gen;
 
@@ -140,18 +144,6 @@ PK_API int pk__printk_site(struct pk_site *site, const char *fmt, ...) PK_PRINTF
 #define PK_SITE_DEFINE(name) \
 	static struct pk_site name = { PK_SITE_STORE_ALL, __LINE__, PK_SITE_MODNAME, __FILE__, __func__, 0 }
 
-/* The site's decision, decided again when the table changed. */
-static inline unsigned int pk__site_state(struct pk_site *site)
-{
-	unsigned int s = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
-
-	if (__builtin_expect((s >> PK_SITE_GEN_SHIFT) !=
-				     (__atomic_load_n(&pk_module_level_gen, __ATOMIC_RELAXED) & PK_SITE_GEN_MASK),
-			     0))
-		s = pk__site_resolve(site);
-	return s;
-}
-
 /* The level a format's header gives: 0..7, -1 for none (the default
  * level), -2 for a continuation. Folded at compile time for a literal. */
 static inline int pk__fmt_level(const char *fmt)
@@ -163,27 +155,40 @@ static inline int pk__fmt_level(const char *fmt)
 	return -1;
 }
 
-/* Is a message of @level (pk__fmt_level's) stored under @state? */
-static inline int pk__site_stored(unsigned int state, int level)
+/* What a site whose @state is not the store-all one does with a message
+ * of @level (pk__fmt_level's): 0 drop it, 1 store it, 2 store it with its
+ * source location. Decides again first when the table changed. */
+static inline int pk__site_how(struct pk_site *site, unsigned int state, int level)
 {
+	if ((state ^ __atomic_load_n(&pk_module_level_gen, __ATOMIC_RELAXED)) >> PK_SITE_GEN_SHIFT)
+		state = pk__site_resolve(site);
+
 	unsigned int thr = state & PK_SITE_THRESHOLD_MASK;
 
-	return thr >= PK_SITE_STORE_ALL || level == -2 ||
-	       (level >= 0 ? (unsigned int)level < thr : pk__site_default_stored(state));
+	if (thr < PK_SITE_STORE_ALL && level != -2 &&
+	    !(level >= 0 ? (unsigned int)level < thr : pk__site_default_stored(state)))
+		return 0;
+	return state & PK_SITE_SRCLOC ? 2 : 1;
 }
 
 /* The call of a site: @plain(fmt, args...) when the site stores the
  * message, through pk__printk_site() when it also stores its source
- * location; 0 when the message is not stored. */
-#define PK_SITE_CALL(plain, ...)                                                              \
-	__extension__({                                                                       \
-		PK_SITE_DEFINE(pk_site_);                                                     \
-		unsigned int pk_site_state_ = pk__site_state(&pk_site_);                      \
-		__builtin_expect(pk__site_stored(pk_site_state_, pk__fmt_level(PK_FIRST(__VA_ARGS__))), 1) \
-			? (__builtin_expect(pk_site_state_ & PK_SITE_SRCLOC, 0)               \
-				   ? pk__printk_site(&pk_site_, __VA_ARGS__)                  \
-				   : plain(__VA_ARGS__))                                      \
-			: 0;                                                                  \
+ * location; 0 when the message is not stored. While no level and no
+ * source location concern the site: a load of its state, a load of the
+ * generation word, a compare. */
+#define PK_SITE_CALL(plain, ...)                                                                \
+	__extension__({                                                                         \
+		PK_SITE_DEFINE(pk_site_);                                                       \
+		unsigned int pk_site_st_ = __atomic_load_n(&pk_site_.state, __ATOMIC_RELAXED);  \
+		int pk_site_how_ =                                                              \
+			__builtin_expect(pk_site_st_ == __atomic_load_n(&pk_module_level_gen,  \
+									 __ATOMIC_RELAXED), 1)  \
+				? 1                                                             \
+				: pk__site_how(&pk_site_, pk_site_st_,                          \
+					       pk__fmt_level(PK_FIRST(__VA_ARGS__)));            \
+		pk_site_how_ == 1 ? plain(__VA_ARGS__)                                          \
+		: pk_site_how_	  ? pk__printk_site(&pk_site_, __VA_ARGS__)                     \
+				  : 0;                                                          \
 	})
 #else
 #define PK_SITES_ON 0

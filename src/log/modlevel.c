@@ -45,7 +45,7 @@ static pk_a32 count;
 static pk_a32 lock;
 static pk_a32 srcloc;
 
-unsigned int pk_module_level_gen;
+unsigned int pk_module_level_gen = PK_SITE_STORE_ALL;
 
 /* ---- names ------------------------------------------------------------- */
 
@@ -151,14 +151,17 @@ static void drop_lock(void)
 	pk_store_release(&lock, 0);
 }
 
+/* One generation step: odd between the two of a change. */
+#define GEN_STEP PK_SITE_GEN_ODD
+
 static void begin_change(void)
 {
-	__atomic_fetch_add(&pk_module_level_gen, 1u, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&pk_module_level_gen, GEN_STEP, __ATOMIC_SEQ_CST);
 }
 
 static void end_change(void)
 {
-	__atomic_fetch_add(&pk_module_level_gen, 1u, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&pk_module_level_gen, GEN_STEP, __ATOMIC_SEQ_CST);
 }
 
 static void publish_to(struct pk_log_shared *sh);
@@ -235,7 +238,7 @@ int pk_module_get_level(const char *module)
 		int found = -ENOENT;
 		uint32_t n = pk_load_relaxed(&count);
 
-		if (g & 1) {
+		if (g & GEN_STEP) {
 			sched_yield();
 			continue;
 		}
@@ -280,7 +283,7 @@ void pk_set_ignore_loglevel(int on)
 {
 	pk_cfg_store_ignore_loglevel(on);
 	/* Every site decides again; an even step keeps a change's parity. */
-	__atomic_fetch_add(&pk_module_level_gen, 2u, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&pk_module_level_gen, 2 * GEN_STEP, __ATOMIC_SEQ_CST);
 }
 
 /* ---- the decision ------------------------------------------------------ */
@@ -295,7 +298,7 @@ unsigned int pk__site_resolve(struct pk_site *site)
 	for (int tries = 0; tries < 4; tries++) {
 		uint32_t g = __atomic_load_n(&pk_module_level_gen, __ATOMIC_ACQUIRE);
 
-		if (g & 1)
+		if (g & GEN_STEP)
 			continue;
 
 		unsigned int thr = PK_SITE_STORE_ALL;
@@ -316,7 +319,7 @@ unsigned int pk__site_resolve(struct pk_site *site)
 		if (__atomic_load_n(&pk_module_level_gen, __ATOMIC_RELAXED) != g)
 			continue;
 
-		unsigned int state = (g & PK_SITE_GEN_MASK) << PK_SITE_GEN_SHIFT | flags | thr;
+		unsigned int state = (g & ~(GEN_STEP - 1)) | flags | thr;
 
 		__atomic_store_n(&site->state, state, __ATOMIC_RELAXED);
 		return state;
