@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_module_levels.c - module levels (docs/levels.md): a message below
+ * its module's level is not stored (records counted) and its arguments
+ * are not evaluated; the module is the file's base name here (no
+ * KBUILD_MODNAME); patterns, clearing, ignore_loglevel, pr_debug under
+ * dynamic debug, pr_cont, printk() with and without a level header;
+ * PRINTK_OPTS printk.module= and its one warning for a bad value; the
+ * "module M level L" query; a level posted through a log file by another
+ * process (pk_dyndbg_post and udmesg --dyndbg) and listed by udmesg
+ * --module-levels; printk.srcloc's CODE_FILE=, CODE_LINE=, CODE_FUNC=
+ * entries in the record, its /dev/kmsg form and its JSON line.
+ */
+#define PRINTK_DYNAMIC_DEBUG 1
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include <printk/dynamic_debug.h>
+#include <printk/printk.h>
+
+#include "fixture.h"
+#include "readers/reader.h"
+#include "testutil.h"
+
+#define MOD "test_module_levels"
+
+static int evaluated;
+
+static int count_me(void)
+{
+	return ++evaluated;
+}
+
+/* One message of each level of the pr_* macros, each with an argument
+ * that counts its evaluation. */
+static void every_level(void)
+{
+	pr_emerg("emerg %d\n", count_me());
+	pr_alert("alert %d\n", count_me());
+	pr_crit("crit %d\n", count_me());
+	pr_err("err %d\n", count_me());
+	pr_warn("warn %d\n", count_me());
+	pr_notice("notice %d\n", count_me());
+	pr_info("info %d\n", count_me());
+}
+
+static int setup(void **state)
+{
+	setup_capture(state);
+	pk_module_clear_levels();
+	pk_set_ignore_loglevel(0);
+	pk_set_printk_srcloc(0);
+	evaluated = 0;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	pk_module_clear_levels();
+	pk_set_printk_srcloc(0);
+	pk_dyndbg_query("=_");
+	return teardown_capture(state);
+}
+
+static void test_no_level_stores_all(void **state)
+{
+	(void)state;
+	uint64_t seq = next_seq();
+
+	every_level();
+	assert_int_equal(next_seq(), seq + 7);
+	assert_int_equal(evaluated, 7);
+	assert_int_equal(pk_module_get_level(MOD), -ENOENT);
+}
+
+static void test_level_suppresses(void **state)
+{
+	(void)state;
+	assert_int_equal(pk_module_set_level(MOD, 4), 0);
+	assert_int_equal(pk_module_get_level(MOD), 4);
+
+	uint64_t seq = next_seq();
+
+	every_level();
+	/* emerg, alert, crit, err: below 4. */
+	assert_int_equal(next_seq(), seq + 4);
+	assert_int_equal(evaluated, 4);
+	read_at(seq + 3);
+	assert_string_equal(rec.text, "err 4");
+	assert_int_equal(rec.level, 3);
+
+	/* printk() is a site too: its header, or the default level (4). */
+	seq = next_seq();
+	assert_int_equal(printk(KERN_INFO "printk info\n"), 0);
+	assert_int_equal(printk("printk default\n"), 0);
+	assert_int_equal(printk(KERN_ERR "printk err\n"), (int)strlen("printk err"));
+	assert_int_equal(next_seq(), seq + 1);
+	pk_set_default_message_loglevel(3);
+	assert_true(printk("printk default at 3\n") > 0);
+	pk_set_default_message_loglevel(4);
+	assert_int_equal(next_seq(), seq + 2);
+
+	/* Level 0 stores nothing, 8 everything. */
+	assert_int_equal(pk_module_set_level(MOD, 0), 0);
+	seq = next_seq();
+	every_level();
+	assert_int_equal(next_seq(), seq);
+	assert_int_equal(pk_module_set_level(MOD, 8), 0);
+	every_level();
+	assert_int_equal(next_seq(), seq + 7);
+
+	/* Cleared: back to storing everything. */
+	assert_int_equal(pk_module_set_level(MOD, 1), 0);
+	assert_int_equal(pk_module_set_level(MOD, -1), 0);
+	assert_int_equal(pk_module_get_level(MOD), -ENOENT);
+	seq = next_seq();
+	every_level();
+	assert_int_equal(next_seq(), seq + 7);
+}
+
+static void test_other_module_untouched(void **state)
+{
+	(void)state;
+	assert_int_equal(pk_module_set_level("netd", 0), 0);
+	assert_int_equal(pk_module_set_level("test_module_levelsx", 0), 0);
+
+	uint64_t seq = next_seq();
+
+	every_level();
+	assert_int_equal(next_seq(), seq + 7);
+}
+
+static void test_patterns(void **state)
+{
+	(void)state;
+	uint64_t seq = next_seq();
+
+	assert_int_equal(pk_module_set_level("test_*", 2), 0);
+	every_level();
+	assert_int_equal(next_seq(), seq + 2);
+	/* The last level set that matches applies. */
+	assert_int_equal(pk_module_set_level("test_module_?evels", 5), 0);
+	seq = next_seq();
+	every_level();
+	assert_int_equal(next_seq(), seq + 5);
+	assert_int_equal(pk_module_set_level("test_*", 1), 0); /* set again: now last */
+	seq = next_seq();
+	every_level();
+	assert_int_equal(next_seq(), seq + 1);
+	pk_module_clear_levels();
+	seq = next_seq();
+	every_level();
+	assert_int_equal(next_seq(), seq + 7);
+}
+
+static void test_ignore_loglevel(void **state)
+{
+	(void)state;
+	assert_int_equal(pk_module_set_level(MOD, 0), 0);
+	pk_set_ignore_loglevel(1);
+
+	uint64_t seq = next_seq();
+
+	every_level();
+	assert_int_equal(next_seq(), seq + 7);
+	pk_set_ignore_loglevel(0);
+	seq = next_seq();
+	every_level();
+	assert_int_equal(next_seq(), seq);
+}
+
+static void debug_site(void)
+{
+	pr_debug("debug site %d\n", 1);
+}
+
+static void test_debug_and_cont(void **state)
+{
+	(void)state;
+	assert_int_equal(pk_module_set_level(MOD, 0), 0);
+
+	uint64_t seq = next_seq();
+
+	/* Dynamic debug decides pr_debug alone. */
+	debug_site();
+	assert_int_equal(next_seq(), seq);
+	assert_int_equal(pk_dyndbg_query("func debug_site +p"), 1);
+	debug_site();
+	assert_int_equal(next_seq(), seq + 1);
+	read_at(seq);
+	assert_string_equal(rec.text, "debug site 1");
+
+	/* A continuation belongs to its line: never held back. */
+	assert_int_equal(pk_module_set_level(MOD, 4), 0);
+	pr_err("a ");
+	pr_cont("b\n");
+	assert_int_equal(next_seq(), seq + 2);
+	read_at(seq + 1);
+	assert_string_equal(rec.text, "a b");
+}
+
+static void test_api_errors(void **state)
+{
+	(void)state;
+	char name[PK_MODULE_NAME_MAX + 1];
+
+	assert_int_equal(pk_module_set_level(NULL, 1), -EINVAL);
+	assert_int_equal(pk_module_set_level("", 1), -EINVAL);
+	assert_int_equal(pk_module_set_level("a b", 1), -EINVAL);
+	assert_int_equal(pk_module_set_level("a:b", 1), -EINVAL);
+	assert_int_equal(pk_module_set_level("a", 16), -EINVAL);
+	assert_int_equal(pk_module_set_level("a", -2), -EINVAL);
+	memset(name, 'x', PK_MODULE_NAME_MAX);
+	name[PK_MODULE_NAME_MAX] = '\0';
+	assert_int_equal(pk_module_set_level(name, 1), -EINVAL);
+	name[PK_MODULE_NAME_MAX - 1] = '\0';
+	assert_int_equal(pk_module_set_level(name, 1), 0);
+	assert_int_equal(pk_module_get_level(name), 1);
+	assert_int_equal(pk_module_get_level(NULL), -EINVAL);
+	/* Clearing a module without a level: nothing to do. */
+	assert_int_equal(pk_module_set_level("never", -1), 0);
+	for (int i = 1; i < PK_MODULE_LEVELS_MAX; i++) {
+		char m[16];
+
+		snprintf(m, sizeof(m), "m%d", i);
+		assert_int_equal(pk_module_set_level(m, i % 16), 0);
+	}
+	assert_int_equal(pk_module_set_level("one-too-many", 3), -ENOSPC);
+	assert_int_equal(pk_module_set_level("m3", 7), 0); /* a change takes no room */
+	assert_int_equal(pk_module_get_level("m3"), 7);
+}
+
+static void test_printk_opts(void **state)
+{
+	(void)state;
+	assert_int_equal(pk_printk_configure("printk.module=" MOD ":err,netd:4,db:debug"), 0);
+	assert_int_equal(pk_module_get_level(MOD), 4);
+	assert_int_equal(pk_module_get_level("netd"), 4);
+	assert_int_equal(pk_module_get_level("db"), 8);
+
+	uint64_t seq = next_seq();
+
+	every_level();
+	assert_int_equal(next_seq(), seq + 4);
+	assert_int_equal(pk_printk_configure("printk.module=" MOD ":default"), 0);
+	assert_int_equal(pk_module_get_level(MOD), -ENOENT);
+
+	/* A bad value: one warning naming the option, nothing applied. */
+	seq = next_seq();
+	assert_int_equal(pk_printk_configure("printk.module=db:3,netd:x"), -EINVAL);
+	assert_int_equal(next_seq(), seq + 1);
+	read_at(seq);
+	assert_string_equal(rec.text, "printk: PRINTK_OPTS: bad value in 'printk.module=db:3,netd:x', ignored");
+	assert_int_equal(rec.level, 4);
+	assert_int_equal(pk_module_get_level("db"), 8);
+	assert_int_equal(pk_module_get_level("netd"), 4);
+	seq = next_seq();
+	assert_int_equal(pk_printk_configure("printk.srcloc=2"), -EINVAL);
+	assert_int_equal(next_seq(), seq + 1);
+	read_at(seq);
+	assert_string_equal(rec.text, "printk: PRINTK_OPTS: bad value in 'printk.srcloc=2', ignored");
+	assert_int_equal(pk_get_printk_srcloc(), 0);
+}
+
+static void test_query(void **state)
+{
+	(void)state;
+	assert_int_equal(pk_dyndbg_query("module " MOD " level 3"), 1);
+	assert_int_equal(pk_module_get_level(MOD), 3);
+
+	uint64_t seq = next_seq();
+
+	every_level();
+	assert_int_equal(next_seq(), seq + 3);
+	assert_int_equal(pk_dyndbg_query("module " MOD " level notice; module netd level 0"), 2);
+	assert_int_equal(pk_module_get_level(MOD), 6);
+	assert_int_equal(pk_module_get_level("netd"), 0);
+	assert_int_equal(pk_dyndbg_query("module " MOD " level default"), 1);
+	assert_int_equal(pk_module_get_level(MOD), -ENOENT);
+
+	/* Errors, with the kernel's "dyndbg: " prefix, at KERN_ERR. */
+	seq = next_seq();
+	assert_int_equal(pk_dyndbg_query("module " MOD " level bogus"), -EINVAL);
+	assert_int_equal(pk_dyndbg_query("func f level 3"), -EINVAL);
+	assert_int_equal(next_seq(), seq + 2);
+	read_at(seq);
+	assert_string_equal(rec.text, "dyndbg: bad level: bogus (0..15, emerg..debug or default)");
+	assert_int_equal(rec.level, 3);
+	read_at(seq + 1);
+	assert_string_equal(rec.text, "dyndbg: level goes with one module: \"module NAME level LEVEL\"");
+	assert_int_equal(pk_module_get_level(MOD), -ENOENT);
+	/* In PRINTK_OPTS dyndbg=, the same language. */
+	assert_int_equal(pk_printk_configure("dyndbg=\"module " MOD " level 2\""), 0);
+	assert_int_equal(pk_module_get_level(MOD), 2);
+}
+
+/* ---- another process sets a level through the log file ---- */
+
+#ifdef UDMESG
+/* udmesg @args... (NULL-terminated, after "-B path"): its exit status;
+ * its output into @out (may be NULL). */
+static int run_udmesg(const char *path, char *out, size_t size, const char *a1, const char *a2)
+{
+	int fds[2];
+
+	if (pipe(fds))
+		return -1;
+
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		freopen("/dev/null", "w", stderr);
+		execl(UDMESG, "udmesg", "-B", path, a1, a2, (char *)NULL);
+		_exit(99);
+	}
+	close(fds[1]);
+
+	size_t len = 0;
+	ssize_t n;
+	char sink[256];
+
+	while ((n = read(fds[0], out ? out + len : sink, out ? size - 1 - len : sizeof(sink))) > 0)
+		len += out ? (size_t)n : 0;
+	close(fds[0]);
+	if (out)
+		out[len] = '\0';
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+#endif
+
+static int count_info(void)
+{
+	uint64_t seq = next_seq();
+
+	pr_info("info\n");
+	pr_warn("warn\n");
+	pr_err("err\n");
+	return (int)(next_seq() - seq);
+}
+
+static int remote_child(void *arg)
+{
+	const char *how = arg;
+	const char *path = test_dir_path("levels.log");
+	char out[512];
+
+	pk_printk_exit();
+	pk_module_clear_levels();
+	if (pk_set_log_buf_file(path, 0))
+		return 10;
+	pk_printk(KERN_INFO "started\n"); /* the first look at the log */
+	if (count_info() != 3)
+		return 11;
+
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct pk_log *log;
+
+		if (!strcmp(how, "udmesg")) {
+#ifdef UDMESG
+			_exit(run_udmesg(path, NULL, 0, "--dyndbg", "module " MOD " level 4"));
+#endif
+			_exit(99);
+		}
+		if (pk_log_open_control(&log, path))
+			_exit(20);
+		if (pk_dyndbg_post(log, "module " MOD " level bogus") != -EINVAL)
+			_exit(21);
+		_exit(pk_dyndbg_post(log, "module " MOD " level 4") ? 22 : 0);
+	}
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 12;
+	if (WEXITSTATUS(status))
+		return WEXITSTATUS(status);
+	if (pk_module_get_level(MOD) != -ENOENT)
+		return 13; /* nothing looked yet */
+	/* The next printk looks and applies: the message after it is the
+	 * first the level holds back. */
+	uint64_t seq = next_seq();
+
+	pk_printk(KERN_WARNING "poke\n");
+	if (next_seq() != seq + 1 || pk_module_get_level(MOD) != 4)
+		return 14;
+	if (count_info() != 1)
+		return 15;
+#ifdef UDMESG
+	if (run_udmesg(path, out, sizeof(out), "--module-levels", NULL) != 0)
+		return 16;
+	if (strcmp(out, MOD " 4\n"))
+		return 17;
+	pk_module_set_level("netd", 0);
+	if (run_udmesg(path, out, sizeof(out), "--module-levels", NULL) != 0 ||
+	    strcmp(out, MOD " 4\nnetd 0\n"))
+		return 18;
+	pk_module_clear_levels();
+	if (run_udmesg(path, out, sizeof(out), "--module-levels", NULL) != 0 || strcmp(out, ""))
+		return 19;
+#else
+	(void)out;
+#endif
+	pk_printk_exit();
+	return 0;
+}
+
+static void run_remote(const char *how)
+{
+	struct child_result res;
+
+	assert_int_equal(test_dir_make("levels"), 0);
+	run_child(remote_child, (void *)how, 20000, &res);
+	if (!res.exited || res.status)
+		fprintf(stderr, "child: exited %d status %d signal %d\n%s\n", res.exited, res.status,
+			res.sig, res.out ? res.out : "");
+	assert_true(res.exited);
+	assert_int_equal(res.status, 0);
+	child_result_free(&res);
+	test_dir_remove();
+}
+
+static void test_remote_post(void **state)
+{
+	(void)state;
+	run_remote("post");
+}
+
+static void test_remote_udmesg(void **state)
+{
+	(void)state;
+#ifdef UDMESG
+	run_remote("udmesg");
+#else
+	fail_msg("built without udmesg: --dyndbg and --module-levels untested");
+#endif
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_no_level_stores_all, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_level_suppresses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_other_module_untouched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_patterns, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ignore_loglevel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_debug_and_cont, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_api_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_printk_opts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_query, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remote_post, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remote_udmesg, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
