@@ -447,6 +447,76 @@ static void test_remote_udmesg(void **state)
 #endif
 }
 
+/* ---- printk.srcloc ---- */
+
+static int srcloc_line;
+
+static void srcloc_site(void)
+{
+	srcloc_line = __LINE__ + 1;
+	pr_info("hello %d\n", 5);
+}
+
+static void test_srcloc(void **state)
+{
+	(void)state;
+	char want[1024], out[PK_LOG_JSON_MAX];
+	uint64_t seq = next_seq();
+
+	/* Off: no dictionary. */
+	srcloc_site();
+	read_at(seq);
+	assert_int_equal(rec.dict_len, 0);
+
+	assert_int_equal(pk_set_printk_srcloc(1), 0);
+	assert_int_equal(pk_get_printk_srcloc(), 1);
+	srcloc_site();
+	read_at(seq + 1);
+	assert_string_equal(rec.text, "hello 5");
+	assert_int_equal(rec.level, 6);
+
+	int n = snprintf(want, sizeof(want), "CODE_FILE=%s%cCODE_LINE=%d%cCODE_FUNC=srcloc_site", __FILE__, 0,
+			 srcloc_line, 0);
+
+	assert_int_equal(rec.dict_len, n);
+	assert_memory_equal(rec.dict, want, (size_t)n);
+
+	/* /dev/kmsg's form: one " KEY=VALUE" line per entry. */
+	snprintf(want, sizeof(want), "6,%llu,%llu,-;hello 5\n CODE_FILE=%s\n CODE_LINE=%d\n CODE_FUNC=srcloc_site\n",
+		 (unsigned long long)rec.seq, (unsigned long long)(rec.ts_nsec / 1000), __FILE__, srcloc_line);
+	pk_log_kmsg_format(&rec, out);
+	assert_string_equal(out, want);
+
+	/* The JSON line (the ,json consoles' formatter): journald's names. */
+	pk_log_json_format(&rec, "app", 0, out);
+	snprintf(want, sizeof(want), "\"CODE_FILE\":\"%s\",\"CODE_LINE\":\"%d\",\"CODE_FUNC\":\"srcloc_site\"}\n",
+		 __FILE__, srcloc_line);
+	assert_true(strlen(out) > strlen(want));
+	assert_string_equal(out + strlen(out) - strlen(want), want);
+
+	/* A level still applies first; printk() sites carry it too. */
+	assert_int_equal(pk_module_set_level(MOD, 6), 0);
+	srcloc_site();
+	assert_int_equal(next_seq(), seq + 2);
+	assert_int_equal(pk_module_set_level(MOD, -1), 0);
+	printk(KERN_NOTICE "from printk\n");
+	read_at(seq + 2);
+	assert_string_equal(rec.text, "from printk");
+	assert_non_null(memmem(rec.dict, rec.dict_len, "CODE_FUNC=test_srcloc", 21));
+
+	/* Off again: no dictionary. */
+	assert_int_equal(pk_set_printk_srcloc(0), 1);
+	srcloc_site();
+	read_at(seq + 3);
+	assert_int_equal(rec.dict_len, 0);
+
+	/* PRINTK_OPTS printk.srcloc=1. */
+	assert_int_equal(pk_printk_configure("printk.srcloc=1"), 0);
+	srcloc_site();
+	read_at(seq + 4);
+	assert_int_equal(rec.dict_len, n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -461,6 +531,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_query, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remote_post, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remote_udmesg, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_srcloc, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
