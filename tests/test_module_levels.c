@@ -9,7 +9,8 @@
  * "module M level L" query; a level posted through a log file by another
  * process (pk_dyndbg_post and udmesg --dyndbg) and listed by udmesg
  * --module-levels; printk.srcloc's CODE_FILE=, CODE_LINE=, CODE_FUNC=
- * entries in the record, its /dev/kmsg form and its JSON line.
+ * entries in the record, its /dev/kmsg form, its JSON line and the
+ * journald console's payload.
  */
 #define PRINTK_DYNAMIC_DEBUG 1
 
@@ -24,6 +25,7 @@
 #include <printk/printk.h>
 
 #include "fixture.h"
+#include "forward/console_net.h"
 #include "readers/reader.h"
 #include "testutil.h"
 
@@ -409,6 +411,22 @@ static int remote_child(void *arg)
 	pk_module_clear_levels();
 	if (run_udmesg(path, out, sizeof(out), "--module-levels", NULL) != 0 || strcmp(out, ""))
 		return 19;
+	/* printk.srcloc's entries, shown on request as any dictionary. */
+	pk_set_printk_srcloc(1);
+	int line = __LINE__ + 1;
+	pr_err("located\n");
+	pk_set_printk_srcloc(0);
+
+	char want[512], big[8192];
+
+	snprintf(want, sizeof(want), "located\nCODE_FILE=%s\nCODE_LINE=%d\nCODE_FUNC=remote_child\n",
+		 __FILE__, line);
+	if (run_udmesg(path, big, sizeof(big), "--dictionary", "--notime") != 0)
+		return 30;
+	if (strlen(big) < strlen(want) || strcmp(big + strlen(big) - strlen(want), want)) {
+		fprintf(stderr, "udmesg --dictionary:\n%s\nwanted at its end:\n%s", big, want);
+		return 31;
+	}
 #else
 	(void)out;
 #endif
@@ -493,6 +511,16 @@ static void test_srcloc(void **state)
 		 __FILE__, srcloc_line);
 	assert_true(strlen(out) > strlen(want));
 	assert_string_equal(out + strlen(out) - strlen(want), want);
+
+	/* The journald console's payload: journald's own CODE_* fields, as
+	 * systemd's sd_journal_print() sends them. */
+	size_t jn = pk_net_format_journal(out, sizeof(out), &rec, "app", 0);
+
+	out[jn] = '\0';
+	snprintf(want, sizeof(want), "\nCODE_FILE=%s\nCODE_LINE=%d\nCODE_FUNC=srcloc_site\n", __FILE__,
+		 srcloc_line);
+	assert_true(jn > strlen(want));
+	assert_string_equal(out + jn - strlen(want), want);
 
 	/* A level still applies first; printk() sites carry it too. */
 	assert_int_equal(pk_module_set_level(MOD, 6), 0);
