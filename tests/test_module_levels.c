@@ -26,6 +26,7 @@
 
 #include "fixture.h"
 #include "forward/console_net.h"
+#include "printk/printk_internal.h"
 #include "readers/reader.h"
 #include "testutil.h"
 
@@ -531,6 +532,21 @@ static void test_srcloc(void **state)
 	read_at(seq + 2);
 	assert_string_equal(rec.text, "from printk");
 	assert_non_null(memmem(rec.dict, rec.dict_len, "CODE_FUNC=test_srcloc", 21));
+
+	/* A level no console prints: formatted at once all the same (a
+	 * deferred record has no dictionary), the entries with it. */
+	int was = pk_set_console_loglevel(1);
+	uint64_t deferred = pk_printk_deferred_here();
+
+	srcloc_site();
+	assert_int_equal(pk_printk_deferred_here(), deferred);
+	pk_set_console_loglevel(was);
+	read_at(seq + 3);
+	assert_string_equal(rec.text, "hello 5");
+	assert_int_equal(rec.dict_len, n);
+	snprintf(want, sizeof(want), "CODE_FILE=%s%cCODE_LINE=%d%cCODE_FUNC=srcloc_site", __FILE__, 0, srcloc_line, 0);
+	assert_memory_equal(rec.dict, want, (size_t)n);
+	seq++;
 
 	/* Off again: no dictionary. */
 	assert_int_equal(pk_set_printk_srcloc(0), 1);
