@@ -15,6 +15,8 @@
 #define PRINTK_DYNAMIC_DEBUG 1
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -479,7 +481,7 @@ static void srcloc_site(void)
 static void test_srcloc(void **state)
 {
 	(void)state;
-	char want[1024], out[PK_LOG_JSON_MAX];
+	char want[1024], out[PK_LOG_JSON_MAX + 1];
 	uint64_t seq = next_seq();
 
 	/* Off: no dictionary. */
@@ -507,7 +509,9 @@ static void test_srcloc(void **state)
 	assert_string_equal(out, want);
 
 	/* The JSON line (the ,json consoles' formatter): journald's names. */
-	pk_log_json_format(&rec, "app", 0, out);
+	size_t jl = pk_log_json_format(&rec, "app", 0, out);
+
+	out[jl] = '\0';
 	snprintf(want, sizeof(want), "\"CODE_FILE\":\"%s\",\"CODE_LINE\":\"%d\",\"CODE_FUNC\":\"srcloc_site\"}\n",
 		 __FILE__, srcloc_line);
 	assert_true(strlen(out) > strlen(want));
@@ -561,6 +565,53 @@ static void test_srcloc(void **state)
 	assert_int_equal(rec.dict_len, n);
 }
 
+/* ---- levels changing while other threads print ---- */
+
+#define RACE_ROUNDS 2000
+
+static atomic_int race_done;
+
+static void *race_setter(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < RACE_ROUNDS; i++) {
+		pk_module_set_level(MOD, i & 1 ? -1 : 0);
+		pk_set_printk_srcloc(i & 2);
+		if (pk_module_set_level("other*", i % 9))
+			break;
+	}
+	atomic_store(&race_done, 1);
+	return NULL;
+}
+
+static void *race_printer(void *arg)
+{
+	long *stored = arg;
+
+	while (!atomic_load(&race_done))
+		*stored += pr_err("race\n") > 0;
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	(void)state;
+	pthread_t setter, printer;
+	long stored = 0;
+	uint64_t seq = next_seq();
+
+	pk_set_console_loglevel(0); /* stored, not printed: the ring's pace */
+	atomic_store(&race_done, 0);
+	assert_int_equal(pthread_create(&printer, NULL, race_printer, &stored), 0);
+	assert_int_equal(pthread_create(&setter, NULL, race_setter, NULL), 0);
+	pthread_join(setter, NULL);
+	pthread_join(printer, NULL);
+	/* Every call the printer saw stored is a record, none else. */
+	assert_int_equal(next_seq() - seq, (uint64_t)stored);
+	assert_int_equal(pk_module_get_level(MOD), -ENOENT); /* the last round cleared it */
+	pk_set_console_loglevel(7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -576,6 +627,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_remote_post, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remote_udmesg, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_srcloc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
