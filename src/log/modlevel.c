@@ -18,11 +18,12 @@
  *    interrupted a change stores the message without caching anything;
  *  - the lock is only tried from printk (a posted query, applied while a
  *    message is stored): a change that finds it taken is left for the
- *    next look;
+ *    next look; a child of fork() finds it free and the generation even;
  *  - the log's copy is untrusted (any process writes it): read with its
  *    own generation, names checked and bounded.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <string.h>
 
@@ -162,6 +163,27 @@ static void begin_change(void)
 static void end_change(void)
 {
 	__atomic_fetch_add(&pk_module_level_gen, GEN_STEP, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * fork(): the child has only the forking thread; a change another thread
+ * was making stays half made, its lock taken and the generation odd, so
+ * the child's sites would never cache a decision and its setters would
+ * wait for good. The child takes the table as it is (each word is whole)
+ * and moves the generation on, even.
+ */
+static void unlock_in_child(void)
+{
+	if (pk_load_relaxed(&lock)) {
+		if (__atomic_load_n(&pk_module_level_gen, __ATOMIC_RELAXED) & GEN_STEP)
+			end_change();
+		drop_lock();
+	}
+}
+
+__attribute__((constructor)) static void install_fork_hook(void)
+{
+	pthread_atfork(NULL, NULL, unlock_in_child);
 }
 
 static void publish_to(struct pk_log_shared *sh);
