@@ -375,6 +375,8 @@ static int remote_child(void *arg)
 
 		if (!strcmp(how, "udmesg")) {
 #ifdef UDMESG
+			if (run_udmesg(path, NULL, 0, "--dyndbg", "module " MOD " level bogus") != 1)
+				_exit(24);
 			_exit(run_udmesg(path, NULL, 0, "--dyndbg", "module " MOD " level 4"));
 #endif
 			_exit(99);
@@ -383,6 +385,8 @@ static int remote_child(void *arg)
 			_exit(20);
 		if (pk_dyndbg_post(log, "module " MOD " level bogus") != -EINVAL)
 			_exit(21);
+		if (pk_dyndbg_post(log, "module " MOD " level 4 x") != -EINVAL)
+			_exit(23);
 		_exit(pk_dyndbg_post(log, "module " MOD " level 4") ? 22 : 0);
 	}
 	int status;
