@@ -99,7 +99,8 @@ PK_API extern unsigned int pk_module_level_gen;
  */
 PK_API int pk_module_set_level(const char *module, int level);
 /* The level set for @module (the exact name or pattern it was set with),
- * or -ENOENT when it has none, -EINVAL for NULL.
+ * or -ENOENT when it has none, -EINVAL for NULL, -EAGAIN when called from
+ * a signal handler that interrupted a change of the levels.
  * Context: any (async-signal-safe, lock-free). */
 PK_API int pk_module_get_level(const char *module);
 /* Take every module's level away.

@@ -6,7 +6,9 @@
  * itself (pk__site_resolve), the printk.module= syntax, and the copy of
  * the table a log file shows other processes (udmesg --module-levels).
  *
- * Owns: the table, pk_module_level_gen, the srcloc switch.
+ * Owns: the table, pk_module_level_gen, the srcloc switch, and
+ * pk_set_ignore_loglevel() (settings.c keeps the switch; setting it here
+ * moves the generation, since it overrides the levels).
  *
  * Invariants:
  *  - the table and the switches it depends on (srcloc, ignore_loglevel)
