@@ -200,13 +200,38 @@ static void test_debug_and_cont(void **state)
 	read_at(seq);
 	assert_string_equal(rec.text, "debug site 1");
 
-	/* A continuation belongs to its line: never held back. */
+	/* A continuation goes with its line: stored with a line stored ... */
 	assert_int_equal(pk_module_set_level(MOD, 4), 0);
 	pr_err("a ");
 	pr_cont("b\n");
 	assert_int_equal(next_seq(), seq + 2);
 	read_at(seq + 1);
 	assert_string_equal(rec.text, "a b");
+	/* ... held back with a line held back, to the fragment that ends it. */
+	pr_info("held ");
+	pr_cont("c1 ");
+	pr_cont("c2\n");
+	pr_cont("c3\n"); /* after the end: a line of its own, as ever */
+	assert_int_equal(next_seq(), seq + 3);
+	read_at(seq + 2);
+	assert_string_equal(rec.text, "c3");
+	/* A line held back and left open, then one stored: the stored one
+	 * starts afresh and its continuations join it. */
+	pr_info("held again ");
+	pr_err("d ");
+	pr_cont("e\n");
+	assert_int_equal(next_seq(), seq + 4);
+	read_at(seq + 3);
+	assert_string_equal(rec.text, "d e");
+	/* A format that is not a literal: the library looks at its end. */
+	const char *open_fmt = KERN_INFO "open %d ";
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	printk(open_fmt, 1);
+#pragma GCC diagnostic pop
+	pr_cont("f\n");
+	assert_int_equal(next_seq(), seq + 4);
 }
 
 static void test_api_errors(void **state)

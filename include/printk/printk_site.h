@@ -19,8 +19,8 @@
  * no level stores everything, as before. ignore_loglevel stores and prints
  * every level whatever the module levels say; pr_debug() and the other
  * dynamic debug sites are switched by dynamic debug only (a site turned on
- * prints), pr_cont() is never held back (it belongs to the line it
- * continues).
+ * prints), pr_cont() goes with the line it continues (held back, in the
+ * same thread, after a line held back and left open).
  *
  * The cached decision: each site holds the generation of the module level
  * table it was decided against; while nothing changes, a call costs a load
@@ -132,6 +132,9 @@ PK_API int pk_get_printk_srcloc(void);
 PK_API unsigned int pk__site_resolve(struct pk_site *site);
 PK_API int pk__site_default_stored(unsigned int state);
 PK_API int pk__printk_site(struct pk_site *site, const char *fmt, ...) PK_PRINTF(2, 3);
+/* A message with format @fmt was held back: if it leaves its line open,
+ * the calling thread's continuations (pr_cont) are held back with it. */
+PK_API void pk__site_held(const char *fmt);
 
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(PRINTK_NO_CALL_SITES)
 #define PK_SITES_ON 1
@@ -172,6 +175,13 @@ static inline int pk__site_how(struct pk_site *site, unsigned int state, int lev
 	return state & PK_SITE_SRCLOC ? 2 : 1;
 }
 
+/* A literal format that ends its line: a message of it held back tells
+ * the library nothing (it leaves no line open for pr_cont to continue).
+ * In the macro, not an inline function: there gcc no longer sees the
+ * literal. */
+#define PK_FMT_ENDS_LINE(fmt) \
+	(__builtin_constant_p(fmt) && __builtin_strlen(fmt) > 0 && (fmt)[__builtin_strlen(fmt) - 1] == '\n')
+
 /* The call of a site: @plain(fmt, args...) when the site stores the
  * message, through pk__printk_site() when it also stores its source
  * location; 0 when the message is not stored. While no level and no
@@ -189,7 +199,9 @@ static inline int pk__site_how(struct pk_site *site, unsigned int state, int lev
 					       pk__fmt_level(PK_FIRST(__VA_ARGS__)));            \
 		pk_site_how_ == 1 ? plain(__VA_ARGS__)                                          \
 		: pk_site_how_	  ? pk__printk_site(&pk_site_, __VA_ARGS__)                     \
-				  : 0;                                                          \
+		: PK_FMT_ENDS_LINE(PK_FIRST(__VA_ARGS__))                                       \
+			? 0                                                                     \
+			: (pk__site_held(PK_FIRST(__VA_ARGS__)), 0);                            \
 	})
 #else
 #define PK_SITES_ON 0
