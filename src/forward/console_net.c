@@ -90,7 +90,6 @@
 
 #define RESEND_MAX	65536 /* N7: records a console keeps for a resend (1 MiB, touched as used) */
 #define RESEND_SLACK_MS 2000  /* N7: the receiver's time to read what its kernel took */
-#define BACKOFF_MIN_MS	100
 
 /*
  * The transports a "syslog:" target may name, by their prefix. Adding one

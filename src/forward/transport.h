@@ -93,6 +93,10 @@ struct pk_fwd_resend {
 	uint64_t seq, written_ns;
 };
 
+/* A new connection's first retry comes this long after a failure; each
+ * failure doubles it, up to fwd_state.c's BACKOFF_MAX_MS. */
+#define BACKOFF_MIN_MS 100
+
 struct net_console {
 	struct console con; /* first: container_of is a cast */
 	const struct pk_fwd_transport_ops *ops;
