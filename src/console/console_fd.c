@@ -516,6 +516,11 @@ struct console *pk_console_stderr(void)
 	return &stderr_console.con;
 }
 
+int pk_console_fd_is_file(const struct console *con)
+{
+	return con->write_checked == fd_write && ((const struct fd_console *)con)->path != NULL;
+}
+
 static void release_created(struct console *con)
 {
 	pk_console_destroy(con);

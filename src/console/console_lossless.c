@@ -109,6 +109,14 @@ void pk_lossless_publish(int i, uint64_t pos)
 		pk_lossless_wake_all();
 }
 
+/* C10: a writer sleeps until some lossless console passes a position at
+ * or below @pos: a batching thread writes what it holds now. A load of a
+ * line only waiting writers write. */
+int pk_lossless_wanted(uint64_t pos)
+{
+	return pos >= pk_load_relaxed(&lossless_want);
+}
+
 /* A slot for a lossless console starting at @seq; -1 if all are taken. */
 int pk_lossless_take(const struct console *con, uint64_t seq)
 {

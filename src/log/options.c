@@ -20,6 +20,7 @@
  *   printk.caller=B      caller prefix
  *   console=C            stderr, none, fd:N or file:PATH, each optionally
  *                        followed by ,threaded ,extended ,lossless ,name=NAME
+ *                        (file:PATH is lossless unless ,lossy)
  *                        ,json (JSON lines, json_format.c)
  *                        ,loglevel=N ,time=T (and for files ,size=N[KMG] ,keep=N:
  *                        rotation); or the forwarders journal[:PATH] and
@@ -258,6 +259,8 @@ static int console_suffix(const char *w, size_t n, int is_file, int is_syslog, s
 		c->flags |= PK_CON_EXTENDED;
 	} else if (is_word(w, n, "lossless")) {
 		c->flags |= PK_CON_LOSSLESS;
+	} else if (is_word(w, n, "lossy")) {
+		c->flags |= PK_CON_LOSSY;
 	} else if (is_word(w, n, "json")) {
 		c->json = 1;
 	} else if (is_syslog && is_word(w, n, "rfc3164")) {
@@ -303,7 +306,7 @@ static int console_suffix(const char *w, size_t n, int is_file, int is_syslog, s
 	return 1;
 }
 
-/* Strips the console options (",threaded", ",extended", ",lossless", ",name=N",
+/* Strips the console options (",threaded", ",extended", ",lossless", ",lossy", ",name=N",
  * ",loglevel=N"; for files ",size=N" and ",keep=N"; for syslog the format)
  * from the end of @v into @c: a path may hold commas before them. Returns
  * the length of what is left, or -EINVAL. */
@@ -393,6 +396,11 @@ static int parse_console(const char *v, size_t n, unsigned long long fd_max, str
 	} else {
 		return -EINVAL;
 	}
+	/* Only a file console is lossless unless told otherwise. */
+	if ((c.flags & PK_CON_LOSSY) && c.kind != PK_OPTCON_FILE)
+		return bad_console_option(o, "lossy", 5, "for file: consoles only: the others are lossy unless ,lossless");
+	if ((c.flags & PK_CON_LOSSY) && (c.flags & PK_CON_LOSSLESS))
+		return bad_console_option(o, "lossy", 5, "not with ,lossless");
 	/* JSON lines are the fd consoles' form; a forwarder has its own, and
 	 * an extended console's /dev/kmsg form is another one. */
 	if (c.json && c.kind != PK_OPTCON_STDERR && c.kind != PK_OPTCON_FD && c.kind != PK_OPTCON_FILE)
