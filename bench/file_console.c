@@ -119,7 +119,7 @@ static void run_case(int c, const char *path, struct result *r)
 			return;
 	} else {
 		if ((err = pk_console_file_create(&con, path))) {
-			snprintf(r->why, sizeof(r->why), "file console %s: %s", path, strerror(-err));
+			snprintf(r->why, sizeof(r->why), "file console: %s", strerror(-err));
 			return;
 		}
 		if (c == C_LOSSY)
