@@ -89,7 +89,8 @@
  *      prints through the lock for nothing or leaves its record to the
  *      registration's own flush. A level set from another process and the
  *      emergency path still go through the lock.
- *   C10 A threaded file console that does not rotate by size batches: what
+ *   C10 A threaded file console that does not rotate by size
+ *      (pk_console_fd_batchable()) batches: what
  *      the loop would write is appended to the console's batch buffer
  *      instead, with a mark (its end and the console's seq after it) per
  *      piece, and written with one write when its owner calls
@@ -1942,7 +1943,7 @@ int pk_con_register(struct console *con)
 	 * one that rotates by size: processes that share its file each look
 	 * at the size before a write, and a batch would let the file pass its
 	 * size by a batch of each instead of by a line. */
-	if (st->printer && pk_console_fd_is_file(con) && pk_console_fd_direct(con) >= 0 &&
+	if (st->printer && pk_console_fd_batchable(con) &&
 	    (st->batch = malloc(sizeof(*st->batch)))) {
 		st->batch->len = 0;
 		st->batch->nmarks = 0;
