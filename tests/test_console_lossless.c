@@ -15,6 +15,8 @@
  *   - a lossless console whose write blocks: writers wait for it for
  *     lossless_timeout_ms, then it turns lossy with a notice and they go on;
  *   - panic() with a full log and a stuck lossless console does not wait;
+ *   - a crash (fatal signal, crash_dump=1) with lines a default file
+ *     console's thread has not written yet: the crash handler writes them;
  *   - a forked child logs losslessly through its own printer thread.
  * The bursts run in fresh processes (this program run again, with
  * PRINTK_OPTS in the environment), checked from outside through the file.
@@ -459,6 +461,52 @@ static void test_burst_file_capi_default(void **state)
 	check_default_burst(NULL);
 }
 
+/*
+ * A crash with lines still due: a default file console's thread writes in
+ * batches, so when the program dies of a fatal signal (crash_dump=1: the
+ * crash handler) lines may be stored that it has not written yet. The
+ * crash handler takes the console over between two batches and writes
+ * them: the file holds every line, in order, then the crash report.
+ */
+#define CRASH_LINES 20000
+
+static int crash_main(char **argv)
+{
+	int lines = atoi(argv[2]);
+
+	for (int i = 0; i < lines; i++)
+		printk("L %d\n", i);
+	abort(); /* SIGABRT: the crash handler's under every sanitizer */
+}
+
+static void test_crash_writes_what_is_stored(void **state)
+{
+	(void)state;
+	char opts[1024], lines[16];
+	const char *path = test_dir_path("crash.log");
+	const char *args[] = { "crash", lines, NULL };
+	char *out, want[32];
+	size_t len;
+
+	unlink(path);
+	snprintf(opts, sizeof(opts), "printk.time=0 crash_dump=1 console=file:%s", path);
+	snprintf(lines, sizeof(lines), "%d", CRASH_LINES);
+	assert_int_equal(run_self(opts, args, &out, 120000), -1); /* killed by its SIGABRT */
+	free(out);
+
+	char *buf = slurp(path, &len), *p = buf;
+
+	for (int i = 0; i < CRASH_LINES; i++) {
+		size_t n = (size_t)snprintf(want, sizeof(want), "L %d\n", i);
+
+		if (strncmp(p, want, n) != 0)
+			fail_msg("line %d missing: at \"%.40s\"", i, p);
+		p += n;
+	}
+	assert_non_null(strstr(p, "BUG: SIGABRT"));
+	free(buf);
+}
+
 /* Handlers never wait: their lines (and the lines they push out) may drop,
  * but each is printed or counted. */
 static void test_burst_lossless_signals(void **state)
@@ -647,6 +695,8 @@ int main(int argc, char **argv)
 		return fork_main(argv);
 	if (argc >= 2 && !strcmp(argv[1], "panic"))
 		return panic_child(NULL);
+	if (argc >= 3 && !strcmp(argv[1], "crash"))
+		return crash_main(argv);
 
 	ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
 
@@ -666,6 +716,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_lossless_registration, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_stuck_console_turns_lossy, setup_capture, teardown_capture),
 		cmocka_unit_test(test_panic_does_not_wait),
+		cmocka_unit_test(test_crash_writes_what_is_stored),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 
