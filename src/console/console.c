@@ -963,9 +963,45 @@ static int out_sink(void *con, const char *p, size_t n)
 	return con_write(con, p, n);
 }
 
+/*
+ * C10: a batching console's pieces are staged in its batch itself, where
+ * they stay: the sink only counts them in and marks them (batch_put()'s
+ * work without its copy), and makes room for the next piece.
+ */
+static int batch_room(struct con_batch *b)
+{
+	return sizeof(b->buf) - b->len >= sizeof(((struct out *)0)->buf) && b->nmarks < CON_BATCH_MARKS;
+}
+
+static int out_sink_batch(void *arg, const char *p, size_t n)
+{
+	struct out *o = arg;
+	struct console *con = o->con;
+	struct con_batch *b = con->state->batch;
+
+	(void)p; /* b->buf + b->len: staged in place */
+	b->len += n;
+	b->marks[b->nmarks].end = b->len;
+	b->marks[b->nmarks].seq = con->state->seq;
+	b->nmarks++;
+	if (!batch_room(b))
+		batch_flush(con);
+	o->ob.buf = b->buf + b->len;
+	o->ob.cap = sizeof(b->buf) - b->len;
+	return (con->flags & PK_CON_ENABLED) ? 0 : -EIO; /* disabled: stderr took over */
+}
+
 static void out_init(struct out *o, struct console *con)
 {
+	struct con_batch *b = con->state->batch;
+
 	o->con = con;
+	if (b) {
+		if (!batch_room(b))
+			batch_flush(con);
+		pk_outbuf_init(&o->ob, b->buf + b->len, sizeof(b->buf) - b->len, out_sink_batch, o);
+		return;
+	}
 	pk_outbuf_init(&o->ob, o->buf, sizeof(o->buf), out_sink, con);
 }
 
