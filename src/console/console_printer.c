@@ -27,8 +27,11 @@
  *      seq_cst): a thread that announced itself after printk looked reads
  *      the ring once more before it sleeps and finds the record. The thread
  *      owns the console's state while it holds the console's owner word,
- *      taken for one record at a time; reopen, position resets, exit and
- *      the crash path take the same word (PRINTER_OTHER). A write_record
+ *      taken for one record at a time (a batching file console's thread:
+ *      for up to PRINTER_BATCH_RECORDS, writing its batch before it lets
+ *      go and only then publishing its position; console.c's C10);
+ *      reopen, position resets, exit and the crash path take the same
+ *      word (PRINTER_OTHER). A write_record
  *      that answers -EAGAIN leaves the position on its record, uncounted as
  *      a failure (a forwarder whose receiver is away); the records the ring
  *      overwrites meanwhile are counted for pk_console_take_dropped(). The
