@@ -2491,6 +2491,12 @@ void pk_console_after_fork(void)
 	}
 	for (struct console *con = console_list; con; con = con->state->next) {
 		atomic_store_explicit(&con->state->stuck, 0, memory_order_relaxed);
+		/* C10: a batch the parent's thread was filling is the parent's
+		 * to write; the child's thread starts where the console stands. */
+		if (con->state->batch) {
+			con->state->batch->len = 0;
+			con->state->batch->nmarks = 0;
+		}
 		/* C7: nor do printer threads; the child gets its own. */
 		if (con_threaded(con))
 			t->restart(con);
