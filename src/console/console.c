@@ -125,6 +125,7 @@
 #include "base/outbuf.h"
 #include "console/console_impl.h"
 #include "console/console_line.h"
+#include "format/deferred.h"
 #include "format/record_read.h"
 #include "format/walltime.h"
 #include "log/log_shared.h"
@@ -567,6 +568,9 @@ struct con_src {
 	struct out out;
 	char ext[PK_MESSAGE_MAX]; /* an extended console's record in /dev/kmsg form */
 	struct pk_record rec;	  /* a write_record console's record */
+	/* A printer thread's deferred formats, met before (NULL: the loop's
+	 * sets, and when memory is short): it reads every record. */
+	struct pk_dfmt_cache *fc;
 };
 
 /*
@@ -1242,7 +1246,7 @@ static int fetch(struct con_src *src, uint64_t seq, struct pk_con_rec *v)
 	if (atomic_load_explicit(&emergency, memory_order_relaxed))
 		flags |= PRB_READ_SKIP_UNFINISHED;
 
-	int err = pk_rec_read(src->rb, seq, r, flags);
+	int err = pk_rec_read_cached(src->rb, seq, r, flags, src->fc);
 
 	if (err)
 		return err;
@@ -1848,11 +1852,17 @@ int pk_con_emergency(void)
 
 struct con_src *pk_con_src_new(void)
 {
-	return calloc(1, sizeof(struct con_src));
+	struct con_src *src = calloc(1, sizeof(struct con_src));
+
+	if (src)
+		src->fc = pk_dfmt_cache_new(); /* NULL: read without it */
+	return src;
 }
 
 void pk_con_src_free(struct con_src *src)
 {
+	if (src)
+		pk_dfmt_cache_free(src->fc);
 	free(src);
 }
 
