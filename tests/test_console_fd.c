@@ -991,8 +991,10 @@ static void test_tty_escapes(void **state)
  * write fails with ENOSPC), set up as PRINTK_OPTS would: after the third
  * failed write the console is disabled and stderr takes over after the
  * record that failed, whether the console was printed through the console
- * lock, by a thread of its own or was lossless: the notice once, and every
- * line from the fourth on, once each, in order.
+ * lock (,lossy), by a thread of its own or was lossless (a file console's
+ * default, whose thread writes in batches: a batch that fails is written
+ * again a line at a time, so the count is the same): the notice once, and
+ * every line from the fourth on, once each, in order.
  */
 #define FULL_LINES 742
 
@@ -1039,12 +1041,18 @@ static void check_full_file(const char *opts)
 static void test_full_file_falls_back(void **state)
 {
 	(void)state;
+	/* The default: lossless, written in batches by its thread. */
 	check_full_file("console=file:/dev/full");
 	check_full_file("console=file:/dev/full,threaded");
 	check_full_file("console=file:/dev/full,lossless");
+	/* Printed by the console lock's holder, and by a lossy thread. */
+	check_full_file("console=file:/dev/full,lossy");
+	check_full_file("console=file:/dev/full,threaded,lossy");
 	check_full_file("!console=file:/dev/full");
 	check_full_file("!console=file:/dev/full,threaded");
 	check_full_file("!console=file:/dev/full,lossless");
+	check_full_file("!console=file:/dev/full,lossy");
+	check_full_file("!console=file:/dev/full,threaded,lossy");
 }
 
 /*
