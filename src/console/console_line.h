@@ -63,6 +63,11 @@ int pk_console_crashing(void);
  * neither block nor raise SIGPIPE (a regular file, /dev/null); -1 otherwise.
  * A short or failed write is handed to @con's write_checked to finish. */
 int pk_console_fd_direct(struct console *con);
+/* console.c: the timestamp (ts_nsec) of the record whose text this
+ * thread's current console write carries; 0 before the first. A file
+ * console rotating by time (console_fd.c) dates its lines with it.
+ * Async-signal-safe. */
+uint64_t pk_con_write_ts(void);
 /* pk_raw_write() (below) where no inline system call is spelled out. */
 long pk_raw_write_fallback(int fd, const void *buf, size_t len);
 

@@ -21,8 +21,8 @@
  *   console=C            stderr, none, fd:N or file:PATH, each optionally
  *                        followed by ,threaded ,extended ,lossless ,name=NAME
  *                        ,json (JSON lines, json_format.c)
- *                        ,loglevel=N ,time=T (and for files ,size=N[KMG] ,keep=N:
- *                        rotation); or the forwarders journal[:PATH] and
+ *                        ,loglevel=N ,time=T (and for files ,size=N[KMG]
+ *                        ,rotate=daily|hourly ,keep=N: rotation); or the forwarders journal[:PATH] and
  *                        syslog:TARGET[,rfc5424|,rfc3164][,bom=yes|no]
  *                        [,framing=octet|lf] (tcp: only); or -NAME, which
  *                        removes the console of that name; repeatable
@@ -293,6 +293,13 @@ static int console_suffix(const char *w, size_t n, int is_file, int is_syslog, s
 	} else if (is_file && n >= 5 && !memcmp(w, "size=", 5)) {
 		if (parse_size(w + 5, n - 5, 1, LOG_BUF_LEN_MAX, &c->rotate_size))
 			return -EINVAL;
+	} else if (is_file && n >= 7 && !memcmp(w, "rotate=", 7)) {
+		if (is_word(w + 7, n - 7, "daily"))
+			c->rotate_time = PK_ROTATE_DAILY;
+		else if (is_word(w + 7, n - 7, "hourly"))
+			c->rotate_time = PK_ROTATE_HOURLY;
+		else
+			return bad_console_option(o, w, n, "daily or hourly");
 	} else if (is_file && n >= 5 && !memcmp(w, "keep=", 5)) {
 		if (parse_uint(w + 5, n - 5, PK_OPTS_ROTATE_KEEP_MAX, &x) || x < 1)
 			return -EINVAL;
@@ -304,7 +311,8 @@ static int console_suffix(const char *w, size_t n, int is_file, int is_syslog, s
 }
 
 /* Strips the console options (",threaded", ",extended", ",lossless", ",name=N",
- * ",loglevel=N"; for files ",size=N" and ",keep=N"; for syslog the format)
+ * ",loglevel=N"; for files ",size=N", ",rotate=P" and ",keep=N"; for
+ * syslog the format)
  * from the end of @v into @c: a path may hold commas before them. Returns
  * the length of what is left, or -EINVAL. */
 static long console_suffixes(const char *v, size_t n, struct pk_opts_console *c, struct pk_opts *o)
@@ -349,9 +357,9 @@ static int parse_console(const char *v, size_t n, unsigned long long fd_max, str
 	if (head < 0)
 		return (int)head;
 	n = (size_t)head;
-	if (c.rotate_keep && !c.rotate_size)
-		return -EINVAL; /* keep= means nothing without size= */
-	if (c.rotate_size && !c.rotate_keep)
+	if (c.rotate_keep && !c.rotate_size && !c.rotate_time)
+		return -EINVAL; /* keep= means nothing without size= or rotate= */
+	if ((c.rotate_size || c.rotate_time) && !c.rotate_keep)
 		c.rotate_keep = PK_OPTS_ROTATE_KEEP_DEFAULT;
 
 	if (is_word(v, n, "stderr")) {

@@ -258,6 +258,8 @@ static int register_opt_console(const struct pk_opts_console *c, struct pk_opts 
 			if (c->rotate_size)
 				err = pk_console_file_set_rotation(con, (unsigned long long)c->rotate_size,
 								   (unsigned)c->rotate_keep);
+			if (!err && c->rotate_time)
+				err = pk_console_set_rotate_time(con, c->rotate_time, (unsigned)c->rotate_keep);
 			if (err)
 				pk_console_destroy(con);
 		}
