@@ -8,7 +8,9 @@
  *
  * Each WORD is one line at the default level, except "--wait=FILE": wait
  * (up to 60 s) until FILE exists, so the test can step the faked wall
- * clock between two lines. Uses the public API only, as a program would.
+ * clock between two lines, and "--mark=FILE": create FILE, to say that
+ * every line before it is stored. Uses the public API only, as a program
+ * would.
  */
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +34,15 @@ int main(int argc, char **argv)
 					return 1;
 				}
 				nanosleep(&ts, NULL);
+			}
+			continue;
+		}
+		if (!strncmp(argv[i], "--mark=", 7)) {
+			FILE *f = fopen(argv[i] + 7, "w");
+
+			if (!f || fclose(f)) {
+				fprintf(stderr, "time-writer: cannot create %s\n", argv[i] + 7);
+				return 1;
 			}
 			continue;
 		}
