@@ -66,7 +66,7 @@ steps() {
 	rm -f "$TMP"/mark* "$TMP"/go*
 	echo "${stamps[0]}" >"$TMP/stamp"
 	$BOUND env TZ="$tz" LD_PRELOAD="$PRELOAD" FAKETIME_TIMESTAMP_FILE="$TMP/stamp" FAKETIME_NO_CACHE=1 NO_FAKE_STAT=1 \
-		PRINTK_CLOCK=monotonic PRINTK_OPTS="console=none $opts console_drain_ms=60000" \
+		FAKETIME_FMT="${STAMP_FMT:-%Y-%m-%d %H:%M:%S}" PRINTK_CLOCK=monotonic PRINTK_OPTS="console=none $opts console_drain_ms=60000" \
 		"$WRITER" "${args[@]}" >"$TMP/$name.out" 2>&1 &
 	local writer=$! i
 	for ((i = 0; i < n; i++)); do
@@ -162,6 +162,17 @@ steps dst-hour America/New_York "console=file:$DIR/app.log,rotate=hourly,time=is
 check dst-hour "app.log: 2026-03-08T04:00:00.000000-04:00 e|
 app.log.2026-03-08-01: 2026-03-08T01:30:00.000000-05:00 a|2026-03-08T01:59:59.000000-05:00 b|
 app.log.2026-03-08-03: 2026-03-08T03:00:00.000000-04:00 c|2026-03-08T03:59:59.000000-04:00 d|" "$(files)"
+
+# Hourly across the hour repeated when daylight saving time ends: 01:30
+# EDT and 01:30 EST are one period, which ends at 02:00 EST. The stamps
+# are seconds since the epoch (FAKETIME_FMT=%s): local ones would be
+# ambiguous.
+fresh
+STAMP_FMT=%s steps dst-repeat America/New_York "console=file:$DIR/app.log,rotate=hourly,time=iso" \
+	1793507400 a 1793511000 b 1793514600 c 1793516399 d 1793516400 e
+check dst-repeat "app.log: 2026-11-01T02:00:00.000000-05:00 e|
+app.log.2026-11-01-00: 2026-11-01T00:30:00.000000-04:00 a|
+app.log.2026-11-01-01: 2026-11-01T01:30:00.000000-04:00 b|2026-11-01T01:30:00.000000-05:00 c|2026-11-01T01:59:59.000000-05:00 d|" "$(files)"
 
 # A clock stepped back across midnight does not rotate again: the lines
 # before the new midnight go on to the current file, and the next
