@@ -185,6 +185,15 @@ check step-back "app.log: e|
 app.log.2026-12-05: a|
 app.log.2026-12-06: b|c|d|" "$(files)"
 
+# A line begun before midnight and ended after it is finished in the old
+# day's file; the next line starts the new one.
+fresh
+steps open-line UTC "console=file:$DIR/app.log,rotate=daily printk.time=0" \
+	"2026-12-05 23:59:58" a "2026-12-05 23:59:59" --part=half "2026-12-06 00:00:01" --cont=-rest \
+	"2026-12-06 00:00:02" b
+check open-line "app.log: b|
+app.log.2026-12-05: a|half-rest|" "$(files)"
+
 # With a size as well: the pieces of a day, numbered in the order written.
 fresh
 steps size UTC "console=file:$DIR/app.log,rotate=daily,size=20 printk.time=0" \
