@@ -1058,16 +1058,6 @@ static int same_caller(const struct prb_caller *a, const struct prb_caller *b)
  * records were lost. Returns 0, or prb_read()'s error when there is nothing
  * to read at @seq yet.
  */
-/* The record whose text this thread's console write carries (its
- * ts_nsec): a file console rotating by time dates the bytes by it, so a
- * line printed late goes to the file of the period it was stored in. */
-static _Thread_local PK_TLS_IE uint64_t write_ts;
-
-uint64_t pk_con_write_ts(void)
-{
-	return write_ts;
-}
-
 static int fetch(struct con_src *src, uint64_t seq, struct pk_con_rec *v)
 {
 	if (src->hint && src->hint->seq == seq) {
@@ -1167,7 +1157,7 @@ static PK_NOINLINE int print_one_extended(struct con_src *src, struct console *c
 	st->started = 0;
 	if (con_skips(con, r->level, pk_console_level_suppressed(r->level)))
 		return 1;
-	write_ts = r->ts_nsec;
+	pk_con_write_ts = r->ts_nsec;
 	if (con->write_record) {
 		pk_record_from_ring(&src->rec, r);
 		/* A threaded console that cannot take it now (a forwarder whose
@@ -1220,7 +1210,7 @@ static int print_one(struct con_src *src, struct console *con)
 
 	if (fetch(src, st->seq, r) && (!restart_if_beyond(src, st) || fetch(src, st->seq, r)))
 		return 0;
-	write_ts = r->ts_nsec;
+	pk_con_write_ts = r->ts_nsec;
 	out_init(o, con);
 	if (r->seq != st->seq) {
 		st->dropped += r->seq - st->seq;
@@ -1350,7 +1340,7 @@ static PK_ALWAYS_INLINE char *build_hint_line(struct console *con, const struct 
 	char *text = in_place ? line + (r->text - line) : line + PK_CON_PREFIX_ROOM;
 	char *p = con_prefix(con, text, r->ts_nsec, r->caller.tid);
 
-	write_ts = r->ts_nsec;
+	pk_con_write_ts = r->ts_nsec;
 	if (st->line_open)
 		*--p = '\n';
 	if (!in_place)

@@ -620,10 +620,12 @@ static void prune_dated(struct fd_console *fc)
 	close(dfd);
 }
 
+_Thread_local PK_TLS_IE uint64_t pk_con_write_ts;
+
 /* The wall-clock time of the record this write carries, in ns. */
 static int64_t record_wall_ns(void)
 {
-	uint64_t ts = pk_con_write_ts();
+	uint64_t ts = pk_con_write_ts;
 	struct timespec now;
 
 	if (ts)

@@ -3,6 +3,9 @@
  * walltime.c - RFC 3339 text of a wall-clock time, for the console time
  * styles iso and iso-utc (walltime.h).
  *
+ * Also the local periods a file console rotates by (pk_wall_period): the
+ * end of a day or hour found from the same table, once per period.
+ *
  * Owns the table of the local zone's UTC offsets: from a day before the
  * last refresh to 400 days after it, the offset at the start and the exact
  * second of each change (daylight saving time), found with localtime_r()
