@@ -50,8 +50,9 @@
  * lines go on to the renamed file, for up to REOPEN_CREATE_WAIT_MS (or
  * until that file is removed), and then the console creates PATH itself
  * (logrotate's nocreate). A rotation by another libprintk process holds
- * flock(2) on the file from its rename until the new PATH exists: a
- * process that finds PATH gone waits for that lock before it looks again.
+ * flock(2) on PATH's directory from its rename until the new PATH exists:
+ * a process that finds PATH gone waits for that lock before it looks
+ * again, so our own rotations never send its lines to the old file.
  * pk_console_reopen() creates PATH at once, as asked.
  *
  * A file console's PATH is often in a shared directory while the program
@@ -139,8 +140,9 @@ struct fd_console {
 	int64_t period_end_ns;
 	char period_label[PK_WALL_LABEL_MAX];
 	int mid_line;
-	/* For removing the oldest dated files, made at set-up: PATH's
-	 * directory, where its last component starts, a directory buffer. */
+	/* Made at set-up of a rotation: PATH's directory (its lock; the
+	 * dated files are looked for there), where PATH's last component
+	 * starts, and a buffer for reading the directory (by time). */
 	char *dir_path;
 	size_t base_off;
 	char *dents;
@@ -367,24 +369,43 @@ static int switch_to_existing(struct fd_console *fc)
 	return 0;
 }
 
-/* Whether another process is rotating our file: it holds flock(2) on it
- * from its rename until the new PATH exists. Waits for it (bounded) and
- * returns 1 if there was one. */
+/* flock(2) on PATH's directory, @how (LOCK_EX: a rotation from its
+ * rename until the new PATH exists; LOCK_SH: a process that found PATH
+ * gone, waiting for such a rotation), within ROTATE_LOCK_WAIT_MS; the
+ * directory's descriptor (closing it lets go), or -1. *@waited says
+ * whether the lock was busy at first. */
+static int lock_dir(const struct fd_console *fc, int how, int *waited)
+{
+	int dfd = fc->dir_path ? open(fc->dir_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+
+	*waited = 0;
+	if (dfd < 0)
+		return -1;
+	for (int ms = 0;; ms++) {
+		if (flock(dfd, how | LOCK_NB) == 0)
+			return dfd;
+		if ((errno != EWOULDBLOCK && errno != EINTR) || ms >= ROTATE_LOCK_WAIT_MS)
+			break;
+		*waited = 1;
+
+		struct timespec one = { 0, 1000 * 1000 };
+
+		nanosleep(&one, NULL);
+	}
+	close(dfd);
+	return -1;
+}
+
+/* Whether another libprintk process is rotating PATH (it holds its
+ * directory's lock from its rename until the new PATH exists): waits for
+ * it, bounded, and returns 1 if there was one. */
 static int rotation_under_way(struct fd_console *fc)
 {
-	for (int waited = 0; waited <= ROTATE_LOCK_WAIT_MS; waited++) {
-		if (flock(fc->fd, LOCK_SH | LOCK_NB) == 0) {
-			flock(fc->fd, LOCK_UN);
-			return waited > 0;
-		}
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return 0;
+	int waited, dfd = lock_dir(fc, LOCK_SH, &waited);
 
-		struct timespec ms = { 0, 1000 * 1000 };
-
-		nanosleep(&ms, NULL);
-	}
-	return 1;
+	if (dfd >= 0)
+		close(dfd);
+	return waited;
 }
 
 /*
@@ -465,10 +486,11 @@ static void prune_dated(struct fd_console *fc);
  * on our file, which must still be PATH, so two processes sharing the file
  * never rotate it twice. The lock is taken on a descriptor of its own: the
  * console's may be shared with a forked child, and flock() locks belong to
- * the open file, so both would hold it. It is held until the new PATH
- * exists: a process that finds PATH gone meanwhile waits for it
- * (follow_path). An empty file is not moved: a period without lines
- * leaves no file. */
+ * the open file, so both would hold it. From the rename until the new
+ * PATH exists it also holds a lock on PATH's directory: a process that
+ * finds PATH gone meanwhile waits for that (follow_path), whichever file
+ * it still writes. An empty file is not moved by time: a period without
+ * lines leaves no file. */
 static void rotate(struct fd_console *fc)
 {
 	struct stat st;
@@ -478,11 +500,14 @@ static void rotate(struct fd_console *fc)
 	if (lk >= 0) {
 		if (fstat(lk, &st) == 0 && is_our_file(fc, &st) && lock_for_rotation(lk) == 0 &&
 		    stat(fc->path, &st) == 0 && is_our_file(fc, &st)) {
+			int waited, dl = -1;
+
 			done = 1;
+			if (!fc->rotate_unit || st.st_size > 0)
+				dl = lock_dir(fc, LOCK_EX, &waited);
 			if (fc->rotate_unit && st.st_size > 0) {
 				rename_dated(fc);
 				switch_to_path(fc);
-				prune_dated(fc);
 			} else if (!fc->rotate_unit) {
 				for (unsigned i = fc->rotate_keep; i > 1; i--) {
 					numbered_path(fc->rename_from, fc->path, i - 1);
@@ -493,6 +518,10 @@ static void rotate(struct fd_console *fc)
 				if (rename(fc->path, fc->rename_to) == 0)
 					switch_to_path(fc);
 			}
+			if (dl >= 0)
+				close(dl);
+			if (fc->rotate_unit && st.st_size > 0)
+				prune_dated(fc);
 		}
 		close(lk); /* and the lock with it */
 	}
@@ -516,22 +545,6 @@ static void dated_path(char *buf, const char *path, const char *label, unsigned 
 	buf[len] = '\0';
 	if (n)
 		numbered_path(buf, buf, n);
-}
-
-/* PATH to the first free name of its period: PATH.D, then PATH.D.1 ...
- * (a second piece of the period, cut by size). Under the rotation lock:
- * no other libprintk process renames meanwhile. */
-static void rename_dated(struct fd_console *fc)
-{
-	struct stat st;
-
-	for (unsigned n = 0; n <= DATED_INDEX_MAX; n++) {
-		dated_path(fc->rename_to, fc->path, fc->period_label, n);
-		if (lstat(fc->rename_to, &st) < 0 && errno == ENOENT) {
-			rename(fc->path, fc->rename_to);
-			return;
-		}
-	}
 }
 
 /* Whether @name is PATH's last component, a dot, a period name of this
@@ -572,6 +585,49 @@ struct dirent64_raw {
 	char d_name[];
 };
 
+/* The highest index among the files of period @label in PATH's
+ * directory (0 for PATH.@label itself), or -1 if there is none. */
+static long newest_index(struct fd_console *fc, const char *label)
+{
+	int dfd = open(fc->dir_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	size_t llen = strlen(label);
+	long newest = -1, n;
+
+	if (dfd < 0)
+		return -1;
+	while ((n = syscall(SYS_getdents64, dfd, fc->dents, DENTS_ROOM)) > 0) {
+		for (long off = 0; off < n;) {
+			struct dirent64_raw *d = (struct dirent64_raw *)(fc->dents + off);
+			const char *l;
+			unsigned long idx;
+
+			off += d->d_reclen;
+			if (is_dated_name(fc, d->d_name, &l, &idx) && !strncmp(l, label, llen) && (long)idx > newest)
+				newest = (long)idx;
+		}
+	}
+	close(dfd);
+	return newest;
+}
+
+/* PATH to the next name of its period: PATH.D, then PATH.D.1 ... (a
+ * later piece of the period, cut by size), after the highest there, so
+ * the order written stays the order of the names when older ones were
+ * removed. Under the rotation lock: no other libprintk process renames
+ * meanwhile; a name taken by someone else is passed over. */
+static void rename_dated(struct fd_console *fc)
+{
+	struct stat st;
+
+	for (long n = newest_index(fc, fc->period_label) + 1; n <= DATED_INDEX_MAX; n++) {
+		dated_path(fc->rename_to, fc->path, fc->period_label, (unsigned)n);
+		if (lstat(fc->rename_to, &st) < 0 && errno == ENOENT) {
+			rename(fc->path, fc->rename_to);
+			return;
+		}
+	}
+}
+
 /* Remove the oldest dated files (by period, then index) beyond keep.
  * getdents64 on a buffer made at set-up: no allocation, async-signal-safe. */
 static void prune_dated(struct fd_console *fc)
@@ -584,6 +640,7 @@ static void prune_dated(struct fd_console *fc)
 		unsigned count = 0;
 		const char *old_label = NULL;
 		unsigned long old_idx = 0;
+		size_t llen = fc->rotate_unit == PK_WALL_DAY ? 10 : 13;
 		char *oldest = fc->rename_from; /* free while we hold the lock */
 		long n;
 
@@ -601,7 +658,7 @@ static void prune_dated(struct fd_console *fc)
 					continue;
 				count++;
 
-				int cmp = old_label ? strncmp(label, old_label, 13) : -1;
+				int cmp = old_label ? strncmp(label, old_label, llen) : -1;
 
 				if (cmp < 0 || (cmp == 0 && idx < old_idx)) {
 					size_t l = strlen(d->d_name);
@@ -659,7 +716,9 @@ static void rotate_by_time(struct fd_console *fc, int64_t wall_ns)
 	} else {
 		rotate(fc);
 	}
-	fc->period_end_ns = pk_wall_period(sec, fc->rotate_unit, fc->period_label) * 1000000000;
+	int64_t end = pk_wall_period(sec, fc->rotate_unit, fc->period_label);
+
+	fc->period_end_ns = end < INT64_MAX / 1000000000 ? end * 1000000000 : INT64_MAX;
 }
 
 /* The cheap part, on every write: the record's time against the end of
@@ -970,16 +1029,20 @@ static int rename_buffers(struct fd_console *fc)
 	if (fc->rename_from)
 		return 0;
 
-	size_t room = strlen(fc->path) + ROTATE_NAME_ROOM;
+	size_t room = strlen(fc->path) + ROTATE_NAME_ROOM, dir_room = strlen(fc->path) + 2;
+	const char *slash = strrchr(fc->path, '/');
 
 	fc->rename_from = malloc(room);
 	fc->rename_to = malloc(room);
-	if (!fc->rename_from || !fc->rename_to) {
+	fc->dir_path = malloc(dir_room);
+	if (!fc->rename_from || !fc->rename_to || !fc->dir_path || pk_path_dir(fc->path, fc->dir_path, dir_room)) {
 		free(fc->rename_from);
 		free(fc->rename_to);
-		fc->rename_from = fc->rename_to = NULL;
+		free(fc->dir_path);
+		fc->rename_from = fc->rename_to = fc->dir_path = NULL;
 		return -ENOMEM;
 	}
+	fc->base_off = slash ? (size_t)(slash - fc->path) + 1 : 0;
 	return 0;
 }
 
@@ -1015,22 +1078,8 @@ int pk_console_set_rotate_time(struct console *con, int period, unsigned keep)
 			fc->rotate_keep = 0;
 		return 0;
 	}
-	if (rename_buffers(fc))
+	if (rename_buffers(fc) || (!fc->dents && !(fc->dents = malloc(DENTS_ROOM))))
 		return -ENOMEM;
-	if (!fc->dir_path) {
-		const char *slash = strrchr(fc->path, '/');
-		size_t room = strlen(fc->path) + 2;
-
-		fc->dir_path = malloc(room);
-		fc->dents = malloc(DENTS_ROOM);
-		if (!fc->dir_path || !fc->dents || pk_path_dir(fc->path, fc->dir_path, room)) {
-			free(fc->dir_path);
-			free(fc->dents);
-			fc->dir_path = fc->dents = NULL;
-			return -ENOMEM;
-		}
-		fc->base_off = slash ? (size_t)(slash - fc->path) + 1 : 0;
-	}
 	/* The zone's changes for the next year, read here: printing never
 	 * reads the zone. */
 	pk_wall_refresh();

@@ -204,6 +204,20 @@ app.log.2026-12-05: line-0001|line-0002|
 app.log.2026-12-05.1: line-0003|line-0004|
 app.log.2026-12-05.2: line-0005|" "$(files)"
 
+# Pieces beyond nine, and keep=5 among them: the newest by index.
+fresh
+args=()
+for i in $(seq 1 12); do
+	args+=("2026-12-05 10:00:00" "$(printf 'line-%04d' "$i")")
+done
+steps pieces UTC "console=file:$DIR/app.log,rotate=daily,size=10,keep=5 printk.time=0" "${args[@]}"
+check pieces "app.log: line-0012|
+app.log.2026-12-05.10: line-0011|
+app.log.2026-12-05.6: line-0007|
+app.log.2026-12-05.7: line-0008|
+app.log.2026-12-05.8: line-0009|
+app.log.2026-12-05.9: line-0010|" "$(files)"
+
 # A file left at PATH by a run on an earlier day is that day's: the first
 # line of the new run rotates it under its day's name.
 fresh
