@@ -118,6 +118,30 @@ check lossless "app.log: c1|
 app.log.2026-12-05: a1|
 app.log.2026-12-06: b1|b2|" "$(files)"
 
+# A threaded console still printing when the day ends: 3000 lines stored
+# at 23:59:59 go to that day's file, however late its thread prints them
+# (the clock moves as soon as they are stored).
+fresh
+many=()
+for i in $(seq 1 3000); do
+	many+=("$(printf 'late %04d' "$i")")
+done
+rm -f "$TMP"/mark* "$TMP"/go*
+echo "2026-12-05 23:59:59" >"$TMP/stamp"
+$BOUND env TZ=UTC LD_PRELOAD="$PRELOAD" FAKETIME_TIMESTAMP_FILE="$TMP/stamp" FAKETIME_NO_CACHE=1 NO_FAKE_STAT=1 \
+	PRINTK_CLOCK=monotonic PRINTK_OPTS="console=none console=file:$DIR/app.log,rotate=daily,threaded printk.time=0 log_buf_len=1M console_drain_ms=60000" \
+	"$WRITER" "${many[@]}" "--mark=$TMP/mark0" "--wait=$TMP/go0" next >"$TMP/late.out" 2>&1 &
+writer=$!
+for _ in $(seq 1200); do
+	[ -e "$TMP/mark0" ] && break
+	sleep 0.05
+done
+echo "2026-12-06 00:00:01" >"$TMP/stamp"
+touch "$TMP/go0"
+wait $writer || echo "late: writer exited with status $?"
+check late-lines "$(printf '%s\n' "${many[@]}")" "$(cat "$DIR/app.log.2026-12-05" 2>&1)"
+check late-next "next" "$(cat "$DIR/app.log" 2>&1)"
+
 # An hour's end, in a zone half an hour off UTC.
 fresh
 steps hourly Asia/Kolkata "console=file:$DIR/app.log,rotate=hourly printk.time=0" \
