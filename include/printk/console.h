@@ -172,7 +172,11 @@ PK_API int pk_console_file_create(struct console **conp, const char *path);
  * opened; lines are never cut, so a file exceeds @size only by a line
  * longer than the room left. Safe with other processes appending to PATH
  * (flock(2) on the file being rotated; each write first looks whether PATH
- * is still its file, and reopens if not). @size 0 stops rotating. 0, or
+ * is still its file, and opens the one there if not). Safe with
+ * logrotate's create: a PATH renamed away is not created by the console
+ * for 2 s (the lines go on into the renamed file) unless logrotate's new
+ * one appears, which is opened; ULLONG_MAX never rotates and only follows
+ * PATH so. @size 0 stops rotating. 0, or
  * -EINVAL (not a file console, @keep outside 1..999) or -ENOMEM.
  * Context: before registering @con (its write reads these); not
  * async-signal-safe (allocates). */
