@@ -8,7 +8,7 @@
  *   follow   the same console following its path (a size that never
  *            rotates: one stat(2) per line, as under logrotate);
  *   daily    rotating by local time (rotate=daily): the follow's stat,
- *            the record's wall-clock time (two clock reads) against the
+ *            the record's wall-clock time (three clock reads) against the
  *            period's end; no rotation happens in the run.
  *   daily+size  both, with a size that is never reached.
  *

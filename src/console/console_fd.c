@@ -679,6 +679,35 @@ static void prune_dated(struct fd_console *fc)
 
 _Thread_local PK_TLS_IE uint64_t pk_con_write_ts;
 
+static int64_t timespec_ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
+/* CLOCK_REALTIME - CLOCK_MONOTONIC now, from a realtime read between two
+ * monotonic ones that lie close together: a pair torn by preemption, or
+ * by both clocks jumping at once between the reads (as libfaketime makes
+ * them), is read again, so one bad pair does not end a period early. */
+static int64_t wall_offset_ns(void)
+{
+	int64_t off = 0;
+
+	for (int tries = 0; tries < 4; tries++) {
+		struct timespec m0, rt, m1;
+
+		clock_gettime(CLOCK_MONOTONIC, &m0);
+		clock_gettime(CLOCK_REALTIME, &rt);
+		clock_gettime(CLOCK_MONOTONIC, &m1);
+
+		int64_t a = timespec_ns(&m0), b = timespec_ns(&m1);
+
+		off = timespec_ns(&rt) - (a + (b - a) / 2);
+		if (b >= a && b - a < 1000000)
+			break;
+	}
+	return off;
+}
+
 /* The wall-clock time of the record this write carries, in ns. */
 static int64_t record_wall_ns(void)
 {
@@ -686,9 +715,9 @@ static int64_t record_wall_ns(void)
 	struct timespec now;
 
 	if (ts)
-		return (int64_t)ts + pk_realtime_offset_ns();
+		return (int64_t)ts + wall_offset_ns();
 	clock_gettime(CLOCK_REALTIME, &now);
-	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	return timespec_ns(&now);
 }
 
 static int64_t floor_sec(int64_t ns)

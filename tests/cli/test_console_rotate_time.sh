@@ -42,6 +42,13 @@ export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS }suppressions=$TMP/tsan.supp"
 # Every writer is bounded: a hang fails its check by name, not the run.
 BOUND="timeout -k 5 120"
 
+# The faked clock's new time, replaced in one rename: libfaketime reads
+# the file at every clock read, and one that met it truncated would read
+# the real clock (a day's end in the middle of a run).
+set_stamp() {
+	echo "$1" >"$TMP/stamp.new" && mv -f "$TMP/stamp.new" "$TMP/stamp"
+}
+
 check() {
 	checks=$((checks + 1))
 	if [ "$2" = "$3" ]; then
@@ -71,7 +78,7 @@ steps() {
 		shift 2
 	done
 	rm -f "$TMP"/mark* "$TMP"/go*
-	echo "${stamps[0]}" >"$TMP/stamp"
+	set_stamp "${stamps[0]}"
 	$BOUND env TZ="$tz" LD_PRELOAD="$PRELOAD" FAKETIME_TIMESTAMP_FILE="$TMP/stamp" FAKETIME_NO_CACHE=1 NO_FAKE_STAT=1 \
 		FAKETIME_FMT="${STAMP_FMT:-%Y-%m-%d %H:%M:%S}" PRINTK_CLOCK=monotonic PRINTK_OPTS="console=none $opts console_drain_ms=60000" \
 		"$WRITER" "${args[@]}" >"$TMP/$name.out" 2>&1 &
@@ -82,7 +89,7 @@ steps() {
 			kill -0 $writer 2>/dev/null || break
 			sleep 0.05
 		done
-		echo "${stamps[$i]}" >"$TMP/stamp"
+		set_stamp "${stamps[$i]}"
 		touch "$TMP/go$i"
 	done
 	wait $writer || echo "$name: writer exited with status $?"
@@ -134,7 +141,7 @@ for i in $(seq 1 3000); do
 	many+=("$(printf 'late %04d' "$i")")
 done
 rm -f "$TMP"/mark* "$TMP"/go*
-echo "2026-12-05 23:59:59" >"$TMP/stamp"
+set_stamp "2026-12-05 23:59:59"
 $BOUND env TZ=UTC LD_PRELOAD="$PRELOAD" FAKETIME_TIMESTAMP_FILE="$TMP/stamp" FAKETIME_NO_CACHE=1 NO_FAKE_STAT=1 \
 	PRINTK_CLOCK=monotonic PRINTK_OPTS="console=none console=file:$DIR/app.log,rotate=daily,threaded printk.time=0 log_buf_len=1M console_drain_ms=60000" \
 	"$WRITER" "${many[@]}" "--mark=$TMP/mark0" "--wait=$TMP/go0" next >"$TMP/late.out" 2>&1 &
@@ -143,11 +150,37 @@ for _ in $(seq 1200); do
 	[ -e "$TMP/mark0" ] && break
 	sleep 0.05
 done
-echo "2026-12-06 00:00:01" >"$TMP/stamp"
+set_stamp "2026-12-06 00:00:01"
 touch "$TMP/go0"
 wait $writer || echo "late: writer exited with status $?"
 check late-lines "$(printf '%s\n' "${many[@]}")" "$(cat "$DIR/app.log.2026-12-05" 2>&1)"
 check late-next "next" "$(cat "$DIR/app.log" 2>&1)"
+
+# Two processes appending to one file rotate it once at midnight: each
+# day's file has both processes' lines of that day, each once.
+fresh
+rm -f "$TMP"/mark* "$TMP"/go*
+set_stamp "2026-12-05 23:59:59"
+pids=()
+for w in a b; do
+	$BOUND env TZ=UTC LD_PRELOAD="$PRELOAD" FAKETIME_TIMESTAMP_FILE="$TMP/stamp" FAKETIME_NO_CACHE=1 NO_FAKE_STAT=1 \
+		PRINTK_CLOCK=monotonic PRINTK_OPTS="console=none console=file:$DIR/app.log,rotate=daily printk.time=0" \
+		"$WRITER" "$w-1" "$w-2" "--mark=$TMP/mark-$w" "--wait=$TMP/go" "$w-3" "$w-4" >"$TMP/shared-$w.out" 2>&1 &
+	pids+=($!)
+done
+for w in a b; do
+	for _ in $(seq 1200); do
+		[ -e "$TMP/mark-$w" ] && break
+		sleep 0.05
+	done
+done
+set_stamp "2026-12-06 00:00:01"
+touch "$TMP/go"
+for p in "${pids[@]}"; do
+	wait "$p" || echo "shared: a writer exited with status $?"
+done
+check shared "app.log: a-3|a-4|b-3|b-4|
+app.log.2026-12-05: a-1|a-2|b-1|b-2|" "$(for f in "$DIR"/*; do printf '%s: %s\n' "${f##*/}" "$(sort "$f" | tr '\n' '|')"; done)"
 
 # An hour's end, in a zone half an hour off UTC.
 fresh
