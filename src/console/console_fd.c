@@ -69,9 +69,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdint.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

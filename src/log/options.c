@@ -22,7 +22,8 @@
  *                        followed by ,threaded ,extended ,lossless ,name=NAME
  *                        ,json (JSON lines, json_format.c)
  *                        ,loglevel=N ,time=T (and for files ,size=N[KMG]
- *                        ,rotate=daily|hourly ,keep=N: rotation); or the forwarders journal[:PATH] and
+ *                        ,rotate=daily|hourly ,keep=N: rotation); or the
+ *                        forwarders journal[:PATH] and
  *                        syslog:TARGET[,rfc5424|,rfc3164][,bom=yes|no]
  *                        [,framing=octet|lf] (tcp: only); or -NAME, which
  *                        removes the console of that name; repeatable
