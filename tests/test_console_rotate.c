@@ -14,6 +14,12 @@
  *     a signal handler that lands anywhere in a printk, thousands of
  *     times: no printk begun after a handler returned writes before the
  *     reopen;
+ *   - logrotate's rename and create with no signal: the console does not
+ *     make PATH itself while logrotate may (the line goes on into the
+ *     renamed file) and opens the file logrotate created; without a
+ *     create it makes PATH after its wait, at once when the renamed file
+ *     was removed; pk_console_set_rotate_time's bounds (rotation by time
+ *     itself: tests/cli/test_console_rotate_time.sh, under a faked clock);
  *   - the stderr console disables itself, with one notice, once fd 2 is
  *     another file, and writes nothing into that file; fd 2 redirected
  *     with fd 1 is followed;
