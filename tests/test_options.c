@@ -842,6 +842,28 @@ static void test_parse_console_options(void **state)
 	assert_int_equal(o.nwarnings, 1);
 	assert_string_equal(o.warnings[0], "printk: PRINTK_OPTS: console=journal: time= is for stderr, fd: and "
 					   "file: consoles, console ignored");
+	/* ,rotate=daily|hourly: alone (keep 5), with a keep, with a size. */
+	assert_int_equal(pk_opts_parse("console=file:/x,rotate=daily console=file:/y,rotate=hourly,keep=24 "
+				       "console=file:/z,size=1M,rotate=daily,keep=9 console=file:/w",
+				       &o),
+			 0);
+	assert_int_equal(o.nconsoles, 4);
+	assert_int_equal(o.consoles[0].rotate_time, PK_ROTATE_DAILY);
+	assert_int_equal(o.consoles[0].rotate_keep, 5);
+	assert_int_equal(o.consoles[0].rotate_size, 0);
+	assert_int_equal(o.consoles[1].rotate_time, PK_ROTATE_HOURLY);
+	assert_int_equal(o.consoles[1].rotate_keep, 24);
+	assert_int_equal(o.consoles[2].rotate_time, PK_ROTATE_DAILY);
+	assert_int_equal(o.consoles[2].rotate_size, 1 << 20);
+	assert_int_equal(o.consoles[2].rotate_keep, 9);
+	assert_int_equal(o.consoles[3].rotate_time, 0);
+	assert_int_equal(o.consoles[3].rotate_keep, 0);
+	/* A bad period: one warning naming the option, the console ignored. */
+	assert_int_equal(pk_opts_parse("console=file:/x,rotate=weekly loglevel=3", &o), -EINVAL);
+	assert_int_equal(o.nconsoles, 0);
+	assert_int_equal(o.nwarnings, 1);
+	assert_string_equal(o.warnings[0], "printk: PRINTK_OPTS: bad console option 'rotate=weekly' "
+					   "(daily or hourly), console ignored");
 	/* Not a console option: part of the path. */
 	assert_int_equal(pk_opts_parse("console=file:/x,rfc3164", &o), 0);
 	assert_string_equal(o.consoles[0].path, "/x,rfc3164");
@@ -858,6 +880,9 @@ static void test_parse_console_options(void **state)
 		"console=file:/x,name=sixteen_chars_xx",
 		"console=file:/x,name=a/b",
 		"console=fd:3,size=1M", /* rotation is for files */
+		"console=fd:3,rotate=daily",
+		"console=file:/x,rotate=daily,keep=0",
+		"console=file:/x,rotate=hourly,keep=1000",
 		"console=stderr,keep=2",
 		"console=none,name=x",
 		"console=none,loglevel=3",

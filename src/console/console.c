@@ -1332,6 +1332,7 @@ static PK_NOINLINE int print_one_extended(struct con_src *src, struct console *c
 	st->started = 0;
 	if (con_skips(con, r->level, pk_console_level_suppressed(r->level)))
 		return 1;
+	pk_con_write_ts = r->ts_nsec;
 	if (con->write_record) {
 		pk_record_from_ring(&src->rec, r);
 		/* A threaded console that cannot take it now (a forwarder whose
@@ -1384,6 +1385,7 @@ static int print_one(struct con_src *src, struct console *con)
 
 	if (fetch(src, st->seq, r) && (!restart_if_beyond(src, st) || fetch(src, st->seq, r)))
 		return 0;
+	pk_con_write_ts = r->ts_nsec;
 	out_init(o, con);
 	if (r->seq != st->seq) {
 		st->dropped += r->seq - st->seq;
@@ -1513,6 +1515,7 @@ static PK_ALWAYS_INLINE char *build_hint_line(struct console *con, const struct 
 	char *text = in_place ? line + (r->text - line) : line + PK_CON_PREFIX_ROOM;
 	char *p = con_prefix(con, text, r->ts_nsec, r->caller.tid);
 
+	pk_con_write_ts = r->ts_nsec;
 	if (st->line_open)
 		*--p = '\n';
 	if (!in_place)

@@ -72,7 +72,15 @@ static int file_option(struct pk_opts_console *c, const char *w, size_t n, struc
 {
 	unsigned long long x;
 
-	(void)o;
+	if (n >= 7 && !memcmp(w, "rotate=", 7)) {
+		if (pk_opts_is_word(w + 7, n - 7, "daily"))
+			c->rotate_time = PK_ROTATE_DAILY;
+		else if (pk_opts_is_word(w + 7, n - 7, "hourly"))
+			c->rotate_time = PK_ROTATE_HOURLY;
+		else
+			return pk_opts_bad_console_option(o, w, n, "daily or hourly");
+		return 1;
+	}
 	if (n >= 5 && !memcmp(w, "size=", 5)) {
 		if (pk_opts_parse_size(w + 5, n - 5, 1, PK_OPTS_SIZE_MAX, &c->rotate_size))
 			return -EINVAL;
@@ -90,9 +98,9 @@ static int file_option(struct pk_opts_console *c, const char *w, size_t n, struc
 static int file_arg(struct pk_opts_console *c, const char *a, size_t n, struct pk_opts *o)
 {
 	(void)o;
-	if (c->rotate_keep && !c->rotate_size)
-		return -EINVAL; /* keep= means nothing without size= */
-	if (c->rotate_size && !c->rotate_keep)
+	if (c->rotate_keep && !c->rotate_size && !c->rotate_time)
+		return -EINVAL; /* keep= means nothing without size= or rotate= */
+	if ((c->rotate_size || c->rotate_time) && !c->rotate_keep)
 		c->rotate_keep = PK_OPTS_ROTATE_KEEP_DEFAULT;
 	if (n >= sizeof(c->path))
 		return -ENAMETOOLONG;
@@ -111,8 +119,11 @@ static int file_create(struct console **con, const struct pk_opts_console *c)
 		return err;
 	pk_fmt_snprintf((*con)->name, sizeof((*con)->name), "file%u",
 			atomic_fetch_add_explicit(&file_console_count, 1, memory_order_relaxed));
-	if (c->rotate_size &&
-	    (err = pk_console_file_set_rotation(*con, (unsigned long long)c->rotate_size, (unsigned)c->rotate_keep))) {
+	if (c->rotate_size)
+		err = pk_console_file_set_rotation(*con, (unsigned long long)c->rotate_size, (unsigned)c->rotate_keep);
+	if (!err && c->rotate_time)
+		err = pk_console_set_rotate_time(*con, c->rotate_time, (unsigned)c->rotate_keep);
+	if (err) {
 		pk_console_fd_release(*con);
 		*con = NULL;
 	}

@@ -60,7 +60,8 @@ struct pk_opts_console {
 	char name[PK_OPTS_CONSOLE_NAME_MAX]; /* ,name=: "" for the automatic one */
 	int loglevel;	    /* ,loglevel=N (0..15), or -1: console_loglevel */
 	long long rotate_size; /* file: ,size=N[KMG] (bytes), or 0: no rotation */
-	int rotate_keep;    /* file: ,keep=N (1..999) old files, with a size */
+	int rotate_keep;    /* file: ,keep=N (1..999) old files, with a size or a period */
+	int rotate_time;    /* file: ,rotate=hourly|daily: PK_ROTATE_*, 0: none */
 	int framing;	    /* syslog:tcp: ,framing=octet|lf: PK_SYSLOG_FRAMING_* + 1, 0: not given */
 	int bom;	    /* syslog: ,bom=yes|no: 2 yes, 1 no, 0: not given */
 	unsigned enterprise; /* syslog: ,enterprise=N, or 0: the default */

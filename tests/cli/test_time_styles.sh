@@ -10,8 +10,11 @@
 
 WRITER=$PRINTK_TEST_BUILD_DIR/tests/time-writer
 FAKELIB=
-for f in /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 /usr/lib/*/faketime/libfaketime.so.1 \
-	/usr/lib/faketime/libfaketime.so.1; do
+# The multi-threaded build: the writers have printer threads, and the
+# plain one reads its timestamp file into static buffers unlocked, so a
+# clock read racing another thread's returns the real time.
+for f in /usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1 /usr/lib/*/faketime/libfaketimeMT.so.1 \
+	/usr/lib/faketime/libfaketimeMT.so.1; do
 	if [ -e "$f" ]; then
 		FAKELIB=$f
 		break
@@ -35,6 +38,13 @@ asanlib=$(ldd "$WRITER" 2>/dev/null | awk '/libasan\.so/ { print $3; exit }')
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_release_to_os_interval_ms=-1"
 # Every writer is bounded: a hang fails its check by name, not the run.
 BOUND="timeout -k 5 120"
+
+# The faked clock's new time, replaced in one rename: libfaketime reads
+# the file at every clock read, and one that met it truncated would read
+# the real clock.
+set_stamp() {
+	echo "$1" >"$TMP/stamp.new" && mv -f "$TMP/stamp.new" "$TMP/stamp"
+}
 
 # check NAME WANT GOT: two strings equal.
 check() {
@@ -94,7 +104,7 @@ hello" "$(frozen UTC "$STAMP" 'printk.time=0 printk.time=ISO' hello)"
 # Daylight saving time starts in New York at 2026-03-08 02:00 local: a run
 # that registered its console at 01:59:59 EST prints the next line in EDT
 # (the zone's changes are read ahead, not at print time).
-echo "2026-03-08 01:59:59" >"$TMP/stamp"
+set_stamp "2026-03-08 01:59:59"
 rm -f "$TMP/go"
 $BOUND env TZ=America/New_York LD_PRELOAD="$PRELOAD" FAKETIME_TIMESTAMP_FILE=$TMP/stamp FAKETIME_NO_CACHE=1 \
 	PRINTK_CLOCK=monotonic PRINTK_OPTS=printk.time=iso "$WRITER" before "--wait=$TMP/go" after >"$TMP/dst" 2>&1 &
@@ -103,7 +113,7 @@ for _ in $(seq 600); do
 	[ -s "$TMP/dst" ] && break
 	sleep 0.1
 done
-echo "2026-03-08 03:00:01" >"$TMP/stamp"
+set_stamp "2026-03-08 03:00:01"
 touch "$TMP/go"
 wait $writer || echo "writer exited with status $?"
 check dst-change "2026-03-08T01:59:59.000000-05:00 before
@@ -113,7 +123,7 @@ check dst-change "2026-03-08T01:59:59.000000-05:00 before
 # not when it printed it: its pipe is full (nobody reads it) when "marker"
 # is stored at 22:49:32; the clock then moves to 23:00, and only then is
 # the pipe read and the line printed.
-echo "2026-12-05 22:49:32" >"$TMP/stamp"
+set_stamp "2026-12-05 22:49:32"
 rm -f "$TMP/go" "$TMP/go2" "$TMP/late" "$TMP/late-err"
 filler=()
 for i in $(seq 1000); do
@@ -128,7 +138,7 @@ for _ in $(seq 600); do
 	grep -q '^\[1796510972.000000\] marker$' "$TMP/late-err" 2>/dev/null && break
 	sleep 0.1
 done
-echo "2026-12-05 23:00:00" >"$TMP/stamp"
+set_stamp "2026-12-05 23:00:00"
 touch "$TMP/go2" "$TMP/go"
 wait $writer || echo "writer exited with status $?"
 for _ in $(seq 1200); do
@@ -143,7 +153,7 @@ check late-line "2026-12-05T22:49:32.000000Z marker" "$(tail -n 1 "$TMP/late")"
 # (the console that saw the step wrote it), and udmesg --time-format iso
 # shows both records with it, the old one too (docs/clock.md). Minutes
 # only: the real monotonic time between the lines is not known exactly.
-echo "2026-12-05 22:49:32.500000" >"$TMP/stamp"
+set_stamp "2026-12-05 22:49:32.500000"
 rm -f "$TMP/go" "$TMP/log"
 $BOUND env TZ=UTC LD_PRELOAD="$PRELOAD" FAKETIME_TIMESTAMP_FILE=$TMP/stamp FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1 \
 	PRINTK_CLOCK=monotonic PRINTK_OPTS="printk.time=iso-utc log_buf_file=$TMP/log" \
@@ -153,7 +163,7 @@ for _ in $(seq 600); do
 	[ -s "$TMP/step" ] && break
 	sleep 0.1
 done
-echo "2026-12-06 10:00:00.500000" >"$TMP/stamp"
+set_stamp "2026-12-06 10:00:00.500000"
 touch "$TMP/go"
 wait $writer || echo "writer exited with status $?"
 check step-console "2026-12-05T22:49 before
