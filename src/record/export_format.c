@@ -34,71 +34,40 @@
 
 #include <printk/log.h>
 
+#include "base/bytebuf.h"
 #include "record/export_format.h"
 #include "record/json_format.h"
 
-struct eb {
-	char *out;
-	size_t len, cap;
-};
-
-static void put(struct eb *b, const void *p, size_t n)
-{
-	if (b->len < b->cap) {
-		size_t room = b->cap - b->len;
-
-		memcpy(b->out + b->len, p, n < room ? n : room);
-	}
-	b->len += n;
-}
-
-static void put_ch(struct eb *b, char c)
-{
-	put(b, &c, 1);
-}
-
-static void put_str(struct eb *b, const char *s)
-{
-	put(b, s, strlen(s));
-}
-
 /* E1: NAME=VALUE\n, or the binary form. */
-static void field(struct eb *b, const char *name, size_t nn, const char *v, size_t n)
+static void field(struct pk_bytebuf *b, const char *name, size_t nn, const char *v, size_t n)
 {
-	put(b, name, nn);
+	pk_bb_put(b, name, nn);
 	if (!memchr(v, '\n', n) && pk_journal_printable(v, n)) {
-		put_ch(b, '=');
-		put(b, v, n);
+		pk_bb_putc(b, '=');
+		pk_bb_put(b, v, n);
 	} else {
 		unsigned char le[8];
 
-		put_ch(b, '\n');
+		pk_bb_putc(b, '\n');
 		for (int i = 0; i < 8; i++)
 			le[i] = (unsigned char)((uint64_t)n >> (8 * i));
-		put(b, le, 8);
-		put(b, v, n);
+		pk_bb_put(b, le, 8);
+		pk_bb_put(b, v, n);
 	}
-	put_ch(b, '\n');
+	pk_bb_putc(b, '\n');
 }
 
-static void field_str(struct eb *b, const char *name, const char *v, size_t n)
+static void field_str(struct pk_bytebuf *b, const char *name, const char *v, size_t n)
 {
 	field(b, name, strlen(name), v, n);
 }
 
-static void field_u64(struct eb *b, const char *name, uint64_t v)
+static void field_u64(struct pk_bytebuf *b, const char *name, uint64_t v)
 {
-	char t[20];
-	size_t i = sizeof(t);
-
-	do {
-		t[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	put_str(b, name);
-	put_ch(b, '=');
-	put(b, t + i, sizeof(t) - i);
-	put_ch(b, '\n');
+	pk_bb_puts(b, name);
+	pk_bb_putc(b, '=');
+	pk_bb_u64(b, v);
+	pk_bb_putc(b, '\n');
 }
 
 static uint64_t clamp(uint64_t us)
@@ -109,7 +78,7 @@ static uint64_t clamp(uint64_t us)
 size_t pk_export_format_record(char *out, size_t cap, const struct pk_record *rec, const char *ident,
 			       const char *hostname, const char *boot_id, int64_t rt_offset_ns)
 {
-	struct eb b = { out, 0, cap };
+	struct pk_bytebuf b = { out, 0, cap };
 	size_t tlen = rec->text_len > PK_TEXT_MAX ? PK_TEXT_MAX : rec->text_len;
 	size_t dn = rec->dict_len > PK_DICT_MAX ? PK_DICT_MAX : rec->dict_len;
 	uint64_t off = rt_offset_ns < 0 ? 0u - (uint64_t)rt_offset_ns : (uint64_t)rt_offset_ns;
@@ -160,7 +129,7 @@ size_t pk_export_format_record(char *out, size_t cap, const struct pk_record *re
 		}
 		i += elen + 1;
 	}
-	put_ch(&b, '\n');
+	pk_bb_putc(&b, '\n');
 	if (b.len > cap && cap)
 		b.len = cap;
 	return b.len;

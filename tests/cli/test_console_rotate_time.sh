@@ -12,54 +12,14 @@
 # shellcheck source=tests/cli/common.sh
 . "$(dirname "$0")/common.sh"
 
-WRITER=$PRINTK_TEST_BUILD_DIR/tests/time-writer
-FAKELIB=
-# The multi-threaded build: the writers have printer threads, and the
-# plain one reads its timestamp file into static buffers unlocked, so a
-# clock read racing another thread's returns the real time.
-for f in /usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1 /usr/lib/*/faketime/libfaketimeMT.so.1 \
-	/usr/lib/faketime/libfaketimeMT.so.1; do
-	if [ -e "$f" ]; then
-		FAKELIB=$f
-		break
-	fi
-done
-if [ -z "$FAKELIB" ] || [ ! -x "$WRITER" ]; then
-	echo "FAIL: needs libfaketime (Debian: faketime, scripts/setup.sh) and $WRITER"
-	exit 1
-fi
-# As in test_time_styles.sh: libasan first, and ASan's allocator must not
-# pace its returns to the system by the faked clock (it would hang on
-# libfaketime's lock when the clock jumps).
-PRELOAD=$FAKELIB
-asanlib=$(ldd "$WRITER" 2>/dev/null | awk '/libasan\.so/ { print $3; exit }')
-[ -n "$asanlib" ] && PRELOAD="$asanlib $FAKELIB"
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_release_to_os_interval_ms=-1"
+# shellcheck source=tests/cli/faketime.sh
+. "$(dirname "$0")/faketime.sh"
 # With FAKETIME_NO_CACHE libfaketime re-reads its timestamp file on every
 # clock read; TSan does not see the multi-threaded build's own locking as
 # ordering all of it. Not ours, and not what is tested: such reports are
 # suppressed (only those from calls libfaketime makes).
 printf 'called_from_lib:libfaketimeMT.so.1\n' >"$TMP/tsan.supp"
 export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS }suppressions=$TMP/tsan.supp"
-# Every writer is bounded: a hang fails its check by name, not the run.
-BOUND="timeout -k 5 120"
-
-# The faked clock's new time, replaced in one rename: libfaketime reads
-# the file at every clock read, and one that met it truncated would read
-# the real clock (a day's end in the middle of a run).
-set_stamp() {
-	echo "$1" >"$TMP/stamp.new" && mv -f "$TMP/stamp.new" "$TMP/stamp"
-}
-
-check() {
-	checks=$((checks + 1))
-	if [ "$2" = "$3" ]; then
-		ok "$1"
-	else
-		fail "$1"
-		diff -u <(printf '%s\n' "$2") <(printf '%s\n' "$3") | head -20
-	fi
-}
 
 # steps NAME TZ OPTS STAMP LINE [STAMP LINE]...: one writer process prints
 # each LINE with the faked wall clock (local time of TZ) at its STAMP; the
