@@ -63,6 +63,12 @@
  *      order). TCP: the connection never broke and the kernel's send queue
  *      drained (the receiver's kernel acknowledged every byte). Datagrams:
  *      always 0 (nothing better is known).
+ *   N8 TLS is TCP with a session on the socket (tls.c): everything TCP does
+ *      (N2, N4, N5, N7) holds as it is, the bytes going through the
+ *      session. Nothing is written before the handshake verified the
+ *      peer; a refusal is a connection failure like any other (N6), in
+ *      OpenSSL's words. RFC 5425 frames by octet counting only. RELP over
+ *      TLS is librelp's own: the console gives it the files and the name.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -95,6 +101,7 @@
 
 #include "console/console_internal.h"
 #include "forward/console_net.h"
+#include "forward/tls.h"
 #include "log/log_shared.h"
 #include "log/settings.h"
 #include "record/json_format.h"
@@ -115,6 +122,8 @@
 #define UDP_SETTLE_NS	   1000000000ull /* N6: UDP is back a second after its last failure */
 #define RESEND_MAX	   65536 /* N7: records a TCP console keeps for a resend (1 MiB, touched as used) */
 #define RESEND_SLACK_MS	   2000	 /* N7: the receiver's time to read what its kernel took */
+#define TLS_PORT	   "6514" /* RFC 5425 */
+#define TLS_HANDSHAKE_MS   2000 /* N2: a TLS handshake after the connect */
 
 enum net_kind { NET_JOURNAL, NET_UNIX, NET_UDP, NET_TCP, NET_RELP };
 
@@ -167,6 +176,14 @@ struct net_console {
 	uint64_t rs_resent; /* sent again at the last reconnection */
 	_Atomic unsigned rs_slack_ms; /* RESEND_SLACK_MS; the tests set another */
 	struct pk_record rs_rec;
+	/* TLS (tls.c): a tls: target is TCP with a session on the socket;
+	 * relp:...,tls gives the files to librelp. N8. */
+	int tls;		  /* tls:, or relp: with ,tls */
+	struct pk_tls_ctx *tls_ctx; /* tls: */
+	struct pk_tls *tls_s;	  /* tls: the session on fd */
+	char tls_ca[256], tls_cert[256], tls_key[256], tls_peer[256];
+	char why[200]; /* the words for last_error when they are TLS's */
+	int why_err;   /* the error @why explains */
 };
 
 /* ------------------------------------------------------ message text -- */
@@ -491,6 +508,10 @@ static void set_send_timeout(int fd)
 
 static void net_close(struct net_console *nc)
 {
+	if (nc->tls_s) { /* no close_notify: the connection broke (N8) */
+		pk_tls_free(nc->tls_s, 0);
+		nc->tls_s = NULL;
+	}
 	if (nc->fd >= 0 && nc->fd_pid == (pid_t)pk_caller_pid())
 		close(nc->fd);
 	if (nc->fd >= 0 && nc->unconfirmed)
@@ -525,6 +546,7 @@ static int tcp_connect(struct net_console *nc)
 	int fd = socket(nc->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	int err = 0;
 
+	nc->why[0] = '\0';
 	if (fd < 0)
 		return -errno;
 	if (connect(fd, (struct sockaddr *)&nc->addr, nc->addr_len) < 0) {
@@ -551,6 +573,16 @@ static int tcp_connect(struct net_console *nc)
 		return err;
 	}
 	set_send_timeout(fd);
+	if (nc->tls_ctx) {
+		/* N8: a refused certificate is this connection's failure */
+		err = pk_tls_connect(&nc->tls_s, nc->tls_ctx, fd,
+				     nc->tls_peer, TLS_HANDSHAKE_MS, nc->why, sizeof(nc->why));
+		if (err) {
+			nc->why_err = err;
+			close(fd);
+			return err;
+		}
+	}
 	nc->fd = fd;
 	nc->fd_pid = (pid_t)pk_caller_pid();
 	return 0;
@@ -575,6 +607,14 @@ static int tcp_peer_gone(int fd)
 	char c;
 
 	return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) <= 0 ? -ESHUTDOWN : 0;
+}
+
+static int tcp_peer_gone(int fd);
+
+/* tcp_peer_gone() for @nc's connection, through its TLS session if any. */
+static int stream_gone(struct net_console *nc)
+{
+	return nc->tls_s ? pk_tls_peer_gone(nc->tls_s) : tcp_peer_gone(nc->fd);
 }
 
 static int send_all(int fd, const char *p, size_t n)
@@ -700,6 +740,8 @@ static int net_send(struct net_console *nc, char *msg, size_t n)
 
 		msg -= k;
 		memcpy(msg, t, (size_t)k);
+		if (nc->tls_s)
+			return pk_tls_write(nc->tls_s, msg, n + (size_t)k);
 		return send_all(nc->fd, msg, n + (size_t)k);
 	}
 	case NET_RELP:
@@ -779,6 +821,12 @@ static const char *err_words(int err)
 	return s ? s : "unknown error";
 }
 
+/* N6, N8: @err in words: TLS's own when it explained it. */
+static const char *nc_words(const struct net_console *nc, int err)
+{
+	return nc->why[0] && nc->why_err == err ? nc->why : err_words(err);
+}
+
 /* Records of the log from @pos on. */
 static uint64_t waiting_from(const struct net_console *nc, uint64_t pos)
 {
@@ -845,7 +893,7 @@ static void went_down(struct net_console *nc, int err, uint64_t seq)
 	if (is_stream(nc))
 		announce(nc, 4, "printk: console [%.16s] %s %s: %s (%llu waiting, %llu lost)\n",
 			 nc->con.name, now == PK_CONSOLE_LOST ? "lost" : "cannot reach", nc->target,
-			 err_words(err), (unsigned long long)waiting_from(nc, seq),
+			 nc_words(nc, err), (unsigned long long)waiting_from(nc, seq),
 			 (unsigned long long)lost_total(nc));
 	else
 		announce(nc, 4, "printk: console [%.16s] cannot deliver to %s: %s; records are lost until it answers (%llu lost)\n",
@@ -890,7 +938,7 @@ static int tcp_ready(struct net_console *nc, uint64_t seq)
 		nc->rs_pending = 0;
 		net_close(nc);
 	}
-	if (nc->fd >= 0 && (err = tcp_peer_gone(nc->fd))) {
+	if (nc->fd >= 0 && (err = stream_gone(nc))) {
 		net_close(nc);
 		went_down(nc, err, seq);
 	}
@@ -928,6 +976,16 @@ static struct {
 	relpRetVal (*clt_set_timeout)(relpClt_t *, unsigned);
 	relpRetVal (*clt_set_usr_ptr)(relpClt_t *, void *);
 	relpRetVal (*clt_reconnect)(relpClt_t *);
+	/* N8: RELP over TLS, librelp's */
+	relpRetVal (*engine_set_tls_lib_by_name)(relpEngine_t *, const char *);
+	relpRetVal (*engine_set_on_auth_err)(relpEngine_t *,
+					     void (*)(void *, char *, char *, relpRetVal));
+	relpRetVal (*clt_enable_tls)(relpClt_t *);
+	relpRetVal (*clt_set_ca_cert)(relpClt_t *, char *);
+	relpRetVal (*clt_set_own_cert)(relpClt_t *, char *);
+	relpRetVal (*clt_set_priv_key)(relpClt_t *, char *);
+	relpRetVal (*clt_set_auth_mode)(relpClt_t *, char *);
+	relpRetVal (*clt_add_permitted_peer)(relpClt_t *, char *);
 } relp;
 static pthread_once_t relp_once = PTHREAD_ONCE_INIT;
 static int relp_ok;
@@ -957,6 +1015,14 @@ static void relp_load(void)
 	RELP_SYM(clt_set_timeout, "relpCltSetTimeout");
 	RELP_SYM(clt_set_usr_ptr, "relpCltSetUsrPtr");
 	RELP_SYM(clt_reconnect, "relpCltReconnect");
+	RELP_SYM(engine_set_tls_lib_by_name, "relpEngineSetTLSLibByName");
+	RELP_SYM(engine_set_on_auth_err, "relpEngineSetOnAuthErr");
+	RELP_SYM(clt_enable_tls, "relpCltEnableTLS");
+	RELP_SYM(clt_set_ca_cert, "relpCltSetCACert");
+	RELP_SYM(clt_set_own_cert, "relpCltSetOwnCert");
+	RELP_SYM(clt_set_priv_key, "relpCltSetPrivKey");
+	RELP_SYM(clt_set_auth_mode, "relpCltSetAuthMode");
+	RELP_SYM(clt_add_permitted_peer, "relpCltAddPermittedPeer");
 #undef RELP_SYM
 	relp_ok = ok;
 }
@@ -1011,9 +1077,53 @@ static void relp_on_err(void *usr, char *obj, char *msg, relpRetVal code)
 {
 	struct net_console *nc = usr;
 
-	(void)obj, (void)msg, (void)code;
-	if (nc)
-		nc->relp_errors++;
+	(void)obj;
+	if (!nc)
+		return;
+	nc->relp_errors++;
+	/* N8: librelp's words for a TLS failure, the only ones it gives */
+	if (nc->tls && msg && (code == RELP_RET_ERR_TLS_SETUP || code == RELP_RET_ERR_TLS_HANDS ||
+			       code == RELP_RET_ERR_TLS || code == RELP_RET_AUTH_ERR_NAME ||
+			       code == RELP_RET_AUTH_CERT_INVL || code == RELP_RET_AUTH_NO_CERT ||
+			       code == RELP_RET_AUTH_ERR_FP)) {
+		snprintf(nc->why, sizeof(nc->why), "TLS: %s", msg);
+		nc->why_err = code == RELP_RET_ERR_TLS_SETUP || code == RELP_RET_ERR_TLS_HANDS ||
+					      code == RELP_RET_ERR_TLS
+				      ? -EPROTO
+				      : -PK_TLS_EREFUSED;
+	}
+}
+
+/* librelp's answer when the peer's certificate is refused. */
+static void relp_on_auth_err(void *usr, char *info, char *msg, relpRetVal code)
+{
+	struct net_console *nc = usr;
+
+	(void)code;
+	if (!nc || !nc->tls)
+		return;
+	nc->relp_errors++;
+	snprintf(nc->why, sizeof(nc->why), "certificate refused: %.100s%s%.60s", msg ? msg : "",
+		 info ? ": " : "", info ? info : "");
+	nc->why_err = -PK_TLS_EREFUSED;
+}
+
+/* N8: the session's TLS settings, before it connects. */
+static relpRetVal relp_tls_setup(struct net_console *nc, relpClt_t *clt)
+{
+	relpRetVal r = relp.clt_enable_tls(clt);
+
+	if (r == RELP_RET_OK && nc->tls_ca[0])
+		r = relp.clt_set_ca_cert(clt, nc->tls_ca);
+	if (r == RELP_RET_OK && nc->tls_cert[0])
+		r = relp.clt_set_own_cert(clt, nc->tls_cert);
+	if (r == RELP_RET_OK && nc->tls_key[0])
+		r = relp.clt_set_priv_key(clt, nc->tls_key);
+	if (r == RELP_RET_OK)
+		r = relp.clt_set_auth_mode(clt, (char *)"name");
+	if (r == RELP_RET_OK)
+		r = relp.clt_add_permitted_peer(clt, nc->tls_peer);
+	return r;
 }
 
 /* N4: a session made by another process (the parent) is abandoned. */
@@ -1077,10 +1187,15 @@ static int relp_ready(struct net_console *nc, uint64_t seq)
 		relp.engine_set_dbgprint(e, relp_dbgprint);
 		relp.engine_set_enable_cmd(e, (unsigned char *)"syslog", eRelpCmdState_Required);
 		relp.engine_set_on_err(e, relp_on_err);
+		relp.engine_set_on_auth_err(e, relp_on_auth_err);
+		/* the TLS library this program's tls: targets use too */
+		if (nc->tls)
+			relp.engine_set_tls_lib_by_name(e, "openssl");
 		nc->relp_engine = e;
 		nc->relp_pid = (pid_t)pk_caller_pid();
 	}
 	pipe_block(&g);
+	nc->why[0] = '\0';
 	if (nc->relp_clt) {
 		r = relp.clt_reconnect(nc->relp_clt);
 	} else {
@@ -1090,8 +1205,12 @@ static int relp_ready(struct net_console *nc, uint64_t seq)
 		if (r == RELP_RET_OK) {
 			relp.clt_set_timeout(clt, RELP_TIMEOUT_S);
 			relp.clt_set_usr_ptr(clt, nc);
-			r = relp.clt_connect(clt, nc->addr.ss_family, (unsigned char *)nc->relp_port,
-					     (unsigned char *)nc->relp_host);
+			if (nc->tls)
+				r = relp_tls_setup(nc, clt);
+			if (r == RELP_RET_OK)
+				r = relp.clt_connect(clt, nc->addr.ss_family,
+						     (unsigned char *)nc->relp_port,
+						     (unsigned char *)nc->relp_host);
 			if (r != RELP_RET_OK)
 				relp.clt_destruct(nc->relp_engine, &clt);
 			else
@@ -1101,7 +1220,9 @@ static int relp_ready(struct net_console *nc, uint64_t seq)
 	pipe_restore(&g);
 	if (r != RELP_RET_OK) {
 		atomic_fetch_add_explicit(&nc->send_errors, 1, memory_order_relaxed);
-		if (atomic_load_explicit(&nc->state, memory_order_relaxed) == PK_CONSOLE_DELIVERING ||
+		if (nc->why[0]) /* N8: librelp said why (TLS) */
+			went_down(nc, nc->why_err, seq);
+		else if (atomic_load_explicit(&nc->state, memory_order_relaxed) == PK_CONSOLE_DELIVERING ||
 		    atomic_load_explicit(&nc->state, memory_order_relaxed) == PK_CONSOLE_IDLE)
 			went_down(nc, relp_reason(nc), seq);
 		else
@@ -1406,7 +1527,12 @@ static void net_release(struct console *con)
 
 	if (nc->kind == NET_RELP)
 		relp_release(nc);
+	if (nc->tls_s) { /* N8: close_notify, the receiver sees a clean end */
+		pk_tls_free(nc->tls_s, nc->fd_pid == (pid_t)pk_caller_pid());
+		nc->tls_s = NULL;
+	}
 	net_close(nc);
+	pk_tls_ctx_free(nc->tls_ctx);
 	free(nc->rs);
 	free(nc);
 }
@@ -1478,14 +1604,103 @@ int pk_console_journal_create(struct console **conp, const char *socket_path)
 	return 0;
 }
 
-/* Why the last name on this thread did not resolve (getaddrinfo's answer). */
+/* Why the last name on this thread did not resolve (getaddrinfo's answer),
+ * or why its TLS settings could not be used. */
 static _Thread_local int create_gai_error;
+static _Thread_local char create_why[200];
 
 const char *pk_net_create_strerror(int err)
 {
 	if (err == -EHOSTUNREACH && create_gai_error)
 		return gai_strerror(create_gai_error);
+	if (create_why[0])
+		return create_why;
 	return err_words(err);
+}
+
+/* One TLS option of a target, "ca=FILE", "cert=FILE", "key=FILE",
+ * "peer=NAME" or "tls" (relp: only), @n bytes; 0 or -EINVAL. */
+static int tls_option(struct net_console *nc, const char *w, size_t n, int is_relp)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} files[] = {
+		{ "ca=", offsetof(struct net_console, tls_ca) },
+		{ "cert=", offsetof(struct net_console, tls_cert) },
+		{ "key=", offsetof(struct net_console, tls_key) },
+		{ "peer=", offsetof(struct net_console, tls_peer) },
+	};
+
+	if (is_relp && n == 3 && !memcmp(w, "tls", 3)) {
+		nc->tls = 1;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		size_t k = strlen(files[i].name);
+		char *field = (char *)nc + files[i].off;
+
+		if (n > k && !memcmp(w, files[i].name, k) && n - k < sizeof(nc->tls_ca) &&
+		    !memchr(w + k, '\0', n - k)) {
+			memcpy(field, w + k, n - k);
+			field[n - k] = '\0';
+			return 0;
+		}
+	}
+	snprintf(create_why, sizeof(create_why),
+		 "bad TLS option '%.*s' (tls, ca=FILE, cert=FILE, key=FILE or peer=NAME)",
+		 (int)(n > 60 ? 60 : n), w);
+	return -EINVAL;
+}
+
+/* N8: "tls:HOST[:PORT]" or "relp:HOST:PORT" followed by TLS options: the
+ * address part into @addr (the port 6514 added for tls: without one), the
+ * options into @nc. 0 or -EINVAL. */
+static int tls_target(struct net_console *nc, const char *rest, int is_relp, char *addr,
+		      size_t cap)
+{
+	const char *comma = strchr(rest, ',');
+	size_t alen = comma ? (size_t)(comma - rest) : strlen(rest);
+	int err = 0;
+
+	if (alen + sizeof(TLS_PORT) + 1 > cap)
+		return -EINVAL;
+	memcpy(addr, rest, alen);
+	addr[alen] = '\0';
+	nc->tls = !is_relp;
+	for (const char *w = comma; w && !err;) {
+		const char *next = strchr(w + 1, ',');
+
+		err = tls_option(nc, w + 1, next ? (size_t)(next - w - 1) : strlen(w + 1), is_relp);
+		w = next;
+	}
+	if (err)
+		return err;
+	if (!nc->tls && (nc->tls_ca[0] || nc->tls_cert[0] || nc->tls_key[0] || nc->tls_peer[0])) {
+		snprintf(create_why, sizeof(create_why), "ca=, cert=, key= and peer= need ,tls");
+		return -EINVAL;
+	}
+	if (!nc->tls_cert[0] != !nc->tls_key[0]) {
+		snprintf(create_why, sizeof(create_why), "cert= and key= go together");
+		return -EINVAL;
+	}
+
+	/* The host, without brackets: the name the certificate must carry. */
+	const char *h = addr, *end;
+
+	if (*addr == '[')
+		end = strchr(addr, ']'), h = addr + 1;
+	else
+		end = strrchr(addr, ':');
+	if (!is_relp && (!end || (*addr == '[' && end[1] != ':')))
+		strcat(addr, ":" TLS_PORT); /* RFC 5425's port */
+	if (!end)
+		end = addr + alen;
+	if (!nc->tls_peer[0] && end > h && (size_t)(end - h) < sizeof(nc->tls_peer)) {
+		memcpy(nc->tls_peer, h, (size_t)(end - h));
+		nc->tls_peer[end - h] = '\0';
+	}
+	return 0;
 }
 
 /* "HOST:PORT" or "[V6]:PORT" into @nc->addr. */
@@ -1545,6 +1760,8 @@ int pk_console_syslog_create(struct console **conp, const char *target, int form
 		kind = NET_TCP, rest = target + 4;
 	else if (!strncmp(target, "relp:", 5))
 		kind = NET_RELP, rest = target + 5;
+	else if (!strncmp(target, "tls:", 4))
+		kind = NET_TCP, rest = target + 4; /* N8 */
 	else
 		return -EINVAL;
 
@@ -1553,12 +1770,32 @@ int pk_console_syslog_create(struct console **conp, const char *target, int form
 
 	if (!nc)
 		return -ENOMEM;
+	char addr[300];
+
 	nc->format = format;
 	snprintf(nc->target, sizeof(nc->target), "%s", target);
 	create_gai_error = 0;
+	create_why[0] = '\0';
 	if (enterprise)
 		nc->enterprise = enterprise;
+	if (kind == NET_RELP || !strncmp(target, "tls:", 4)) {
+		/* N8: the notices name the address, not the files */
+		if ((err = tls_target(nc, rest, kind == NET_RELP, addr, sizeof(addr)))) {
+			free(nc);
+			return err;
+		}
+		rest = addr;
+		snprintf(nc->target, sizeof(nc->target), "%s%s", kind == NET_RELP ? "relp:" : "tls:",
+			 addr);
+	}
 	err = kind == NET_UNIX ? unix_addr(nc, rest) : inet_addr_of(nc, rest, kind != NET_UDP);
+	if (!err && kind == NET_TCP && nc->tls) {
+		struct pk_tls_config cfg = { nc->tls_ca[0] ? nc->tls_ca : NULL,
+					     nc->tls_cert[0] ? nc->tls_cert : NULL,
+					     nc->tls_key[0] ? nc->tls_key : NULL };
+
+		err = pk_tls_ctx_new(&nc->tls_ctx, &cfg, create_why, sizeof(create_why));
+	}
 	if (!err && kind == NET_RELP) {
 		/* librelp resolves again at each connect: it gets the address
 		 * this console resolved, as numbers. */
@@ -1572,6 +1809,7 @@ int pk_console_syslog_create(struct console **conp, const char *target, int form
 	if (!err && kind == NET_TCP && !(nc->rs = calloc(RESEND_MAX, sizeof(*nc->rs))))
 		err = -ENOMEM;
 	if (err) {
+		pk_tls_ctx_free(nc->tls_ctx);
 		free(nc);
 		return err;
 	}
@@ -1585,6 +1823,9 @@ int pk_console_syslog_set_framing(struct console *con, int framing)
 {
 	if (!pk_console_net_owns(con) || ((struct net_console *)con)->kind != NET_TCP ||
 	    (framing != PK_SYSLOG_FRAMING_OCTET && framing != PK_SYSLOG_FRAMING_LF))
+		return -EINVAL;
+	/* RFC 5425: octet counting, always */
+	if (((struct net_console *)con)->tls && framing != PK_SYSLOG_FRAMING_OCTET)
 		return -EINVAL;
 	((struct net_console *)con)->framing = framing;
 	return 0;
@@ -1670,7 +1911,7 @@ static int tcp_commit(struct net_console *nc)
 	for (int waited = 0;; waited++) {
 		int outq = 0;
 
-		if (tcp_peer_gone(nc->fd)) {
+		if (stream_gone(nc)) {
 			net_close(nc);
 			return -EAGAIN;
 		}

@@ -24,7 +24,10 @@
  *                        ,loglevel=N ,time=T (and for files ,size=N[KMG] ,keep=N:
  *                        rotation); or the forwarders journal[:PATH] and
  *                        syslog:TARGET[,rfc5424|,rfc3164][,bom=yes|no]
- *                        [,framing=octet|lf] (tcp: only); or -NAME, which
+ *                        [,framing=octet|lf] (tcp: only), and TLS's
+ *                        [,tls][,ca=F][,cert=F][,key=F][,peer=NAME]
+ *                        (tls:, relp:; kept with the target, which
+ *                        console_net.c parses); or -NAME, which
  *                        removes the console of that name; repeatable
  *   log_buf_file=PATH    keep the log in a file shared with other processes
  *   log_buf_file_group=B a new log file is group-readable (0640)
@@ -271,6 +274,19 @@ static int console_suffix(const char *w, size_t n, int is_file, int is_syslog, s
 			c->framing = PK_SYSLOG_FRAMING_LF + 1;
 		else
 			return bad_console_option(o, w, n, "octet or lf");
+	} else if (is_syslog && (is_word(w, n, "tls") || (n >= 3 && !memcmp(w, "ca=", 3)) ||
+				 (n >= 5 && !memcmp(w, "cert=", 5)) || (n >= 4 && !memcmp(w, "key=", 4)) ||
+				 (n >= 5 && !memcmp(w, "peer=", 5)))) {
+		/* TLS's: kept, in any order, for the target (console_net.c) */
+		size_t have = strlen(c->tls_opts);
+
+		if (w[n - 1] == '=')
+			return bad_console_option(o, w, n, "a file or a name");
+		if (have + n + 2 > sizeof(c->tls_opts))
+			return -EINVAL;
+		c->tls_opts[have] = ',';
+		memcpy(c->tls_opts + have + 1, w, n);
+		c->tls_opts[have + 1 + n] = '\0';
 	} else if (is_syslog && n >= 4 && !memcmp(w, "bom=", 4)) {
 		if (is_word(w + 4, n - 4, "yes"))
 			c->bom = 2;
@@ -385,6 +401,14 @@ static int parse_console(const char *v, size_t n, unsigned long long fd_max, str
 				     c.path);
 			return -EALREADY;
 		}
+		if (c.tls_opts[0] && strncmp(c.path, "tls:", 4) && strncmp(c.path, "relp:", 5)) {
+			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=syslog:%.100s: TLS options are for tls: and relp: targets only, console ignored",
+				     c.path);
+			return -EALREADY;
+		}
+		if (n - 7 + strlen(c.tls_opts) >= sizeof(c.path))
+			return -ENAMETOOLONG;
+		memcpy(c.path + n - 7, c.tls_opts, strlen(c.tls_opts) + 1);
 	} else if (n > 1 && v[0] == '-') {
 		if (!valid_console_name(v + 1, n - 1) || c.flags || c.name[0] || c.loglevel >= 0)
 			return -EINVAL;

@@ -57,6 +57,7 @@ struct pk_opts_console {
 	int rotate_keep;    /* file: ,keep=N (1..999) old files, with a size */
 	int framing;	    /* syslog:tcp: ,framing=octet|lf: PK_SYSLOG_FRAMING_* + 1, 0: not given */
 	int bom;	    /* syslog: ,bom=yes|no: 2 yes, 1 no, 0: not given */
+	char tls_opts[PK_OPTS_PATH_MAX]; /* syslog: ",tls,ca=F,..." as given, appended to path */
 	int json;	    /* ,json: one JSON line per record (stderr, fd:, file:) */
 	int time_style;	    /* ,time=STYLE (enum pk_time_style), or -1: printk.time */
 };

@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tls.c - TLS client sessions for the forwarding consoles (RFC 5425's
+ * syslog over TLS), through OpenSSL 3's libssl.so.3, opened with dlopen()
+ * on first use: the core links only libc and pthreads, and a program that
+ * never forwards over TLS never maps OpenSSL.
+ *
+ * Owns: loading the library (once, for every thread), the client context
+ * (CA file, optional certificate and key, TLS 1.2 at least, the peer's
+ * chain verified), the session on a socket the caller connected (SNI,
+ * the name check, a handshake bounded in time), writing, noticing that the
+ * peer went away, and the close.
+ *
+ * OpenSSL's header is not used: the few functions and constants below are
+ * OpenSSL 3's ABI, which does not change within 3.x (the soname says so),
+ * and the build then needs no libssl-dev. tests/test_tls.c compares the
+ * constants with the header when it is installed.
+ *
+ * Invariants:
+ *   T1 Nothing is sent before the handshake verified the peer's chain to
+ *      the CA file and its name (SSL_VERIFY_PEER and the host or IP check
+ *      make SSL_connect() fail otherwise); a refusal says why in OpenSSL's
+ *      own words (X509_verify_cert_error_string()).
+ *   T2 No call waits without bound: the handshake runs non-blocking under
+ *      poll() with a deadline; writes run on the blocking socket, bounded by
+ *      the caller's SO_SNDTIMEO; the peer check never blocks.
+ *   T3 OpenSSL writes with write(), not send(MSG_NOSIGNAL): SIGPIPE is
+ *      blocked in the calling thread around every call that may write, and
+ *      one it raised is taken back, so a peer that went away never kills
+ *      the program.
+ *   T4 OpenSSL's error queue is per thread: cleared before each call whose
+ *      errors are read, so a reason is this call's.
+ */
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format/vsprintf.h"
+#include "forward/tls.h"
+
+/* OpenSSL 3's values (ssl.h, tls1.h, x509_vfy.h, ssl3.h). */
+#define OSSL_SSL_VERIFY_PEER		  0x01
+#define OSSL_SSL_FILETYPE_PEM		  1
+#define OSSL_SSL_CTRL_SET_TLSEXT_HOSTNAME 55
+#define OSSL_TLSEXT_NAMETYPE_host_name	  0
+#define OSSL_SSL_CTRL_SET_MIN_PROTO_VERSION 123
+#define OSSL_TLS1_2_VERSION		  0x0303
+#define OSSL_SSL_ERROR_SSL		  1
+#define OSSL_SSL_ERROR_WANT_READ	  2
+#define OSSL_SSL_ERROR_WANT_WRITE	  3
+#define OSSL_SSL_ERROR_SYSCALL		  5
+#define OSSL_SSL_ERROR_ZERO_RETURN	  6
+#define OSSL_X509_V_OK			  0
+
+static struct {
+	const void *(*client_method)(void);
+	void *(*ctx_new)(const void *);
+	void (*ctx_free)(void *);
+	void (*ctx_set_verify)(void *, int, void *);
+	int (*ctx_load_verify_locations)(void *, const char *, const char *);
+	int (*ctx_default_verify_paths)(void *);
+	int (*ctx_use_chain_file)(void *, const char *);
+	int (*ctx_use_key_file)(void *, const char *, int);
+	int (*ctx_check_key)(const void *);
+	long (*ctx_ctrl)(void *, int, long, void *);
+	void *(*ssl_new)(void *);
+	void (*ssl_free)(void *);
+	int (*set_fd)(void *, int);
+	int (*set1_host)(void *, const char *);
+	void *(*get0_param)(void *);
+	long (*ssl_ctrl)(void *, int, long, void *);
+	int (*connect)(void *);
+	int (*write)(void *, const void *, int);
+	int (*read)(void *, void *, int);
+	int (*shutdown)(void *);
+	int (*get_error)(const void *, int);
+	long (*get_verify_result)(const void *);
+	/* libcrypto's, found through libssl's dependencies */
+	const char *(*verify_string)(long);
+	unsigned long (*err_get)(void);
+	const char *(*err_reason)(unsigned long);
+	void (*err_clear)(void);
+	int (*param_set1_ip_asc)(void *, const char *);
+} ossl;
+
+static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+static int tls_ok;
+
+static void tls_load(void)
+{
+	const char *name = secure_getenv(PK_TLS_LIBSSL_ENV);
+	void *h = dlopen(name && *name ? name : PK_TLS_LIBSSL, RTLD_NOW | RTLD_LOCAL);
+	int ok = 1;
+
+	if (!h)
+		return;
+#define OSSL_SYM(field, sym)                                 \
+	do {                                                 \
+		void *f = dlsym(h, sym);                     \
+		ok &= f != NULL;                             \
+		memcpy(&ossl.field, &f, sizeof(ossl.field)); \
+	} while (0)
+	OSSL_SYM(client_method, "TLS_client_method");
+	OSSL_SYM(ctx_new, "SSL_CTX_new");
+	OSSL_SYM(ctx_free, "SSL_CTX_free");
+	OSSL_SYM(ctx_set_verify, "SSL_CTX_set_verify");
+	OSSL_SYM(ctx_load_verify_locations, "SSL_CTX_load_verify_locations");
+	OSSL_SYM(ctx_default_verify_paths, "SSL_CTX_set_default_verify_paths");
+	OSSL_SYM(ctx_use_chain_file, "SSL_CTX_use_certificate_chain_file");
+	OSSL_SYM(ctx_use_key_file, "SSL_CTX_use_PrivateKey_file");
+	OSSL_SYM(ctx_check_key, "SSL_CTX_check_private_key");
+	OSSL_SYM(ctx_ctrl, "SSL_CTX_ctrl");
+	OSSL_SYM(ssl_new, "SSL_new");
+	OSSL_SYM(ssl_free, "SSL_free");
+	OSSL_SYM(set_fd, "SSL_set_fd");
+	OSSL_SYM(set1_host, "SSL_set1_host");
+	OSSL_SYM(get0_param, "SSL_get0_param");
+	OSSL_SYM(ssl_ctrl, "SSL_ctrl");
+	OSSL_SYM(connect, "SSL_connect");
+	OSSL_SYM(write, "SSL_write");
+	OSSL_SYM(read, "SSL_read");
+	OSSL_SYM(shutdown, "SSL_shutdown");
+	OSSL_SYM(get_error, "SSL_get_error");
+	OSSL_SYM(get_verify_result, "SSL_get_verify_result");
+	OSSL_SYM(verify_string, "X509_verify_cert_error_string");
+	OSSL_SYM(err_get, "ERR_get_error");
+	OSSL_SYM(err_reason, "ERR_reason_error_string");
+	OSSL_SYM(err_clear, "ERR_clear_error");
+	OSSL_SYM(param_set1_ip_asc, "X509_VERIFY_PARAM_set1_ip_asc");
+#undef OSSL_SYM
+	/* A library without one of them is not the one we know: unused, and
+	 * never closed (its constructors ran; unloading gains nothing). */
+	tls_ok = ok;
+}
+
+int pk_tls_available(void)
+{
+	pthread_once(&tls_once, tls_load);
+	return tls_ok ? 0 : -EPROTONOSUPPORT;
+}
+
+struct pk_tls_ctx {
+	void *ctx;
+};
+
+struct pk_tls {
+	void *ssl;
+	int fd;
+	pid_t pid; /* the process that made it: only it may speak on it */
+};
+
+static void say(char *why, size_t why_len, const char *fmt, ...) PK_PRINTF_FORMAT(3, 4);
+static void say(char *why, size_t why_len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || !why_len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, why_len, fmt, ap);
+	va_end(ap);
+}
+
+/* OpenSSL's reason for the first error queued (T4), or @dflt. */
+static const char *first_reason(const char *dflt)
+{
+	unsigned long e = ossl.err_get();
+	const char *r = e ? ossl.err_reason(e) : NULL;
+
+	ossl.err_clear();
+	return r ? r : dflt;
+}
+
+int pk_tls_ctx_new(struct pk_tls_ctx **ctxp, const struct pk_tls_config *cfg, char *why,
+		   size_t why_len)
+{
+	int err;
+
+	if (!ctxp || !cfg || (!cfg->cert != !cfg->key))
+		return -EINVAL;
+	if ((err = pk_tls_available())) {
+		say(why, why_len, "%s", PK_TLS_NEEDS);
+		return err;
+	}
+
+	struct pk_tls_ctx *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	ossl.err_clear();
+	if (!(c->ctx = ossl.ctx_new(ossl.client_method()))) {
+		free(c);
+		return -ENOMEM;
+	}
+	err = -EINVAL;
+	ossl.ctx_set_verify(c->ctx, OSSL_SSL_VERIFY_PEER, NULL);
+	if (ossl.ctx_ctrl(c->ctx, OSSL_SSL_CTRL_SET_MIN_PROTO_VERSION, OSSL_TLS1_2_VERSION, NULL) != 1)
+		say(why, why_len, "TLS 1.2 refused by the library");
+	else if (cfg->ca && ossl.ctx_load_verify_locations(c->ctx, cfg->ca, NULL) != 1)
+		say(why, why_len, "ca=%.200s: %s", cfg->ca, first_reason("unusable"));
+	else if (!cfg->ca && ossl.ctx_default_verify_paths(c->ctx) != 1)
+		say(why, why_len, "the system's CA certificates: %s", first_reason("unusable"));
+	else if (cfg->cert && ossl.ctx_use_chain_file(c->ctx, cfg->cert) != 1)
+		say(why, why_len, "cert=%.200s: %s", cfg->cert, first_reason("unusable"));
+	else if (cfg->key && ossl.ctx_use_key_file(c->ctx, cfg->key, OSSL_SSL_FILETYPE_PEM) != 1)
+		say(why, why_len, "key=%.200s: %s", cfg->key, first_reason("unusable"));
+	else if (cfg->key && ossl.ctx_check_key(c->ctx) != 1)
+		say(why, why_len, "key=%.200s: %s", cfg->key, first_reason("does not match cert="));
+	else
+		err = 0;
+	ossl.err_clear();
+	if (err) {
+		ossl.ctx_free(c->ctx);
+		free(c);
+		return err;
+	}
+	*ctxp = c;
+	return 0;
+}
+
+void pk_tls_ctx_free(struct pk_tls_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	ossl.ctx_free(ctx->ctx);
+	free(ctx);
+}
+
+/* T3 */
+struct pipe_guard {
+	sigset_t old;
+	int was_pending;
+};
+
+static void pipe_block(struct pipe_guard *g)
+{
+	sigset_t s, pend;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &s, &g->old);
+	sigpending(&pend);
+	g->was_pending = sigismember(&pend, SIGPIPE) == 1;
+}
+
+static void pipe_restore(struct pipe_guard *g)
+{
+	sigset_t s, pend;
+	struct timespec zero = { 0, 0 };
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGPIPE);
+	sigpending(&pend);
+	if (!g->was_pending && sigismember(&pend, SIGPIPE) == 1)
+		sigtimedwait(&s, NULL, &zero);
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int is_ip(const char *s)
+{
+	unsigned char a[16];
+
+	return inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1;
+}
+
+/* The handshake, non-blocking under a deadline (T2). */
+static int handshake(struct pk_tls *s, int timeout_ms, char *why, size_t why_len)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+
+	for (;;) {
+		int r, e, left, saved;
+
+		ossl.err_clear();
+		errno = 0;
+		r = ossl.connect(s->ssl);
+		saved = errno;
+		if (r == 1)
+			return 0;
+		e = ossl.get_error(s->ssl, r);
+		if (e == OSSL_SSL_ERROR_WANT_READ || e == OSSL_SSL_ERROR_WANT_WRITE) {
+			struct pollfd p = { s->fd, e == OSSL_SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, 0 };
+
+			if ((left = (int)(deadline - now_ms())) <= 0) {
+				say(why, why_len, "no TLS handshake within %d ms", timeout_ms);
+				return -ETIMEDOUT;
+			}
+			if (poll(&p, 1, left) < 0 && errno != EINTR)
+				return -errno;
+			continue;
+		}
+
+		long v = ossl.get_verify_result(s->ssl);
+
+		if (v != OSSL_X509_V_OK) { /* T1 */
+			ossl.err_clear();
+			say(why, why_len, "certificate refused: %s", ossl.verify_string(v));
+			return -PK_TLS_EREFUSED;
+		}
+		if (e == OSSL_SSL_ERROR_SSL) {
+			say(why, why_len, "TLS handshake failed: %s", first_reason("unknown error"));
+			return -EPROTO;
+		}
+		ossl.err_clear();
+		if (e == OSSL_SSL_ERROR_SYSCALL && saved && saved != EAGAIN) {
+			say(why, why_len, "TLS handshake failed: %s", strerror(saved));
+			return -saved;
+		}
+		say(why, why_len, "TLS handshake failed: the peer closed the connection");
+		return -EPROTO;
+	}
+}
+
+int pk_tls_connect(struct pk_tls **sp, struct pk_tls_ctx *ctx, int fd, const char *peer,
+		   int timeout_ms, char *why, size_t why_len)
+{
+	if (!sp || !ctx || fd < 0 || !peer || !*peer)
+		return -EINVAL;
+
+	struct pk_tls *s = calloc(1, sizeof(*s));
+	int flags = fcntl(fd, F_GETFL), err = 0;
+	struct pipe_guard g;
+
+	if (!s)
+		return -ENOMEM;
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+		free(s);
+		return -errno;
+	}
+	s->fd = fd;
+	s->pid = getpid();
+	ossl.err_clear();
+	if (!(s->ssl = ossl.ssl_new(ctx->ctx)) || ossl.set_fd(s->ssl, fd) != 1) {
+		err = -ENOMEM;
+	} else if (is_ip(peer)) {
+		/* RFC 6066: no SNI for an address; it must be an iPAddress
+		 * in the certificate's subjectAltName. */
+		if (ossl.param_set1_ip_asc(ossl.get0_param(s->ssl), peer) != 1)
+			err = -EINVAL;
+	} else if (ossl.set1_host(s->ssl, peer) != 1 ||
+		   ossl.ssl_ctrl(s->ssl, OSSL_SSL_CTRL_SET_TLSEXT_HOSTNAME,
+				 OSSL_TLSEXT_NAMETYPE_host_name, (void *)peer) != 1) {
+		err = -EINVAL;
+	}
+	if (err)
+		say(why, why_len, "peer=%.200s: %s", peer, first_reason("not usable as a name"));
+	if (!err) {
+		pipe_block(&g);
+		err = handshake(s, timeout_ms, why, why_len);
+		pipe_restore(&g);
+	}
+	if (fcntl(fd, F_SETFL, flags) < 0 && !err)
+		err = -errno;
+	if (err) {
+		if (s->ssl)
+			ossl.ssl_free(s->ssl);
+		free(s);
+		return err;
+	}
+	*sp = s;
+	return 0;
+}
+
+int pk_tls_write(struct pk_tls *s, const void *p, size_t n)
+{
+	const char *c = p;
+	struct pipe_guard g;
+	int err = 0;
+
+	if (!s)
+		return -EINVAL;
+	pipe_block(&g);
+	while (n && !err) {
+		int chunk = n > (1u << 30) ? 1 << 30 : (int)n, r, e, saved;
+
+		ossl.err_clear();
+		errno = 0;
+		r = ossl.write(s->ssl, c, chunk);
+		saved = errno;
+		if (r > 0) {
+			c += r;
+			n -= (size_t)r;
+			continue;
+		}
+		e = ossl.get_error(s->ssl, r);
+		ossl.err_clear();
+		if (e == OSSL_SSL_ERROR_SYSCALL && saved == EINTR)
+			continue; /* SSL_write() is retried with the same arguments */
+		if (e == OSSL_SSL_ERROR_WANT_WRITE || e == OSSL_SSL_ERROR_WANT_READ ||
+		    saved == EAGAIN || saved == EWOULDBLOCK)
+			err = -ETIMEDOUT; /* SO_SNDTIMEO ran out */
+		else if (e == OSSL_SSL_ERROR_SYSCALL && saved)
+			err = -saved;
+		else if (e == OSSL_SSL_ERROR_ZERO_RETURN)
+			err = -ESHUTDOWN;
+		else
+			err = -EPIPE;
+	}
+	pipe_restore(&g);
+	return err;
+}
+
+int pk_tls_peer_gone(struct pk_tls *s)
+{
+	struct pollfd p = { s->fd, POLLIN | POLLRDHUP, 0 };
+	int soerr = 0, flags;
+	socklen_t sl = sizeof(soerr);
+
+	if (poll(&p, 1, 0) <= 0)
+		return 0;
+	if ((p.revents & POLLERR) && getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr)
+		return -soerr;
+	if (p.revents & (POLLHUP | POLLRDHUP))
+		return -ESHUTDOWN;
+	/* Readable: a syslog receiver sends nothing but TLS's own records
+	 * (TLS 1.3 session tickets, an alert, close_notify); OpenSSL takes
+	 * them. Non-blocking for that read only (T2). */
+	if ((flags = fcntl(s->fd, F_GETFL)) < 0 || fcntl(s->fd, F_SETFL, flags | O_NONBLOCK) < 0)
+		return 0;
+
+	char c;
+	int r, e, gone = 0;
+
+	for (;;) {
+		ossl.err_clear();
+		r = ossl.read(s->ssl, &c, 1);
+		if (r > 0)
+			continue; /* data from a receiver: ignored */
+		e = ossl.get_error(s->ssl, r);
+		gone = e == OSSL_SSL_ERROR_WANT_READ || e == OSSL_SSL_ERROR_WANT_WRITE ? 0 : -ESHUTDOWN;
+		break;
+	}
+	ossl.err_clear();
+	fcntl(s->fd, F_SETFL, flags);
+	return gone;
+}
+
+void pk_tls_free(struct pk_tls *s, int clean)
+{
+	if (!s)
+		return;
+	if (clean && s->pid == getpid()) {
+		struct pipe_guard g;
+
+		/* close_notify only: not waiting for the peer's answer (a
+		 * receiver that is gone must not hold us up; T2). */
+		pipe_block(&g);
+		ossl.shutdown(s->ssl);
+		pipe_restore(&g);
+	}
+	ossl.err_clear();
+	ossl.ssl_free(s->ssl);
+	free(s);
+}
