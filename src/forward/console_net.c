@@ -1082,7 +1082,7 @@ static void relp_on_err(void *usr, char *obj, char *msg, relpRetVal code)
 		return;
 	nc->relp_errors++;
 	/* N8: librelp's words for a TLS failure, the only ones it gives */
-	if (nc->tls && msg && (code == RELP_RET_ERR_TLS_SETUP || code == RELP_RET_ERR_TLS_HANDS ||
+	if (nc->tls && msg && !nc->why[0] && (code == RELP_RET_ERR_TLS_SETUP || code == RELP_RET_ERR_TLS_HANDS ||
 			       code == RELP_RET_ERR_TLS || code == RELP_RET_AUTH_ERR_NAME ||
 			       code == RELP_RET_AUTH_CERT_INVL || code == RELP_RET_AUTH_NO_CERT ||
 			       code == RELP_RET_AUTH_ERR_FP)) {
@@ -1678,6 +1678,13 @@ static int tls_target(struct net_console *nc, const char *rest, int is_relp, cha
 		return err;
 	if (!nc->tls && (nc->tls_ca[0] || nc->tls_cert[0] || nc->tls_key[0] || nc->tls_peer[0])) {
 		snprintf(create_why, sizeof(create_why), "ca=, cert=, key= and peer= need ,tls");
+		return -EINVAL;
+	}
+	if (is_relp && nc->tls && !nc->tls_cert[0]) {
+		/* librelp (1.11, 1.12) checks the server's certificate only
+		 * when the client shows one of its own */
+		snprintf(create_why, sizeof(create_why),
+			 "relp: with ,tls needs cert= and key= (librelp checks the server's certificate only then)");
 		return -EINVAL;
 	}
 	if (!nc->tls_cert[0] != !nc->tls_key[0]) {

@@ -30,6 +30,8 @@
  *      the program.
  *   T4 OpenSSL's error queue is per thread: cleared before each call whose
  *      errors are read, so a reason is this call's.
+ *   T5 Over TLS 1.3 the handshake is over only once the server answered
+ *      after the client's Finished (settle()).
  */
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -57,6 +59,7 @@
 #define OSSL_TLSEXT_NAMETYPE_host_name	  0
 #define OSSL_SSL_CTRL_SET_MIN_PROTO_VERSION 123
 #define OSSL_TLS1_2_VERSION		  0x0303
+#define OSSL_TLS1_3_VERSION		  0x0304
 #define OSSL_SSL_ERROR_SSL		  1
 #define OSSL_SSL_ERROR_WANT_READ	  2
 #define OSSL_SSL_ERROR_WANT_WRITE	  3
@@ -87,6 +90,7 @@ static struct {
 	int (*shutdown)(void *);
 	int (*get_error)(const void *, int);
 	long (*get_verify_result)(const void *);
+	int (*version)(const void *);
 	/* libcrypto's, found through libssl's dependencies */
 	const char *(*verify_string)(long);
 	unsigned long (*err_get)(void);
@@ -134,6 +138,7 @@ static void tls_load(void)
 	OSSL_SYM(shutdown, "SSL_shutdown");
 	OSSL_SYM(get_error, "SSL_get_error");
 	OSSL_SYM(get_verify_result, "SSL_get_verify_result");
+	OSSL_SYM(version, "SSL_version");
 	OSSL_SYM(verify_string, "X509_verify_cert_error_string");
 	OSSL_SYM(err_get, "ERR_get_error");
 	OSSL_SYM(err_reason, "ERR_reason_error_string");
@@ -283,6 +288,49 @@ static int is_ip(const char *s)
 	return inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1;
 }
 
+/*
+ * T5: TLS 1.3 ends the handshake on the client's side before the server
+ * has read the client's Finished and its certificate, when it asks for
+ * one. A server then sends its session tickets, or an alert if it refused
+ * the client's certificate: waiting for that (until @deadline, at most
+ * SETTLE_MS) tells a refusal before anything is sent, where it would
+ * otherwise show only as a connection closed after the first records. A
+ * server that sends nothing after the handshake costs SETTLE_MS once per
+ * connection.
+ */
+#define SETTLE_MS 1000
+
+static int settle(struct pk_tls *s, int64_t deadline, char *why, size_t why_len)
+{
+	int64_t end = now_ms() + SETTLE_MS;
+	char c;
+
+	if (ossl.version(s->ssl) != OSSL_TLS1_3_VERSION)
+		return 0;
+	if (end > deadline)
+		end = deadline;
+	for (;;) {
+		struct pollfd p = { s->fd, POLLIN, 0 };
+		int left = (int)(end - now_ms()), r, e;
+
+		if (left <= 0)
+			return 0;
+		if ((r = poll(&p, 1, left)) < 0 && errno != EINTR)
+			return -errno;
+		if (r <= 0)
+			continue;
+		ossl.err_clear();
+		r = ossl.read(s->ssl, &c, 1);
+		e = ossl.get_error(s->ssl, r);
+		if (r > 0 || e == OSSL_SSL_ERROR_WANT_READ || e == OSSL_SSL_ERROR_WANT_WRITE) {
+			ossl.err_clear();
+			return 0; /* the server took the Finished */
+		}
+		say(why, why_len, "refused by the peer: %s", first_reason("it closed the connection"));
+		return e == OSSL_SSL_ERROR_SSL ? -PK_TLS_EREFUSED : -ECONNRESET;
+	}
+}
+
 /* The handshake, non-blocking under a deadline (T2). */
 static int handshake(struct pk_tls *s, int timeout_ms, char *why, size_t why_len)
 {
@@ -296,7 +344,7 @@ static int handshake(struct pk_tls *s, int timeout_ms, char *why, size_t why_len
 		r = ossl.connect(s->ssl);
 		saved = errno;
 		if (r == 1)
-			return 0;
+			return settle(s, deadline, why, why_len);
 		e = ossl.get_error(s->ssl, r);
 		if (e == OSSL_SSL_ERROR_WANT_READ || e == OSSL_SSL_ERROR_WANT_WRITE) {
 			struct pollfd p = { s->fd, e == OSSL_SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, 0 };

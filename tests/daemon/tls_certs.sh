@@ -5,7 +5,7 @@
 # by it, server.pem/server.key (subjectAltName DNS:localhost and
 # IP:127.0.0.1), wrongname.pem/.key (DNS:wrong.example only),
 # expired.pem/.key (valid in 2020 only) and client.pem/.key (a client
-# certificate, CN printk-client); another CA (other-ca.pem) and
+# certificate, CN and DNS name "client"); another CA (other-ca.pem) and
 # other.pem/.key signed by it, names as server.pem's. Keys are EC P-256:
 # quick to make. Exits non-zero, saying which step, if one fails.
 set -euo pipefail
@@ -55,6 +55,6 @@ ca other-ca "another CA"
 cert server ca "DNS:localhost,IP:127.0.0.1" serverAuth
 cert wrongname ca "DNS:wrong.example" serverAuth
 cert expired ca "DNS:localhost,IP:127.0.0.1" serverAuth 20200101000000Z 20200102000000Z
-cert client ca "DNS:printk-client" clientAuth
+cert client ca "DNS:client" clientAuth
 cert other other-ca "DNS:localhost,IP:127.0.0.1" serverAuth
 chmod 600 ./*.key
