@@ -555,6 +555,13 @@ static void test_tls_console_refused(void **state)
 		 "printk: console [syslog] cannot reach tls:127.0.0.1:%d: certificate refused: hostname mismatch (",
 		 port);
 	refused(tls_target(port, opts), "TR-wrong-name", -PK_TLS_EREFUSED, announced);
+
+	/* the listener requires a client certificate: told before sending */
+	snprintf(opts, sizeof(opts), "ca=%s", cert("ca.pem"));
+	snprintf(announced, sizeof(announced),
+		 "printk: console [syslog] cannot reach tls:127.0.0.1:%d: refused by the peer: tlsv13 alert certificate required (",
+		 tcp2_port);
+	refused(tls_target(tcp2_port, opts), "TR-no-client-cert", -PK_TLS_EREFUSED, announced);
 }
 
 static void test_relp_tls(void **state)
