@@ -188,6 +188,20 @@ static const char *first_reason(const char *dflt)
 	return r ? r : dflt;
 }
 
+/* Why a file OpenSSL would not take is unusable: the system's words when
+ * it cannot be read, else OpenSSL's (not PEM, no certificate in it...). */
+static const char *file_reason(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		ossl.err_clear();
+		return strerror(errno);
+	}
+	close(fd);
+	return first_reason("not a PEM file of that kind");
+}
+
 int pk_tls_ctx_new(struct pk_tls_ctx **ctxp, const struct pk_tls_config *cfg, char *why,
 		   size_t why_len)
 {
@@ -214,13 +228,13 @@ int pk_tls_ctx_new(struct pk_tls_ctx **ctxp, const struct pk_tls_config *cfg, ch
 	if (ossl.ctx_ctrl(c->ctx, OSSL_SSL_CTRL_SET_MIN_PROTO_VERSION, OSSL_TLS1_2_VERSION, NULL) != 1)
 		say(why, why_len, "TLS 1.2 refused by the library");
 	else if (cfg->ca && ossl.ctx_load_verify_locations(c->ctx, cfg->ca, NULL) != 1)
-		say(why, why_len, "ca=%.200s: %s", cfg->ca, first_reason("unusable"));
+		say(why, why_len, "ca=%.200s: %s", cfg->ca, file_reason(cfg->ca));
 	else if (!cfg->ca && ossl.ctx_default_verify_paths(c->ctx) != 1)
 		say(why, why_len, "the system's CA certificates: %s", first_reason("unusable"));
 	else if (cfg->cert && ossl.ctx_use_chain_file(c->ctx, cfg->cert) != 1)
-		say(why, why_len, "cert=%.200s: %s", cfg->cert, first_reason("unusable"));
+		say(why, why_len, "cert=%.200s: %s", cfg->cert, file_reason(cfg->cert));
 	else if (cfg->key && ossl.ctx_use_key_file(c->ctx, cfg->key, OSSL_SSL_FILETYPE_PEM) != 1)
-		say(why, why_len, "key=%.200s: %s", cfg->key, first_reason("unusable"));
+		say(why, why_len, "key=%.200s: %s", cfg->key, file_reason(cfg->key));
 	else if (cfg->key && ossl.ctx_check_key(c->ctx) != 1)
 		say(why, why_len, "key=%.200s: %s", cfg->key, first_reason("does not match cert="));
 	else
