@@ -13,8 +13,8 @@
  *
  * OpenSSL's header is not used: the few functions and constants below are
  * OpenSSL 3's ABI, which does not change within 3.x (the soname says so),
- * and the build then needs no libssl-dev. tests/test_tls.c compares the
- * constants with the header when it is installed.
+ * and the build then needs no libssl-dev. tests/test_tls_abi.c compares
+ * the constants (tls_abi.h) with the header when it is installed.
  *
  * Invariants:
  *   T1 Nothing is sent before the handshake verified the peer's chain to
@@ -51,21 +51,7 @@
 
 #include "format/vsprintf.h"
 #include "forward/tls.h"
-
-/* OpenSSL 3's values (ssl.h, tls1.h, x509_vfy.h, ssl3.h). */
-#define OSSL_SSL_VERIFY_PEER		  0x01
-#define OSSL_SSL_FILETYPE_PEM		  1
-#define OSSL_SSL_CTRL_SET_TLSEXT_HOSTNAME 55
-#define OSSL_TLSEXT_NAMETYPE_host_name	  0
-#define OSSL_SSL_CTRL_SET_MIN_PROTO_VERSION 123
-#define OSSL_TLS1_2_VERSION		  0x0303
-#define OSSL_TLS1_3_VERSION		  0x0304
-#define OSSL_SSL_ERROR_SSL		  1
-#define OSSL_SSL_ERROR_WANT_READ	  2
-#define OSSL_SSL_ERROR_WANT_WRITE	  3
-#define OSSL_SSL_ERROR_SYSCALL		  5
-#define OSSL_SSL_ERROR_ZERO_RETURN	  6
-#define OSSL_X509_V_OK			  0
+#include "forward/tls_abi.h"
 
 static struct {
 	const void *(*client_method)(void);
