@@ -383,10 +383,12 @@ static void test_tls_options(void **state)
 				       &o),
 			 0);
 	assert_int_equal(o.nconsoles, 2);
-	assert_string_equal(o.consoles[0].path, "tls:h:6514,peer=logs,ca=/c.pem");
+	assert_string_equal(o.consoles[0].path, "tls:h:6514");
+	assert_string_equal(o.consoles[0].tls_opts, ",peer=logs,ca=/c.pem");
 	assert_int_equal(o.consoles[0].format, PK_SYSLOG_RFC3164);
 	assert_int_equal(o.consoles[0].bom, 1);
-	assert_string_equal(o.consoles[1].path, "relp:h:2514,key=/m.key,cert=/m.pem,tls");
+	assert_string_equal(o.consoles[1].path, "relp:h:2514");
+	assert_string_equal(o.consoles[1].tls_opts, ",key=/m.key,cert=/m.pem,tls");
 	assert_int_equal(pk_opts_parse("console=syslog:tcp:h:601,ca=/c.pem "
 				       "console=syslog:tls:h,ca= "
 				       "console=syslog:tls:h,tls,framing=lf",
@@ -423,7 +425,7 @@ static void test_tls_options(void **state)
 	/* RFC 5425: port 6514 by default, octet counting only */
 	assert_int_equal(pk_console_syslog_create(&con, "tls:[::1]", PK_SYSLOG_RFC5424, 0), 0);
 	assert_int_equal(pk_console_syslog_set_framing(con, PK_SYSLOG_FRAMING_LF), -EINVAL);
-	assert_int_equal(pk_console_syslog_set_framing(con, PK_SYSLOG_FRAMING_OCTET), 0);
+	assert_int_equal(pk_console_syslog_set_framing(con, PK_SYSLOG_FRAMING_OCTET), -EINVAL);
 	pk_console_destroy(con);
 	assert_int_equal(pk_console_syslog_create(&con, "tls:localhost:7000,peer=logs.example",
 						  PK_SYSLOG_RFC5424, 0),

@@ -177,7 +177,28 @@ PK_API int pk_console_file_create(struct console **conp, const char *path);
  * Context: before registering @con (its write reads these); not
  * async-signal-safe (allocates). */
 PK_API int pk_console_file_set_rotation(struct console *con, unsigned long long size, unsigned keep);
-/* Free a console made by pk_console_*_create (unregister it first).
+/*
+ * A console from @spec, written exactly as PRINTK_OPTS' console= takes it
+ * (printk-opts(7)): KIND[:ARG][,OPTION...], e.g. "fd:3,json",
+ * "file:/var/log/x.log,lossless,size=1M", "journal",
+ * "syslog:tcp:127.0.0.1:601,rfc3164,threaded". Not registered: register it
+ * with pk_register_console() (its ,loglevel= and ,time= take effect then)
+ * and free it with pk_console_destroy(). Kinds: stderr (the built-in
+ * console, not a new one), fd, file, and journal and syslog when the
+ * forwarding consoles are in the program (<printk/forward.h>). A spec's
+ * bad option says why in a printk warning, as PRINTK_OPTS does; nothing
+ * else is written. 0, -EINVAL (a malformed spec, "none" or "-NAME"),
+ * -ENOENT (no such kind, or its file is not linked into this static
+ * program: see pk_printk_link_all_options()), -ENAMETOOLONG, -ENOMEM, or
+ * the kind's own error (open(2)'s for a file, -EBADF for an fd,
+ * -EHOSTUNREACH, -EPROTONOSUPPORT: pk_console_syslog_create()).
+ * Context: thread-safe; may block (opens files, resolves host names); not
+ * async-signal-safe (allocates).
+ */
+PK_API int pk_console_create(struct console **conp, const char *spec);
+/* Free a console made by pk_console_create() or pk_console_*_create
+ * (unregister it first): its kind's release, or the console's own release
+ * callback for one the program made; nothing for the stderr console.
  * Context: thread-safe for distinct consoles; does not block; not
  * async-signal-safe (frees). */
 PK_API void pk_console_destroy(struct console *con);

@@ -516,9 +516,22 @@ struct console *pk_console_stderr(void)
 	return &stderr_console.con;
 }
 
-static void release_created(struct console *con)
+/* What a made fd or file console owns (its row's release in
+ * console_kinds.c; pk_console_destroy() and exit call it). */
+void pk_console_fd_release(struct console *con)
 {
-	pk_console_destroy(con);
+	if (!con || con == &stderr_console.con || con->write_checked != fd_write)
+		return;
+
+	struct fd_console *fc = (struct fd_console *)con;
+
+	if (fc->owns_fd)
+		close(fc->fd);
+	free(fc->path);
+	free(fc->rename_from);
+	free(fc->rename_to);
+	free(fc->json_line);
+	free(fc);
 }
 
 int pk_console_fd_create(struct console **conp, int fd, const char *name)
@@ -531,7 +544,7 @@ int pk_console_fd_create(struct console **conp, int fd, const char *name)
 	if (!fc)
 		return -ENOMEM;
 	fd_console_init(fc, fd, name ? name : "fd");
-	fc->con.release = release_created;
+	fc->con.release = pk_console_fd_release;
 	*conp = &fc->con;
 	return 0;
 }
@@ -572,31 +585,9 @@ int pk_console_file_create(struct console **conp, const char *path)
 	fc->path = copy;
 	note_file(fc);
 	fc->con.reopen = file_reopen;
-	fc->con.release = release_created;
+	fc->con.release = pk_console_fd_release;
 	*conp = &fc->con;
 	return 0;
-}
-
-void pk_console_destroy(struct console *con)
-{
-	/* The forwarders (console_net.c) free themselves through their
-	 * release; naming them here would tie this file to that one. */
-	if (con && con->write_record && con->release && con->write_checked != fd_write) {
-		con->release(con);
-		return;
-	}
-	if (!con || con == &stderr_console.con || con->write_checked != fd_write)
-		return;
-
-	struct fd_console *fc = (struct fd_console *)con;
-
-	if (fc->owns_fd)
-		close(fc->fd);
-	free(fc->path);
-	free(fc->rename_from);
-	free(fc->rename_to);
-	free(fc->json_line);
-	free(fc);
 }
 
 int pk_console_file_set_rotation(struct console *con, unsigned long long size, unsigned keep)

@@ -93,5 +93,8 @@ void pk_console_crash_begin(void);
 /* The log changed (pk_set_log_buf_len/file, pk_printk_exit): consoles
  * restart at @seq. */
 void pk_console_reset_positions(uint64_t seq);
+/* console_fd.c: free a console pk_console_fd_create() or
+ * pk_console_file_create() made (their kinds' release; not the stderr one). */
+void pk_console_fd_release(struct console *con);
 
 #endif

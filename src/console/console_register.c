@@ -12,10 +12,15 @@
 #include <printk/console.h>
 
 #include "console/console_impl.h"
+#include "console/console_kinds.h"
 
 int pk_register_console(struct console *con)
 {
 	if (con && (con->flags & (PK_CON_THREADED | PK_CON_LOSSLESS)))
 		pk_printer_install();
-	return pk_con_register(con);
+	int err = pk_con_register(con);
+
+	if (!err) /* a spec's ,loglevel= and ,time= (console_kinds.c) */
+		pk_console_kinds_registered(con);
+	return err;
 }

@@ -5,7 +5,8 @@
  * on first use: the core links only libc and pthreads, and a program that
  * never forwards over TLS never maps OpenSSL.
  *
- * Owns: loading the library (once, for every thread), the client context
+ * Owns: the TLS part of a target's syntax (its options, the default port),
+ * loading the library (once, for every thread), the client context
  * (CA file, optional certificate and key, TLS 1.2 at least, the peer's
  * chain verified), the session on a socket the caller connected (SNI,
  * the name check, a handshake bounded in time), writing, noticing that the
@@ -41,6 +42,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -519,4 +521,94 @@ void pk_tls_free(struct pk_tls *s, int clean)
 	ossl.err_clear();
 	ossl.ssl_free(s->ssl);
 	free(s);
+}
+
+/* ------------------------------------------------------- the target -- */
+
+/* One option of @n bytes at @w into @t; 0 or -EINVAL. */
+static int target_option(struct pk_tls_target *t, const char *w, size_t n, int is_relp, char *why,
+			 size_t why_len)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} files[] = {
+		{ "ca=", offsetof(struct pk_tls_target, ca) },
+		{ "cert=", offsetof(struct pk_tls_target, cert) },
+		{ "key=", offsetof(struct pk_tls_target, key) },
+		{ "peer=", offsetof(struct pk_tls_target, peer) },
+	};
+
+	if (is_relp && n == 3 && !memcmp(w, "tls", 3)) {
+		t->tls = 1;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		size_t k = strlen(files[i].name);
+		char *field = (char *)t + files[i].off;
+
+		if (n > k && !memcmp(w, files[i].name, k) && n - k < PK_TLS_PATH_MAX) {
+			memcpy(field, w + k, n - k);
+			field[n - k] = '\0';
+			return 0;
+		}
+	}
+	say(why, why_len, "bad TLS option '%.*s' (tls, ca=FILE, cert=FILE, key=FILE or peer=NAME)",
+	    (int)(n > 60 ? 60 : n), w);
+	return -EINVAL;
+}
+
+int pk_tls_parse_target(struct pk_tls_target *t, const char *where, int is_relp, char *why,
+			size_t why_len)
+{
+	const char *comma = strchr(where, ',');
+	size_t alen = comma ? (size_t)(comma - where) : strlen(where);
+	int err = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (why && why_len)
+		why[0] = '\0';
+	if (alen + sizeof(PK_TLS_PORT) + 1 > sizeof(t->addr))
+		return -EINVAL;
+	memcpy(t->addr, where, alen);
+	t->tls = !is_relp;
+	for (const char *w = comma; w && !err;) {
+		const char *next = strchr(w + 1, ',');
+
+		err = target_option(t, w + 1, next ? (size_t)(next - w - 1) : strlen(w + 1), is_relp,
+				    why, why_len);
+		w = next;
+	}
+	if (err)
+		return err;
+	if (!t->tls && (t->ca[0] || t->cert[0] || t->key[0] || t->peer[0])) {
+		say(why, why_len, "ca=, cert=, key= and peer= need ,tls");
+		return -EINVAL;
+	}
+	if (is_relp && t->tls && !t->cert[0]) {
+		say(why, why_len,
+		    "relp: with ,tls needs cert= and key= (librelp checks the server's certificate only then)");
+		return -EINVAL;
+	}
+	if (!t->cert[0] != !t->key[0]) {
+		say(why, why_len, "cert= and key= go together");
+		return -EINVAL;
+	}
+
+	/* the host, without brackets: the name the certificate must carry */
+	const char *h = t->addr, *end;
+
+	if (*t->addr == '[')
+		end = strchr(t->addr, ']'), h = t->addr + 1;
+	else
+		end = strrchr(t->addr, ':');
+	if (!is_relp && (!end || (*t->addr == '[' && end[1] != ':')))
+		strcat(t->addr, ":" PK_TLS_PORT);
+	if (!end)
+		end = t->addr + alen;
+	if (!t->peer[0] && end > h && (size_t)(end - h) < sizeof(t->peer)) {
+		memcpy(t->peer, h, (size_t)(end - h));
+		t->peer[end - h] = '\0';
+	}
+	return 0;
 }

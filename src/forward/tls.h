@@ -32,6 +32,25 @@ struct pk_tls_config {
 struct pk_tls_ctx;
 struct pk_tls;
 
+/* A target's TLS part: "HOST[:PORT][,OPTION...]" after "tls:", or
+ * "HOST:PORT[,tls][,OPTION...]" after "relp:". */
+#define PK_TLS_PATH_MAX 256
+#define PK_TLS_PORT	"6514" /* RFC 5425 */
+struct pk_tls_target {
+	int tls;			 /* TLS asked for (tls:, or relp: with ,tls) */
+	char addr[PK_TLS_PATH_MAX + 8];	 /* "HOST:PORT", the port added for tls: */
+	char ca[PK_TLS_PATH_MAX];	 /* ,ca=FILE, or "" */
+	char cert[PK_TLS_PATH_MAX];	 /* ,cert=FILE, or "" */
+	char key[PK_TLS_PATH_MAX];	 /* ,key=FILE, or "" */
+	char peer[PK_TLS_PATH_MAX];	 /* ,peer=NAME, else HOST */
+};
+
+/* Parse @where into @t; @is_relp: options only with ",tls", and a client
+ * certificate required (librelp checks the server's only then). 0, or
+ * -EINVAL with the reason in @why. No I/O. */
+int pk_tls_parse_target(struct pk_tls_target *t, const char *where, int is_relp, char *why,
+			size_t why_len);
+
 /* 0 once libssl.so.3 and libcrypto.so.3 are loaded (the first call loads
  * them, once, for every thread); else -EPROTONOSUPPORT. */
 int pk_tls_available(void);

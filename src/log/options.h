@@ -38,8 +38,11 @@ enum pk_opts_console_kind {
 	PK_OPTCON_JOURNAL, /* path: the socket, "" for the default */
 	PK_OPTCON_SYSLOG,  /* path: the target, "udp:HOST:PORT" ... */
 	PK_OPTCON_REMOVE,  /* console=-NAME: name: the console to take away */
-	PK_OPTCON_LAST = PK_OPTCON_REMOVE
+	PK_OPTCON_OTHER,   /* a kind registered beyond these (row says which) */
+	PK_OPTCON_LAST = PK_OPTCON_OTHER
 };
+
+struct pk_console_kind; /* a row of the console layer's table (console/console_kinds.h) */
 
 #define PK_OPTS_CONSOLE_NAME_MAX 16 /* struct console's name[], with its NUL */
 #define PK_OPTS_ROTATE_KEEP_MAX	 999
@@ -47,6 +50,9 @@ enum pk_opts_console_kind {
 
 struct pk_opts_console {
 	enum pk_opts_console_kind kind;
+	/* the kind's row, NULL for none, -NAME and a kind whose file is not
+	 * in this program (console_kinds.c knows its name, not its row) */
+	const struct pk_console_kind *row;
 	int fd;
 	char path[PK_OPTS_PATH_MAX];
 	short flags; /* PK_CON_THREADED, PK_CON_EXTENDED, PK_CON_LOSSLESS */
@@ -57,7 +63,8 @@ struct pk_opts_console {
 	int rotate_keep;    /* file: ,keep=N (1..999) old files, with a size */
 	int framing;	    /* syslog:tcp: ,framing=octet|lf: PK_SYSLOG_FRAMING_* + 1, 0: not given */
 	int bom;	    /* syslog: ,bom=yes|no: 2 yes, 1 no, 0: not given */
-	char tls_opts[PK_OPTS_PATH_MAX]; /* syslog: ",tls,ca=F,..." as given, appended to path */
+	unsigned enterprise; /* syslog: ,enterprise=N, or 0: the default */
+	char tls_opts[PK_OPTS_PATH_MAX]; /* syslog: ",tls,ca=F,..." as given, for the target */
 	int json;	    /* ,json: one JSON line per record (stderr, fd:, file:) */
 	int time_style;	    /* ,time=STYLE (enum pk_time_style), or -1: printk.time */
 };
@@ -100,9 +107,10 @@ enum pk_opt_kind {
 			 * (binary multiples), .min to .max bytes, into a long long */
 	PK_OPT_STRING,	/* any non-empty text that fits the char[] field */
 	PK_OPT_CHOICE,	/* one of .choices, copied into the char[] field */
-	PK_OPT_CONSOLE, /* stderr, none, fd:N (N in .min to .max), file:PATH,
-			 * journal[:PATH] or syslog:TARGET[,rfc5424|,rfc3164],
-			 * or -NAME (remove), appended to consoles[] */
+	PK_OPT_CONSOLE, /* a console spec: KIND[:ARG][,OPTION...], none or
+			 * -NAME (remove), parsed by pk_opts_console_parser
+			 * (the console layer's table of kinds) and appended
+			 * to consoles[] */
 	PK_OPT_TIME,	/* a time style: none, kernel, iso or iso-utc, or a
 			 * PK_OPT_BOOL word (0: none, 1: kernel), as enum
 			 * pk_time_style into an int */
@@ -142,5 +150,37 @@ int pk_opts_parse(const char *s, struct pk_opts *o);
  *	pk_opts_warn(o, PK_OPTS_WARN_PREFIX "crash_dump=1 failed (error %d), ignored", -e);
  */
 void pk_opts_warn(struct pk_opts *o, const char *fmt, ...) PK_PRINTF_FORMAT(2, 3);
+
+/*
+ * The parser of a console= value (@v, @n bytes, no quotes) into @c, with
+ * its warnings in @o: 0, -EALREADY (rejected, and it said why) or another
+ * negative errno (rejected: the caller says "bad value in"). The console
+ * layer's table of kinds (src/console/console_kinds.c) sets it from a
+ * constructor, as setup_hooks.h is filled, since the kinds and their
+ * options are that layer's; NULL (a program without it): every console=
+ * value is a bad one.
+ */
+extern int (*pk_opts_console_parser)(const char *v, size_t n, struct pk_opts_console *c,
+				     struct pk_opts *o);
+
+/* The words the kinds' parsers share (exact, no white space). */
+int pk_opts_is_word(const char *s, size_t n, const char *lit);
+/* Decimal digits only, at most @max: 0, -EINVAL or -ERANGE. */
+int pk_opts_parse_uint(const char *v, size_t n, unsigned long long max, unsigned long long *out);
+/* N[KMG] bytes, @min to @max: 0 or -EINVAL. */
+int pk_opts_parse_size(const char *v, size_t n, unsigned long long min, unsigned long long max,
+		       long long *out);
+/* none, kernel, iso, iso-utc (enum pk_time_style): 0 or -EINVAL. */
+int pk_opts_parse_time_style(const char *v, size_t n, int *out);
+/* A console name pk_console_find() can look for: 1 if valid. */
+int pk_opts_valid_console_name(const char *v, size_t n);
+/* A bad value of a console option that names itself: one warning saying
+ * which option and what it @takes; returns -EALREADY. */
+int pk_opts_bad_console_option(struct pk_opts *o, const char *w, size_t n, const char *takes);
+
+/* The largest log_buf_len= (and console file size=) accepted here. */
+#define PK_OPTS_SIZE_MAX (1ll << 40)
+/* The largest console=fd:N (the console row's .max, console_kinds.c's fd kind). */
+#define PK_OPTS_CONSOLE_FD_MAX (1ll << 30)
 
 #endif

@@ -8,7 +8,8 @@
  *
  * Owns nothing. The call does nothing when it runs: the references below
  * make the linker take those files, whose constructors then hand start-up
- * what it needs (setup_hooks.h). In the shared library every file is there
+ * what it needs (setup_hooks.h; the forwarding consoles complete their rows
+ * of the console kinds, console/console_kinds.h). In the shared library every file is there
  * anyway.
  */
 #include <printk/forward.h>

@@ -32,12 +32,12 @@
 #include <printk/printk.h>
 
 #include "console/console_internal.h"
+#include "console/console_kinds.h"
 #include "format/vsprintf.h"
 #include "log/log_shared.h"
 #include "log/options.h"
 #include "log/settings.h"
 #include "readers/reader.h"
-#include "record/json_format.h"
 #include "startup/setup_hooks.h"
 
 /* ---------------------------------------------------- the log's making -- */
@@ -146,7 +146,8 @@ static void warn_line(const char *line)
  * PRINTK_OPTS named @option, a feature whose file is not in this program (a
  * program linked statically that neither uses it nor calls
  * pk_printk_link_all_options(): setup_hooks.h). One warning per feature for
- * the process's lifetime, *@said remembering it; -ENOSYS.
+ * the process's lifetime, *@said remembering it; -ENOSYS. (A console kind
+ * that is not linked is console_kinds.c's to say.)
  */
 static int not_linked(struct pk_opts *o, int *said, const char *option, const char *feature)
 {
@@ -158,7 +159,7 @@ static int not_linked(struct pk_opts *o, int *said, const char *option, const ch
 	return -ENOSYS;
 }
 
-static int said_forwarding, said_devkmsg, said_dyndbg;
+static int said_devkmsg, said_dyndbg;
 
 /*
  * The consoles PRINTK_OPTS and pk_printk_configure() registered (the
@@ -168,7 +169,6 @@ static int said_forwarding, said_devkmsg, said_dyndbg;
 #define OPT_CONSOLES_MAX 64
 static struct console *opt_consoles[OPT_CONSOLES_MAX];
 static int n_opt_consoles;
-static unsigned file_console_count; /* for the automatic names file0, file1, ... */
 
 static void remember_opt_console(struct console *con)
 {
@@ -231,84 +231,36 @@ static int remove_named_console(const char *name, struct pk_opts *o)
 	return err;
 }
 
+/* One console= entry: made by its kind's row (console_kinds.c), which
+ * warns when it cannot; registered here. */
 static int register_opt_console(const struct pk_opts_console *c, struct pk_opts *o)
 {
 	struct console *con = NULL;
-	int err = 0;
+	int err;
 
-	switch (c->kind) {
-	case PK_OPTCON_NONE:
+	if (c->kind == PK_OPTCON_NONE)
 		return 0;
-	case PK_OPTCON_REMOVE:
+	if (c->kind == PK_OPTCON_REMOVE)
 		return remove_named_console(c->name, o);
-	case PK_OPTCON_STDERR:
-		con = pk_console_stderr();
-		break;
-	case PK_OPTCON_FD: {
-		char name[16];
-
-		pk_fmt_snprintf(name, sizeof(name), "fd%d", c->fd);
-		err = pk_console_fd_create(&con, c->fd, name);
-		break;
+	err = pk_console_spec_create(&con, c, o);
+	if (err == -ENOENT)
+		return -ENOSYS; /* not linked: said once */
+	if (err) {
+		if (err != -EBUSY)
+			pk_console_spec_unusable(c, err, o);
+		return err;
 	}
-	case PK_OPTCON_FILE:
-		err = pk_console_file_create(&con, c->path);
-		if (!err) {
-			pk_fmt_snprintf(con->name, sizeof(con->name), "file%u", file_console_count++);
-			if (c->rotate_size)
-				err = pk_console_file_set_rotation(con, (unsigned long long)c->rotate_size,
-								   (unsigned)c->rotate_keep);
-			if (err)
-				pk_console_destroy(con);
-		}
-		break;
-	case PK_OPTCON_JOURNAL:
-		if (!pk_setup_hooks.journal_create)
-			return not_linked(o, &said_forwarding, "console=journal",
-					  "the forwarding consoles");
-		err = pk_setup_hooks.journal_create(&con, c->path[0] ? c->path : NULL);
-		break;
-	case PK_OPTCON_SYSLOG:
-		if (!pk_setup_hooks.syslog_create)
-			return not_linked(o, &said_forwarding, "console=syslog",
-					  "the forwarding consoles");
-		err = pk_setup_hooks.syslog_create(&con, c->path, c->format, c->framing, c->bom);
-		break;
-	}
-	if (!err && c->json) {
-		err = pk_console_fd_set_json(con);
-		if (err && con != pk_console_stderr())
+	err = pk_register_console(con);
+	if (err) {
+		pk_console_kinds_forget(con);
+		if (con != pk_console_stderr())
 			pk_console_destroy(con);
+		if (err != -EBUSY)
+			pk_console_spec_unusable(c, err, o);
+		return err;
 	}
-	if (!err) {
-		con->flags |= c->flags;
-		if (c->name[0])
-			pk_fmt_snprintf(con->name, sizeof(con->name), "%s", c->name);
-		err = pk_register_console(con);
-		if (err && con != pk_console_stderr())
-			pk_console_destroy(con);
-		if (!err) {
-			remember_opt_console(con);
-			if (c->loglevel >= 0)
-				pk_console_set_loglevel(con, c->loglevel);
-			if (c->time_style >= 0)
-				pk_console_set_time_style(con, c->time_style);
-		}
-	}
-	if (err && err != -EBUSY) {
-		if (c->kind == PK_OPTCON_FILE)
-			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=file:%s unusable (error %d), ignored",
-				     c->path, -err);
-		else if (c->kind == PK_OPTCON_JOURNAL || c->kind == PK_OPTCON_SYSLOG)
-			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=%s%s unusable (%s), ignored",
-				     c->kind == PK_OPTCON_SYSLOG ? "syslog:" : "journal:", c->path,
-				     pk_setup_hooks.create_strerror ? pk_setup_hooks.create_strerror(err)
-								    : strerror(-err));
-		else
-			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=fd:%d unusable (error %d), ignored",
-				     c->fd, -err);
-	}
-	return err;
+	remember_opt_console(con);
+	return 0;
 }
 
 /* Apply parsed options; @startup: the log may still be resized and, with no
@@ -436,6 +388,43 @@ int pk_printk_configure(const char *options)
 
 	pk_opts_parse(options, &o);
 	return apply_options(&o, 0);
+}
+
+/*
+ * A console from a spec as console= takes it: the same parser and maker
+ * (console_kinds.c), the warnings that say why an option was refused
+ * through printk as PRINTK_OPTS' are (a console that cannot be made says
+ * so by its error alone), and no console= semantics beyond the one console
+ * (none and -NAME are not consoles: -EINVAL).
+ */
+int pk_console_create(struct console **conp, const char *spec)
+{
+	struct pk_opts *o;
+	struct pk_opts_console c;
+	struct console *con = NULL;
+	int err;
+
+	if (!conp)
+		return -EINVAL;
+	*conp = NULL;
+	if (!spec || !*spec)
+		return -EINVAL;
+	if (!(o = malloc(sizeof(*o)))) /* several KiB: not on a caller's stack */
+		return -ENOMEM;
+	pk_opts_init(o);
+	err = pk_console_spec_parse(spec, strlen(spec), &c, o);
+	if (err == -EALREADY || err == -ERANGE)
+		err = -EINVAL;
+	if (!err && !c.row && (c.kind == PK_OPTCON_NONE || c.kind == PK_OPTCON_REMOVE))
+		err = -EINVAL;
+	if (!err)
+		err = pk_console_spec_create(&con, &c, o);
+	for (int i = 0; i < o->nwarnings; i++)
+		warn_line(o->warnings[i]);
+	free(o);
+	if (!err)
+		*conp = con;
+	return err;
 }
 
 /* --------------------------------------------------- start, exit, fork -- */

@@ -2,8 +2,10 @@
 /*
  * setup_hooks.h - what start-up (setup.c) reaches without naming it: printk
  * itself, and the features PRINTK_OPTS can name beyond the core: /dev/kmsg
- * (printk.devkmsg=), dynamic debug (dyndbg=) and the forwarding consoles
- * (console=journal, console=syslog:).
+ * (printk.devkmsg=) and dynamic debug (dyndbg=). (The forwarding consoles,
+ * console=journal and console=syslog:, are rows of the console layer's
+ * table of kinds, console/console_kinds.h, added the same way: from a
+ * constructor of this priority.)
  *
  * Each file that provides an entry fills it from a constructor of priority
  * PK_SETUP_HOOK_PRIORITY, which runs before start-up's (setup.c's has none),
@@ -34,14 +36,6 @@ struct pk_setup_hooks {
 	int (*set_devkmsg)(const char *mode);
 	/* dyndbg.c: dyndbg= */
 	int (*dyndbg_boot)(const char *query);
-	/* console_net.c: console=journal[:PATH], console=syslog:TARGET */
-	int (*journal_create)(struct console **con, const char *path);
-	/* framing, bom: 0 not given, else the PK_SYSLOG_FRAMING_* value or
-	 * the yes/no, plus one (options.h's encoding) */
-	int (*syslog_create)(struct console **con, const char *target, int format,
-			     int framing, int bom);
-	/* why the last create failed, in words ("Name or service not known") */
-	const char *(*create_strerror)(int err);
 };
 
 /* setup.c's; each field written only by the file named above it. */

@@ -59,18 +59,24 @@ static int recreated(const char *path, const struct stat *was, struct stat *now)
 	return stat(path, now) == 0 && (now->st_dev != was->st_dev || now->st_ino != was->st_ino);
 }
 
-/* The forwarding console for TARGET; 0, or -1 after one line on stderr. */
+/* The forwarding console for TARGET, through the library's one parser of
+ * console specs (pk_console_create()): "journal[:PATH]" is one, a syslog
+ * target becomes "syslog:TARGET" with the options given. 0, or -1 after
+ * one line on stderr. */
 static int open_console(struct fwd *f)
 {
 	const char *target = f->o->target;
-	int err;
+	char spec[1024];
+	int n, err;
 
-	if (!strcmp(target, "journal"))
-		err = pk_console_journal_create(&f->con, NULL);
-	else if (!strncmp(target, "journal:", 8))
-		err = pk_console_journal_create(&f->con, target + 8);
+	if (!strcmp(target, "journal") || !strncmp(target, "journal:", 8))
+		n = snprintf(spec, sizeof(spec), "%s", target);
 	else
-		err = pk_console_syslog_create(&f->con, target, f->o->format, f->o->enterprise);
+		n = snprintf(spec, sizeof(spec), "syslog:%s%s", target,
+			     f->o->format == PK_SYSLOG_RFC3164 ? ",rfc3164" : "");
+	if (n > 0 && (size_t)n < sizeof(spec) && f->o->enterprise)
+		n += snprintf(spec + n, sizeof(spec) - (size_t)n, ",enterprise=%u", f->o->enterprise);
+	err = n < 0 || (size_t)n >= sizeof(spec) ? -ENAMETOOLONG : pk_console_create(&f->con, spec);
 	if (!err)
 		return 0;
 	if (err == -EPROTONOSUPPORT && !strncmp(target, "tls:", 4))
@@ -87,7 +93,8 @@ static int open_console(struct fwd *f)
 			"or librelp.so.0 cannot be loaded\n",
 			PKF_NAME, target);
 	else
-		fprintf(stderr, "%s: %s: invalid target: %s\n", PKF_NAME, target, strerror(-err));
+		fprintf(stderr, "%s: %s: invalid target: %s\n", PKF_NAME, target,
+			strerror(err == -ENOENT ? EINVAL : -err));
 	return -1;
 }
 
