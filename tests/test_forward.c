@@ -422,6 +422,13 @@ static void test_tls_options(void **state)
 	assert_string_equal(pk_net_create_strerror(-EINVAL),
 			    "ca=/nonexistent.pem: No such file or directory");
 
+	/* pk_console_create(): the same spec as PRINTK_OPTS */
+	assert_int_equal(pk_console_create(&con, "syslog:tls:127.0.0.1:7000,peer=logs,rfc3164,ca=/nonexistent.pem"),
+			 -EINVAL);
+	assert_int_equal(pk_console_create(&con, "syslog:tcp:127.0.0.1:7000,ca=/c.pem"), -EINVAL);
+	assert_int_equal(pk_console_create(&con, "syslog:tls:127.0.0.1:7000,peer=logs,rfc3164,threaded"), 0);
+	pk_console_destroy(con);
+
 	/* RFC 5425: port 6514 by default, octet counting only */
 	assert_int_equal(pk_console_syslog_create(&con, "tls:[::1]", PK_SYSLOG_RFC5424, 0), 0);
 	assert_int_equal(pk_console_syslog_set_framing(con, PK_SYSLOG_FRAMING_LF), -EINVAL);
