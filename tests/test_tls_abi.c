@@ -37,6 +37,9 @@ static void test_values(void **state)
 	assert_int_equal(OSSL_SSL_ERROR_SYSCALL, SSL_ERROR_SYSCALL);
 	assert_int_equal(OSSL_SSL_ERROR_ZERO_RETURN, SSL_ERROR_ZERO_RETURN);
 	assert_int_equal(OSSL_X509_V_OK, X509_V_OK);
+	assert_int_equal(OSSL_OPENSSL_INIT_LOAD_CRYPTO_STRINGS, OPENSSL_INIT_LOAD_CRYPTO_STRINGS);
+	assert_int_equal(OSSL_OPENSSL_INIT_NO_ATEXIT, OPENSSL_INIT_NO_ATEXIT);
+	assert_int_equal(OSSL_OPENSSL_INIT_LOAD_SSL_STRINGS, OPENSSL_INIT_LOAD_SSL_STRINGS);
 #else
 	printf("test_tls_abi: <openssl/ssl.h> not installed (Debian: libssl-dev): not compared\n");
 	skip();

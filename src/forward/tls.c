@@ -33,6 +33,11 @@
  *      errors are read, so a reason is this call's.
  *   T5 Over TLS 1.3 the handshake is over only once the server answered
  *      after the client's Finished (settle()).
+ *   T6 OpenSSL is told not to tear itself down at exit (its atexit
+ *      handler, registered after the library's own, would run first): a
+ *      printer thread still draining at exit, or a console closing its
+ *      session there, keeps a working library. The memory stays the
+ *      process's until it ends, as a program's own OpenSSL would.
  */
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -56,6 +61,7 @@
 #include "forward/tls_abi.h"
 
 static struct {
+	int (*init_ssl)(uint64_t, const void *);
 	const void *(*client_method)(void);
 	void *(*ctx_new)(const void *);
 	void (*ctx_free)(void *);
@@ -104,6 +110,7 @@ static void tls_load(void)
 		ok &= f != NULL;                             \
 		memcpy(&ossl.field, &f, sizeof(ossl.field)); \
 	} while (0)
+	OSSL_SYM(init_ssl, "OPENSSL_init_ssl");
 	OSSL_SYM(client_method, "TLS_client_method");
 	OSSL_SYM(ctx_new, "SSL_CTX_new");
 	OSSL_SYM(ctx_free, "SSL_CTX_free");
@@ -134,8 +141,11 @@ static void tls_load(void)
 	OSSL_SYM(param_set1_ip_asc, "X509_VERIFY_PARAM_set1_ip_asc");
 #undef OSSL_SYM
 	/* A library without one of them is not the one we know: unused, and
-	 * never closed (its constructors ran; unloading gains nothing). */
-	tls_ok = ok;
+	 * never closed (its constructors ran; unloading gains nothing). T6:
+	 * no clean-up of OpenSSL's at exit. */
+	tls_ok = ok && ossl.init_ssl(OSSL_OPENSSL_INIT_NO_ATEXIT | OSSL_OPENSSL_INIT_LOAD_SSL_STRINGS |
+					     OSSL_OPENSSL_INIT_LOAD_CRYPTO_STRINGS,
+				     NULL) == 1;
 }
 
 int pk_tls_available(void)
