@@ -179,6 +179,17 @@ static int tls_commit(struct net_console *nc)
 	}
 }
 
+/* At exit, the console's thread gone: close_notify on a session this
+ * process made, so the collector sees the end, not a break (S2). */
+static void tls_exit_close(struct net_console *nc)
+{
+	struct tls_state *ts = nc->tp;
+
+	if (ts)
+		drop_session(ts, nc->fd >= 0 && nc->fd == ts->s_fd &&
+					 nc->fd_pid == (pid_t)pk_caller_pid());
+}
+
 /* The console is freed: close_notify on a session this process made (the
  * collector sees the end, not a break), then the context. */
 static void tls_release(struct net_console *nc)
@@ -202,5 +213,6 @@ const struct pk_fwd_transport_ops pk_fwd_transport_tls = {
 	.broke = tls_close,
 	.unacked = tls_unacked,
 	.commit = tls_commit,
+	.exit_close = tls_exit_close,
 	.release = tls_release,
 };
