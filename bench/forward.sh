@@ -7,8 +7,10 @@
 # 5425; rsyslog's imtcp with the ossl driver, certificates made here by
 # tests/daemon/tls_certs.sh) and RELP over TLS; to a
 # real syslog-ng (when scripts/setup.sh unpacked one): the same writer over
-# TCP; and to a real systemd-journald: pk-forward, printk's journal console
-# and sd_journal_send(3) sending the same records; all in the same run.
+# TCP; to a real systemd-journal-remote over HTTP: pk-forward's
+# journal-remote target against systemd-journal-upload(8); and to a real
+# systemd-journald: pk-forward, printk's journal console and
+# sd_journal_send(3) sending the same records; all in the same run.
 #
 # udmesg-testgen fills a log of MIB MiB (default 8) with dmesg-like lines;
 # rsyslogd (imtcp and imrelp on 127.0.0.1, its default in-memory main queue,
@@ -211,6 +213,7 @@ rs_pid='' ng_pid=''
 cleanup() {
 	[[ -n $ng_pid ]] && kill "$ng_pid" 2>/dev/null && wait "$ng_pid" 2>/dev/null
 	[[ -n $rs_pid ]] && kill "$rs_pid" 2>/dev/null && wait "$rs_pid" 2>/dev/null
+	[[ -n ${jr_pid:-} ]] && kill "$jr_pid" 2>/dev/null && wait "$jr_pid" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -324,6 +327,97 @@ EOF2
 		wait "$ng_pid" 2>/dev/null || true
 	fi
 	ng_pid=
+fi
+
+# systemd-journal-remote over HTTP: pk-forward's journal-remote target,
+# against systemd-journal-upload(8) sending the same entries (read from the
+# journal pk-forward's runs made) to a second journal-remote. Both senders
+# exit once every batch was answered, and journal-remote answers after it
+# wrote the entries into its file: a run ends when the sender exits, and
+# the journals are counted after the runs (exactly RUNS times the records).
+jremote=${JOURNAL_REMOTE:-/lib/systemd/systemd-journal-remote}
+jupload=${JOURNAL_UPLOAD:-/lib/systemd/systemd-journal-upload}
+jr_pid=''
+# start_jr DIR: a journal-remote writing DIR/remote.journal on a free port
+# ($jr_port, $jr_pid); 1 if it does not answer HTTP within 10 s.
+start_jr() {
+	mkdir -p "$1"
+	jr_port=$(port)
+	"$jremote" --listen-http="127.0.0.1:$jr_port" --output="$1/remote.journal" --split-mode=none \
+		>"$1/jr.log" 2>&1 &
+	jr_pid=$!
+	for _ in $(seq 200); do
+		python3 -c 'import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=5); c.request("GET", "/"); c.getresponse()' \
+			"$jr_port" 2>/dev/null && return 0
+		kill -0 "$jr_pid" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+stop_jr() {
+	kill "$jr_pid" 2>/dev/null && wait "$jr_pid" 2>/dev/null
+	jr_pid=''
+}
+jr_cpu() { awk '{ print $14 + $15 }' "/proc/$jr_pid/stat"; }
+# Entries in DIR's journal files (journal-remote rotates its output file
+# when it is full: remote@....journal).
+jr_count() {
+	local f c=0
+	for f in "$1"/*.journal; do
+		c=$((c + $(journalctl --file="$f" -o export | grep -c '^PRINTK_SEQ=')))
+	done
+	echo "$c"
+}
+if [[ ! -x $jremote ]] || ! command -v journalctl >/dev/null; then
+	echo "journal-remote: not measured: $jremote or journalctl is not installed (Debian: systemd-journal-remote)"
+elif ! start_jr "$tmp/jr"; then
+	echo "journal-remote: not measured: it did not start ($(tail -1 "$tmp/jr/jr.log"))"
+	stop_jr
+else
+	hz=$(getconf CLK_TCK)
+	jrmark() { :; }
+	jrdone() { got=${want:-$n}; }
+	mark=jrmark arrived=jrdone cpu_note=''
+	echo "systemd-journal-remote $("$jremote" --version | awk 'NR == 1 { print $2 }') over HTTP on 127.0.0.1, --split-mode=none, one journal file"
+	fwd_n=$(fwd_messages)
+	c0=$(jr_cpu)
+	want=$fwd_n report "pk-forward journal-remote" "$fwd" -o -c "$tmp/cursor" "journal-remote:http://127.0.0.1:$jr_port" "$log"
+	fwd_rate=$median_rate fwd_cpu=$cpu_us
+	jr_note="pk-forward $(((($(jr_cpu) - c0) * 1000000 / hz) / (runs * fwd_n))) us"
+	stop_jr
+	got_n=$(jr_count "$tmp/jr")
+	if ((got_n != runs * fwd_n)); then
+		echo "bench/forward.sh: journal-remote has $got_n entries, $((runs * fwd_n)) expected" >&2
+		exit 1
+	fi
+	if [[ ! -x $jupload ]]; then
+		echo "systemd-journal-upload: not found, no baseline"
+	elif ! start_jr "$tmp/jr2"; then
+		echo "systemd-journal-upload: no baseline: the second journal-remote did not start"
+		stop_jr
+	else
+		# journal-upload sends the whole journal of the runs above:
+		# rates are per entry it sent.
+		n_saved=$n n=$got_n
+		c0=$(jr_cpu)
+		report "systemd-journal-upload" "$jupload" -u "http://127.0.0.1:$jr_port" --file="$tmp/jr/*.journal" \
+			--follow=no --save-state="$tmp/cursor"
+		up_rate=$median_rate up_cpu=$cpu_us
+		jr_note+=", systemd-journal-upload $(((($(jr_cpu) - c0) * 1000000 / hz) / (runs * n))) us"
+		stop_jr
+		up_n=$(jr_count "$tmp/jr2")
+		if ((up_n != runs * n)); then
+			echo "bench/forward.sh: the second journal-remote has $up_n entries, $((runs * n)) expected" >&2
+			exit 1
+		fi
+		n=$n_saved
+	fi
+	echo "the sender's CPU per record: $cpu_note"
+	echo "journal-remote's CPU per entry: $jr_note"
+	if [[ -n ${up_rate:-} ]]; then
+		echo "pk-forward / systemd-journal-upload: median rate $(printf '%.2f' "$(echo "$fwd_rate / $up_rate" | bc -l)"), sender's CPU per record $(printf '%.2f' "$(echo "$fwd_cpu / $up_cpu" | bc -l)")"
+	fi
 fi
 
 if [[ ! -x $journald ]] || ! command -v journalctl >/dev/null; then

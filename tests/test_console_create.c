@@ -12,7 +12,9 @@
  *     and always released by pk_console_destroy() (its release counted),
  *     as is any console with a release (the old destroy freed only the
  *     library's own);
- *   - a registered fd console from a spec printing exact bytes.
+ *   - a registered fd console from a spec printing exact bytes;
+ *   - a syslog spec's options on the wire (a UDP datagram: enterprise
+ *     number, no BOM, RFC 5424).
  * Tests that print or warn run in child processes, their output captured.
  */
 #include <errno.h>
@@ -21,7 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <printk/console.h>
@@ -241,6 +246,8 @@ static int bad_specs_child(void *arg)
 		{ "syslog:udp:127.0.0.1:514,framing=lf", -EINVAL },
 		{ "stderr,json,extended", -EINVAL },
 		{ "journal,time=iso", -EINVAL },
+		{ "syslog:udp:127.0.0.1:514,enterprise=0", -EINVAL },
+		{ "syslog:udp:127.0.0.1:514,enterprise=4294967296", -EINVAL },
 	};
 	struct console *con;
 	char longpath[700];
@@ -274,7 +281,9 @@ static void test_bad_specs(void **state)
 			    "printk: PRINTK_OPTS: bad console option 'framing=LF' (octet or lf), console ignored\n"
 			    "printk: PRINTK_OPTS: console=syslog:udp:127.0.0.1:514: framing= is for tcp: targets only, console ignored\n"
 			    "printk: PRINTK_OPTS: bad console option 'json' (not with ,extended), console ignored\n"
-			    "printk: PRINTK_OPTS: console=journal: time= is for stderr, fd: and file: consoles, console ignored\n");
+			    "printk: PRINTK_OPTS: console=journal: time= is for stderr, fd: and file: consoles, console ignored\n"
+			    "printk: PRINTK_OPTS: bad console option 'enterprise=0' (1 to 4294967295), console ignored\n"
+			    "printk: PRINTK_OPTS: bad console option 'enterprise=4294967296' (1 to 4294967295), console ignored\n");
 	child_result_free(&res);
 }
 
@@ -326,6 +335,49 @@ static void test_fd_prints(void **state)
 	child_result_free(&res);
 }
 
+/* A spec's syslog options reach the wire: a forwarder made from
+ * "syslog:udp:...,enterprise=7,bom=no,rfc5424" sends one datagram. */
+static void test_syslog_spec_on_the_wire(void **state)
+{
+	struct sockaddr_in sa = { 0 };
+	socklen_t sl = sizeof(sa);
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct console *con;
+	static struct pk_record r;
+	char spec[128], buf[2048];
+
+	(void)state;
+	assert_true(s >= 0);
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(s, (struct sockaddr *)&sa, &sl), 0);
+	snprintf(spec, sizeof(spec), "syslog:udp:127.0.0.1:%u,enterprise=7,bom=no,rfc5424", ntohs(sa.sin_port));
+	assert_int_equal(pk_console_create(&con, spec), 0);
+	r.seq = 5;
+	r.pid = 11;
+	r.tid = 12;
+	r.level = 3;
+	r.facility = 1;
+	r.text_len = 5;
+	memcpy(r.text, "hello", 5);
+	assert_int_equal(pk_console_forward_send(con, &r), 0);
+
+	struct timeval tv = { 30, 0 }; /* a bound, not a timer: the datagram is local */
+
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+
+	ssize_t n = recv(s, buf, sizeof(buf) - 1, 0);
+
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_int_equal(strncmp(buf, "<11>1 ", 6), 0);
+	assert_non_null(strstr(buf, " 11 - [printk@7 seq=\"5\" tid=\"12\"] hello"));
+	assert_memory_equal(buf + n - 7, "] hello", 7); /* no BOM */
+	pk_console_destroy(con);
+	close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -333,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_every_kind),
 		cmocka_unit_test(test_bad_specs),
 		cmocka_unit_test(test_fd_prints),
+		cmocka_unit_test(test_syslog_spec_on_the_wire),
 	};
 
 	/* before any thread: the table is written by constructors' time only */

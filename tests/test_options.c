@@ -325,6 +325,7 @@ static int row_not_given(struct pk_opts *o, const struct pk_opt_def *d)
 		return *row_ll(o, d) == -1;
 	case PK_OPT_STRING:
 	case PK_OPT_CHOICE:
+	case PK_OPT_MODULES:
 		return row_str(o, d)[0] == '\0';
 	case PK_OPT_CONSOLE:
 		return o->nconsoles == 0;
@@ -484,6 +485,10 @@ static void test_table_accepts_range(void **state)
 				assert_int_equal(*row_int(parse_good(d, d->name), d), 1);
 			break;
 		}
+		case PK_OPT_MODULES:
+			o = parse_good(d, "printk.module=netd:4,db:debug,n*t?:0,x:default,y:15");
+			assert_string_equal(row_str(o, d), "netd:4,db:debug,n*t?:0,x:default,y:15");
+			break;
 		case PK_OPT_TIME: {
 			static const char *const styles[] = { "none", "kernel", "iso", "iso-utc" };
 			static const char *const yes[] = { "1", "y", "Y", "on" };
@@ -618,6 +623,20 @@ static void test_table_rejects_range(void **state)
 			REJECT("%s=ON", n);
 			REJECT("%s=true", n);
 			REJECT("%s=o", n);
+			break;
+		case PK_OPT_MODULES:
+			snprintf(good, sizeof(good), "%s=netd:4", n);
+			REJECT("%s", n);
+			REJECT("%s=netd", n);
+			REJECT("%s=netd:", n);
+			REJECT("%s=:4", n);
+			REJECT("%s=netd:16", n);
+			REJECT("%s=netd:-1", n);
+			REJECT("%s=netd:info,", n);
+			REJECT("%s=netd:4,,db:3", n);
+			REJECT("%s=netd:warning", n);
+			REJECT("%s=a:1,b:1,c:1,d:1,e:1,f:1,g:1,h:1,i:1,j:1,k:1,l:1,m:1,n:1,o:1,p:1,q:1", n);
+			REJECT("%s=0123456789012345678901234567890123:4", n);
 			break;
 		case PK_OPT_TIME:
 			snprintf(good, sizeof(good), "%s=iso", n);

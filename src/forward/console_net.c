@@ -83,13 +83,13 @@
 #include "forward/console_net.h"
 #include "forward/transport.h"
 #include "forward/wire.h"
+#include "log/console_state.h"
 #include "log/log_shared.h"
 #include "log/settings.h"
 #include "ring/caller.h"
 
 #define RESEND_MAX	65536 /* N7: records a console keeps for a resend (1 MiB, touched as used) */
 #define RESEND_SLACK_MS 2000  /* N7: the receiver's time to read what its kernel took */
-#define BACKOFF_MIN_MS	100
 
 /*
  * The transports a "syslog:" target may name, by their prefix. Adding one
@@ -267,7 +267,7 @@ static int resend_window(struct net_console *nc, uint64_t next)
 	return 0;
 }
 
-static int net_write_record(struct console *con, const struct pk_record *rec)
+static int net_deliver(struct console *con, const struct pk_record *rec)
 {
 	struct net_console *nc = (struct net_console *)con;
 	int err;
@@ -308,6 +308,32 @@ static int net_write_record(struct console *con, const struct pk_record *rec)
 	atomic_store_explicit(&nc->pos, rec->seq + 1, memory_order_relaxed);
 	pk_fwd_went_up(nc, rec->seq + 1);
 	return 0;
+}
+
+/* A registered console's state and counters, for readers of printk's log
+ * in other processes (udmesg --info), after every record it handles. */
+static void publish_state(struct net_console *nc)
+{
+	struct pk_log *log = pk_printk_log_peek();
+	struct pk_console_stats st;
+
+	if (!log || pk_console_stats(&nc->con, &st))
+		return;
+	if (nc->state_log != log) {
+		nc->state_log = log;
+		nc->state_slot = pk_console_state_claim(log, nc->con.name, &st);
+		return;
+	}
+	pk_console_state_put(log, nc->state_slot, nc->con.name, &st);
+}
+
+static int net_write_record(struct console *con, const struct pk_record *rec)
+{
+	int err = net_deliver(con, rec);
+
+	if (con->state) /* registered: printk's records (a forwarder's are another log's) */
+		publish_state((struct net_console *)con);
+	return err;
 }
 
 /* ------------------------------------------------------- construction -- */
@@ -373,6 +399,7 @@ static int net_create(struct console **conp, const struct pk_fwd_transport_ops *
 	nc->ops = ops;
 	nc->wire = wire;
 	nc->fd = -1;
+	nc->state_slot = -2;
 	nc->backoff_ms = BACKOFF_MIN_MS;
 	nc->enterprise = PK_SYSLOG_ENTERPRISE_DEFAULT;
 	atomic_init(&nc->rs_slack_ms, RESEND_SLACK_MS);

@@ -29,7 +29,7 @@
 #include "log/settings.h"
 #include "ring/caller.h"
 
-#define BACKOFF_MIN_MS 100
+/* BACKOFF_MIN_MS: transport.h */
 #define BACKOFF_MAX_MS 10000
 #define RETRY_SLEEP_MS 250 /* the longest a write sleeps for the next attempt */
 #define UDP_SETTLE_NS  1000000000ull /* N6: UDP is back a second after its last failure */

@@ -96,6 +96,10 @@ struct pk_fwd_resend {
 	uint64_t seq, written_ns;
 };
 
+/* A new connection's first retry comes this long after a failure; each
+ * failure doubles it, up to fwd_state.c's BACKOFF_MAX_MS. */
+#define BACKOFF_MIN_MS 100
+
 struct net_console {
 	struct console con; /* first: container_of is a cast */
 	const struct pk_fwd_transport_ops *ops;
@@ -128,6 +132,10 @@ struct net_console {
 	_Atomic int state, last_error;
 	_Atomic uint64_t lost_sends, changes;
 	_Atomic uint64_t pos; /* the seq of the next record to deliver */
+	/* The entry of printk's log this console publishes its state in
+	 * (log/console_state.h): -2 not taken yet, -1 none to be had. */
+	int state_slot;
+	struct pk_log *state_log;
 	uint64_t last_fail_ns;
 	char lf[PK_FWD_MSG_BUF * 4 + 1]; /* an LF-framed message, newlines escaped */
 	/* N7: the resend window (PK_FWD_RESEND, a registered console's): the

@@ -26,6 +26,7 @@
  * core with several logs in it tells printk's from the program's own. */
 #define PK_LOG_ROLE_PRINTK 0x1u
 #define PK_LOG_CONSOLE_LEVELS 8 /* named consoles whose level another process set */
+#define PK_LOG_CONSOLE_STATES 8 /* forwarding consoles whose state a reader can see */
 
 struct pk_log_shared {
 	uint64_t magic;		/* PK_LOG_STATE_MAGIC once initialised */
@@ -64,6 +65,31 @@ struct pk_log_shared {
 	/* The timestamp clock the writers of a log file agree on (clock.c);
 	 * all zero in files of older versions and in memory logs. */
 	struct pk_log_clock clock;
+	/* The forwarding consoles of the processes writing the log, as
+	 * pk_console_stats() sees them (console_state.c), for readers in
+	 * other processes (udmesg --info). An entry belongs to the process
+	 * whose pid it holds (0: free); each field is one relaxed store, so a
+	 * reader may see counters of two moments, never a torn word. All zero
+	 * in files of older versions. */
+	struct pk_log_console_state {
+		pk_a32 pid;
+		pk_a32 state;	   /* PK_CONSOLE_* */
+		pk_a64 name[2];	   /* the console's name, NUL-padded */
+		pk_a32 last_error; /* errno of the last failure, positive (0: none) */
+		pk_a32 reserved;
+		pk_a64 delivered, waiting, lost, changes;
+	} console_states[PK_LOG_CONSOLE_STATES];
+	/* The module levels of the last process writing the log that changed
+	 * its own (modlevel.c), for udmesg --module-levels: the generation
+	 * is odd while one publishes. A display: each process applies its
+	 * own table. */
+	pk_a32 module_levels_gen;
+	pk_a32 module_levels_count;
+	struct pk_log_module_level {
+		pk_a64 name[4]; /* NUL-padded, PK_MODULE_NAME_MAX bytes */
+		pk_a32 level;	/* 0..15 */
+		pk_a32 reserved;
+	} module_levels[16];
 };
 
 /* The public record mirrors the ring's: pk_log_read() copies one into the other. */

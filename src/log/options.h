@@ -84,6 +84,8 @@ struct pk_opts {
 	int no_hash_pointers; /* no_hash_pointers: %p prints addresses unhashed */
 	int lossless_timeout_ms; /* lossless_timeout_ms= */
 	char dyndbg[PK_OPTS_PATH_MAX]; /* dyndbg="QUERY": dynamic debug queries */
+	char modules[PK_OPTS_PATH_MAX]; /* printk.module=: checked "M:L,..." */
+	int srcloc; /* printk.srcloc= */
 	int console_loglevel;
 	int ignore_loglevel;
 	int printk_time;
@@ -111,6 +113,8 @@ enum pk_opt_kind {
 			 * -NAME (remove), parsed by pk_opts_console_parser
 			 * (the console layer's table of kinds) and appended
 			 * to consoles[] */
+	PK_OPT_MODULES, /* printk.module=NAME:LEVEL[,NAME:LEVEL...] (modlevel.c),
+			 * checked, into the char[] field */
 	PK_OPT_TIME,	/* a time style: none, kernel, iso or iso-utc, or a
 			 * PK_OPT_BOOL word (0: none, 1: kernel), as enum
 			 * pk_time_style into an int */

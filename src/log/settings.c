@@ -283,7 +283,9 @@ void pk_console_verbose(void)
 		pk_set_console_loglevel(PK_CONSOLE_LOGLEVEL_MAX);
 }
 
-void pk_set_ignore_loglevel(int on)
+/* pk_set_ignore_loglevel() is modlevel.c's: the switch overrides the
+ * module levels, whose sites then decide again. */
+void pk_cfg_store_ignore_loglevel(int on)
 {
 	atomic_store(&ignore_loglevel, !!on);
 }

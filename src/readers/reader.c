@@ -17,19 +17,23 @@
 #include "readers/reader.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include <printk/forward.h>
+
+#include "base/safe_open.h" /* repeats PK_OPEN_*: the compiler holds them equal */
 #include "format/deferred.h"
 #include "format/record_read.h"
 #include "log/log_internal.h"
 #include "log/log_shared.h"
 #include "log/options.h"
 #include "log/registry.h"
+#include "record/export_format.h"
 #include "record/json_format.h"
 #include "record/kmsg_format.h"
-#include "base/safe_open.h" /* repeats PK_OPEN_*: the compiler holds them equal */
 
 _Static_assert(PK_TEXT_READ_ROOM >= PRB_TEXT_MAX + 8, "pk_rec_read_text() writes this far");
 
@@ -107,6 +111,15 @@ _Static_assert(PK_LOG_JSON_MAX >= PK_JSON_RECORD_MAX, "a JSON line fits");
 size_t pk_log_json_format(const struct pk_record *rec, const char *ident, int64_t rt_offset_ns, char *out)
 {
 	return pk_json_format_record(out, PK_LOG_JSON_MAX, rec, ident, rt_offset_ns);
+}
+
+_Static_assert(PK_LOG_EXPORT_MAX >= PK_EXPORT_RECORD_MAX, "an export entry fits");
+
+size_t pk_log_export_format(const struct pk_record *rec, const char *ident, const char *hostname,
+			    const char *boot_id, int64_t rt_offset_ns, char *out)
+{
+	return pk_export_format_record(out, PK_LOG_EXPORT_MAX, rec, ident, hostname, boot_id,
+				       rt_offset_ns);
 }
 
 size_t pk_log_kmsg_format(const struct pk_record *rec, char *out)
@@ -287,6 +300,33 @@ int pk_log_console_level_at(struct pk_log *log, unsigned i, char name[16], int *
 	memcpy(name, w, 16);
 	name[15] = '\0';
 	*level = (int)plus1 - 1;
+	return 0;
+}
+
+int pk_log_forwarder_at(struct pk_log *log, unsigned i, struct pk_log_forwarder *f)
+{
+	if (!log || !f)
+		return -EINVAL;
+	if (i >= PK_LOG_CONSOLE_STATES)
+		return -ERANGE;
+
+	struct pk_log_console_state *e = &pk_log_shared(log)->console_states[i];
+	uint64_t w[2] = { pk_load_relaxed(&e->name[0]), pk_load_relaxed(&e->name[1]) };
+	uint32_t state = pk_load_relaxed(&e->state);
+
+	memset(f, 0, sizeof(*f));
+	f->pid = pk_load_relaxed(&e->pid);
+	if (!f->pid)
+		return -ENOENT;
+	f->alive = kill((pid_t)f->pid, 0) == 0 || errno != ESRCH;
+	memcpy(f->name, w, sizeof(f->name));
+	f->name[sizeof(f->name) - 1] = '\0';
+	f->state = state <= PK_CONSOLE_LOST ? (int)state : -1;
+	f->last_error = (int)(pk_load_relaxed(&e->last_error) & 0xffff);
+	f->delivered = pk_load_relaxed(&e->delivered);
+	f->waiting = pk_load_relaxed(&e->waiting);
+	f->lost = pk_load_relaxed(&e->lost);
+	f->changes = pk_load_relaxed(&e->changes);
 	return 0;
 }
 

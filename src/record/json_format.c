@@ -103,7 +103,7 @@ static size_t printable_char(const unsigned char *s, size_t n)
 	return len;
 }
 
-static int printable(const char *v, size_t n)
+int pk_journal_printable(const char *v, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)v;
 
@@ -120,7 +120,7 @@ static int printable(const char *v, size_t n)
 /* A value journalctl's way: a string if printable, else its bytes. */
 static void put_value(struct jb *b, const char *v, size_t n)
 {
-	if (!printable(v, n)) {
+	if (!pk_journal_printable(v, n)) {
 		put_ch(b, '[');
 		for (size_t i = 0; i < n; i++) {
 			if (i)

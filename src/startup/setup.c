@@ -35,6 +35,7 @@
 #include "console/console_kinds.h"
 #include "format/vsprintf.h"
 #include "log/log_shared.h"
+#include "log/modlevel.h"
 #include "log/options.h"
 #include "log/settings.h"
 #include "readers/reader.h"
@@ -137,7 +138,7 @@ struct pk_setup_hooks pk_setup_hooks;
 static void warn_line(const char *line)
 {
 	if (pk_setup_hooks.printk)
-		pk_setup_hooks.printk(PK_KERN_WARNING "%s\n", line);
+		(pk_setup_hooks.printk)(PK_KERN_WARNING "%s\n", line);
 	else
 		pk_log_store(pk_printk_log(), 0, PK_LOGLEVEL_WARNING, line, strlen(line), NULL, 0);
 }
@@ -316,6 +317,13 @@ static int apply_options(struct pk_opts *o, int startup)
 		pk_set_printk_time_style(o->printk_time);
 	if (o->printk_caller >= 0)
 		pk_set_printk_caller(o->printk_caller);
+	if (o->srcloc >= 0)
+		pk_set_printk_srcloc(o->srcloc);
+	if (o->modules[0] && pk_modlevel_parse_list(o->modules, strlen(o->modules), 1)) {
+		pk_opts_warn(o, PK_OPTS_WARN_PREFIX "printk.module=%.100s: more than %d module levels, the last ignored",
+			     o->modules, PK_MODULE_LEVELS_MAX);
+		err = -ENOSPC;
+	}
 	if (o->devkmsg[0] && pk_setup_hooks.set_devkmsg)
 		pk_setup_hooks.set_devkmsg(o->devkmsg);
 	else if (o->devkmsg[0])

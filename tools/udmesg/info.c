@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <printk/forward.h>
 #include <printk/log.h>
 
 #include "reader.h"
@@ -47,6 +48,40 @@ static void print_name(const char *name)
 	}
 	for (const char *p = name; *p; p++)
 		out_putc(*p > ' ' && *p < 0x7f ? *p : '?');
+}
+
+/* The forwarding consoles the writers published: one line each, with the
+ * state and counters of pk_console_stats() and the last failure in words. */
+static void print_forwarders(struct pk_log *log)
+{
+	static const char *const states[] = { "idle", "delivering", "cannot connect", "lost" };
+	char line[512];
+
+	for (unsigned i = 0, any = 0;; i++) {
+		struct pk_log_forwarder f;
+		int err = pk_log_forwarder_at(log, i, &f);
+
+		if (err == -ERANGE)
+			break;
+		if (err)
+			continue;
+		if (!any++)
+			out_puts("forwarding:\n");
+		snprintf(line, sizeof(line), "  pid %" PRIu32 " [", f.pid);
+		out_puts(line);
+		print_name(f.name);
+		snprintf(line, sizeof(line),
+			 "] %s: %" PRIu64 " delivered, %" PRIu64 " waiting, %" PRIu64 " lost, %" PRIu64
+			 " state change%s",
+			 f.state < 0 ? "unknown state" : states[f.state], f.delivered, f.waiting, f.lost,
+			 f.changes, f.changes == 1 ? "" : "s");
+		out_puts(line);
+		if (f.last_error && f.state != PK_CONSOLE_DELIVERING) {
+			out_puts(", last error: ");
+			out_puts(strerror(f.last_error));
+		}
+		out_puts(f.alive ? "\n" : " (process gone)\n");
+	}
 }
 
 void ud_print_info(struct ud_ctl *ctl)
@@ -135,6 +170,7 @@ void ud_print_info(struct ud_ctl *ctl)
 		print_name(w.name);
 		out_puts(w.alive ? " alive\n" : " gone\n");
 	}
+	print_forwarders(log);
 	out_flush();
 	pk_log_destroy(log);
 }
