@@ -410,6 +410,9 @@ static void test_tls_options(void **state)
 			    "bad TLS option 'cafile=/x' (tls, ca=FILE, cert=FILE, key=FILE or peer=NAME)");
 	assert_int_equal(pk_console_syslog_create(&con, "tls:127.0.0.1,tls", PK_SYSLOG_RFC5424, 0),
 			 -EINVAL);
+	assert_int_equal(pk_console_syslog_create(&con, "tls:127.0.0.1,ca=/a,ca=/b", PK_SYSLOG_RFC5424, 0),
+			 -EINVAL);
+	assert_string_equal(pk_net_create_strerror(-EINVAL), "ca= given twice");
 	assert_int_equal(pk_console_syslog_create(&con, "relp:127.0.0.1:2514,ca=/x", PK_SYSLOG_RFC5424, 0),
 			 -EINVAL);
 	assert_string_equal(pk_net_create_strerror(-EINVAL), "ca=, cert=, key= and peer= need ,tls");

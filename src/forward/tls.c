@@ -558,6 +558,10 @@ static int target_option(struct pk_tls_target *t, const char *w, size_t n, int i
 		char *field = (char *)t + files[i].off;
 
 		if (n > k && !memcmp(w, files[i].name, k) && n - k < PK_TLS_PATH_MAX) {
+			if (field[0]) {
+				say(why, why_len, "%s given twice", files[i].name);
+				return -EINVAL;
+			}
 			memcpy(field, w + k, n - k);
 			field[n - k] = '\0';
 			return 0;
