@@ -18,6 +18,9 @@
  *     records all arrive; a client certificate the listener requires; a
  *     wrong CA file or a wrong peer name: refused, announced once with the
  *     reason, nothing arrives;
+ *   - rsyslogd killed and restarted under a tls: console: every record
+ *     arrives (a new handshake; what the broken connection took is sent
+ *     again);
  *   - relp:...,tls: records arrive over imrelp's TLS; a wrong peer name
  *     is refused and nothing arrives;
  *   - console=syslog:tls:... from PRINTK_OPTS, the options in any order;
@@ -585,6 +588,61 @@ static void test_tls_console_refused(void **state)
 	refused(tls_target(tcp2_port, opts), "TR-no-client-cert", -PK_TLS_EREFUSED, announced);
 }
 
+/* rsyslogd killed (SIGKILL) while a tls: console sends 5,000 records (or
+ * once it wrote them all into the connection: rsyslogd's TLS input lags),
+ * and started again; one more record: a new connection, a new handshake,
+ * and every record arrives (what the broken connection may have taken is
+ * sent again: at least once, as over TCP); the break and the reconnection
+ * are announced. */
+#define N_KILL 5000
+
+static void test_tls_console_restart(void **state)
+{
+	(void)state;
+	char opts[600];
+	struct tally t = { 0 };
+
+	snprintf(opts, sizeof(opts), "ca=%s", cert("ca.pem"));
+
+	struct console *con = make_console(tls_target(rsyslogd_port("tcp"), opts));
+
+	for (int i = 0; i < N_KILL; i++)
+		pk_printk_emit(1, 5, NULL, 0, "TK %d\n", i);
+	rsyslogd_wait_tally("TK", N_KILL, N_KILL / 10, 20000, &t);
+	rsyslogd_stop(SIGKILL);
+	rsyslogd_tally("TK", N_KILL, &t);
+
+	int before = t.distinct;
+
+	rsyslogd_restart();
+	/* A connection nobody writes to is not watched: the next record finds
+	 * it broken and sends again first what it may have taken (N7). */
+	pk_printk_emit(1, 5, NULL, 0, "TK-after the restart\n");
+	rsyslogd_wait_tally("TK", N_KILL, N_KILL, 120000, &t);
+	if (t.distinct != N_KILL) {
+		char miss[128];
+
+		tally_first_missing(&t, N_KILL, miss, sizeof(miss));
+		fail_msg("%d of %d arrived (%d before the kill); missing:%s", t.distinct, N_KILL,
+			 before, miss);
+	}
+	print_message("tls: console, rsyslogd killed after %d of %d: all arrived, %d twice\n", before,
+		      N_KILL, t.dups);
+
+	struct pk_console_stats cs;
+	struct pk_forward_stats fs;
+
+	assert_int_equal(pk_console_stats(con, &cs), 0);
+	assert_int_equal(pk_console_forward_stats(con, &fs), 0);
+	assert_int_equal(cs.state, PK_CONSOLE_DELIVERING);
+	if (before < N_KILL) { /* it had something to write into the dead one */
+		assert_true(cs.changes >= 2);
+		assert_true(fs.connects >= 2);
+	}
+	free(t.seen);
+	daemon_drop_console(con);
+}
+
 static void test_relp_tls(void **state)
 {
 	(void)state;
@@ -723,6 +781,7 @@ int main(int argc, char **argv)
 		rsyslogd_unit_test(test_tls_console_fields),
 		rsyslogd_unit_test(test_tls_console_client_cert),
 		rsyslogd_unit_test(test_tls_console_refused),
+		rsyslogd_unit_test(test_tls_console_restart),
 		rsyslogd_unit_test(test_relp_tls),
 		rsyslogd_unit_test(test_printk_opts),
 		rsyslogd_unit_test(test_forward_tls),
