@@ -128,6 +128,7 @@ static int rotate_child(void *arg)
 	big[sizeof(big) - 1] = 0;
 	pr_info("%s\n", big);
 	pr_info("after the big one\n");
+	CHILD_CHECK(pr_flush(10000, 0) == 1); /* lossless, through its thread: _exit() does not drain */
 	return 0;
 }
 
@@ -230,6 +231,7 @@ static int shared_writer(const char *path, char who)
 	pk_set_printk_time(0);
 	for (int i = 0; i < SHARED_LINES; i++)
 		pr_info("%c %05d\n", who, i); /* 8 bytes */
+	CHILD_CHECK(pr_flush(30000, 0) == 1); /* lossless, through its thread: _exit() does not drain */
 	return 0;
 }
 
@@ -325,7 +327,9 @@ static int logrotate_child(void *arg)
 	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
 	CHILD_CHECK(pk_console_file_create(&con, path) == 0);
 	if (logrotate_threaded)
-		con->flags |= PK_CON_THREADED;
+		con->flags |= PK_CON_THREADED; /* lossless, as a file console is by default */
+	else
+		con->flags |= PK_CON_LOSSY; /* printed by the console lock's holder */
 	CHILD_CHECK(pk_register_console(con) == 0);
 	pk_set_printk_time(0);
 
@@ -634,6 +638,9 @@ static int levels_child(void *arg)
 	CHILD_CHECK(pk_console_file_create(&terse, pb) == 0);
 	strcpy(chatty->name, "chatty");
 	strcpy(terse->name, "terse");
+	/* Printed as printk returns, with the levels of that moment. */
+	chatty->flags |= PK_CON_LOSSY;
+	terse->flags |= PK_CON_LOSSY;
 	CHILD_CHECK(pk_console_set_loglevel(chatty, 8) == -EINVAL); /* not registered */
 	CHILD_CHECK(pk_register_console(chatty) == 0);
 	CHILD_CHECK(pk_register_console(terse) == 0);
@@ -702,6 +709,9 @@ static int time_style_child(void *arg)
 	CHILD_CHECK(pk_console_file_create(&own, pa) == 0);
 	CHILD_CHECK(pk_console_file_create(&follows, pb) == 0);
 	CHILD_CHECK(pk_console_set_time_style(own, PK_TIME_ISO_UTC) == -EINVAL); /* not registered */
+	/* Printed as printk returns, with the styles of that moment. */
+	own->flags |= PK_CON_LOSSY;
+	follows->flags |= PK_CON_LOSSY;
 	CHILD_CHECK(pk_register_console(own) == 0);
 	CHILD_CHECK(pk_register_console(follows) == 0);
 	CHILD_CHECK(pk_console_get_time_style(own) == -1);
@@ -786,6 +796,7 @@ static int wall_race_child(void *arg)
 	setenv("TZ", "Asia/Kolkata", 1);
 	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
 	CHILD_CHECK(pk_console_file_create(&con, test_dir_path("wall.log")) == 0);
+	con->flags |= PK_CON_LOSSY; /* printed as printk returns */
 	CHILD_CHECK(pk_register_console(con) == 0);
 	pk_set_printk_time(0);
 	CHILD_CHECK(pk_console_set_time_style(con, PK_TIME_ISO) == -1);
@@ -842,6 +853,7 @@ static int outside_child(void *arg)
 	CHILD_CHECK(pk_set_log_buf_file(lp, 0) == 0);
 	CHILD_CHECK(pk_console_file_create(&app, ap) == 0);
 	strcpy(app->name, "app");
+	app->flags |= PK_CON_LOSSY; /* printed as printk returns, with the levels of that moment */
 	CHILD_CHECK(pk_register_console(app) == 0);
 	pk_set_printk_time(0);
 	pk_set_console_loglevel(4);
@@ -860,6 +872,7 @@ static int outside_child(void *arg)
 	CHILD_CHECK(pk_log_set_console_level(other, "late", 7) == 0);
 	CHILD_CHECK(pk_console_file_create(&late, bp) == 0);
 	strcpy(late->name, "late");
+	late->flags |= PK_CON_LOSSY;
 	CHILD_CHECK(pk_register_console(late) == 0);
 	CHILD_CHECK(pk_console_get_loglevel(late) == 7);
 	pr_notice("notice 5\n");

@@ -44,6 +44,15 @@ PK_BEGIN_DECLS
  * it turns lossy for good, with a notice record. This process's writers
  * only: another process sharing the log file does not wait for it. */
 #define PK_CON_LOSSLESS 0x0400
+/* ours: a file console (pk_console_file_create(), console=file:) is
+ * lossless by default: PK_CON_LOSSLESS is added when it is registered, and
+ * its thread writes many lines with one write(2). Set this flag before
+ * registering it for the console the kernel has: printed by whoever holds
+ * the console lock (or by its own thread with PK_CON_THREADED), one write
+ * a piece, dropping and counting what the log overwrote before it printed
+ * it. Other consoles are lossy unless PK_CON_LOSSLESS: for them this flag
+ * changes nothing. Not with PK_CON_LOSSLESS (-EINVAL). */
+#define PK_CON_LOSSY 0x0200
 
 struct pk_console_state; /* the library's per-console bookkeeping */
 struct pk_record;	 /* <printk/log.h> */
@@ -87,9 +96,11 @@ struct console {
 
 /*
  * Register a console: it prints records stored from now on or, with
- * PK_CON_PRINTBUFFER, the whole log first. 0, -EINVAL, -EBUSY (already
- * registered), -ENOMEM, -ENOSPC (255 consoles registered), or
- * pthread_create's error for a PK_CON_THREADED console (-EAGAIN).
+ * PK_CON_PRINTBUFFER, the whole log first. 0, -EINVAL (no write callback;
+ * PK_CON_LOSSY with PK_CON_LOSSLESS), -EBUSY (already registered),
+ * -ENOMEM, -ENOSPC (255 consoles registered, or 16 lossless ones: a file
+ * console counts unless PK_CON_LOSSY), or pthread_create's error for a
+ * PK_CON_THREADED console (-EAGAIN).
  *
  * Context: thread-safe; may block (waits for the console lock, polling, and
  * then prints what is due); not async-signal-safe (allocates). Never from a
@@ -161,7 +172,10 @@ PK_API int pk_console_get_time_style(const struct console *con);
 PK_API struct console *pk_console_stderr(void);
 /* A console on @fd (not owned) or on the file @path (opened for append,
  * owned, reopened by pk_console_reopen()). 0, -EBADF, -EINVAL, -ENOMEM or
- * open(2)'s error.
+ * open(2)'s error. A file console is lossless when registered (it gets
+ * PK_CON_LOSSLESS, and so a thread of its own, which writes what is due in
+ * batches) unless PK_CON_LOSSY is set first; an fd console is lossy, as
+ * the kernel's consoles, whatever file @fd is.
  * Context: thread-safe; does not wait for anything but open(2); not
  * async-signal-safe (allocates). */
 PK_API int pk_console_fd_create(struct console **conp, int fd, const char *name);

@@ -42,6 +42,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -514,6 +515,21 @@ struct console *pk_console_stderr(void)
 		identity_take(&stderr_console);
 	}
 	return &stderr_console.con;
+}
+
+int pk_console_fd_is_file(const struct console *con)
+{
+	return con->write_checked == fd_write && ((const struct fd_console *)con)->path != NULL;
+}
+
+int pk_console_fd_batchable(const struct console *con)
+{
+	const struct fd_console *fc = (const struct fd_console *)con;
+
+	/* A size rotation looks at the size before each write: processes
+	 * sharing the file pass it by one write each. The largest size never
+	 * rotates, and only looks PATH up (logrotate). */
+	return pk_console_fd_is_file(con) && (fc->rotate_size == 0 || fc->rotate_size == ULLONG_MAX);
 }
 
 /* What a made fd or file console owns (its row's release in

@@ -23,7 +23,7 @@
  *   K3 Every console pk_console_spec_create() made has its kind's release
  *      as its release: freeing it is always that call.
  *   K4 An option is one of every kind's (threaded, extended, lossless,
- *      json, name=, loglevel=, time=) or its kind's own; any other
+ *      lossy, json, name=, loglevel=, time=) or its kind's own; any other
  *      trailing ",WORD" belongs to the argument (a path may hold commas).
  */
 #include <errno.h>
@@ -243,6 +243,8 @@ static int common_option(struct pk_opts_console *c, const char *w, size_t n, str
 		c->flags |= PK_CON_EXTENDED;
 	} else if (pk_opts_is_word(w, n, "lossless")) {
 		c->flags |= PK_CON_LOSSLESS;
+	} else if (pk_opts_is_word(w, n, "lossy")) {
+		c->flags |= PK_CON_LOSSY;
 	} else if (pk_opts_is_word(w, n, "json")) {
 		c->json = 1;
 	} else if (n >= 5 && !memcmp(w, "name=", 5)) {
@@ -342,6 +344,13 @@ int pk_console_spec_parse(const char *v, size_t n, struct pk_opts_console *c, st
 	}
 
 	int text = k && (k->flags & PK_KIND_TEXT);
+
+	/* Only a file console is lossless unless told otherwise. */
+	if ((c->flags & PK_CON_LOSSY) && c->kind != PK_OPTCON_FILE)
+		return pk_opts_bad_console_option(o, "lossy", 5,
+						  "for file: consoles only: the others are lossy unless ,lossless");
+	if ((c->flags & PK_CON_LOSSY) && (c->flags & PK_CON_LOSSLESS))
+		return pk_opts_bad_console_option(o, "lossy", 5, "not with ,lossless");
 
 	/* JSON lines are the text consoles' form; a forwarder has its own,
 	 * and an extended console's /dev/kmsg form is another one. */

@@ -63,6 +63,12 @@ int pk_console_crashing(void);
  * neither block nor raise SIGPIPE (a regular file, /dev/null); -1 otherwise.
  * A short or failed write is handed to @con's write_checked to finish. */
 int pk_console_fd_direct(struct console *con);
+/* console_fd.c: @con is a file console (pk_console_file_create()): console.c
+ * makes it lossless unless PK_CON_LOSSY, and batches it when threaded (C10). */
+int pk_console_fd_is_file(const struct console *con);
+/* ... and one whose writes may be batched: it does not rotate by size (the
+ * largest size, which only looks PATH up before each write, does not). */
+int pk_console_fd_batchable(const struct console *con);
 /* pk_raw_write() (below) where no inline system call is spelled out. */
 long pk_raw_write_fallback(int fd, const void *buf, size_t len);
 

@@ -55,7 +55,7 @@ struct pk_opts_console {
 	const struct pk_console_kind *row;
 	int fd;
 	char path[PK_OPTS_PATH_MAX];
-	short flags; /* PK_CON_THREADED, PK_CON_EXTENDED, PK_CON_LOSSLESS */
+	short flags; /* PK_CON_THREADED, PK_CON_EXTENDED, PK_CON_LOSSLESS, PK_CON_LOSSY */
 	int format;  /* syslog: PK_SYSLOG_RFC5424 or PK_SYSLOG_RFC3164 */
 	char name[PK_OPTS_CONSOLE_NAME_MAX]; /* ,name=: "" for the automatic one */
 	int loglevel;	    /* ,loglevel=N (0..15), or -1: console_loglevel */
