@@ -390,6 +390,7 @@ static int net_create(struct console **conp, const struct pk_fwd_transport_ops *
 	struct net_console *nc = calloc(1, sizeof(*nc));
 	int err;
 
+	pk_fwd_create_why(""); /* this console's reason only */
 	if (!nc)
 		return -ENOMEM;
 	snprintf(nc->con.name, sizeof(nc->con.name), "%s", name);
@@ -459,7 +460,6 @@ int pk_console_syslog_create(struct console **conp, const char *target, int form
 		return -EINVAL;
 	if (!(ops = transport_of(target, &rest)))
 		return -EINVAL;
-	pk_fwd_create_why("");
 	if ((err = net_create(conp, ops, PK_FWD_WIRE_SYSLOG, "syslog", target, rest)))
 		return err;
 
