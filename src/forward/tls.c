@@ -500,7 +500,9 @@ int pk_tls_peer_gone(struct pk_tls *s)
 
 	char c;
 	int r, e, gone = 0;
+	struct pipe_guard g;
 
+	pipe_block(&g); /* T3: a read may answer (an alert, a key update) */
 	for (;;) {
 		ossl.err_clear();
 		r = ossl.read(s->ssl, &c, 1);
@@ -511,6 +513,7 @@ int pk_tls_peer_gone(struct pk_tls *s)
 		break;
 	}
 	ossl.err_clear();
+	pipe_restore(&g);
 	fcntl(s->fd, F_SETFL, flags);
 	return gone;
 }
