@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # bench/forward.sh [BUILD_DIR] - records per second forwarded to a real
-# rsyslogd: pk-forward over TCP and over RELP, against util-linux logger(1)
+# rsyslogd: pk-forward over TCP, RELP and TLS, against util-linux logger(1)
 # sending the same lines over TCP (octet counting, RFC 5424), and a writer
-# logging them through printk's syslog console over TCP and over RELP; to a
+# logging them through printk's syslog console over TCP, RELP, TLS (RFC
+# 5425; rsyslog's imtcp with the ossl driver, certificates made here by
+# tests/daemon/tls_certs.sh) and RELP over TLS; to a
 # real syslog-ng (when scripts/setup.sh unpacked one): the same writer over
 # TCP; to a real systemd-journal-remote over HTTP: pk-forward's
 # journal-remote target against systemd-journal-upload(8); and to a real
@@ -219,14 +221,23 @@ trap cleanup EXIT
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 tcp_port=$(port)
 relp_port=$(port)
-mkdir "$tmp/spool"
+tls_port=$(port)
+relptls_port=$(port)
+mkdir "$tmp/spool" "$tmp/certs"
+bash "$top/tests/daemon/tls_certs.sh" "$tmp/certs" || { echo "bench/forward.sh: the TLS certificates could not be made (Debian: openssl)" >&2; exit 1; }
+c=$tmp/certs
 cat >"$tmp/rsyslog.conf" <<EOF2
 global(workDirectory="$tmp/spool" net.enableDNS="off" processInternalMessages="on"
-       maxMessageSize="64k")
+       maxMessageSize="64k" DefaultNetstreamDriverCAFile="$c/ca.pem"
+       DefaultNetstreamDriverCertFile="$c/server.pem" DefaultNetstreamDriverKeyFile="$c/server.key")
 module(load="imtcp")
-module(load="imrelp")
+module(load="imrelp" tls.tlslib="openssl")
 input(type="imtcp" address="127.0.0.1" port="$tcp_port" supportOctetCountedFraming="on")
 input(type="imrelp" address="127.0.0.1" port="$relp_port")
+input(type="imtcp" address="127.0.0.1" port="$tls_port" streamDriver.name="ossl"
+      streamDriver.mode="1" streamDriver.authMode="anon")
+input(type="imrelp" address="127.0.0.1" port="$relptls_port" tls="on" tls.cacert="$c/ca.pem"
+      tls.mycert="$c/server.pem" tls.myprivkey="$c/server.key")
 template(name="m" type="string" string="%msg%\n")
 *.* action(type="omfile" file="$tmp/out.txt" template="m")
 EOF2
@@ -251,6 +262,9 @@ mark=rmark arrived=rnew exact=
 echo "records: $n ($mib MiB log), runs: $runs, rsyslogd $("$rsyslogd" -v | head -1 | awk '{print $2}'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 want=$(fwd_messages) report "pk-forward tcp" "$fwd" -o -c "$tmp/cursor" "tcp:127.0.0.1:$tcp_port" "$log"
 want=$(fwd_messages) report "pk-forward relp" "$fwd" -o -c "$tmp/cursor" "relp:127.0.0.1:$relp_port" "$log"
+tls_opts=",ca=$c/ca.pem"
+relptls_opts=",tls,ca=$c/ca.pem,cert=$c/client.pem,key=$c/client.key,peer=localhost"
+want=$(fwd_messages) report "pk-forward tls" "$fwd" -o -c "$tmp/cursor" "tls:127.0.0.1:$tls_port$tls_opts" "$log"
 if [[ -n $logger ]]; then
 	report "logger --tcp --octet-count" "$logger" --tcp --octet-count --rfc5424 \
 		-n 127.0.0.1 -P "$tcp_port" -t bench -f "$tmp/lines.txt"
@@ -262,8 +276,15 @@ report "printk console=syslog:tcp" printk_syslog "tcp:127.0.0.1:$tcp_port"
 tcp_rate=$median_rate tcp_cpu=$cpu_us
 report "printk console=syslog:relp" printk_syslog "relp:127.0.0.1:$relp_port"
 relp_rate=$median_rate relp_cpu=$cpu_us
+report "printk console=syslog:tls" printk_syslog "tls:127.0.0.1:$tls_port$tls_opts"
+tls_rate=$median_rate tls_cpu=$cpu_us
+report "printk syslog:relp,tls" printk_syslog "relp:127.0.0.1:$relptls_port$relptls_opts"
+relptls_rate=$median_rate relptls_cpu=$cpu_us
 echo "the sender's CPU per record: $cpu_note"
-echo "printk's writer, RELP / TCP: median rate $(printf '%.2f' "$(echo "$relp_rate / $tcp_rate" | bc -l)"), CPU per record $(printf '%.2f' "$(echo "$relp_cpu / $tcp_cpu" | bc -l)")"
+ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
+echo "printk's writer, RELP / TCP: median rate $(ratio "$relp_rate" "$tcp_rate"), CPU per record $(ratio "$relp_cpu" "$tcp_cpu")"
+echo "printk's writer, TLS / TCP: median rate $(ratio "$tls_rate" "$tcp_rate"), CPU per record $(ratio "$tls_cpu" "$tcp_cpu")"
+echo "printk's writer, RELP+TLS / RELP: median rate $(ratio "$relptls_rate" "$relp_rate"), CPU per record $(ratio "$relptls_cpu" "$relp_cpu")"
 
 # syslog-ng, from the private root scripts/setup.sh unpacked.
 ng_root=${SYSLOG_NG_ROOT:-/var/cache/libprintk-test/syslog-ng-root}

@@ -142,7 +142,9 @@ static int journal_arg(struct pk_opts_console *c, const char *a, size_t n, struc
 }
 
 /* syslog:TARGET's own options: ,rfc5424 ,rfc3164 ,framing=octet|lf
- * ,bom=yes|no ,enterprise=N (what they mean: <printk/forward.h>). */
+ * ,bom=yes|no ,enterprise=N (what they mean: <printk/forward.h>), and
+ * TLS's ,tls ,ca=F ,cert=F ,key=F ,peer=NAME, kept in c->tls_opts for the
+ * target (docs/forwarding.md, "TLS"). */
 static int syslog_option(struct pk_opts_console *c, const char *w, size_t n, struct pk_opts *o)
 {
 	unsigned long long x;
@@ -165,6 +167,19 @@ static int syslog_option(struct pk_opts_console *c, const char *w, size_t n, str
 			c->bom = 1;
 		else
 			return pk_opts_bad_console_option(o, w, n, "yes or no");
+	} else if (pk_opts_is_word(w, n, "tls") || (n >= 3 && !memcmp(w, "ca=", 3)) ||
+		   (n >= 5 && !memcmp(w, "cert=", 5)) || (n >= 4 && !memcmp(w, "key=", 4)) ||
+		   (n >= 5 && !memcmp(w, "peer=", 5))) {
+		/* TLS's: kept, in any order, for the target (forward/tls.c) */
+		size_t have = strlen(c->tls_opts);
+
+		if (w[n - 1] == '=')
+			return pk_opts_bad_console_option(o, w, n, "a file or a name");
+		if (have + n + 2 > sizeof(c->tls_opts))
+			return -EINVAL;
+		c->tls_opts[have] = ',';
+		memcpy(c->tls_opts + have + 1, w, n);
+		c->tls_opts[have + 1 + n] = '\0';
 	} else if (n >= 11 && !memcmp(w, "enterprise=", 11)) {
 		if (pk_opts_parse_uint(w + 11, n - 11, 4294967295ull, &x) || x == 0)
 			return pk_opts_bad_console_option(o, w, n, "1 to 4294967295");

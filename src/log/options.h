@@ -65,6 +65,7 @@ struct pk_opts_console {
 	int framing;	    /* syslog:tcp: ,framing=octet|lf: PK_SYSLOG_FRAMING_* + 1, 0: not given */
 	int bom;	    /* syslog: ,bom=yes|no: 2 yes, 1 no, 0: not given */
 	unsigned enterprise; /* syslog: ,enterprise=N, or 0: the default */
+	char tls_opts[PK_OPTS_PATH_MAX]; /* syslog: ",tls,ca=F,..." as given, for the target */
 	int json;	    /* ,json: one JSON line per record (stderr, fd:, file:) */
 	int time_style;	    /* ,time=STYLE (enum pk_time_style), or -1: printk.time */
 };

@@ -4,7 +4,8 @@
 # one line on stderr naming what is wrong, status 1, nothing sent; an
 # https:// target with well-formed options is refused with "https needs
 # TLS support" (this version has no TLS). The real receiver's tests are
-# tests/daemon/test_journal_remote.sh.
+# tests/daemon/test_journal_remote.sh. Then the syslog TLS targets' refusals
+# (their receivers' tests: tests/test_daemon_tls.c).
 # shellcheck source=tests/cli/common.sh
 . "$(dirname "$0")/common.sh"
 
@@ -62,5 +63,18 @@ refused journal-remote:https://h:19532,ca=/a,cert=/c,key=/k \
 	'https needs TLS support, which this pk-forward does not have: Protocol not supported'
 refused journal-remote:https://h \
 	'https needs TLS support, which this pk-forward does not have: Protocol not supported'
+
+# The syslog TLS targets (console_net.c's, docs/forwarding.md "TLS"): a bad
+# option, a missing file, or RELP over TLS without a client certificate is
+# one line; without libssl.so.3 (PRINTK_TLS_LIBSSL names a missing file)
+# the line says what to install.
+tls_bad='invalid target: a TLS option is not one of tls, ca=FILE, cert=FILE, key=FILE, peer=NAME, or names a file that is not a readable PEM file, or relp: with ,tls lacks cert= and key='
+refused tls:127.0.0.1,cafile=/x "$tls_bad"
+refused tls:127.0.0.1,ca=/a,ca=/b "$tls_bad"
+refused tls:127.0.0.1,ca=$TMP/missing.pem "$tls_bad"
+refused tls:127.0.0.1,cert=/c "$tls_bad"
+refused relp:127.0.0.1:2514,tls,ca=/x "$tls_bad"
+refused relp:127.0.0.1:2514,ca=/x "$tls_bad"
+PRINTK_TLS_LIBSSL=/nonexistent/libssl.so.3 refused tls:127.0.0.1 'TLS needs libssl.so.3 (Debian: libssl3)'
 
 finish

@@ -103,7 +103,15 @@ static int open_console(struct fwd *f)
 	err = n < 0 || (size_t)n >= sizeof(spec) ? -ENAMETOOLONG : pk_console_create(&f->con, spec);
 	if (!err)
 		return 0;
-	if (err == -EPROTONOSUPPORT)
+	if (err == -EPROTONOSUPPORT && !strncmp(target, "tls:", 4))
+		fprintf(stderr, "%s: %s: TLS needs libssl.so.3 (Debian: libssl3)\n", PKF_NAME, target);
+	else if (err == -EINVAL && (!strncmp(target, "tls:", 4) || strchr(target, ',')))
+		fprintf(stderr,
+			"%s: %s: invalid target: a TLS option is not one of tls, ca=FILE, cert=FILE, "
+			"key=FILE, peer=NAME, or names a file that is not a readable PEM file, or "
+			"relp: with ,tls lacks cert= and key=\n",
+			PKF_NAME, target);
+	else if (err == -EPROTONOSUPPORT)
 		fprintf(stderr,
 			"%s: %s: RELP is not available: built without librelp's header, "
 			"or librelp.so.0 cannot be loaded\n",

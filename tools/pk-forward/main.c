@@ -7,7 +7,9 @@
  *   pk-forward [-c CURSOR] [--rfc3164] [--enterprise N] TARGET LOGFILE
  *
  * TARGET is a forwarding console's: journal[:PATH], unix:PATH,
- * udp:HOST:PORT, tcp:HOST:PORT or relp:HOST:PORT. The records go through a
+ * udp:HOST:PORT, tcp:HOST:PORT, tls:HOST[:PORT][,OPTIONS] or
+ * relp:HOST:PORT[,tls,OPTIONS] (OPTIONS: ca=FILE, cert=FILE, key=FILE,
+ * peer=NAME). The records go through a
  * forwarding console that is never registered (<printk/forward.h>), so the
  * wire forms are the consoles' own; names and times come from LOGFILE.
  * Or journal-remote:http://HOST[:PORT]: systemd-journal-remote over HTTP
@@ -31,7 +33,9 @@ static void usage(FILE *f)
 		"Usage: %s [options] TARGET LOGFILE\n"
 		"Send every record of a libprintk log file to a log collector.\n\n"
 		"TARGET: journal[:PATH], unix:PATH, udp:HOST:PORT, tcp:HOST:PORT, relp:HOST:PORT,\n"
-		"        journal-remote:http://HOST[:PORT]\n\n"
+		"        tls:HOST[:PORT] (syslog over TLS, port 6514), relp:HOST:PORT,tls,\n"
+		"        journal-remote:http://HOST[:PORT];\n"
+		"        TLS options: ,ca=FILE ,cert=FILE ,key=FILE ,peer=NAME\n\n"
 		"  -c, --cursor FILE     keep the position in FILE; resume from it\n"
 		"  -o, --once            stop at the end of the log instead of following it\n"
 		"      --rfc3164         send RFC 3164 messages (default RFC 5424)\n"
