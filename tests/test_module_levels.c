@@ -534,7 +534,7 @@ static void test_srcloc(void **state)
 	/* /dev/kmsg's form: one " KEY=VALUE" line per entry. */
 	snprintf(want, sizeof(want), "6,%llu,%llu,-;hello 5\n CODE_FILE=%s\n CODE_LINE=%d\n CODE_FUNC=srcloc_site\n",
 		 (unsigned long long)rec.seq, (unsigned long long)(rec.ts_nsec / 1000), __FILE__, srcloc_line);
-	pk_log_kmsg_format(&rec, out);
+	out[pk_log_kmsg_format(&rec, out)] = '\0'; /* it returns the length, unterminated */
 	assert_string_equal(out, want);
 
 	/* The JSON line (the ,json consoles' formatter): journald's names. */
