@@ -39,6 +39,7 @@
 #include "log/options.h"
 #include "log/settings.h"
 #include "readers/reader.h"
+#include "ring/ringbuffer.h"
 #include "startup/setup_hooks.h"
 
 /* ---------------------------------------------------- the log's making -- */
@@ -304,8 +305,16 @@ static int apply_options(struct pk_opts *o, int startup)
 		int e = pk_set_log_buf_len((size_t)o->log_buf_len);
 
 		if (e) {
+			/* The bounds this build's ring takes (a small-ids build
+			 * stops at 128K). */
+			unsigned max_bits = PRB_DATA_MAX_BITS;
+			char range[32];
+
+			pk_fmt_snprintf(range, sizeof(range), "out of range (4K..%u%c)",
+					max_bits >= 30 ? 1u << (max_bits - 30) : 1u << (max_bits - 10),
+					max_bits >= 30 ? 'G' : 'K');
 			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "log_buf_len=%lld %s, ignored", o->log_buf_len,
-				     e == -EBUSY ? "after the first message" : "out of range (4K..2G)");
+				     e == -EBUSY ? "after the first message" : range);
 			err = e;
 		}
 	}

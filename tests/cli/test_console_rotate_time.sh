@@ -105,7 +105,7 @@ done
 rm -f "$TMP"/mark* "$TMP"/go*
 set_stamp "2026-12-05 23:59:59"
 $BOUND env TZ=UTC LD_PRELOAD="$PRELOAD" FAKETIME_TIMESTAMP_FILE="$TMP/stamp" FAKETIME_NO_CACHE=1 NO_FAKE_STAT=1 \
-	PRINTK_CLOCK=monotonic PRINTK_OPTS="console=none console=file:$DIR/app.log,rotate=daily,threaded printk.time=0 log_buf_len=1M console_drain_ms=60000" \
+	PRINTK_CLOCK=monotonic PRINTK_OPTS="console=none console=file:$DIR/app.log,rotate=daily,threaded printk.time=0 console_drain_ms=60000" \
 	"$WRITER" "${many[@]}" "--mark=$TMP/mark0" "--wait=$TMP/go0" next >"$TMP/late.out" 2>&1 &
 writer=$!
 for _ in $(seq 1200); do
