@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # bench/forward.sh [BUILD_DIR] - records per second forwarded to a real
-# rsyslogd: pk-forward over TCP and over RELP, against util-linux logger(1)
+# rsyslogd: pk-forward over TCP, RELP and TLS, against util-linux logger(1)
 # sending the same lines over TCP (octet counting, RFC 5424), and a writer
-# logging them through printk's syslog console over TCP and over RELP; to a
+# logging them through printk's syslog console over TCP, RELP, TLS (RFC
+# 5425; rsyslog's imtcp with the ossl driver, certificates made here by
+# tests/daemon/tls_certs.sh) and RELP over TLS; to a
 # real syslog-ng (when scripts/setup.sh unpacked one): the same writer over
-# TCP; and to a real systemd-journald: pk-forward, printk's journal console
-# and sd_journal_send(3) sending the same records; all in the same run.
+# TCP; to a real systemd-journal-remote over HTTP: pk-forward's
+# journal-remote target against systemd-journal-upload(8); and to a real
+# systemd-journald: pk-forward, printk's journal console and
+# sd_journal_send(3) sending the same records; all in the same run.
 #
 # udmesg-testgen fills a log of MIB MiB (default 8) with dmesg-like lines;
 # rsyslogd (imtcp and imrelp on 127.0.0.1, its default in-memory main queue,
@@ -209,6 +213,7 @@ rs_pid='' ng_pid=''
 cleanup() {
 	[[ -n $ng_pid ]] && kill "$ng_pid" 2>/dev/null && wait "$ng_pid" 2>/dev/null
 	[[ -n $rs_pid ]] && kill "$rs_pid" 2>/dev/null && wait "$rs_pid" 2>/dev/null
+	[[ -n ${jr_pid:-} ]] && kill "$jr_pid" 2>/dev/null && wait "$jr_pid" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -216,14 +221,23 @@ trap cleanup EXIT
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 tcp_port=$(port)
 relp_port=$(port)
-mkdir "$tmp/spool"
+tls_port=$(port)
+relptls_port=$(port)
+mkdir "$tmp/spool" "$tmp/certs"
+bash "$top/tests/daemon/tls_certs.sh" "$tmp/certs" || { echo "bench/forward.sh: the TLS certificates could not be made (Debian: openssl)" >&2; exit 1; }
+c=$tmp/certs
 cat >"$tmp/rsyslog.conf" <<EOF2
 global(workDirectory="$tmp/spool" net.enableDNS="off" processInternalMessages="on"
-       maxMessageSize="64k")
+       maxMessageSize="64k" DefaultNetstreamDriverCAFile="$c/ca.pem"
+       DefaultNetstreamDriverCertFile="$c/server.pem" DefaultNetstreamDriverKeyFile="$c/server.key")
 module(load="imtcp")
-module(load="imrelp")
+module(load="imrelp" tls.tlslib="openssl")
 input(type="imtcp" address="127.0.0.1" port="$tcp_port" supportOctetCountedFraming="on")
 input(type="imrelp" address="127.0.0.1" port="$relp_port")
+input(type="imtcp" address="127.0.0.1" port="$tls_port" streamDriver.name="ossl"
+      streamDriver.mode="1" streamDriver.authMode="anon")
+input(type="imrelp" address="127.0.0.1" port="$relptls_port" tls="on" tls.cacert="$c/ca.pem"
+      tls.mycert="$c/server.pem" tls.myprivkey="$c/server.key")
 template(name="m" type="string" string="%msg%\n")
 *.* action(type="omfile" file="$tmp/out.txt" template="m")
 EOF2
@@ -248,6 +262,9 @@ mark=rmark arrived=rnew exact=
 echo "records: $n ($mib MiB log), runs: $runs, rsyslogd $("$rsyslogd" -v | head -1 | awk '{print $2}'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 want=$(fwd_messages) report "pk-forward tcp" "$fwd" -o -c "$tmp/cursor" "tcp:127.0.0.1:$tcp_port" "$log"
 want=$(fwd_messages) report "pk-forward relp" "$fwd" -o -c "$tmp/cursor" "relp:127.0.0.1:$relp_port" "$log"
+tls_opts=",ca=$c/ca.pem"
+relptls_opts=",tls,ca=$c/ca.pem,cert=$c/client.pem,key=$c/client.key,peer=localhost"
+want=$(fwd_messages) report "pk-forward tls" "$fwd" -o -c "$tmp/cursor" "tls:127.0.0.1:$tls_port$tls_opts" "$log"
 if [[ -n $logger ]]; then
 	report "logger --tcp --octet-count" "$logger" --tcp --octet-count --rfc5424 \
 		-n 127.0.0.1 -P "$tcp_port" -t bench -f "$tmp/lines.txt"
@@ -259,8 +276,15 @@ report "printk console=syslog:tcp" printk_syslog "tcp:127.0.0.1:$tcp_port"
 tcp_rate=$median_rate tcp_cpu=$cpu_us
 report "printk console=syslog:relp" printk_syslog "relp:127.0.0.1:$relp_port"
 relp_rate=$median_rate relp_cpu=$cpu_us
+report "printk console=syslog:tls" printk_syslog "tls:127.0.0.1:$tls_port$tls_opts"
+tls_rate=$median_rate tls_cpu=$cpu_us
+report "printk syslog:relp,tls" printk_syslog "relp:127.0.0.1:$relptls_port$relptls_opts"
+relptls_rate=$median_rate relptls_cpu=$cpu_us
 echo "the sender's CPU per record: $cpu_note"
-echo "printk's writer, RELP / TCP: median rate $(printf '%.2f' "$(echo "$relp_rate / $tcp_rate" | bc -l)"), CPU per record $(printf '%.2f' "$(echo "$relp_cpu / $tcp_cpu" | bc -l)")"
+ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
+echo "printk's writer, RELP / TCP: median rate $(ratio "$relp_rate" "$tcp_rate"), CPU per record $(ratio "$relp_cpu" "$tcp_cpu")"
+echo "printk's writer, TLS / TCP: median rate $(ratio "$tls_rate" "$tcp_rate"), CPU per record $(ratio "$tls_cpu" "$tcp_cpu")"
+echo "printk's writer, RELP+TLS / RELP: median rate $(ratio "$relptls_rate" "$relp_rate"), CPU per record $(ratio "$relptls_cpu" "$relp_cpu")"
 
 # syslog-ng, from the private root scripts/setup.sh unpacked.
 ng_root=${SYSLOG_NG_ROOT:-/var/cache/libprintk-test/syslog-ng-root}
@@ -303,6 +327,97 @@ EOF2
 		wait "$ng_pid" 2>/dev/null || true
 	fi
 	ng_pid=
+fi
+
+# systemd-journal-remote over HTTP: pk-forward's journal-remote target,
+# against systemd-journal-upload(8) sending the same entries (read from the
+# journal pk-forward's runs made) to a second journal-remote. Both senders
+# exit once every batch was answered, and journal-remote answers after it
+# wrote the entries into its file: a run ends when the sender exits, and
+# the journals are counted after the runs (exactly RUNS times the records).
+jremote=${JOURNAL_REMOTE:-/lib/systemd/systemd-journal-remote}
+jupload=${JOURNAL_UPLOAD:-/lib/systemd/systemd-journal-upload}
+jr_pid=''
+# start_jr DIR: a journal-remote writing DIR/remote.journal on a free port
+# ($jr_port, $jr_pid); 1 if it does not answer HTTP within 10 s.
+start_jr() {
+	mkdir -p "$1"
+	jr_port=$(port)
+	"$jremote" --listen-http="127.0.0.1:$jr_port" --output="$1/remote.journal" --split-mode=none \
+		>"$1/jr.log" 2>&1 &
+	jr_pid=$!
+	for _ in $(seq 200); do
+		python3 -c 'import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=5); c.request("GET", "/"); c.getresponse()' \
+			"$jr_port" 2>/dev/null && return 0
+		kill -0 "$jr_pid" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+stop_jr() {
+	kill "$jr_pid" 2>/dev/null && wait "$jr_pid" 2>/dev/null
+	jr_pid=''
+}
+jr_cpu() { awk '{ print $14 + $15 }' "/proc/$jr_pid/stat"; }
+# Entries in DIR's journal files (journal-remote rotates its output file
+# when it is full: remote@....journal).
+jr_count() {
+	local f c=0
+	for f in "$1"/*.journal; do
+		c=$((c + $(journalctl --file="$f" -o export | grep -c '^PRINTK_SEQ=')))
+	done
+	echo "$c"
+}
+if [[ ! -x $jremote ]] || ! command -v journalctl >/dev/null; then
+	echo "journal-remote: not measured: $jremote or journalctl is not installed (Debian: systemd-journal-remote)"
+elif ! start_jr "$tmp/jr"; then
+	echo "journal-remote: not measured: it did not start ($(tail -1 "$tmp/jr/jr.log"))"
+	stop_jr
+else
+	hz=$(getconf CLK_TCK)
+	jrmark() { :; }
+	jrdone() { got=${want:-$n}; }
+	mark=jrmark arrived=jrdone cpu_note=''
+	echo "systemd-journal-remote $("$jremote" --version | awk 'NR == 1 { print $2 }') over HTTP on 127.0.0.1, --split-mode=none, one journal file"
+	fwd_n=$(fwd_messages)
+	c0=$(jr_cpu)
+	want=$fwd_n report "pk-forward journal-remote" "$fwd" -o -c "$tmp/cursor" "journal-remote:http://127.0.0.1:$jr_port" "$log"
+	fwd_rate=$median_rate fwd_cpu=$cpu_us
+	jr_note="pk-forward $(((($(jr_cpu) - c0) * 1000000 / hz) / (runs * fwd_n))) us"
+	stop_jr
+	got_n=$(jr_count "$tmp/jr")
+	if ((got_n != runs * fwd_n)); then
+		echo "bench/forward.sh: journal-remote has $got_n entries, $((runs * fwd_n)) expected" >&2
+		exit 1
+	fi
+	if [[ ! -x $jupload ]]; then
+		echo "systemd-journal-upload: not found, no baseline"
+	elif ! start_jr "$tmp/jr2"; then
+		echo "systemd-journal-upload: no baseline: the second journal-remote did not start"
+		stop_jr
+	else
+		# journal-upload sends the whole journal of the runs above:
+		# rates are per entry it sent.
+		n_saved=$n n=$got_n
+		c0=$(jr_cpu)
+		report "systemd-journal-upload" "$jupload" -u "http://127.0.0.1:$jr_port" --file="$tmp/jr/*.journal" \
+			--follow=no --save-state="$tmp/cursor"
+		up_rate=$median_rate up_cpu=$cpu_us
+		jr_note+=", systemd-journal-upload $(((($(jr_cpu) - c0) * 1000000 / hz) / (runs * n))) us"
+		stop_jr
+		up_n=$(jr_count "$tmp/jr2")
+		if ((up_n != runs * n)); then
+			echo "bench/forward.sh: the second journal-remote has $up_n entries, $((runs * n)) expected" >&2
+			exit 1
+		fi
+		n=$n_saved
+	fi
+	echo "the sender's CPU per record: $cpu_note"
+	echo "journal-remote's CPU per entry: $jr_note"
+	if [[ -n ${up_rate:-} ]]; then
+		echo "pk-forward / systemd-journal-upload: median rate $(printf '%.2f' "$(echo "$fwd_rate / $up_rate" | bc -l)"), sender's CPU per record $(printf '%.2f' "$(echo "$fwd_cpu / $up_cpu" | bc -l)")"
+	fi
 fi
 
 if [[ ! -x $journald ]] || ! command -v journalctl >/dev/null; then

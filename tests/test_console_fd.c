@@ -324,9 +324,11 @@ static void test_blocking_full_pipe(void **state)
 
 /* ---- a file, and log rotation ---- */
 
-static void test_file_append_and_reopen(void **state)
+/* @lossy: PK_CON_LOSSY, printed by the console lock's holder (printk's
+ * one write); else the default, lossless through its thread: pr_flush()
+ * before each look at the files. */
+static void file_append_and_reopen(int lossy)
 {
-	(void)state;
 	char dir[] = "/tmp/pk_console_fd_XXXXXX";
 	char path[256], rotated[256], dir2[300], moved[400];
 	struct console *con;
@@ -343,13 +345,18 @@ static void test_file_append_and_reopen(void **state)
 	assert_int_equal(pk_console_file_create(&con, path), 0);
 	assert_string_equal(con->name, "file");
 	assert_false(con->flags & PK_CON_COLOR);
+	if (lossy)
+		con->flags |= PK_CON_LOSSY;
 	assert_int_equal(pk_register_console(con), 0);
+	assert_int_equal(!(con->flags & PK_CON_LOSSLESS), lossy);
 	pr_info("one\n");
+	assert_int_equal(pr_flush(10000, 0), 1);
 	assert_string_equal(slurp(path), "old\none\n"); /* appended */
 
 	/* logrotate: rename, then ask the console to reopen. */
 	assert_int_equal(rename(path, rotated), 0);
 	pr_info("two\n"); /* still the old file */
+	assert_int_equal(pr_flush(10000, 0), 1);
 	assert_int_equal(pk_console_reopen(con), 0);
 	/* The old descriptor is closed: a file opened now may get its number.
 	 * printk's one write must go to the new file, not to that one. */
@@ -360,6 +367,7 @@ static void test_file_append_and_reopen(void **state)
 
 	assert_true(decoy_fd >= 0);
 	pr_info("three\n");
+	assert_int_equal(pr_flush(10000, 0), 1);
 	close(decoy_fd);
 	assert_string_equal(slurp(decoy), "");
 	unlink(decoy);
@@ -371,6 +379,7 @@ static void test_file_append_and_reopen(void **state)
 	assert_int_equal(rename(dir, dir2), 0);
 	assert_int_equal(pk_console_reopen(con), -ENOENT);
 	pr_info("four\n");
+	assert_int_equal(pr_flush(10000, 0), 1);
 	assert_true(con->flags & PK_CON_ENABLED);
 	snprintf(moved, sizeof(moved), "%s/printk.log", dir2);
 	assert_string_equal(slurp(moved), "three\nfour\n");
@@ -382,6 +391,13 @@ static void test_file_append_and_reopen(void **state)
 	snprintf(moved, sizeof(moved), "%s/printk.log.1", dir2);
 	unlink(moved);
 	rmdir(dir2);
+}
+
+static void test_file_append_and_reopen(void **state)
+{
+	(void)state;
+	file_append_and_reopen(1);
+	file_append_and_reopen(0);
 }
 
 /* pk_console_reopen_all() from a SIGHUP handler, as a daemon does after
@@ -407,7 +423,8 @@ static void test_reopen_all_from_sighup(void **state)
 		snprintf(rotated[i], sizeof(rotated[i]), "%s/%d.log.1", dir, i);
 		assert_int_equal(pk_console_file_create(&con[i], path[i]), 0);
 	}
-	con[1]->flags |= PK_CON_THREADED;
+	con[0]->flags |= PK_CON_LOSSY; /* printed by the loop */
+	con[1]->flags |= PK_CON_THREADED; /* lossless, as a file console is by default */
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(pk_register_console(con[i]), 0);
 	pr_info("before\n");
@@ -545,6 +562,7 @@ static int only_file_console_child(void *arg)
 
 	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
 	CHILD_CHECK(pk_console_file_create(&con, path) == 0);
+	con->flags |= PK_CON_LOSSY; /* printed by the console lock's holder */
 	CHILD_CHECK(pk_register_console(con) == 0);
 	pk_set_printk_time(0);
 	pr_info("first line\n");
@@ -596,6 +614,7 @@ static int embedded_newline_child(void *arg)
 
 	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
 	CHILD_CHECK(pk_console_file_create(&con, path) == 0);
+	con->flags |= PK_CON_LOSSY; /* printed by the console lock's holder */
 	CHILD_CHECK(pk_register_console(con) == 0);
 	pk_set_test_clock(fixed_clock);
 	pk_set_printk_time(1); /* the fixture turns it off */
@@ -689,6 +708,7 @@ static int short_write_child(void *arg)
 	CHILD_CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
 	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
 	CHILD_CHECK(pk_console_file_create(&con, path) == 0);
+	con->flags |= PK_CON_LOSSY; /* printed by the console lock's holder */
 	CHILD_CHECK(pk_register_console(con) == 0);
 	pk_set_printk_time(0);
 	pr_info("0123456789abcdefghij\n"); /* 21 bytes */
@@ -736,6 +756,7 @@ static int signal_in_write_child(void *arg)
 
 	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
 	CHILD_CHECK(pk_console_file_create(&con, path) == 0);
+	con->flags |= PK_CON_LOSSY; /* printed by the console lock's holder */
 	CHILD_CHECK(pk_register_console(con) == 0);
 	pk_set_printk_time(0);
 	sigemptyset(&sa.sa_mask);
@@ -854,6 +875,7 @@ static int storm_child(void *arg)
 	CHILD_CHECK(pk_set_log_buf_len(STORM_LOG_LEN) == 0);
 	pk_unregister_console(pk_console_stderr());
 	CHILD_CHECK(pk_console_file_create(&con, path) == 0);
+	con->flags |= PK_CON_LOSSY; /* printed by the console lock's holder */
 	CHILD_CHECK(pk_register_console(con) == 0);
 	pk_set_printk_time(0);
 	sigemptyset(&sa.sa_mask);
@@ -969,8 +991,10 @@ static void test_tty_escapes(void **state)
  * write fails with ENOSPC), set up as PRINTK_OPTS would: after the third
  * failed write the console is disabled and stderr takes over after the
  * record that failed, whether the console was printed through the console
- * lock, by a thread of its own or was lossless: the notice once, and every
- * line from the fourth on, once each, in order.
+ * lock (,lossy), by a thread of its own or was lossless (a file console's
+ * default, whose thread writes in batches: a batch that fails is written
+ * again a line at a time, so the count is the same): the notice once, and
+ * every line from the fourth on, once each, in order.
  */
 #define FULL_LINES 742
 
@@ -1017,12 +1041,18 @@ static void check_full_file(const char *opts)
 static void test_full_file_falls_back(void **state)
 {
 	(void)state;
+	/* The default: lossless, written in batches by its thread. */
 	check_full_file("console=file:/dev/full");
 	check_full_file("console=file:/dev/full,threaded");
 	check_full_file("console=file:/dev/full,lossless");
+	/* Printed by the console lock's holder, and by a lossy thread. */
+	check_full_file("console=file:/dev/full,lossy");
+	check_full_file("console=file:/dev/full,threaded,lossy");
 	check_full_file("!console=file:/dev/full");
 	check_full_file("!console=file:/dev/full,threaded");
 	check_full_file("!console=file:/dev/full,lossless");
+	check_full_file("!console=file:/dev/full,lossy");
+	check_full_file("!console=file:/dev/full,threaded,lossy");
 }
 
 /*

@@ -5,12 +5,18 @@
  *   - a burst of N threads x LINES lines to a lossless file console with the
  *     default log: every line in the file, each thread's lines in order,
  *     no "dropped" line; the same burst to a lossy file console loses lines
- *     (the check can fail);
+ *     (the check can fail); a lossy one is a file console marked ,lossy;
+ *   - a file console's default, from PRINTK_OPTS (console=file:PATH) and from
+ *     the C API (pk_console_file_create(), no flag): 4 threads x 5,000 lines,
+ *     then a normal exit without pr_flush(): the file holds exactly those
+ *     20,000 lines, each thread's in order, and nothing else;
  *   - the burst with signal handlers that print: handlers never wait, so
  *     lines may drop, but every line is printed or counted dropped;
  *   - a lossless console whose write blocks: writers wait for it for
  *     lossless_timeout_ms, then it turns lossy with a notice and they go on;
  *   - panic() with a full log and a stuck lossless console does not wait;
+ *   - a crash (fatal signal, crash_dump=1) with lines a default file
+ *     console's thread has not written yet: the crash handler writes them;
  *   - a forked child logs losslessly through its own printer thread.
  * The bursts run in fresh processes (this program run again, with
  * PRINTK_OPTS in the environment), checked from outside through the file.
@@ -101,16 +107,49 @@ static void *burst_signaller(void *arg)
 	return NULL;
 }
 
-/* argv: "burst" THREADS LINES SIGNALS; PRINTK_OPTS names the console. */
-static int burst_main(char **argv)
+/*
+ * The C API's default: a file console made with pk_console_file_create()
+ * and registered with no flag added is lossless (printed by its thread);
+ * PK_CON_LOSSY with PK_CON_LOSSLESS is refused. Returns 0 or a code.
+ */
+static int register_default_file(const char *path)
+{
+	struct console *con;
+
+	if (pk_console_file_create(&con, path))
+		return 10;
+	if (con->flags & (PK_CON_LOSSLESS | PK_CON_THREADED | PK_CON_LOSSY))
+		return 11; /* decided at registration, not before */
+	con->flags |= PK_CON_LOSSY | PK_CON_LOSSLESS;
+	if (pk_register_console(con) != -EINVAL)
+		return 12;
+	con->flags &= (short)~(PK_CON_LOSSY | PK_CON_LOSSLESS);
+	if (pk_register_console(con))
+		return 13;
+	if ((con->flags & (PK_CON_LOSSLESS | PK_CON_THREADED)) != (PK_CON_LOSSLESS | PK_CON_THREADED))
+		return 14;
+	return 0;
+}
+
+/* argv: "burst" THREADS LINES SIGNALS [exit | capi:PATH]; PRINTK_OPTS names
+ * the console, or capi:PATH registers a file console on PATH through the C
+ * API with its defaults. exit, or capi: no pr_flush(), normal exit drains. */
+static int burst_main(int argc, char **argv)
 {
 	pthread_t sig_thread;
+	int at_exit = argc >= 6;
 
 	burst.threads = atoi(argv[2]);
 	burst.lines = atoi(argv[3]);
 	burst.signals = atoi(argv[4]);
 	if (burst.threads < 1 || burst.threads > 64)
 		return 2;
+	if (at_exit && !strncmp(argv[5], "capi:", 5)) {
+		int err = register_default_file(argv[5] + 5);
+
+		if (err)
+			return err;
+	}
 	if (burst.signals) {
 		struct sigaction sa;
 
@@ -131,6 +170,8 @@ static int burst_main(char **argv)
 		pthread_join(sig_thread, NULL);
 	printf("handler_lines=%ld\n", atomic_load(&burst.handler_lines));
 	fflush(stdout);
+	if (at_exit)
+		return 0; /* exit drains (console_drain_ms) */
 	return pr_flush(30000, 1) == 1 ? 0 : 5; /* exit drains again, bounded */
 }
 
@@ -326,14 +367,16 @@ static void test_burst_lossless(void **state)
 	assert_int_equal(t.other, 0);
 }
 
-/* The sanity check: the same burst to a lossy console misses lines. */
+/* The sanity check: the same burst to a lossy console (,lossy: printed by
+ * the console lock's holder, as before file consoles were lossless by
+ * default) misses lines. */
 static void test_burst_lossy_loses(void **state)
 {
 	(void)state;
 	struct tally t;
 	long handler;
 
-	run_burst("", 0, &t, &handler);
+	run_burst(",lossy", 0, &t, &handler);
 	print_message("lossy console: %ld of %ld lines, %ld counted dropped\n", tally_lines(&t, LOSSLESS_THREADS),
 		      (long)LOSSLESS_THREADS * LOSSLESS_LINES, t.dropped);
 #if !defined(PRINTK_TSAN) && !defined(PRINTK_SANITIZER_ADDRESS) /* sanitized writers let the console keep up */
@@ -348,6 +391,120 @@ static void test_burst_lossy_loses(void **state)
 	assert_int_equal(tally_lines(&t, LOSSLESS_THREADS) + t.dropped + t.unstored,
 			 (long)LOSSLESS_THREADS * LOSSLESS_LINES);
 	assert_int_equal(t.other, 0);
+}
+
+/*
+ * A file console's default: 4 threads x DEFAULT_LINES lines (20,000) at
+ * once into the default 128 KiB log, and the program exits without
+ * pr_flush(): the file holds exactly every line, each thread's in order,
+ * and nothing else (no "dropped" notice), byte for byte. @console: the
+ * console= option (PRINTK_OPTS), or NULL for the C API's default
+ * (pk_console_file_create(), registered with no flag added).
+ */
+#define DEFAULT_THREADS 4
+#define DEFAULT_LINES	5000
+
+static void check_default_burst(const char *console)
+{
+	char opts[1024], threads[16], lines[16], capi[600];
+	const char *path = test_dir_path("default.log");
+	const char *args[] = { "burst", threads, lines, "0", capi, NULL };
+	char *out;
+	size_t len, want = 0;
+
+	unlink(path);
+	/* The exit drain's bound far above what 20,000 lines take. */
+	if (console)
+		snprintf(opts, sizeof(opts), "printk.time=0 console_drain_ms=120000 console=%s%s", console, path);
+	else
+		snprintf(opts, sizeof(opts), "printk.time=0 console_drain_ms=120000 console=none");
+	snprintf(threads, sizeof(threads), "%d", DEFAULT_THREADS);
+	snprintf(lines, sizeof(lines), "%d", DEFAULT_LINES);
+	snprintf(capi, sizeof(capi), console ? "exit" : "capi:%s", path);
+	assert_int_equal(run_self(opts, args, &out, 240000), 0);
+	assert_string_equal(out, "handler_lines=0\n");
+	free(out);
+
+	char *buf = slurp(path, &len);
+	int next[DEFAULT_THREADS] = { 0 };
+	char line[64];
+
+	for (char *p = buf; *p;) {
+		int a, b, n;
+
+		if (sscanf(p, "T%d %d\n%n", &a, &b, &n) != 2 || a < 0 || a >= DEFAULT_THREADS || b != next[a])
+			fail_msg("%s: at byte %zu: \"%.40s\"", console ? console : "C API", (size_t)(p - buf), p);
+		/* exactly the line printk was given */
+		snprintf(line, sizeof(line), "T%d %d\n", a, b);
+		assert_memory_equal(p, line, strlen(line));
+		p += strlen(line);
+		next[a]++;
+	}
+	for (int i = 0; i < DEFAULT_THREADS; i++) {
+		assert_int_equal(next[i], DEFAULT_LINES);
+		for (int k = 0; k < DEFAULT_LINES; k++)
+			want += (size_t)snprintf(line, sizeof(line), "T%d %d\n", i, k);
+	}
+	assert_int_equal(len, want);
+	free(buf);
+}
+
+static void test_burst_file_default(void **state)
+{
+	(void)state;
+	check_default_burst("file:");
+}
+
+static void test_burst_file_capi_default(void **state)
+{
+	(void)state;
+	check_default_burst(NULL);
+}
+
+/*
+ * A crash with lines still due: a default file console's thread writes in
+ * batches, so when the program dies of a fatal signal (crash_dump=1: the
+ * crash handler) lines may be stored that it has not written yet. The
+ * crash handler takes the console over between two batches and writes
+ * them: the file holds every line, in order, then the crash report.
+ */
+#define CRASH_LINES 20000
+
+static int crash_main(char **argv)
+{
+	int lines = atoi(argv[2]);
+
+	for (int i = 0; i < lines; i++)
+		printk("L %d\n", i);
+	abort(); /* SIGABRT: the crash handler's under every sanitizer */
+}
+
+static void test_crash_writes_what_is_stored(void **state)
+{
+	(void)state;
+	char opts[1024], lines[16];
+	const char *path = test_dir_path("crash.log");
+	const char *args[] = { "crash", lines, NULL };
+	char *out, want[32];
+	size_t len;
+
+	unlink(path);
+	snprintf(opts, sizeof(opts), "printk.time=0 crash_dump=1 console=file:%s", path);
+	snprintf(lines, sizeof(lines), "%d", CRASH_LINES);
+	assert_int_equal(run_self(opts, args, &out, 120000), -1); /* killed by its SIGABRT */
+	free(out);
+
+	char *buf = slurp(path, &len), *p = buf;
+
+	for (int i = 0; i < CRASH_LINES; i++) {
+		size_t n = (size_t)snprintf(want, sizeof(want), "L %d\n", i);
+
+		if (strncmp(p, want, n) != 0)
+			fail_msg("line %d missing: at \"%.40s\"", i, p);
+		p += n;
+	}
+	assert_non_null(strstr(p, "BUG: SIGABRT"));
+	free(buf);
 }
 
 /* Handlers never wait: their lines (and the lines they push out) may drop,
@@ -533,11 +690,13 @@ static void test_panic_does_not_wait(void **state)
 int main(int argc, char **argv)
 {
 	if (argc >= 5 && !strcmp(argv[1], "burst"))
-		return burst_main(argv);
+		return burst_main(argc, argv);
 	if (argc >= 3 && !strcmp(argv[1], "fork"))
 		return fork_main(argv);
 	if (argc >= 2 && !strcmp(argv[1], "panic"))
 		return panic_child(NULL);
+	if (argc >= 3 && !strcmp(argv[1], "crash"))
+		return crash_main(argv);
 
 	ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
 
@@ -550,11 +709,14 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_burst_lossless),
 		cmocka_unit_test(test_burst_lossy_loses),
+		cmocka_unit_test(test_burst_file_default),
+		cmocka_unit_test(test_burst_file_capi_default),
 		cmocka_unit_test(test_burst_lossless_signals),
 		cmocka_unit_test(test_fork_child_lossless),
 		cmocka_unit_test_setup_teardown(test_lossless_registration, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_stuck_console_turns_lossy, setup_capture, teardown_capture),
 		cmocka_unit_test(test_panic_does_not_wait),
+		cmocka_unit_test(test_crash_writes_what_is_stored),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 

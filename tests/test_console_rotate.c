@@ -14,6 +14,12 @@
  *     a signal handler that lands anywhere in a printk, thousands of
  *     times: no printk begun after a handler returned writes before the
  *     reopen;
+ *   - logrotate's rename and create with no signal: the console does not
+ *     make PATH itself while logrotate may (the line goes on into the
+ *     renamed file) and opens the file logrotate created; without a
+ *     create it makes PATH after its wait, at once when the renamed file
+ *     was removed; pk_console_set_rotate_time's bounds (rotation by time
+ *     itself: tests/cli/test_console_rotate_time.sh, under a faked clock);
  *   - the stderr console disables itself, with one notice, once fd 2 is
  *     another file, and writes nothing into that file; fd 2 redirected
  *     with fd 1 is followed;
@@ -30,6 +36,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -128,6 +135,7 @@ static int rotate_child(void *arg)
 	big[sizeof(big) - 1] = 0;
 	pr_info("%s\n", big);
 	pr_info("after the big one\n");
+	CHILD_CHECK(pr_flush(10000, 0) == 1); /* lossless, through its thread: _exit() does not drain */
 	return 0;
 }
 
@@ -230,6 +238,7 @@ static int shared_writer(const char *path, char who)
 	pk_set_printk_time(0);
 	for (int i = 0; i < SHARED_LINES; i++)
 		pr_info("%c %05d\n", who, i); /* 8 bytes */
+	CHILD_CHECK(pr_flush(30000, 0) == 1); /* lossless, through its thread: _exit() does not drain */
 	return 0;
 }
 
@@ -325,7 +334,9 @@ static int logrotate_child(void *arg)
 	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
 	CHILD_CHECK(pk_console_file_create(&con, path) == 0);
 	if (logrotate_threaded)
-		con->flags |= PK_CON_THREADED;
+		con->flags |= PK_CON_THREADED; /* lossless, as a file console is by default */
+	else
+		con->flags |= PK_CON_LOSSY; /* printed by the console lock's holder */
 	CHILD_CHECK(pk_register_console(con) == 0);
 	pk_set_printk_time(0);
 
@@ -492,6 +503,122 @@ static void test_reopen_all_signal_storm(void **state)
 	child_result_free(&res);
 }
 
+/* ---- logrotate's rename and create, without a signal ---- */
+
+/*
+ * A console that follows PATH (a size that never rotates) while logrotate
+ * renames the file: it does not create PATH itself at once (logrotate's
+ * create, with O_EXCL, would find it in the way): the next line goes on
+ * into the renamed file; once logrotate created PATH, the console opens
+ * that file. Without a create (nocreate), the console creates PATH after
+ * its wait; at once when the renamed file was removed.
+ */
+static int follow_child(void *arg)
+{
+	const char *path = arg;
+	char old[512], gone[512];
+	struct console *con;
+	struct stat st;
+
+	snprintf(old, sizeof(old), "%s.1", path);
+	snprintf(gone, sizeof(gone), "%s.gone", path);
+	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
+	CHILD_CHECK(pk_console_file_create(&con, path) == 0);
+	CHILD_CHECK(pk_console_file_set_rotation(con, ULLONG_MAX, 1) == 0);
+	con->flags |= PK_CON_LOSSY; /* each line written by the call that prints it */
+	CHILD_CHECK(pk_register_console(con) == 0);
+	pk_set_printk_time(0);
+	pr_info("one\n");
+
+	/* create: rename, a line, then the new file (O_EXCL succeeds). */
+	CHILD_CHECK(rename(path, old) == 0);
+	pr_info("two\n");
+	CHILD_CHECK(stat(path, &st) < 0 && errno == ENOENT);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+	CHILD_CHECK(fd >= 0);
+	close(fd);
+	pr_info("three\n");
+	char *moved = slurp(old, NULL);
+
+	CHILD_CHECK(moved && strcmp(moved, "one\ntwo\n") == 0);
+	free(moved);
+
+	/* nocreate: the lines go on to the renamed file, then PATH is made. */
+	CHILD_CHECK(rename(path, gone) == 0);
+	uint64_t t0 = now_ms();
+
+	pr_info("four\n");
+	CHILD_CHECK(stat(path, &st) < 0 && errno == ENOENT);
+	while (stat(path, &st) < 0 && now_ms() - t0 < 30000) {
+		struct timespec ms = { 0, 50 * 1000 * 1000 };
+
+		nanosleep(&ms, NULL);
+		pr_info("waiting\n");
+	}
+	CHILD_CHECK(now_ms() - t0 >= 1900); /* 2 s: REOPEN_CREATE_WAIT_MS */
+	pr_info("five\n");
+
+	/* The renamed file removed (compressed at once): PATH at once. */
+	CHILD_CHECK(unlink(old) == 0 && rename(path, old) == 0 && unlink(old) == 0);
+	pr_info("six\n");
+	CHILD_CHECK(stat(path, &st) == 0);
+	return 0;
+}
+
+static void test_logrotate_create(void **state)
+{
+	(void)state;
+	struct child_result res;
+	char path[512], gone[520];
+
+	assert_int_equal(test_dir_make("pk_rotate"), 0);
+	snprintf(path, sizeof(path), "%s", test_dir_path("app.log"));
+	snprintf(gone, sizeof(gone), "%s.gone", path);
+	run_child_ok(follow_child, path, 60000, &res);
+	child_result_free(&res);
+
+	char *a = slurp(gone, NULL), *b = slurp(path, NULL);
+
+	assert_non_null(a);
+	assert_non_null(b);
+	/* PATH.gone: three (the file logrotate created), four, the waiting
+	 * lines; PATH: the first line after it was created, and six. */
+	assert_memory_equal(a, "three\nfour\nwaiting\n", 19);
+	for (char *p = a + 11; *p; p += 8)
+		assert_memory_equal(p, "waiting\n", 8);
+	assert_string_equal(b, "six\n");
+	free(a);
+	free(b);
+	test_dir_remove();
+}
+
+/* ---- rotation by time: the C API's bounds ---- */
+
+static void test_rotate_time_args(void **state)
+{
+	(void)state;
+	struct console *con;
+
+	assert_int_equal(pk_console_set_rotate_time(NULL, PK_ROTATE_DAILY, 1), -EINVAL);
+	assert_int_equal(pk_console_fd_create(&con, 1, "out"), 0);
+	assert_int_equal(pk_console_set_rotate_time(con, PK_ROTATE_DAILY, 1), -EINVAL); /* not a file */
+	pk_console_destroy(con);
+	assert_int_equal(test_dir_make("pk_rotate"), 0);
+	assert_int_equal(pk_console_file_create(&con, test_dir_path("a.log")), 0);
+	assert_int_equal(pk_console_set_rotate_time(con, PK_ROTATE_DAILY, 0), -EINVAL);
+	assert_int_equal(pk_console_set_rotate_time(con, PK_ROTATE_HOURLY, 1000), -EINVAL);
+	assert_int_equal(pk_console_set_rotate_time(con, 3, 5), -EINVAL);
+	assert_int_equal(pk_console_set_rotate_time(con, -1, 5), -EINVAL);
+	assert_int_equal(pk_console_set_rotate_time(con, PK_ROTATE_HOURLY, 999), 0);
+	assert_int_equal(pk_console_file_set_rotation(con, 1000, 3), 0);
+	assert_int_equal(pk_console_file_set_rotation(con, 0, 0), 0); /* the period stays */
+	assert_int_equal(pk_console_set_rotate_time(con, PK_ROTATE_DAILY, 1), 0);
+	assert_int_equal(pk_console_set_rotate_time(con, PK_ROTATE_NONE, 0), 0);
+	pk_console_destroy(con);
+	test_dir_remove();
+}
+
 /* ---- the stderr console and fd 2 ---- */
 
 static int find_record(const char *text, int level)
@@ -634,6 +761,9 @@ static int levels_child(void *arg)
 	CHILD_CHECK(pk_console_file_create(&terse, pb) == 0);
 	strcpy(chatty->name, "chatty");
 	strcpy(terse->name, "terse");
+	/* Printed as printk returns, with the levels of that moment. */
+	chatty->flags |= PK_CON_LOSSY;
+	terse->flags |= PK_CON_LOSSY;
 	CHILD_CHECK(pk_console_set_loglevel(chatty, 8) == -EINVAL); /* not registered */
 	CHILD_CHECK(pk_register_console(chatty) == 0);
 	CHILD_CHECK(pk_register_console(terse) == 0);
@@ -702,6 +832,9 @@ static int time_style_child(void *arg)
 	CHILD_CHECK(pk_console_file_create(&own, pa) == 0);
 	CHILD_CHECK(pk_console_file_create(&follows, pb) == 0);
 	CHILD_CHECK(pk_console_set_time_style(own, PK_TIME_ISO_UTC) == -EINVAL); /* not registered */
+	/* Printed as printk returns, with the styles of that moment. */
+	own->flags |= PK_CON_LOSSY;
+	follows->flags |= PK_CON_LOSSY;
 	CHILD_CHECK(pk_register_console(own) == 0);
 	CHILD_CHECK(pk_register_console(follows) == 0);
 	CHILD_CHECK(pk_console_get_time_style(own) == -1);
@@ -786,6 +919,7 @@ static int wall_race_child(void *arg)
 	setenv("TZ", "Asia/Kolkata", 1);
 	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
 	CHILD_CHECK(pk_console_file_create(&con, test_dir_path("wall.log")) == 0);
+	con->flags |= PK_CON_LOSSY; /* printed as printk returns */
 	CHILD_CHECK(pk_register_console(con) == 0);
 	pk_set_printk_time(0);
 	CHILD_CHECK(pk_console_set_time_style(con, PK_TIME_ISO) == -1);
@@ -842,6 +976,7 @@ static int outside_child(void *arg)
 	CHILD_CHECK(pk_set_log_buf_file(lp, 0) == 0);
 	CHILD_CHECK(pk_console_file_create(&app, ap) == 0);
 	strcpy(app->name, "app");
+	app->flags |= PK_CON_LOSSY; /* printed as printk returns, with the levels of that moment */
 	CHILD_CHECK(pk_register_console(app) == 0);
 	pk_set_printk_time(0);
 	pk_set_console_loglevel(4);
@@ -860,6 +995,7 @@ static int outside_child(void *arg)
 	CHILD_CHECK(pk_log_set_console_level(other, "late", 7) == 0);
 	CHILD_CHECK(pk_console_file_create(&late, bp) == 0);
 	strcpy(late->name, "late");
+	late->flags |= PK_CON_LOSSY;
 	CHILD_CHECK(pk_register_console(late) == 0);
 	CHILD_CHECK(pk_console_get_loglevel(late) == 7);
 	pr_notice("notice 5\n");
@@ -920,6 +1056,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_logrotate_sighup, setup_capture, teardown_capture),
 		cmocka_unit_test_prestate_setup_teardown(test_logrotate_sighup, setup_threaded, teardown_capture, NULL),
 		cmocka_unit_test_setup_teardown(test_reopen_all_signal_storm, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_logrotate_create, setup_capture, teardown_capture),
+		cmocka_unit_test(test_rotate_time_args),
 		cmocka_unit_test_setup_teardown(test_stderr_fd2_replaced, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_stderr_fd2_redirected, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_stderr_fd2_fallback, setup_capture, teardown_capture),

@@ -5,7 +5,8 @@
  * (unshare): its fixed paths (/run/systemd, /run/log, /var/log/journal,
  * /etc/systemd/journald.conf) are bind mounts of this test's directory, so
  * its socket is a file of ours and its volatile journal is read back with
- * journalctl --directory -o json:
+ * journalctl --directory -o json (printk.srcloc's CODE_FILE, CODE_LINE and
+ * CODE_FUNC among them):
  *   - every field as sent: MESSAGE (multi-line, 1023 bytes, bytes that are
  *     not UTF-8), PRIORITY, SYSLOG_FACILITY (kern sent as user),
  *     SYSLOG_IDENTIFIER, SYSLOG_PID, TID, PRINTK_SEQ, PRINTK_REALTIME_USEC;
@@ -142,6 +143,35 @@ static void test_fields(void **state)
 	assert_int_equal(pk_console_forward_stats(con, &st), 0);
 	assert_int_equal(st.sent, 4);
 	assert_int_equal(st.send_errors, 0);
+	got_free(&g);
+	daemon_drop_console(con);
+}
+
+/* printk.srcloc: a call site's CODE_FILE, CODE_LINE and CODE_FUNC arrive
+ * as journald's own fields of those names. */
+static void test_srcloc(void **state)
+{
+	(void)state;
+	struct console *con = add_console();
+	char line[16];
+
+	pk_set_printk_srcloc(1);
+	snprintf(line, sizeof(line), "%d", __LINE__ + 1);
+	pr_err("JS-located %d\n", 1);
+	pk_set_printk_srcloc(0);
+	pr_err("JS-plain %d\n", 2);
+	assert_int_equal(pk_pr_flush(5000, 0), 1);
+
+	struct got g = { 0 };
+
+	journald_wait("JS-", 2, &g);
+	assert_int_equal(g.n, 2);
+	json_assert_text(g.line[0], "MESSAGE", "JS-located 1");
+	json_assert_text(g.line[0], "CODE_FILE", __FILE__);
+	json_assert_text(g.line[0], "CODE_LINE", line);
+	json_assert_text(g.line[0], "CODE_FUNC", "test_srcloc");
+	json_assert_text(g.line[1], "MESSAGE", "JS-plain 2");
+	assert_null(strstr(g.line[1], "CODE_FILE"));
 	got_free(&g);
 	daemon_drop_console(con);
 }
@@ -332,6 +362,7 @@ int main(int argc, char **argv)
 
 	const struct CMUnitTest tests[] = {
 		journald_unit_test(test_fields),
+		journald_unit_test(test_srcloc),
 		journald_unit_test(test_memfd),
 		journald_unit_test(test_json_matches_journalctl),
 		journald_unit_test(test_pk_forward),

@@ -370,6 +370,79 @@ static void test_opts(void **state)
 			    "printk: PRINTK_OPTS: bad value in 'console=journal,bom=no', ignored");
 }
 
+/* TLS: its options kept with the target in any order, strictly checked,
+ * here (PRINTK_OPTS) and when the console is made. */
+static void test_tls_options(void **state)
+{
+	(void)state;
+	struct pk_opts o;
+	struct console *con;
+
+	assert_int_equal(pk_opts_parse("console=syslog:tls:h:6514,ca=/c.pem,rfc3164,peer=logs,bom=no "
+				       "console=syslog:relp:h:2514,tls,cert=/m.pem,key=/m.key",
+				       &o),
+			 0);
+	assert_int_equal(o.nconsoles, 2);
+	assert_string_equal(o.consoles[0].path, "tls:h:6514");
+	assert_string_equal(o.consoles[0].tls_opts, ",peer=logs,ca=/c.pem");
+	assert_int_equal(o.consoles[0].format, PK_SYSLOG_RFC3164);
+	assert_int_equal(o.consoles[0].bom, 1);
+	assert_string_equal(o.consoles[1].path, "relp:h:2514");
+	assert_string_equal(o.consoles[1].tls_opts, ",key=/m.key,cert=/m.pem,tls");
+	assert_int_equal(pk_opts_parse("console=syslog:tcp:h:601,ca=/c.pem "
+				       "console=syslog:tls:h,ca= "
+				       "console=syslog:tls:h,tls,framing=lf",
+				       &o),
+			 -EINVAL);
+	assert_int_equal(o.nconsoles, 0);
+	assert_int_equal(o.nwarnings, 3);
+	assert_string_equal(o.warnings[0],
+			    "printk: PRINTK_OPTS: console=syslog:tcp:h:601: TLS options are for tls: and relp: targets only, console ignored");
+	assert_string_equal(o.warnings[1],
+			    "printk: PRINTK_OPTS: bad console option 'ca=' (a file or a name), console ignored");
+	assert_string_equal(o.warnings[2],
+			    "printk: PRINTK_OPTS: console=syslog:tls:h: framing= is for tcp: targets only, console ignored");
+
+	/* the target, as pk-forward gives it */
+	assert_int_equal(pk_console_syslog_create(&con, "tls:127.0.0.1,cafile=/x", PK_SYSLOG_RFC5424, 0),
+			 -EINVAL);
+	assert_string_equal(pk_net_create_strerror(-EINVAL),
+			    "bad TLS option 'cafile=/x' (tls, ca=FILE, cert=FILE, key=FILE or peer=NAME)");
+	assert_int_equal(pk_console_syslog_create(&con, "tls:127.0.0.1,tls", PK_SYSLOG_RFC5424, 0),
+			 -EINVAL);
+	assert_int_equal(pk_console_syslog_create(&con, "tls:127.0.0.1,ca=/a,ca=/b", PK_SYSLOG_RFC5424, 0),
+			 -EINVAL);
+	assert_string_equal(pk_net_create_strerror(-EINVAL), "ca= given twice");
+	assert_int_equal(pk_console_syslog_create(&con, "relp:127.0.0.1:2514,ca=/x", PK_SYSLOG_RFC5424, 0),
+			 -EINVAL);
+	assert_string_equal(pk_net_create_strerror(-EINVAL), "ca=, cert=, key= and peer= need ,tls");
+	assert_int_equal(pk_console_syslog_create(&con, "tls:127.0.0.1,cert=/x", PK_SYSLOG_RFC5424, 0),
+			 -EINVAL);
+	assert_string_equal(pk_net_create_strerror(-EINVAL), "cert= and key= go together");
+	assert_int_equal(pk_console_syslog_create(&con, "tls:127.0.0.1,ca=/nonexistent.pem",
+						  PK_SYSLOG_RFC5424, 0),
+			 -EINVAL);
+	assert_string_equal(pk_net_create_strerror(-EINVAL),
+			    "ca=/nonexistent.pem: No such file or directory");
+
+	/* pk_console_create(): the same spec as PRINTK_OPTS */
+	assert_int_equal(pk_console_create(&con, "syslog:tls:127.0.0.1:7000,peer=logs,rfc3164,ca=/nonexistent.pem"),
+			 -EINVAL);
+	assert_int_equal(pk_console_create(&con, "syslog:tcp:127.0.0.1:7000,ca=/c.pem"), -EINVAL);
+	assert_int_equal(pk_console_create(&con, "syslog:tls:127.0.0.1:7000,peer=logs,rfc3164,threaded"), 0);
+	pk_console_destroy(con);
+
+	/* RFC 5425: port 6514 by default, octet counting only */
+	assert_int_equal(pk_console_syslog_create(&con, "tls:[::1]", PK_SYSLOG_RFC5424, 0), 0);
+	assert_int_equal(pk_console_syslog_set_framing(con, PK_SYSLOG_FRAMING_LF), -EINVAL);
+	assert_int_equal(pk_console_syslog_set_framing(con, PK_SYSLOG_FRAMING_OCTET), -EINVAL);
+	pk_console_destroy(con);
+	assert_int_equal(pk_console_syslog_create(&con, "tls:localhost:7000,peer=logs.example",
+						  PK_SYSLOG_RFC5424, 0),
+			 0);
+	pk_console_destroy(con);
+}
+
 /* A target whose host does not resolve: the warning gives the resolver's
  * words, not an error number. */
 static int unresolved_child(void *arg)
@@ -973,6 +1046,7 @@ int main(void)
 		cmocka_unit_test(test_forwarder_calls), cmocka_unit_test(test_exit_says_undelivered),
 		cmocka_unit_test(test_framing_bytes), cmocka_unit_test(test_state_changes),
 		cmocka_unit_test(test_unresolved_words), cmocka_unit_test(test_exit_says_broken),
+		cmocka_unit_test(test_tls_options),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,7 +22,9 @@
  * DEBUG, dev_dbg(), print_hex_dump_bytes() and pr_debug_once() print
  * nothing, as in a kernel without dynamic debug.
  *
- * Also: many threads racing through one *_once call site print once.
+ * Also: many threads racing through one *_once call site print once; a
+ * report with pr_info() and printk(KERN_ERR ...) is held back by the level
+ * of its module, named by KBUILD_MODNAME (docs/levels.md).
  */
 
 /* ---- the driver ---------------------------------------------------------- */
@@ -109,6 +111,12 @@ static void frob_irq(struct frob_priv *priv, int status)
 	pr_debug_once("irq ok\n");
 }
 
+static void frob_report(const struct frob_priv *priv)
+{
+	pr_info("%lu interrupts\n", priv->irqs);
+	printk(KERN_ERR pr_fmt("firmware %u.%u\n"), priv->fw_major, priv->fw_minor);
+}
+
 /* ---- the bus and the test ------------------------------------------------- */
 
 #include <pthread.h>
@@ -181,6 +189,27 @@ static void test_probe_prints_as_the_kernel(void **state)
 	assert_string_equal(rec.text, "frob frob0: registered, parent frob.0");
 	assert_dict("SUBSYSTEM=frob\0DEVICE=c240:0", 28);
 	assert_int_equal(next_seq(), seq + 9);
+}
+
+/* A module level (docs/levels.md) names the module by KBUILD_MODNAME, as
+ * the kernel's build defines it. */
+static void test_module_level(void **state)
+{
+	(void)state;
+	static struct frob_priv priv = { .irqs = 3, .fw_major = 6, .fw_minor = 6 };
+	uint64_t seq = next_seq();
+
+	assert_int_equal(pk_module_set_level("test_kernel_port", 0), 0); /* not its module */
+	assert_int_equal(pk_module_set_level(KBUILD_MODNAME, 4), 0);
+	frob_report(&priv);
+	assert_int_equal(next_seq(), seq + 1);
+	read_at(seq);
+	assert_string_equal(rec.text, "frobdev: firmware 6.6");
+	pk_module_clear_levels();
+	frob_report(&priv);
+	assert_int_equal(next_seq(), seq + 3);
+	read_at(seq + 1);
+	assert_string_equal(rec.text, "frobdev: 3 interrupts");
 }
 
 static void test_probe_error_path(void **state)
@@ -334,6 +363,7 @@ int main(void)
 						teardown_capture),
 		cmocka_unit_test_setup_teardown(test_once_under_threads, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_dev_set_name, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_module_level, setup_capture, teardown_capture),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

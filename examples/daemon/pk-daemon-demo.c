@@ -12,13 +12,15 @@
  *  - else to the file LOGFILE (default /var/log/pk-daemon-demo.log), a
  *    lossless console: a burst makes the workers wait for the file instead
  *    of dropping lines.
- * The file is rotated by logrotate (pk-daemon-demo.logrotate: rename only;
- * no copytruncate, which loses what is written between the copy and the
- * truncation, and no signal, which kills a program that does not catch
- * it) or, with -s SIZE, by the console itself (then without the snippet:
- * both would number the old files). Either way the console looks PATH up
- * before each write and, finding another file there or none, opens PATH
- * anew, so the daemon needs no SIGHUP handler.
+ * The file is rotated by logrotate (pk-daemon-demo.logrotate: its default
+ * rename and create; no copytruncate, which loses what is written between
+ * the copy and the truncation, and no signal, which kills a program that
+ * does not catch it) or, with -s SIZE, by the console itself (then without
+ * the snippet: both would number the old files). Either way the console
+ * looks PATH up before each write and, finding another file there, opens
+ * it; finding none, it writes on into the renamed file until logrotate's
+ * new one is there (2 s at most, then it creates PATH), so the daemon
+ * needs no SIGHUP handler and logrotate never finds a file in its way.
  *
  * usage: pk-daemon-demo [-t THREADS] [-n REQUESTS] [-p MICROSECONDS] [-s SIZE [-k KEEP]] [LOGFILE]
  *   -t  worker threads (default 4)

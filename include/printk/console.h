@@ -44,6 +44,15 @@ PK_BEGIN_DECLS
  * it turns lossy for good, with a notice record. This process's writers
  * only: another process sharing the log file does not wait for it. */
 #define PK_CON_LOSSLESS 0x0400
+/* ours: a file console (pk_console_file_create(), console=file:) is
+ * lossless by default: PK_CON_LOSSLESS is added when it is registered, and
+ * its thread writes many lines with one write(2). Set this flag before
+ * registering it for the console the kernel has: printed by whoever holds
+ * the console lock (or by its own thread with PK_CON_THREADED), one write
+ * a piece, dropping and counting what the log overwrote before it printed
+ * it. Other consoles are lossy unless PK_CON_LOSSLESS: for them this flag
+ * changes nothing. Not with PK_CON_LOSSLESS (-EINVAL). */
+#define PK_CON_LOSSY 0x0200
 
 struct pk_console_state; /* the library's per-console bookkeeping */
 struct pk_record;	 /* <printk/log.h> */
@@ -87,9 +96,11 @@ struct console {
 
 /*
  * Register a console: it prints records stored from now on or, with
- * PK_CON_PRINTBUFFER, the whole log first. 0, -EINVAL, -EBUSY (already
- * registered), -ENOMEM, -ENOSPC (255 consoles registered), or
- * pthread_create's error for a PK_CON_THREADED console (-EAGAIN).
+ * PK_CON_PRINTBUFFER, the whole log first. 0, -EINVAL (no write callback;
+ * PK_CON_LOSSY with PK_CON_LOSSLESS), -EBUSY (already registered),
+ * -ENOMEM, -ENOSPC (255 consoles registered, or 16 lossless ones: a file
+ * console counts unless PK_CON_LOSSY), or pthread_create's error for a
+ * PK_CON_THREADED console (-EAGAIN).
  *
  * Context: thread-safe; may block (waits for the console lock, polling, and
  * then prints what is due); not async-signal-safe (allocates). Never from a
@@ -161,7 +172,10 @@ PK_API int pk_console_get_time_style(const struct console *con);
 PK_API struct console *pk_console_stderr(void);
 /* A console on @fd (not owned) or on the file @path (opened for append,
  * owned, reopened by pk_console_reopen()). 0, -EBADF, -EINVAL, -ENOMEM or
- * open(2)'s error.
+ * open(2)'s error. A file console is lossless when registered (it gets
+ * PK_CON_LOSSLESS, and so a thread of its own, which writes what is due in
+ * batches) unless PK_CON_LOSSY is set first; an fd console is lossy, as
+ * the kernel's consoles, whatever file @fd is.
  * Context: thread-safe; does not wait for anything but open(2); not
  * async-signal-safe (allocates). */
 PK_API int pk_console_fd_create(struct console **conp, int fd, const char *name);
@@ -172,11 +186,40 @@ PK_API int pk_console_file_create(struct console **conp, const char *path);
  * opened; lines are never cut, so a file exceeds @size only by a line
  * longer than the room left. Safe with other processes appending to PATH
  * (flock(2) on the file being rotated; each write first looks whether PATH
- * is still its file, and reopens if not). @size 0 stops rotating. 0, or
+ * is still its file, and opens the one there if not). Safe with
+ * logrotate's create: a PATH renamed away is not created by the console
+ * for 2 s (the lines go on into the renamed file) unless logrotate's new
+ * one appears, which is opened; ULLONG_MAX never rotates and only follows
+ * PATH so. @size 0 stops rotating. 0, or
  * -EINVAL (not a file console, @keep outside 1..999) or -ENOMEM.
  * Context: before registering @con (its write reads these); not
  * async-signal-safe (allocates). */
 PK_API int pk_console_file_set_rotation(struct console *con, unsigned long long size, unsigned keep);
+/* Rotate the file console @con by local time, as PRINTK_OPTS'
+ * ,rotate=daily|hourly,keep=K does: the first line whose record's
+ * wall-clock time is past the end of the file's period (a local calendar
+ * day or hour; the zone is read by this call, never while printing)
+ * renames PATH to PATH.YYYY-MM-DD (daily) or PATH.YYYY-MM-DD-HH (hourly),
+ * named after the period the file covers, opens a new PATH and removes the
+ * oldest such files beyond @keep. A line begun in the old period is
+ * finished in its file. No line, no file: a period without lines leaves
+ * none, and an empty file is not rotated. A clock stepped back keeps the
+ * current file until its period's end comes again; on the day daylight
+ * saving time ends, the repeated hour is one period; the one skipped when
+ * it begins is none. The first line after a start rotates a file left at
+ * PATH from an earlier period (by its modification time). With a size
+ * (pk_console_file_set_rotation) as well, both rotations rename PATH to
+ * its period's name, a period's later pieces numbered in the order
+ * written (PATH.D, PATH.D.1, PATH.D.2 ...), and @keep counts those files.
+ * Safe with other processes appending to PATH, as the size rotation.
+ * @period PK_ROTATE_NONE stops. 0, or -EINVAL (not a file console, @period
+ * unknown, @keep outside 1..999) or -ENOMEM.
+ * Context: before registering @con (its write reads these); not
+ * async-signal-safe (allocates, reads the zone). */
+#define PK_ROTATE_NONE	 0
+#define PK_ROTATE_HOURLY 1
+#define PK_ROTATE_DAILY	 2
+PK_API int pk_console_set_rotate_time(struct console *con, int period, unsigned keep);
 /*
  * A console from @spec, written exactly as PRINTK_OPTS' console= takes it
  * (printk-opts(7)): KIND[:ARG][,OPTION...], e.g. "fd:3,json",

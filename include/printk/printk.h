@@ -40,6 +40,7 @@
 #include <printk/hexdump.h>
 #include <printk/kern_levels.h>
 #include <printk/log.h>
+#include <printk/printk_site.h>
 #include <printk/sprintf.h>
 
 PK_BEGIN_DECLS
@@ -241,7 +242,9 @@ PK_API void pk_printk_exit(void);
 #define PK_COUNT(...)			 PK_SELECT_64TH(__VA_ARGS__, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_TWOORMORE, PK_ONE, pk_throwaway)
 #define PK_SELECT_64TH(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28, _29, _30, _31, _32, _33, _34, _35, _36, _37, _38, _39, _40, _41, _42, _43, _44, _45, _46, _47, _48, _49, _50, _51, _52, _53, _54, _55, _56, _57, _58, _59, _60, _61, _62, _63, a64, ...) a64
 
-#define PK_PR(level, ...) PK_PR_CALL(level pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
+/* Each call is a call site (<printk/printk_site.h>): its module's level
+ * and printk.srcloc apply. */
+#define PK_PR(level, ...) PK_SITE_CALL(PK_PR_CALL, level pr_fmt(PK_FIRST(__VA_ARGS__)) PK_REST(__VA_ARGS__))
 /* A format the compiler knows is constant (a literal) may be deferred
  * (pk_printk_lit); without __builtin_constant_p, or with
  * PK_NO_DEFERRED_PRINTK defined, every message is formatted at once. */
@@ -341,7 +344,8 @@ PK_API void pk_printk_exit(void);
 #define pk_printk_deferred_once pk_printk_once
 
 #ifndef PRINTK_NO_KERNEL_NAMES
-#define printk		  pk_printk
+/* A call site, as pr_info(); pk_printk() is the plain function. */
+#define printk(...)	  PK_SITE_CALL(pk_printk, __VA_ARGS__)
 #define vprintk		  pk_vprintk
 #define printk_emit	  pk_printk_emit
 #define vprintk_emit	  pk_vprintk_emit

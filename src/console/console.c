@@ -89,6 +89,20 @@
  *      prints through the lock for nothing or leaves its record to the
  *      registration's own flush. A level set from another process and the
  *      emergency path still go through the lock.
+ *   C10 A threaded file console that does not rotate by size
+ *      (pk_console_fd_batchable()) batches: what
+ *      the loop would write is appended to the console's batch buffer
+ *      instead, with a mark (its end and the console's seq after it) per
+ *      piece, and written with one write when its owner calls
+ *      pk_con_batch_flush() (its thread, once caught up, before it lets go
+ *      of its owner word: the batch is empty whenever nobody owns the
+ *      console; the crash path and the drain flush what they appended) or
+ *      when the buffer or the marks run out. Bytes and order are those of
+ *      the piece-by-piece writes; only the write boundaries differ. A batch
+ *      write that fails is written again piece by piece from the first
+ *      piece not known written, each counted as a write of its own with the
+ *      console's seq of that piece, so failures, the disabling and the
+ *      stderr fall-back come after the same record as without a batch.
  */
 #include <errno.h>
 #include <limits.h>
@@ -111,6 +125,7 @@
 #include "base/outbuf.h"
 #include "console/console_impl.h"
 #include "console/console_line.h"
+#include "format/deferred.h"
 #include "format/record_read.h"
 #include "format/walltime.h"
 #include "log/log_shared.h"
@@ -141,6 +156,9 @@ struct pk_console_state {
 	/* PK_CON_THREADED, fixed at registration: printed by its own thread
 	 * (C7, console_printer.c), never by the print loop. */
 	struct pk_printer *printer;
+	/* C10: a threaded file console's batch (NULL: each piece is written
+	 * as it is made); fixed at registration, owned with the state. */
+	struct con_batch *batch;
 	struct console *next;
 	/* pk_console_set_loglevel(): the console's own level + 1, 0 for none
 	 * (so a zeroed state, the fallback's, has none). */
@@ -496,6 +514,8 @@ static int console_lock_wait(int timeout_ms)
 
 /* ------------------------------------------------------------- reopen -- */
 
+static int batch_flush(struct console *con);
+
 /*
  * @con's reopen, by whoever owns its state (the lock's holder; for a
  * threaded console, the holder of its owner word), with cancellation held
@@ -505,6 +525,8 @@ static int reopen_console(struct console *con)
 {
 	int state, ignored;
 
+	if (con->state->batch)
+		batch_flush(con); /* C10: what came before goes to the file it was for */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
 	int err = con->reopen(con);
 
@@ -546,6 +568,9 @@ struct con_src {
 	struct out out;
 	char ext[PK_MESSAGE_MAX]; /* an extended console's record in /dev/kmsg form */
 	struct pk_record rec;	  /* a write_record console's record */
+	/* A printer thread's deferred formats, met before (NULL: the loop's
+	 * sets, and when memory is short): it reads every record. */
+	struct pk_dfmt_cache *fc;
 };
 
 /*
@@ -717,6 +742,7 @@ static void free_state(struct console *con)
 	if (con->state != &fallback_state) {
 		if (con->state->printer)
 			thr()->printer_free(con->state->printer);
+		free(con->state->batch);
 		free(con->state);
 	}
 	con->state = NULL;
@@ -794,7 +820,7 @@ static PK_NOINLINE int con_callback_marked(struct console *con, const char *buf,
  * Inlined: every frame between printk and write(2) costs a mispredicted
  * return after the system call. The direct write is the raw system call,
  * which (unlike glibc's write()) is no cancellation point. */
-static PK_ALWAYS_INLINE int con_write(struct console *con, const char *buf, size_t len)
+static PK_ALWAYS_INLINE int con_write_now(struct console *con, const char *buf, size_t len)
 {
 	int err = 0;
 
@@ -823,14 +849,163 @@ static PK_ALWAYS_INLINE int con_write(struct console *con, const char *buf, size
 	return err;
 }
 
+/*
+ * C10: a batching console's buffer. 64 KiB of lines go out in one write
+ * (the page cache takes that in about the time of a few single-line
+ * writes); a piece is at most the loop's staging buffer or one extended
+ * record, far below it.
+ */
+#define CON_BATCH_BYTES (64 * 1024)
+#define CON_BATCH_MARKS 1024
+
+struct con_batch {
+	size_t len;
+	unsigned nmarks;
+	struct {
+		size_t end;   /* where the piece ends in buf */
+		uint64_t seq; /* the console's seq after it */
+	} marks[CON_BATCH_MARKS];
+	char buf[CON_BATCH_BYTES];
+};
+
+static int batch_flush(struct console *con);
+
+/* C10: append a piece; a full buffer is written first. */
+static PK_NOINLINE int batch_put(struct console *con, const char *p, size_t n)
+{
+	struct con_batch *b = con->state->batch;
+	int err = 0;
+
+	if (n > sizeof(b->buf) - b->len || b->nmarks == CON_BATCH_MARKS)
+		err = batch_flush(con);
+	if (!(con->flags & PK_CON_ENABLED))
+		return err ? err : -EIO; /* disabled by that flush: stderr took over */
+	if (n > sizeof(b->buf))
+		return con_write_now(con, p, n);
+	memcpy(b->buf + b->len, p, n);
+	b->len += n;
+	b->marks[b->nmarks].end = b->len;
+	b->marks[b->nmarks].seq = con->state->seq;
+	b->nmarks++;
+	return 0;
+}
+
+/*
+ * C10: a batch write failed after @done bytes were known written: the
+ * pieces from there are written one by one, as they would have been
+ * without a batch, each with the console's seq of its piece (a failure's
+ * count, the disabling and the fall-back's start depend on it). A piece
+ * the failed write may have written in part is written whole.
+ */
+static PK_COLD PK_NOINLINE int batch_replay(struct console *con, size_t done)
+{
+	struct pk_console_state *st = con->state;
+	struct con_batch *b = st->batch;
+	uint64_t end_seq = st->seq;
+	int err = 0;
+
+	for (unsigned i = 0; i < b->nmarks; i++) {
+		size_t start = i ? b->marks[i - 1].end : 0, end = b->marks[i].end;
+
+		if (end <= done)
+			continue;
+		if (start < done)
+			start = done;
+		st->seq = b->marks[i].seq;
+		err = con_write_now(con, b->buf + start, end - start);
+		if (!(con->flags & PK_CON_ENABLED))
+			break; /* stderr takes over after this piece's record */
+	}
+	if (con->flags & PK_CON_ENABLED)
+		st->seq = end_seq;
+	b->len = 0;
+	b->nmarks = 0;
+	return err;
+}
+
+/* C10: write the batch; 0, or the error of the last piece that failed. */
+static int batch_flush(struct console *con)
+{
+	struct pk_console_state *st = con->state;
+	struct con_batch *b = st->batch;
+	size_t len = b->len, done = 0;
+	int err = 0;
+
+	if (!len) {
+		b->nmarks = 0;
+		return 0;
+	}
+	in_console_write++;
+	if (st->direct_fd >= 0) {
+		long n = pk_raw_write(st->direct_fd, b->buf, len);
+
+		while (n == -EINTR)
+			n = pk_raw_write(st->direct_fd, b->buf, len);
+		if (n > 0)
+			done = (size_t)n;
+	}
+	if (done < len)
+		err = con_callback(con, b->buf + done, len - done, NULL);
+	in_console_write--;
+	if (PK_UNLIKELY(err))
+		return batch_replay(con, done);
+	st->failures = 0;
+	b->len = 0;
+	b->nmarks = 0;
+	return 0;
+}
+
+static PK_ALWAYS_INLINE int con_write(struct console *con, const char *buf, size_t len)
+{
+	if (PK_UNLIKELY(con->state->batch != NULL))
+		return batch_put(con, buf, len);
+	return con_write_now(con, buf, len);
+}
+
 static int out_sink(void *con, const char *p, size_t n)
 {
 	return con_write(con, p, n);
 }
 
+/*
+ * C10: a batching console's pieces are staged in its batch itself, where
+ * they stay: the sink only counts them in and marks them (batch_put()'s
+ * work without its copy), and makes room for the next piece.
+ */
+static int batch_room(struct con_batch *b)
+{
+	return sizeof(b->buf) - b->len >= sizeof(((struct out *)0)->buf) && b->nmarks < CON_BATCH_MARKS;
+}
+
+static int out_sink_batch(void *arg, const char *p, size_t n)
+{
+	struct out *o = arg;
+	struct console *con = o->con;
+	struct con_batch *b = con->state->batch;
+
+	(void)p; /* b->buf + b->len: staged in place */
+	b->len += n;
+	b->marks[b->nmarks].end = b->len;
+	b->marks[b->nmarks].seq = con->state->seq;
+	b->nmarks++;
+	if (!batch_room(b))
+		batch_flush(con);
+	o->ob.buf = b->buf + b->len;
+	o->ob.cap = sizeof(b->buf) - b->len;
+	return (con->flags & PK_CON_ENABLED) ? 0 : -EIO; /* disabled: stderr took over */
+}
+
 static void out_init(struct out *o, struct console *con)
 {
+	struct con_batch *b = con->state->batch;
+
 	o->con = con;
+	if (b) {
+		if (!batch_room(b))
+			batch_flush(con);
+		pk_outbuf_init(&o->ob, b->buf + b->len, sizeof(b->buf) - b->len, out_sink_batch, o);
+		return;
+	}
 	pk_outbuf_init(&o->ob, o->buf, sizeof(o->buf), out_sink, con);
 }
 
@@ -1071,7 +1246,7 @@ static int fetch(struct con_src *src, uint64_t seq, struct pk_con_rec *v)
 	if (atomic_load_explicit(&emergency, memory_order_relaxed))
 		flags |= PRB_READ_SKIP_UNFINISHED;
 
-	int err = pk_rec_read(src->rb, seq, r, flags);
+	int err = pk_rec_read_cached(src->rb, seq, r, flags, src->fc);
 
 	if (err)
 		return err;
@@ -1157,6 +1332,7 @@ static PK_NOINLINE int print_one_extended(struct con_src *src, struct console *c
 	st->started = 0;
 	if (con_skips(con, r->level, pk_console_level_suppressed(r->level)))
 		return 1;
+	pk_con_write_ts = r->ts_nsec;
 	if (con->write_record) {
 		pk_record_from_ring(&src->rec, r);
 		/* A threaded console that cannot take it now (a forwarder whose
@@ -1209,6 +1385,7 @@ static int print_one(struct con_src *src, struct console *con)
 
 	if (fetch(src, st->seq, r) && (!restart_if_beyond(src, st) || fetch(src, st->seq, r)))
 		return 0;
+	pk_con_write_ts = r->ts_nsec;
 	out_init(o, con);
 	if (r->seq != st->seq) {
 		st->dropped += r->seq - st->seq;
@@ -1338,6 +1515,7 @@ static PK_ALWAYS_INLINE char *build_hint_line(struct console *con, const struct 
 	char *text = in_place ? line + (r->text - line) : line + PK_CON_PREFIX_ROOM;
 	char *p = con_prefix(con, text, r->ts_nsec, r->caller.tid);
 
+	pk_con_write_ts = r->ts_nsec;
 	if (st->line_open)
 		*--p = '\n';
 	if (!in_place)
@@ -1677,11 +1855,17 @@ int pk_con_emergency(void)
 
 struct con_src *pk_con_src_new(void)
 {
-	return calloc(1, sizeof(struct con_src));
+	struct con_src *src = calloc(1, sizeof(struct con_src));
+
+	if (src)
+		src->fc = pk_dfmt_cache_new(); /* NULL: read without it */
+	return src;
 }
 
 void pk_con_src_free(struct con_src *src)
 {
+	if (src)
+		pk_dfmt_cache_free(src->fc);
 	free(src);
 }
 
@@ -1702,6 +1886,21 @@ void pk_con_end_line(struct console *con)
 		con_write(con, "\n", 1);
 		con->state->line_open = 0;
 	}
+}
+
+int pk_con_batch_flush(struct console *con)
+{
+	return con->state->batch ? batch_flush(con) : 0;
+}
+
+int pk_con_batched(const struct console *con)
+{
+	return con->state->batch != NULL;
+}
+
+int pk_con_lossless_by_default(const struct console *con)
+{
+	return !(con->flags & PK_CON_LOSSY) && pk_console_fd_is_file(con);
 }
 
 uint64_t pk_con_seq(const struct console *con)
@@ -1789,6 +1988,15 @@ int pk_con_register(struct console *con)
 		free(st);
 		return -ENOMEM;
 	}
+	/* C10: a file console printed by its thread writes in batches. Not
+	 * one that rotates by size: processes that share its file each look
+	 * at the size before a write, and a batch would let the file pass its
+	 * size by a batch of each instead of by a line. */
+	if (st->printer && pk_console_fd_batchable(con) &&
+	    (st->batch = malloc(sizeof(*st->batch)))) {
+		st->batch->len = 0;
+		st->batch->nmarks = 0;
+	}
 	console_lock_wait(-1);
 
 	int id = unused_id();
@@ -1800,6 +2008,7 @@ int pk_con_register(struct console *con)
 		console_unlock_raw();
 		if (st->printer)
 			t->printer_free(st->printer);
+		free(st->batch);
 		free(st);
 		return id == -EBUSY ? -EBUSY : -ENOSPC;
 	}
@@ -1817,6 +2026,7 @@ int pk_con_register(struct console *con)
 		console_unlock_raw();
 		if (st->printer)
 			t->printer_free(st->printer);
+		free(st->batch);
 		free(st);
 		return err;
 	}
@@ -1912,9 +2122,18 @@ int pk_unregister_console(struct console *con)
 	int how = console_lock_wait(-1);
 	int found = con->state && con_stuck(con) ? -EBUSY : registered(con);
 
-	/* C7: its thread goes first; one stuck in a write keeps it. */
-	int stopped = found > 0 && con_threaded(con) ?
-			      thr()->stop(con, PRINTER_STOP, pk_con_drain_ms()) : -1;
+	/* C7: its thread goes first; one stuck in a write keeps it. A
+	 * lossless one prints what is due first (console_drain_ms at most),
+	 * as at exit: nothing it accepted is lost by unregistering it. */
+	int stopped = -1;
+
+	if (found > 0 && con_threaded(con)) {
+		int lossless = (con->flags & PK_CON_LOSSLESS) != 0;
+
+		stopped = thr()->stop(con, lossless ? PRINTER_DRAIN : PRINTER_STOP, pk_con_drain_ms());
+		if (!stopped && lossless) /* writers kept it busy: stop after the record */
+			stopped = thr()->stop(con, PRINTER_STOP, PK_CONSOLE_STALL_MS);
+	}
 
 	if (stopped == 0)
 		found = -EBUSY;
@@ -2204,6 +2423,7 @@ static void emergency_print_threaded(struct prb *rb, uint64_t start, int wait_ms
 		while ((con->flags & PK_CON_ENABLED) && print_one(src, con))
 			;
 		pk_con_end_line(con);
+		pk_con_batch_flush(con); /* C10: what its thread or this loop appended */
 		if (!thr()->is_self(p))
 			thr()->release(p);
 	}
@@ -2284,6 +2504,12 @@ void pk_console_after_fork(void)
 	}
 	for (struct console *con = console_list; con; con = con->state->next) {
 		atomic_store_explicit(&con->state->stuck, 0, memory_order_relaxed);
+		/* C10: a batch the parent's thread was filling is the parent's
+		 * to write; the child's thread starts where the console stands. */
+		if (con->state->batch) {
+			con->state->batch->len = 0;
+			con->state->batch->nmarks = 0;
+		}
 		/* C7: nor do printer threads; the child gets its own. */
 		if (con_threaded(con))
 			t->restart(con);

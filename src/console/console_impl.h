@@ -55,6 +55,14 @@ void pk_con_src_reset(struct con_src *src, struct prb *rb);
 int pk_con_print_one(struct con_src *src, struct console *con);
 /* End @con's open line, if it is enabled and has one (same ownership). */
 void pk_con_end_line(struct console *con);
+/* C10 (console.c): whether @con batches (a threaded file console), and
+ * writing its batch; 0 or the error of the last piece that failed. Its
+ * owner only, before it lets go of the console. */
+int pk_con_batched(const struct console *con);
+int pk_con_batch_flush(struct console *con);
+/* @con is a file console (console_fd.c) not marked PK_CON_LOSSY: lossless
+ * unless told otherwise (console_register.c). */
+int pk_con_lossless_by_default(const struct console *con);
 /* Where @con stands (the record it prints or prints next), and its printer
  * (fixed at registration; NULL: printed through the console lock). */
 uint64_t pk_con_seq(const struct console *con);
@@ -177,5 +185,7 @@ void pk_lossless_after_fork(void);
 int pk_lossless_take(const struct console *con, uint64_t seq);
 void pk_lossless_free(int slot);
 void pk_lossless_publish(int slot, uint64_t pos);
+/* C10: a writer waits for a lossless console to reach @pos or less. */
+int pk_lossless_wanted(uint64_t pos);
 
 #endif

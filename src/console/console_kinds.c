@@ -23,7 +23,7 @@
  *   K3 Every console pk_console_spec_create() made has its kind's release
  *      as its release: freeing it is always that call.
  *   K4 An option is one of every kind's (threaded, extended, lossless,
- *      json, name=, loglevel=, time=) or its kind's own; any other
+ *      lossy, json, name=, loglevel=, time=) or its kind's own; any other
  *      trailing ",WORD" belongs to the argument (a path may hold commas).
  */
 #include <errno.h>
@@ -72,7 +72,15 @@ static int file_option(struct pk_opts_console *c, const char *w, size_t n, struc
 {
 	unsigned long long x;
 
-	(void)o;
+	if (n >= 7 && !memcmp(w, "rotate=", 7)) {
+		if (pk_opts_is_word(w + 7, n - 7, "daily"))
+			c->rotate_time = PK_ROTATE_DAILY;
+		else if (pk_opts_is_word(w + 7, n - 7, "hourly"))
+			c->rotate_time = PK_ROTATE_HOURLY;
+		else
+			return pk_opts_bad_console_option(o, w, n, "daily or hourly");
+		return 1;
+	}
 	if (n >= 5 && !memcmp(w, "size=", 5)) {
 		if (pk_opts_parse_size(w + 5, n - 5, 1, PK_OPTS_SIZE_MAX, &c->rotate_size))
 			return -EINVAL;
@@ -90,9 +98,9 @@ static int file_option(struct pk_opts_console *c, const char *w, size_t n, struc
 static int file_arg(struct pk_opts_console *c, const char *a, size_t n, struct pk_opts *o)
 {
 	(void)o;
-	if (c->rotate_keep && !c->rotate_size)
-		return -EINVAL; /* keep= means nothing without size= */
-	if (c->rotate_size && !c->rotate_keep)
+	if (c->rotate_keep && !c->rotate_size && !c->rotate_time)
+		return -EINVAL; /* keep= means nothing without size= or rotate= */
+	if ((c->rotate_size || c->rotate_time) && !c->rotate_keep)
 		c->rotate_keep = PK_OPTS_ROTATE_KEEP_DEFAULT;
 	if (n >= sizeof(c->path))
 		return -ENAMETOOLONG;
@@ -111,8 +119,11 @@ static int file_create(struct console **con, const struct pk_opts_console *c)
 		return err;
 	pk_fmt_snprintf((*con)->name, sizeof((*con)->name), "file%u",
 			atomic_fetch_add_explicit(&file_console_count, 1, memory_order_relaxed));
-	if (c->rotate_size &&
-	    (err = pk_console_file_set_rotation(*con, (unsigned long long)c->rotate_size, (unsigned)c->rotate_keep))) {
+	if (c->rotate_size)
+		err = pk_console_file_set_rotation(*con, (unsigned long long)c->rotate_size, (unsigned)c->rotate_keep);
+	if (!err && c->rotate_time)
+		err = pk_console_set_rotate_time(*con, c->rotate_time, (unsigned)c->rotate_keep);
+	if (err) {
 		pk_console_fd_release(*con);
 		*con = NULL;
 	}
@@ -131,7 +142,9 @@ static int journal_arg(struct pk_opts_console *c, const char *a, size_t n, struc
 }
 
 /* syslog:TARGET's own options: ,rfc5424 ,rfc3164 ,framing=octet|lf
- * ,bom=yes|no ,enterprise=N (what they mean: <printk/forward.h>). */
+ * ,bom=yes|no ,enterprise=N (what they mean: <printk/forward.h>), and
+ * TLS's ,tls ,ca=F ,cert=F ,key=F ,peer=NAME, kept in c->tls_opts for the
+ * target (docs/forwarding.md, "TLS"). */
 static int syslog_option(struct pk_opts_console *c, const char *w, size_t n, struct pk_opts *o)
 {
 	unsigned long long x;
@@ -154,6 +167,19 @@ static int syslog_option(struct pk_opts_console *c, const char *w, size_t n, str
 			c->bom = 1;
 		else
 			return pk_opts_bad_console_option(o, w, n, "yes or no");
+	} else if (pk_opts_is_word(w, n, "tls") || (n >= 3 && !memcmp(w, "ca=", 3)) ||
+		   (n >= 5 && !memcmp(w, "cert=", 5)) || (n >= 4 && !memcmp(w, "key=", 4)) ||
+		   (n >= 5 && !memcmp(w, "peer=", 5))) {
+		/* TLS's: kept, in any order, for the target (forward/tls.c) */
+		size_t have = strlen(c->tls_opts);
+
+		if (w[n - 1] == '=')
+			return pk_opts_bad_console_option(o, w, n, "a file or a name");
+		if (have + n + 2 > sizeof(c->tls_opts))
+			return -EINVAL;
+		c->tls_opts[have] = ',';
+		memcpy(c->tls_opts + have + 1, w, n);
+		c->tls_opts[have + 1 + n] = '\0';
 	} else if (n >= 11 && !memcmp(w, "enterprise=", 11)) {
 		if (pk_opts_parse_uint(w + 11, n - 11, 4294967295ull, &x) || x == 0)
 			return pk_opts_bad_console_option(o, w, n, "1 to 4294967295");
@@ -228,6 +254,8 @@ static int common_option(struct pk_opts_console *c, const char *w, size_t n, str
 		c->flags |= PK_CON_EXTENDED;
 	} else if (pk_opts_is_word(w, n, "lossless")) {
 		c->flags |= PK_CON_LOSSLESS;
+	} else if (pk_opts_is_word(w, n, "lossy")) {
+		c->flags |= PK_CON_LOSSY;
 	} else if (pk_opts_is_word(w, n, "json")) {
 		c->json = 1;
 	} else if (n >= 5 && !memcmp(w, "name=", 5)) {
@@ -327,6 +355,13 @@ int pk_console_spec_parse(const char *v, size_t n, struct pk_opts_console *c, st
 	}
 
 	int text = k && (k->flags & PK_KIND_TEXT);
+
+	/* Only a file console is lossless unless told otherwise. */
+	if ((c->flags & PK_CON_LOSSY) && c->kind != PK_OPTCON_FILE)
+		return pk_opts_bad_console_option(o, "lossy", 5,
+						  "for file: consoles only: the others are lossy unless ,lossless");
+	if ((c->flags & PK_CON_LOSSY) && (c->flags & PK_CON_LOSSLESS))
+		return pk_opts_bad_console_option(o, "lossy", 5, "not with ,lossless");
 
 	/* JSON lines are the text consoles' form; a forwarder has its own,
 	 * and an extended console's /dev/kmsg form is another one. */

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/hints.h"
 #include "base/printk_limits.h"
 #include "console/console_internal.h"
 #include "ring/ringbuffer.h"
@@ -63,6 +64,24 @@ int pk_console_crashing(void);
  * neither block nor raise SIGPIPE (a regular file, /dev/null); -1 otherwise.
  * A short or failed write is handed to @con's write_checked to finish. */
 int pk_console_fd_direct(struct console *con);
+/* console_fd.c: @con is a file console (pk_console_file_create()): console.c
+ * makes it lossless unless PK_CON_LOSSY, and batches it when threaded (C10). */
+int pk_console_fd_is_file(const struct console *con);
+/* ... and one whose writes may be batched: it rotates neither by size (the
+ * largest size, which only looks PATH up before each write, does not) nor
+ * by time (each write is dated by its one record). */
+int pk_console_fd_batchable(const struct console *con);
+/* The timestamp (ts_nsec) of the record whose text this thread's console
+ * write carries, 0 before the first: console.c sets it before it hands a
+ * record's bytes to a console, and a file console rotating by time
+ * (console_fd.c, which owns it) dates its lines with it, so a line printed
+ * late goes to the file of the period its record was stored in. A variable,
+ * not a call: console.c sets it on printk's one-write path. */
+#if defined(__GNUC__) || defined(__clang__)
+extern _Thread_local PK_TLS_IE uint64_t pk_con_write_ts __attribute__((visibility("hidden")));
+#else
+extern _Thread_local uint64_t pk_con_write_ts;
+#endif
 /* pk_raw_write() (below) where no inline system call is spelled out. */
 long pk_raw_write_fallback(int fd, const void *buf, size_t len);
 

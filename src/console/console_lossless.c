@@ -66,6 +66,9 @@ static struct lossless_slot {
 } lossless[LOSSLESS_SLOTS];
 
 static _Atomic int lossless_on;	     /* slots in LL_ON */
+/* One past the highest slot ever taken: the retire guard, asked for every
+ * record the ring retires, looks at no slot above it. */
+static _Atomic int lossless_top;
 static pk_a32 lossless_wake;	     /* futex word: bumped when a slot passed what a writer wants */
 static pk_a64 lossless_want = UINT64_MAX; /* the lowest position a sleeping writer waits for */
 static _Atomic int lossless_timeout_ms = 5000;
@@ -109,6 +112,14 @@ void pk_lossless_publish(int i, uint64_t pos)
 		pk_lossless_wake_all();
 }
 
+/* C10: a writer sleeps until some lossless console passes a position at
+ * or below @pos: a batching thread writes what it holds now. A load of a
+ * line only waiting writers write. */
+int pk_lossless_wanted(uint64_t pos)
+{
+	return pos >= pk_load_relaxed(&lossless_want);
+}
+
 /* A slot for a lossless console starting at @seq; -1 if all are taken. */
 int pk_lossless_take(const struct console *con, uint64_t seq)
 {
@@ -116,6 +127,10 @@ int pk_lossless_take(const struct console *con, uint64_t seq)
 		int expected = LL_FREE;
 
 		if (atomic_compare_exchange_strong(&lossless[i].state, &expected, LL_OFF)) {
+			int top = atomic_load(&lossless_top);
+
+			while (top < i + 1 && !atomic_compare_exchange_weak(&lossless_top, &top, i + 1))
+				;
 			memcpy(lossless[i].name, con->name, sizeof(lossless[i].name));
 			lossless[i].name[sizeof(lossless[i].name) - 1] = '\0';
 			pk_store_relaxed(&lossless[i].moved_ns, pk_clock_ns());
@@ -144,8 +159,9 @@ static void lossless_off(int i, int next_state)
 static uint64_t lossless_floor(void)
 {
 	uint64_t floor = UINT64_MAX;
+	int top = atomic_load_explicit(&lossless_top, memory_order_acquire);
 
-	for (int i = 0; i < LOSSLESS_SLOTS; i++) {
+	for (int i = 0; i < top; i++) {
 		if (atomic_load_explicit(&lossless[i].state, memory_order_acquire) != LL_ON)
 			continue;
 		uint64_t pos = pk_load_sc(&lossless[i].pos);

@@ -27,8 +27,11 @@
  *      seq_cst): a thread that announced itself after printk looked reads
  *      the ring once more before it sleeps and finds the record. The thread
  *      owns the console's state while it holds the console's owner word,
- *      taken for one record at a time; reopen, position resets, exit and
- *      the crash path take the same word (PRINTER_OTHER). A write_record
+ *      taken for one record at a time (a batching file console's thread:
+ *      for up to PRINTER_BATCH_RECORDS, writing its batch before it lets
+ *      go and only then publishing its position; console.c's C10);
+ *      reopen, position resets, exit and the crash path take the same
+ *      word (PRINTER_OTHER). A write_record
  *      that answers -EAGAIN leaves the position on its record, uncounted as
  *      a failure (a forwarder whose receiver is away); the records the ring
  *      overwrites meanwhile are counted for pk_console_take_dropped(). The
@@ -87,6 +90,15 @@ struct pk_printer {
 
 static _Thread_local PK_TLS_IE struct pk_printer *printer_self; /* on a printer thread: its own */
 static pk_a32 printer_wake;	  /* futex word: bumped to wake printer threads (pk_printer_sleepers) */
+/* Batching threads dozing after a busy pass (C10): printk does not wake
+ * them, everything else that wakes the threads does. */
+static _Atomic int printer_dozers;
+
+/* How long a batching thread that just caught up waits for more before it
+ * goes to sleep the way printk wakes it: while records keep coming, printk
+ * pays no wake-up (a futex system call) and the thread writes bigger
+ * batches; a line waits that long at most before it is written. */
+#define PRINTER_DOZE_NS (200 * 1000)
 
 static uint64_t printer_printed(const struct console *con);
 
@@ -110,7 +122,8 @@ static void wake_printers(void)
 	int saved = errno;
 
 	pk_fetch_add_sc(&printer_wake, 1);
-	if (atomic_load_explicit(&pk_printer_sleepers, memory_order_seq_cst))
+	if (atomic_load_explicit(&pk_printer_sleepers, memory_order_seq_cst) ||
+	    atomic_load_explicit(&printer_dozers, memory_order_seq_cst))
 		printer_futex(FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 	errno = saved;
 }
@@ -155,25 +168,36 @@ static int printer_own_wait(struct pk_printer *p, int timeout_ms)
 	return 1;
 }
 
-/* Holding @con's owner word: print one piece; publish the position (a
- * disabled console counts as caught up, as in the print loop). */
-static int printer_print_one(struct console *con, struct pk_printer *p)
+/* Holding @con's owner word: publish the position (a disabled console
+ * counts as caught up, as in the print loop). C10: a batching console
+ * publishes only what its last batch write put in the file, so pr_flush()
+ * returns once the bytes are there and a lossless console's records stay
+ * in the ring until then. */
+static void printer_publish(struct console *con, struct pk_printer *p)
 {
 	int enabled = con->flags & PK_CON_ENABLED;
-	int progress = enabled && pk_con_print_one(p->src, con);
-	uint64_t pos = pk_con_seq(con);
+	uint64_t pos = enabled ? pk_con_seq(con) : UINT64_MAX;
 
-	enabled = con->flags & PK_CON_ENABLED; /* a failed write may have disabled it */
-	pk_store_release(&p->printed, enabled ? pos : UINT64_MAX);
+	pk_store_release(&p->printed, pos);
 	if (p->lossless >= 0)
-		pk_lossless_publish(p->lossless, enabled ? pos : UINT64_MAX);
-	return progress;
+		pk_lossless_publish(p->lossless, pos);
 }
 
 /*
+ * Records a batching console's thread prints per hold of its owner word at
+ * most: the crash path, a reopen or a position reset may take the word in
+ * between. A record costs the thread a few hundred ns: a hold is well
+ * under a millisecond.
+ */
+#define PRINTER_BATCH_RECORDS 512
+
+/*
  * One turn of @p's thread on @con: with the owner word, print what is due
- * (@one: one record at most), a record per hold (the crash path may take
- * over in between). Returns 1 if it printed or skipped a record.
+ * (@one: one record at most). A console that writes as it prints holds the
+ * word for one record at a time; a batching one (C10) for a batch, which it
+ * writes before it lets go, and earlier when a writer waits for a lossless
+ * console to pass a record the batch holds. Returns 1 if it printed or
+ * skipped a record.
  */
 static int printer_pass(struct console *con, struct pk_printer *p, int stop, int one)
 {
@@ -183,22 +207,30 @@ static int printer_pass(struct console *con, struct pk_printer *p, int stop, int
 		return 0;
 
 	struct prb *rb = pk_printk_ring();
+	int batched = pk_con_batched(con);
 
 	pk_con_src_reset(p->src, rb);
 	pk_con_reopen_if_moved(con, &p->reopen_gen);
-	while (rb && printer_print_one(con, p)) {
+	for (unsigned n = 0; rb && (con->flags & PK_CON_ENABLED) && pk_con_print_one(p->src, con);) {
 		progress = 1;
-		printer_release(p);
-		/* Exit gave up waiting: the log may be freed after this record. */
-		if (one || atomic_load_explicit(&p->stop, memory_order_acquire) == PRINTER_STOP ||
-		    !printer_own(p, PRINTER_THREAD))
-			return 1;
+		if (one || ++n >= (batched ? PRINTER_BATCH_RECORDS : 1) ||
+		    atomic_load_explicit(&p->stop, memory_order_acquire) == PRINTER_STOP ||
+		    (p->lossless >= 0 && pk_lossless_wanted(pk_con_seq(con)))) {
+			pk_con_batch_flush(con);
+			printer_publish(con, p);
+			printer_release(p);
+			/* Exit gave up waiting: the log may be freed after this record. */
+			if (one || atomic_load_explicit(&p->stop, memory_order_acquire) == PRINTER_STOP ||
+			    !printer_own(p, PRINTER_THREAD))
+				return 1;
+			n = 0;
+		}
 	}
-	if (atomic_load_explicit(&p->owner, memory_order_relaxed) == PRINTER_THREAD) {
-		if (!progress && stop == PRINTER_DRAIN)
-			pk_con_end_line(con); /* holding the word at the end of a drain */
-		printer_release(p);
-	}
+	if (!progress && stop == PRINTER_DRAIN)
+		pk_con_end_line(con); /* holding the word at the end of a drain */
+	pk_con_batch_flush(con);
+	printer_publish(con, p);
+	printer_release(p);
 	return progress;
 }
 
@@ -240,6 +272,9 @@ static void *printer_main(void *arg)
 	sigdelset(&all, SIGTRAP);
 	sigdelset(&all, SIGSYS);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+
+	int busy = 0, batched = pk_con_batched(con);
+
 	for (;;) {
 		int stop = atomic_load_explicit(&p->stop, memory_order_acquire);
 
@@ -250,10 +285,28 @@ static void *printer_main(void *arg)
 
 		if (PK_UNLIKELY(pk_con_fallback_wanted()) && stop == PRINTER_RUN)
 			printer_settle_fallback(p);
-		if (progress)
+		if (progress) {
+			busy = 1;
 			continue;
+		}
 		if (stop == PRINTER_DRAIN)
 			break;
+		if (batched && busy) {
+			/* C10: caught up after printing; doze, woken by a
+			 * timeout, a writer waiting for a lossless console,
+			 * pr_flush() or a stop, not by printk. */
+			struct timespec doze = { 0, PRINTER_DOZE_NS };
+			uint32_t gen;
+
+			busy = 0;
+			atomic_fetch_add_explicit(&printer_dozers, 1, memory_order_seq_cst);
+			gen = pk_load_sc(&printer_wake);
+			if (atomic_load(&p->stop) == PRINTER_RUN)
+				printer_futex(FUTEX_WAIT_PRIVATE, gen, &doze);
+			atomic_fetch_sub_explicit(&printer_dozers, 1, memory_order_seq_cst);
+			continue;
+		}
+		busy = 0;
 
 		/* Nothing to print: announce the sleep, then look once more
 		 * (C7: a printk that missed the announcement stored before it),

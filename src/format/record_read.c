@@ -20,6 +20,23 @@
 #include "base/hints.h"
 #include "format/deferred.h"
 
+int pk_rec_read_cached(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags,
+		       struct pk_dfmt_cache *fc)
+{
+	if (!fc)
+		return pk_rec_read(rb, seq, r, flags);
+
+	int err = prb_read(rb, seq, r, flags);
+
+	if (!err && PK_UNLIKELY(r->flags & PRB_FLAG_DEFERRED)) {
+		size_t dl = r->dict_len;
+
+		r->text_len = (uint16_t)pk_deferred_expand_cached(rb, r->text, r->text_len, &r->flags, fc);
+		r->dict[dl] = '\0';
+	}
+	return err;
+}
+
 int pk_rec_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 {
 	int err = prb_read(rb, seq, r, flags);

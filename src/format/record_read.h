@@ -28,6 +28,10 @@ struct pk_dfmt_cache;
 /* prb_read(), and a deferred record replaced by its text (PRB_FLAG_DEFERRED
  * cleared, text NUL-terminated, cut at PK_TEXT_MAX bytes). Same returns. */
 int pk_rec_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags);
+/* The same through @fc, a reader's format cache (NULL: none): a printer
+ * thread reads every record of a console. */
+int pk_rec_read_cached(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags,
+		       struct pk_dfmt_cache *fc);
 
 /* prb_read_text(), and a deferred record expanded in @dst through @fc (a
  * bulk reader's format cache, pk_dfmt_cache_new(); NULL: none). Same

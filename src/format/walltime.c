@@ -3,6 +3,9 @@
  * walltime.c - RFC 3339 text of a wall-clock time, for the console time
  * styles iso and iso-utc (walltime.h).
  *
+ * Also the local periods a file console rotates by (pk_wall_period): the
+ * end of a day or hour found from the same table, once per period.
+ *
  * Owns the table of the local zone's UTC offsets: from a day before the
  * last refresh to 400 days after it, the offset at the start and the exact
  * second of each change (daylight saving time), found with localtime_r()
@@ -118,6 +121,40 @@ static int32_t local_offset(int64_t t)
 	return off;
 }
 
+/* A copy of the table, consistent (taken between two equal even
+ * generations); during a refresh, the offset of now at the last one. */
+struct zone_copy {
+	int n;
+	int64_t start;
+	int64_t at[MAX_CHANGES];
+	int32_t from[MAX_CHANGES + 1];
+};
+
+static void zone_copy(struct zone_copy *z)
+{
+	for (int tries = 0; tries < 4; tries++) {
+		unsigned g = atomic_load_explicit(&gen, memory_order_acquire);
+
+		if (g & 1)
+			continue;
+		z->n = atomic_load_explicit(&nchanges, memory_order_relaxed);
+		if (z->n > MAX_CHANGES)
+			z->n = MAX_CHANGES;
+		z->start = atomic_load_explicit(&tab_start, memory_order_relaxed);
+		z->from[0] = atomic_load_explicit(&offset_from[0], memory_order_relaxed);
+		for (int i = 0; i < z->n; i++) {
+			z->at[i] = atomic_load_explicit(&change_at[i], memory_order_relaxed);
+			z->from[i + 1] = atomic_load_explicit(&offset_from[i + 1], memory_order_relaxed);
+		}
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&gen, memory_order_relaxed) == g)
+			return;
+	}
+	z->n = 0;
+	z->start = INT64_MIN;
+	z->from[0] = atomic_load_explicit(&last_offset, memory_order_relaxed);
+}
+
 /* Floor division: times before 1970 stay right. */
 static int64_t floor_div(int64_t a, int64_t b)
 {
@@ -189,4 +226,66 @@ size_t pk_wall_format(char *out, int64_t wall_ns, int utc)
 		p = put2(p, a % 60);
 	}
 	return (size_t)(p - out);
+}
+
+/* The index of the table's segment that holds @t: offset z->from[i],
+ * from z->at[i - 1] (or the beginning of time) to z->at[i] (or the end). */
+static int zone_segment(const struct zone_copy *z, int64_t t)
+{
+	int i = 0;
+
+	if (t >= z->start)
+		while (i < z->n && t >= z->at[i])
+			i++;
+	return i;
+}
+
+int64_t pk_wall_period(int64_t sec, int unit, char *label)
+{
+	struct zone_copy z;
+
+	zone_copy(&z);
+
+	int seg = zone_segment(&z, sec);
+	int64_t local = sec + z.from[seg];
+	int64_t index = floor_div(local, unit), days = floor_div(local, DAY), y;
+	int64_t next_local = (index + 1) * unit, next = INT64_MAX;
+	unsigned m, d;
+	char *p = label;
+
+	/* The first second from @sec on whose local time is next_local or
+	 * later: within each segment local time is the second plus the
+	 * segment's offset. */
+	for (int i = seg; i <= z.n; i++) {
+		int64_t begin = i == seg ? sec : z.at[i - 1];
+		int64_t end = i < z.n ? z.at[i] : INT64_MAX;
+		int64_t at = next_local - z.from[i];
+
+		if (at < begin)
+			at = begin;
+		if (at < end) {
+			next = at;
+			break;
+		}
+	}
+	if (next <= sec)
+		next = sec + 1;
+
+	civil_from_days(days, &y, &m, &d);
+	if (y < 0)
+		y = 0;
+	if (y > 9999)
+		y = 9999;
+	p = put2(p, (unsigned)(y / 100));
+	p = put2(p, (unsigned)(y % 100));
+	*p++ = '-';
+	p = put2(p, m);
+	*p++ = '-';
+	p = put2(p, d);
+	if (unit < DAY) {
+		*p++ = '-';
+		p = put2(p, (unsigned)(local - days * DAY) / 3600);
+	}
+	*p = '\0';
+	return next;
 }

@@ -31,4 +31,17 @@ void pk_wall_refresh_maybe(void);
  * Async-signal-safe. */
 size_t pk_wall_format(char *out, int64_t wall_ns, int utc);
 
+/* Local calendar periods, for file consoles rotating by time. */
+#define PK_WALL_HOUR	      3600
+#define PK_WALL_DAY	      86400
+#define PK_WALL_LABEL_MAX     14 /* "YYYY-MM-DD-HH" and its NUL */
+/* The local period (@unit: PK_WALL_HOUR or PK_WALL_DAY) that holds @sec
+ * (seconds since the epoch): its name into @label ("YYYY-MM-DD" for a day,
+ * "YYYY-MM-DD-HH" for an hour, NUL-terminated), and as the return value the
+ * first second after @sec whose local time lies in a later period. Local
+ * time that goes back (the end of daylight saving time) does not start a
+ * period: an hour repeated is one period of two hours; an hour skipped is
+ * none. From the zone table, as pk_wall_format(): async-signal-safe. */
+int64_t pk_wall_period(int64_t sec, int unit, char *label);
+
 #endif

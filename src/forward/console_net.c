@@ -90,7 +90,6 @@
 
 #define RESEND_MAX	65536 /* N7: records a console keeps for a resend (1 MiB, touched as used) */
 #define RESEND_SLACK_MS 2000  /* N7: the receiver's time to read what its kernel took */
-#define BACKOFF_MIN_MS	100
 
 /*
  * The transports a "syslog:" target may name, by their prefix. Adding one
@@ -101,6 +100,7 @@ static const struct pk_fwd_transport_ops *const transports[] = {
 	&pk_fwd_transport_unix,
 	&pk_fwd_transport_udp,
 	&pk_fwd_transport_tcp,
+	&pk_fwd_transport_tls,
 	&pk_fwd_transport_relp,
 };
 
@@ -390,6 +390,7 @@ static int net_create(struct console **conp, const struct pk_fwd_transport_ops *
 	struct net_console *nc = calloc(1, sizeof(*nc));
 	int err;
 
+	pk_fwd_create_why(""); /* this console's reason only */
 	if (!nc)
 		return -ENOMEM;
 	snprintf(nc->con.name, sizeof(nc->con.name), "%s", name);
@@ -591,13 +592,23 @@ static int syslog_check(const struct pk_opts_console *c, struct pk_opts *o)
 			     c->path);
 		return -EALREADY;
 	}
+	if (c->tls_opts[0] && t != &pk_fwd_transport_tls && t != &pk_fwd_transport_relp) {
+		pk_opts_warn(o, PK_OPTS_WARN_PREFIX "console=syslog:%.100s: TLS options are for tls: and relp: targets only, console ignored",
+			     c->path);
+		return -EALREADY;
+	}
 	return 0;
 }
 
 /* framing and bom are 0 when not given, else their value plus one. */
 static int syslog_create_spec(struct console **conp, const struct pk_opts_console *c)
 {
-	int err = pk_console_syslog_create(conp, c->path, c->format, c->enterprise);
+	char target[sizeof(c->path) + sizeof(c->tls_opts)];
+	int err;
+
+	/* TLS's options go with the target (transport_tls.c, transport_relp.c) */
+	snprintf(target, sizeof(target), "%s%s", c->path, c->tls_opts);
+	err = pk_console_syslog_create(conp, target, c->format, c->enterprise);
 
 	if (!err && c->framing)
 		err = pk_console_syslog_set_framing(*conp, c->framing - 1);

@@ -29,7 +29,7 @@
 #include "log/settings.h"
 #include "ring/caller.h"
 
-#define BACKOFF_MIN_MS 100
+/* BACKOFF_MIN_MS: transport.h */
 #define BACKOFF_MAX_MS 10000
 #define RETRY_SLEEP_MS 250 /* the longest a write sleeps for the next attempt */
 #define UDP_SETTLE_NS  1000000000ull /* N6: UDP is back a second after its last failure */
@@ -106,6 +106,12 @@ static void announce(struct net_console *nc, int level, const char *fmt, ...)
 		write_stderr(line, n);
 }
 
+/* @err in words: the transport's own, when it explained that error. */
+static const char *nc_words(const struct net_console *nc, int err)
+{
+	return nc->why[0] && nc->why_err == err ? nc->why : pk_fwd_err_words(err);
+}
+
 void pk_fwd_went_down(struct net_console *nc, int err, uint64_t seq)
 {
 	int was = atomic_load_explicit(&nc->state, memory_order_relaxed);
@@ -120,11 +126,11 @@ void pk_fwd_went_down(struct net_console *nc, int err, uint64_t seq)
 	if (nc->ops->flags & PK_FWD_STREAM)
 		announce(nc, 4, "printk: console [%.16s] %s %s: %s (%llu waiting, %llu lost)\n",
 			 nc->con.name, now == PK_CONSOLE_LOST ? "lost" : "cannot reach", nc->target,
-			 pk_fwd_err_words(err), (unsigned long long)pk_fwd_waiting_from(nc, seq),
+			 nc_words(nc, err), (unsigned long long)pk_fwd_waiting_from(nc, seq),
 			 (unsigned long long)pk_fwd_lost_total(nc));
 	else
 		announce(nc, 4, "printk: console [%.16s] cannot deliver to %s: %s; records are lost until it answers (%llu lost)\n",
-			 nc->con.name, nc->target, pk_fwd_err_words(err),
+			 nc->con.name, nc->target, nc_words(nc, err),
 			 (unsigned long long)pk_fwd_lost_total(nc));
 }
 
@@ -229,12 +235,20 @@ int pk_fwd_unix_addr(struct net_console *nc, const char *path)
 
 /* Why the last name on this thread did not resolve (getaddrinfo's answer). */
 static _Thread_local int create_gai_error;
+static _Thread_local char create_why[200];
 
 const char *pk_net_create_strerror(int err)
 {
 	if (err == -EHOSTUNREACH && create_gai_error)
 		return gai_strerror(create_gai_error);
+	if (create_why[0])
+		return create_why;
 	return pk_fwd_err_words(err);
+}
+
+void pk_fwd_create_why(const char *why)
+{
+	snprintf(create_why, sizeof(create_why), "%s", why ? why : "");
 }
 
 int pk_fwd_inet_addr(struct net_console *nc, const char *hp, int stream)

@@ -11,8 +11,10 @@
  *   fwd_socket.c                   sockets: bounded connect, sends, peer gone
  *   fwd_state.c                    states and their announcements (N6), backoff
  *                                  (N2), addresses, fork ownership (N4)
- *   transport_unix.c, transport_udp.c, transport_tcp.c, transport_relp.c
- *                                  one transport each, one ops table each
+ *   tls.c                          TLS sessions (OpenSSL, opened at run time)
+ *                                  and the TLS options of a target
+ *   transport_unix.c, transport_udp.c, transport_tcp.c, transport_tls.c,
+ *   transport_relp.c               one transport each, one ops table each
  *   console_net.c                  the consoles: the table of transports, the
  *                                  write (format, notice, send), the resend
  *                                  window (N7), commits (N5), the public calls
@@ -85,6 +87,7 @@ extern const struct pk_fwd_transport_ops pk_fwd_transport_unix;
 extern const struct pk_fwd_transport_ops pk_fwd_transport_journal;
 extern const struct pk_fwd_transport_ops pk_fwd_transport_udp;
 extern const struct pk_fwd_transport_ops pk_fwd_transport_tcp;
+extern const struct pk_fwd_transport_ops pk_fwd_transport_tls;
 extern const struct pk_fwd_transport_ops pk_fwd_transport_relp;
 
 enum pk_fwd_wire { PK_FWD_WIRE_SYSLOG, PK_FWD_WIRE_JOURNAL };
@@ -92,6 +95,10 @@ enum pk_fwd_wire { PK_FWD_WIRE_SYSLOG, PK_FWD_WIRE_JOURNAL };
 struct pk_fwd_resend {
 	uint64_t seq, written_ns;
 };
+
+/* A new connection's first retry comes this long after a failure; each
+ * failure doubles it, up to fwd_state.c's BACKOFF_MAX_MS. */
+#define BACKOFF_MIN_MS 100
 
 struct net_console {
 	struct console con; /* first: container_of is a cast */
@@ -140,6 +147,10 @@ struct net_console {
 	uint64_t rs_resent; /* sent again at the last reconnection */
 	_Atomic unsigned rs_slack_ms;
 	struct pk_record rs_rec;
+	/* N6: a transport's own words for @why_err (TLS: OpenSSL's reason a
+	 * certificate was refused), used by the announcement of that error */
+	char why[200];
+	int why_err;
 };
 
 /* fwd_state.c */
@@ -172,6 +183,9 @@ const char *pk_fwd_err_words(int err);
 uint64_t pk_fwd_waiting_from(const struct net_console *nc, uint64_t pos);
 uint64_t pk_fwd_lost_total(const struct net_console *nc);
 const char *pk_net_create_strerror(int err);
+/* A transport's init says why it failed, in words, for
+ * pk_net_create_strerror() on this thread ("" clears it). */
+void pk_fwd_create_why(const char *why);
 
 /* fwd_socket.c: each bounded (N2), each returning 0 or a negative errno */
 int pk_fwd_dgram_open(struct net_console *nc, int do_connect);

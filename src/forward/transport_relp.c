@@ -16,11 +16,20 @@
  * forked child inherited is abandoned, never closed (closing it would
  * speak into the parent's connection). N5: a commit closes the session; a
  * close answered without error means every earlier frame was answered.
+ *
+ * "relp:HOST:PORT,tls,ca=..,cert=..,key=..[,peer=..]" is RELP over TLS,
+ * librelp's own (told to use OpenSSL): the console hands it the files and
+ * the name the collector's certificate must carry (relpCltSetAuthMode
+ * "name", relpCltAddPermittedPeer). librelp up to 1.12 checks the
+ * server's certificate only when the client shows one, so a certificate
+ * of our own is required (tls.c's pk_tls_parse_target()). librelp's words
+ * for a refusal are the announcement's (nc->why).
  */
 #include <errno.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,6 +40,7 @@
 
 #include <printk/forward.h>
 
+#include "forward/tls.h"
 #include "forward/transport.h"
 #include "ring/caller.h"
 
@@ -45,6 +55,8 @@ struct relp_state {
 	int reconnect;	 /* the session broke: relpCltReconnect() resends */
 	unsigned errors; /* librelp's error callback calls */
 	char host[64], port[8];
+	struct net_console *nc;	 /* for librelp's words (nc->why) */
+	struct pk_tls_target t;	 /* t.tls: RELP over TLS, with these files */
 };
 
 /* librelp's entry points, looked up once. */
@@ -62,6 +74,16 @@ static struct {
 	relpRetVal (*clt_set_timeout)(relpClt_t *, unsigned);
 	relpRetVal (*clt_set_usr_ptr)(relpClt_t *, void *);
 	relpRetVal (*clt_reconnect)(relpClt_t *);
+	/* RELP over TLS */
+	relpRetVal (*engine_set_tls_lib_by_name)(relpEngine_t *, const char *);
+	relpRetVal (*engine_set_on_auth_err)(relpEngine_t *,
+					     void (*)(void *, char *, char *, relpRetVal));
+	relpRetVal (*clt_enable_tls)(relpClt_t *);
+	relpRetVal (*clt_set_ca_cert)(relpClt_t *, char *);
+	relpRetVal (*clt_set_own_cert)(relpClt_t *, char *);
+	relpRetVal (*clt_set_priv_key)(relpClt_t *, char *);
+	relpRetVal (*clt_set_auth_mode)(relpClt_t *, char *);
+	relpRetVal (*clt_add_permitted_peer)(relpClt_t *, char *);
 } relp;
 static pthread_once_t relp_once = PTHREAD_ONCE_INIT;
 static int relp_ok;
@@ -91,6 +113,14 @@ static void relp_load(void)
 	RELP_SYM(clt_set_timeout, "relpCltSetTimeout");
 	RELP_SYM(clt_set_usr_ptr, "relpCltSetUsrPtr");
 	RELP_SYM(clt_reconnect, "relpCltReconnect");
+	RELP_SYM(engine_set_tls_lib_by_name, "relpEngineSetTLSLibByName");
+	RELP_SYM(engine_set_on_auth_err, "relpEngineSetOnAuthErr");
+	RELP_SYM(clt_enable_tls, "relpCltEnableTLS");
+	RELP_SYM(clt_set_ca_cert, "relpCltSetCACert");
+	RELP_SYM(clt_set_own_cert, "relpCltSetOwnCert");
+	RELP_SYM(clt_set_priv_key, "relpCltSetPrivKey");
+	RELP_SYM(clt_set_auth_mode, "relpCltSetAuthMode");
+	RELP_SYM(clt_add_permitted_peer, "relpCltAddPermittedPeer");
 #undef RELP_SYM
 	relp_ok = ok;
 }
@@ -139,23 +169,79 @@ static void relp_on_err(void *usr, char *obj, char *msg, relpRetVal code)
 {
 	struct relp_state *rs = usr;
 
-	(void)obj, (void)msg, (void)code;
-	if (rs)
-		rs->errors++;
+	(void)obj;
+	if (!rs)
+		return;
+	rs->errors++;
+	/* RELP over TLS: librelp's words for a TLS failure, the first of a
+	 * connection attempt (the later ones say less) */
+	if (rs->t.tls && msg && !rs->nc->why[0] &&
+	    (code == RELP_RET_ERR_TLS_SETUP || code == RELP_RET_ERR_TLS_HANDS ||
+	     code == RELP_RET_ERR_TLS || code == RELP_RET_AUTH_ERR_NAME ||
+	     code == RELP_RET_AUTH_CERT_INVL || code == RELP_RET_AUTH_NO_CERT ||
+	     code == RELP_RET_AUTH_ERR_FP)) {
+		snprintf(rs->nc->why, sizeof(rs->nc->why), "TLS: %s", msg);
+		rs->nc->why_err = code == RELP_RET_ERR_TLS_SETUP || code == RELP_RET_ERR_TLS_HANDS ||
+						  code == RELP_RET_ERR_TLS
+					  ? -EPROTO
+					  : -PK_TLS_EREFUSED;
+	}
+}
+
+/* RELP over TLS: librelp refused the collector's certificate. */
+static void relp_on_auth_err(void *usr, char *info, char *msg, relpRetVal code)
+{
+	struct relp_state *rs = usr;
+
+	(void)code;
+	if (!rs || !rs->t.tls)
+		return;
+	rs->errors++;
+	snprintf(rs->nc->why, sizeof(rs->nc->why), "certificate refused: %.100s%s%.60s",
+		 msg ? msg : "", info ? ": " : "", info ? info : "");
+	rs->nc->why_err = -PK_TLS_EREFUSED;
+}
+
+/* RELP over TLS: the client's settings, before it connects. */
+static relpRetVal tls_setup(struct relp_state *rs, relpClt_t *clt)
+{
+	relpRetVal r = relp.clt_enable_tls(clt);
+
+	if (r == RELP_RET_OK && rs->t.ca[0])
+		r = relp.clt_set_ca_cert(clt, rs->t.ca);
+	if (r == RELP_RET_OK)
+		r = relp.clt_set_own_cert(clt, rs->t.cert);
+	if (r == RELP_RET_OK)
+		r = relp.clt_set_priv_key(clt, rs->t.key);
+	if (r == RELP_RET_OK)
+		r = relp.clt_set_auth_mode(clt, (char *)"name");
+	if (r == RELP_RET_OK)
+		r = relp.clt_add_permitted_peer(clt, rs->t.peer);
+	return r;
 }
 
 static int relp_init(struct net_console *nc, const char *where)
 {
 	struct relp_state *rs;
-	int err = pk_fwd_inet_addr(nc, where, 1);
+	struct pk_tls_target t;
+	char why[200];
+	int err = pk_tls_parse_target(&t, where, 1, why, sizeof(why));
 
-	if (err)
+	if (err) {
+		pk_fwd_create_why(why);
+		return err;
+	}
+	if ((err = pk_fwd_inet_addr(nc, t.addr, 1)))
 		return err;
 	pthread_once(&relp_once, relp_load);
 	if (!relp_ok)
 		return -EPROTONOSUPPORT;
 	if (!(rs = calloc(1, sizeof(*rs))))
 		return -ENOMEM;
+	rs->t = t;
+	rs->nc = nc;
+	/* the notices name the address, not the files */
+	snprintf(nc->target, sizeof(nc->target), "relp:%.150s", t.addr);
 	/* librelp resolves again at each connect: it gets the address this
 	 * console resolved, as numbers. */
 	if (getnameinfo((struct sockaddr *)&nc->addr, nc->addr_len, rs->host, sizeof(rs->host), rs->port,
@@ -226,10 +312,14 @@ static int relp_open(struct net_console *nc, uint64_t seq)
 		relp.engine_set_dbgprint(e, relp_dbgprint);
 		relp.engine_set_enable_cmd(e, (unsigned char *)"syslog", eRelpCmdState_Required);
 		relp.engine_set_on_err(e, relp_on_err);
+		relp.engine_set_on_auth_err(e, relp_on_auth_err);
+		if (rs->t.tls) /* the TLS library tls: targets use too */
+			relp.engine_set_tls_lib_by_name(e, "openssl");
 		rs->engine = e;
 		rs->pid = (pid_t)pk_caller_pid();
 	}
 	pipe_block(&g);
+	nc->why[0] = '\0';
 	if (rs->clt) {
 		r = relp.clt_reconnect(rs->clt);
 	} else {
@@ -239,8 +329,11 @@ static int relp_open(struct net_console *nc, uint64_t seq)
 		if (r == RELP_RET_OK) {
 			relp.clt_set_timeout(clt, RELP_TIMEOUT_S);
 			relp.clt_set_usr_ptr(clt, rs);
-			r = relp.clt_connect(clt, nc->addr.ss_family, (unsigned char *)rs->port,
-					     (unsigned char *)rs->host);
+			if (rs->t.tls)
+				r = tls_setup(rs, clt);
+			if (r == RELP_RET_OK)
+				r = relp.clt_connect(clt, nc->addr.ss_family, (unsigned char *)rs->port,
+						     (unsigned char *)rs->host);
 			if (r != RELP_RET_OK)
 				relp.clt_destruct(rs->engine, &clt);
 			else
@@ -252,7 +345,9 @@ static int relp_open(struct net_console *nc, uint64_t seq)
 		int state = atomic_load_explicit(&nc->state, memory_order_relaxed);
 
 		pk_fwd_count_send_error(nc);
-		if (state == PK_CONSOLE_DELIVERING || state == PK_CONSOLE_IDLE)
+		if (nc->why[0]) /* librelp said why (TLS) */
+			pk_fwd_went_down(nc, nc->why_err, seq);
+		else if (state == PK_CONSOLE_DELIVERING || state == PK_CONSOLE_IDLE)
 			pk_fwd_went_down(nc, relp_reason(nc), seq);
 		else
 			pk_fwd_went_down(nc, atomic_load_explicit(&nc->last_error, memory_order_relaxed), seq);
@@ -356,8 +451,15 @@ const struct pk_fwd_transport_ops pk_fwd_transport_relp = {
 #else
 static int relp_init(struct net_console *nc, const char *where)
 {
-	int err = pk_fwd_inet_addr(nc, where, 1);
+	struct pk_tls_target t;
+	char why[200];
+	int err = pk_tls_parse_target(&t, where, 1, why, sizeof(why));
 
+	if (err) {
+		pk_fwd_create_why(why);
+		return err;
+	}
+	err = pk_fwd_inet_addr(nc, t.addr, 1);
 	return err ? err : -EPROTONOSUPPORT;
 }
 

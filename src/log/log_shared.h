@@ -79,6 +79,17 @@ struct pk_log_shared {
 		pk_a32 reserved;
 		pk_a64 delivered, waiting, lost, changes;
 	} console_states[PK_LOG_CONSOLE_STATES];
+	/* The module levels of the last process writing the log that changed
+	 * its own (modlevel.c), for udmesg --module-levels: the generation
+	 * is odd while one publishes. A display: each process applies its
+	 * own table. */
+	pk_a32 module_levels_gen;
+	pk_a32 module_levels_count;
+	struct pk_log_module_level {
+		pk_a64 name[4]; /* NUL-padded, PK_MODULE_NAME_MAX bytes */
+		pk_a32 level;	/* 0..15 */
+		pk_a32 reserved;
+	} module_levels[16];
 };
 
 /* The public record mirrors the ring's: pk_log_read() copies one into the other. */

@@ -38,6 +38,8 @@
  *   lossless_timeout_ms=N how long a lossless console may print nothing
  *                        while a printk waits for it (0..3600000)
  *   dyndbg="QUERY"       dynamic debug queries (src/optional/dyndbg.c)
+ *   printk.module=M:L[,M:L...] module levels (modlevel.c, docs/levels.md)
+ *   printk.srcloc=B      CODE_FILE=/CODE_LINE=/CODE_FUNC= with each record
  *
  * A value may be quoted, "...", to hold white space; the quotes are
  * dropped (the kernel's next_arg()).
@@ -59,6 +61,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "log/modlevel.h"
 #include "log/options.h"
 
 /* Largest log_buf_len= accepted here; setup.c narrows it to what it can use. */
@@ -88,6 +91,8 @@ const struct pk_opt_def pk_opts_table[] = {
 	{ "no_hash_pointers", PK_OPT_FLAG, .min = 1, .max = 1, FIELD(no_hash_pointers) },
 	{ "lossless_timeout_ms", PK_OPT_UINT, .min = 0, .max = 3600000, FIELD(lossless_timeout_ms) },
 	{ "dyndbg", PK_OPT_STRING, FIELD(dyndbg) },
+	{ "printk.module", PK_OPT_MODULES, FIELD(modules) },
+	{ "printk.srcloc", PK_OPT_BOOL, .max = 1, FIELD(srcloc) },
 };
 const size_t pk_opts_table_len = sizeof(pk_opts_table) / sizeof(pk_opts_table[0]);
 
@@ -126,6 +131,7 @@ void pk_opts_init(struct pk_opts *o)
 			break;
 		case PK_OPT_STRING:
 		case PK_OPT_CHOICE:
+		case PK_OPT_MODULES:
 			str_field(o, d)[0] = '\0';
 			break;
 		case PK_OPT_CONSOLE:
@@ -312,6 +318,10 @@ static int apply_row(struct pk_opts *o, const struct pk_opt_def *d, const char *
 		return -EINVAL;
 	case PK_OPT_CONSOLE:
 		return parse_console(v, vlen, o);
+	case PK_OPT_MODULES:
+		if (pk_modlevel_parse_list(v, vlen, 0))
+			return -EINVAL;
+		return store_string(v, vlen, str_field(o, d), d->size);
 	case PK_OPT_TIME:
 		if (!parse_bool(v, vlen, &b)) {
 			*int_field(o, d) = b; /* PK_TIME_NONE, PK_TIME_KERNEL */

@@ -55,15 +55,17 @@ struct pk_opts_console {
 	const struct pk_console_kind *row;
 	int fd;
 	char path[PK_OPTS_PATH_MAX];
-	short flags; /* PK_CON_THREADED, PK_CON_EXTENDED, PK_CON_LOSSLESS */
+	short flags; /* PK_CON_THREADED, PK_CON_EXTENDED, PK_CON_LOSSLESS, PK_CON_LOSSY */
 	int format;  /* syslog: PK_SYSLOG_RFC5424 or PK_SYSLOG_RFC3164 */
 	char name[PK_OPTS_CONSOLE_NAME_MAX]; /* ,name=: "" for the automatic one */
 	int loglevel;	    /* ,loglevel=N (0..15), or -1: console_loglevel */
 	long long rotate_size; /* file: ,size=N[KMG] (bytes), or 0: no rotation */
-	int rotate_keep;    /* file: ,keep=N (1..999) old files, with a size */
+	int rotate_keep;    /* file: ,keep=N (1..999) old files, with a size or a period */
+	int rotate_time;    /* file: ,rotate=hourly|daily: PK_ROTATE_*, 0: none */
 	int framing;	    /* syslog:tcp: ,framing=octet|lf: PK_SYSLOG_FRAMING_* + 1, 0: not given */
 	int bom;	    /* syslog: ,bom=yes|no: 2 yes, 1 no, 0: not given */
 	unsigned enterprise; /* syslog: ,enterprise=N, or 0: the default */
+	char tls_opts[PK_OPTS_PATH_MAX]; /* syslog: ",tls,ca=F,..." as given, for the target */
 	int json;	    /* ,json: one JSON line per record (stderr, fd:, file:) */
 	int time_style;	    /* ,time=STYLE (enum pk_time_style), or -1: printk.time */
 };
@@ -83,6 +85,8 @@ struct pk_opts {
 	int no_hash_pointers; /* no_hash_pointers: %p prints addresses unhashed */
 	int lossless_timeout_ms; /* lossless_timeout_ms= */
 	char dyndbg[PK_OPTS_PATH_MAX]; /* dyndbg="QUERY": dynamic debug queries */
+	char modules[PK_OPTS_PATH_MAX]; /* printk.module=: checked "M:L,..." */
+	int srcloc; /* printk.srcloc= */
 	int console_loglevel;
 	int ignore_loglevel;
 	int printk_time;
@@ -111,6 +115,8 @@ enum pk_opt_kind {
 			 * -NAME (remove), parsed by pk_opts_console_parser
 			 * (the console layer's table of kinds) and appended
 			 * to consoles[] */
+	PK_OPT_MODULES, /* printk.module=NAME:LEVEL[,NAME:LEVEL...] (modlevel.c),
+			 * checked, into the char[] field */
 	PK_OPT_TIME,	/* a time style: none, kernel, iso or iso-utc, or a
 			 * PK_OPT_BOOL word (0: none, 1: kernel), as enum
 			 * pk_time_style into an int */

@@ -293,7 +293,9 @@ int pk_lanes(void)
 	return prb_lanes_enabled();
 }
 
-void pk_set_ignore_loglevel(int on)
+/* pk_set_ignore_loglevel() is modlevel.c's: the switch overrides the
+ * module levels, whose sites then decide again. */
+void pk_cfg_store_ignore_loglevel(int on)
 {
 	atomic_store(&ignore_loglevel, !!on);
 }

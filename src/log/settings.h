@@ -81,6 +81,8 @@ int pk_store_notice(int level, const char *fmt, ...) PK_PRINTF_FORMAT(2, 3);
 /* console_loglevel of the default log (shared by every process using it). */
 int pk_cfg_console_loglevel(void);
 int pk_cfg_ignore_loglevel(void);
+/* Set ignore_loglevel (pk_set_ignore_loglevel() also has the sites decide again). */
+void pk_cfg_store_ignore_loglevel(int on);
 int pk_cfg_default_message_loglevel(void);
 
 /* printk.time and printk.caller: read for every console line, so inline. */

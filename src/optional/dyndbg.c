@@ -41,6 +41,7 @@
 #include "base/atomics.h"
 #include "format/vsprintf.h"
 #include "log/log_shared.h"
+#include "log/modlevel.h"
 #include "optional/dyndbg_internal.h"
 #include "printk/dev_internal.h"
 #include "printk/printk_internal.h"
@@ -464,6 +465,39 @@ static int change(const struct query *q, const struct object *obj)
 enum { RUN_APPLY, RUN_CHECK };
 
 /*
+ * "module M level L": the level of a module's printk sites
+ * (docs/levels.md), not a dynamic debug flag; L is 0..15, a level name
+ * (emerg .. debug) or "default" (no level). Returns 1 (one module set), or
+ * -EINVAL; -EAGAIN when @quiet (a posted query, applied from printk) found
+ * the levels being changed: the caller looks again later.
+ */
+static int level_query(char *words[], int nwords, int how, int quiet)
+{
+	int level;
+
+	if (nwords != 4 || strcmp(words[0], "module")) {
+		DD_ERR(quiet, "level goes with one module: \"module NAME level LEVEL\"\n");
+		return -EINVAL;
+	}
+	if (!pk_modlevel_valid_name(words[1], strlen(words[1]))) {
+		DD_ERR(quiet, "bad module name for a level: %s\n", words[1]);
+		return -EINVAL;
+	}
+	if (pk_modlevel_parse_level(words[3], strlen(words[3]), &level)) {
+		DD_ERR(quiet, "bad level: %s (0..15, emerg..debug or default)\n", words[3]);
+		return -EINVAL;
+	}
+	if (how == RUN_CHECK)
+		return 0;
+
+	int r = pk_modlevel_set(words[1], level, quiet);
+
+	if (r == -ENOSPC)
+		DD_ERR(quiet, "no room for the level of %s\n", words[1]);
+	return r < 0 ? r : 1;
+}
+
+/*
  * Run every query of @text (separated by ';' or newlines; empty ones and
  * '#' comments skipped) against @obj (NULL: all). As the kernel's
  * ddebug_exec_queries(): a bad query does not stop the others; returns
@@ -502,6 +536,19 @@ static int exec_queries(const char *text, const struct object *obj, int how, int
 		if (nwords <= 0) {
 			DD_ERR(quiet, "tokenize failed\n");
 			err = -EINVAL;
+			continue;
+		}
+		if (nwords >= 2 && !strcmp(words[nwords - 2], "level")) {
+			/* Levels are the process's, not an object's: a boot
+			 * query applied to an object loaded later leaves them. */
+			int r = level_query(words, nwords, obj ? RUN_CHECK : how, quiet);
+
+			if (r == -EAGAIN)
+				return r;
+			if (r < 0)
+				err = r;
+			else
+				found += r;
 			continue;
 		}
 		if (parse_flags(words[nwords - 1], &q, quiet)) {
@@ -849,8 +896,13 @@ static int poll_shared(struct pk_log_shared *sh)
 		return 0; /* the next printk looks again */
 	int r = 0;
 
-	if (pk_cas_relaxed(&watch.seen_gen, &seen, gen))
+	if (pk_cas_relaxed(&watch.seen_gen, &seen, gen)) {
 		r = exec_queries(text, NULL, RUN_APPLY, 1, 1);
+		/* The module levels were being changed: the whole query
+		 * again at the next look (its flag changes are idempotent). */
+		if (r == -EAGAIN)
+			pk_cas_relaxed(&watch.seen_gen, &gen, seen);
+	}
 	drop_lock();
 	return r < 0 ? 0 : r;
 }

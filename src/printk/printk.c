@@ -192,6 +192,37 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 static _Thread_local PK_TLS_IE uint64_t deferred_here;
 
 /*
+ * The calling thread's last line was held back by its module's level and
+ * left open (<printk/printk_site.h>): its continuations are held back too,
+ * rather than stored as lines of their own. Cleared by the next message
+ * that is not a continuation, or by a continuation whose format ends the
+ * line.
+ */
+static _Thread_local PK_TLS_IE unsigned char held_open;
+
+void pk__site_held(const char *fmt)
+{
+	size_t n = fmt ? strlen(fmt) : 0;
+
+	held_open = !n || fmt[n - 1] != '\n';
+}
+
+/* A message while held_open: 1 to drop it (a continuation of the held
+ * line), 0 to store it (it starts a line of its own). */
+static PK_NOINLINE int held_continuation(int facility, const char *fmt)
+{
+	if (facility == 0 && fmt && fmt[0] == PK_KERN_SOH_ASCII && fmt[1] == 'c') {
+		size_t n = strlen(fmt);
+
+		if (fmt[n - 1] == '\n')
+			held_open = 0;
+		return 1;
+	}
+	held_open = 0;
+	return 0;
+}
+
+/*
  * Format (into @line's buffer, where a console line needs the text), store,
  * print; @end_line: the message ends its line even without a newline. A
  * console line for the caller to write may come back in @line (see
@@ -207,6 +238,8 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 	line->len = 0;
 
 	if (!rb || !fmt)
+		goto out;
+	if (PK_UNLIKELY(held_open) && held_continuation(facility, fmt))
 		goto out;
 	pk_dyndbg_check(rb);
 	if (depth > PRINTK_MAX_NESTING) {

@@ -21,4 +21,9 @@ uint64_t pk_printk_deferred_here(void);
  * where no next line comes. Async-signal-safe. */
 void pk_printk_report_lost(void);
 
+/* The CODE_FILE=, CODE_LINE=, CODE_FUNC= dictionary of @site into @dict
+ * (at least 1008 bytes; 0 when smaller): its length. Async-signal-safe. */
+struct pk_site;
+size_t pk_site_srcloc_dict(const struct pk_site *site, char *dict, size_t size);
+
 #endif

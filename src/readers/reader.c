@@ -31,6 +31,7 @@
 #include "log/log_shared.h"
 #include "log/options.h"
 #include "log/registry.h"
+#include "record/export_format.h"
 #include "record/json_format.h"
 #include "record/kmsg_format.h"
 
@@ -110,6 +111,15 @@ _Static_assert(PK_LOG_JSON_MAX >= PK_JSON_RECORD_MAX, "a JSON line fits");
 size_t pk_log_json_format(const struct pk_record *rec, const char *ident, int64_t rt_offset_ns, char *out)
 {
 	return pk_json_format_record(out, PK_LOG_JSON_MAX, rec, ident, rt_offset_ns);
+}
+
+_Static_assert(PK_LOG_EXPORT_MAX >= PK_EXPORT_RECORD_MAX, "an export entry fits");
+
+size_t pk_log_export_format(const struct pk_record *rec, const char *ident, const char *hostname,
+			    const char *boot_id, int64_t rt_offset_ns, char *out)
+{
+	return pk_export_format_record(out, PK_LOG_EXPORT_MAX, rec, ident, hostname, boot_id,
+				       rt_offset_ns);
 }
 
 size_t pk_log_kmsg_format(const struct pk_record *rec, char *out)

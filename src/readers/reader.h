@@ -14,7 +14,8 @@
  * log's shared state (pk_log_info), a fast text-only reader for dumps
  * (pk_text_read), waiting for new records (pk_log_wait), whether any writer
  * is left (pk_log_writers_alive), the /dev/kmsg form of a record
- * (pk_log_kmsg_format) and its JSON line (pk_log_json_format), the syslog actions' way in (pk_log_open_control),
+ * (pk_log_kmsg_format), its JSON line (pk_log_json_format) and its journal
+ * export entry (pk_log_export_format), the syslog actions' way in (pk_log_open_control),
  * the log of PRINTK_OPTS (pk_opts_log_buf_file), how a reader keeps the
  * library's printk start-up away (PK_READER_ONLY_PROGRAM), and opening the
  * files a tool keeps (pk_tool_open: pk-forward's cursor) by the library's
@@ -173,6 +174,19 @@ size_t pk_log_kmsg_format(const struct pk_record *rec, char *out);
  */
 #define PK_LOG_JSON_MAX 16384
 size_t pk_log_json_format(const struct pk_record *rec, const char *ident, int64_t rt_offset_ns, char *out);
+
+/*
+ * @rec as one entry of systemd's Journal Export Format (the fields of the
+ * journald console, the address fields first, the empty line that ends an
+ * entry; docs/forwarding.md), into @out of PK_LOG_EXPORT_MAX bytes;
+ * returns the length. @ident: SYSLOG_IDENTIFIER, @hostname: _HOSTNAME,
+ * @boot_id: _BOOT_ID (32 hex digits), each NULL to leave it out;
+ * @rt_offset_ns: the log's realtime offset. pk-forward's journal-remote
+ * target. Async-signal-safe, thread-safe, never blocks.
+ */
+#define PK_LOG_EXPORT_MAX 8192
+size_t pk_log_export_format(const struct pk_record *rec, const char *ident, const char *hostname,
+			    const char *boot_id, int64_t rt_offset_ns, char *out);
 
 /*
  * fstat(2) of the file @log maps (a file log keeps its descriptor open):

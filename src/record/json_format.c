@@ -19,46 +19,10 @@
 
 #include <printk/log.h>
 
+#include "base/bytebuf.h"
 #include "record/json_format.h"
 
 #define JOURNAL_NAME_MAX 64 /* journald's field names */
-
-struct jb {
-	char *out;
-	size_t len, cap;
-};
-
-static void put(struct jb *b, const void *p, size_t n)
-{
-	if (b->len < b->cap) {
-		size_t room = b->cap - b->len;
-
-		memcpy(b->out + b->len, p, n < room ? n : room);
-	}
-	b->len += n;
-}
-
-static void put_ch(struct jb *b, char c)
-{
-	put(b, &c, 1);
-}
-
-static void put_str(struct jb *b, const char *s)
-{
-	put(b, s, strlen(s));
-}
-
-static void put_u64(struct jb *b, uint64_t v)
-{
-	char t[20];
-	size_t i = sizeof(t);
-
-	do {
-		t[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	put(b, t + i, sizeof(t) - i);
-}
 
 /*
  * The length of the character at @s (@n bytes left) if it is one
@@ -103,7 +67,7 @@ static size_t printable_char(const unsigned char *s, size_t n)
 	return len;
 }
 
-static int printable(const char *v, size_t n)
+int pk_journal_printable(const char *v, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)v;
 
@@ -118,48 +82,48 @@ static int printable(const char *v, size_t n)
 }
 
 /* A value journalctl's way: a string if printable, else its bytes. */
-static void put_value(struct jb *b, const char *v, size_t n)
+static void put_value(struct pk_bytebuf *b, const char *v, size_t n)
 {
-	if (!printable(v, n)) {
-		put_ch(b, '[');
+	if (!pk_journal_printable(v, n)) {
+		pk_bb_putc(b, '[');
 		for (size_t i = 0; i < n; i++) {
 			if (i)
-				put_ch(b, ',');
-			put_u64(b, (unsigned char)v[i]);
+				pk_bb_putc(b, ',');
+			pk_bb_u64(b, (unsigned char)v[i]);
 		}
-		put_ch(b, ']');
+		pk_bb_putc(b, ']');
 		return;
 	}
-	put_ch(b, '"');
+	pk_bb_putc(b, '"');
 	for (size_t i = 0; i < n;) {
 		size_t run = i;
 
 		while (run < n && v[run] != '"' && v[run] != '\\' && v[run] != '\n' && v[run] != '\t')
 			run++;
-		put(b, v + i, run - i);
+		pk_bb_put(b, v + i, run - i);
 		if (run == n)
 			break;
-		put_ch(b, '\\');
-		put_ch(b, v[run] == '\n' ? 'n' : v[run] == '\t' ? 't' : v[run]);
+		pk_bb_putc(b, '\\');
+		pk_bb_putc(b, v[run] == '\n' ? 'n' : v[run] == '\t' ? 't' : v[run]);
 		i = run + 1;
 	}
-	put_ch(b, '"');
+	pk_bb_putc(b, '"');
 }
 
-static void put_name(struct jb *b, const char *name, size_t n)
+static void put_name(struct pk_bytebuf *b, const char *name, size_t n)
 {
-	put_ch(b, ',');
-	put_ch(b, '"');
-	put(b, name, n); /* [A-Z0-9_] only: nothing to escape */
-	put_str(b, "\":");
+	pk_bb_putc(b, ',');
+	pk_bb_putc(b, '"');
+	pk_bb_put(b, name, n); /* [A-Z0-9_] only: nothing to escape */
+	pk_bb_puts(b, "\":");
 }
 
-static void field_u64(struct jb *b, const char *name, uint64_t v)
+static void field_u64(struct pk_bytebuf *b, const char *name, uint64_t v)
 {
 	put_name(b, name, strlen(name));
-	put_ch(b, '"');
-	put_u64(b, v);
-	put_ch(b, '"');
+	pk_bb_putc(b, '"');
+	pk_bb_u64(b, v);
+	pk_bb_putc(b, '"');
 }
 
 /* The fields the record gives: a dictionary key with one of these names
@@ -238,7 +202,7 @@ static int dict_next(const char *dict, size_t dn, size_t *pos, const char **k, s
  * as journalctl prints a field an entry has more than once. Quadratic in
  * the entries, with no memory but the stack: at most 342 in 1 KiB.
  */
-static void put_dict(struct jb *b, const char *dict, size_t dn)
+static void put_dict(struct pk_bytebuf *b, const char *dict, size_t dn)
 {
 	size_t pos = 0;
 	const char *k, *v;
@@ -268,31 +232,31 @@ static void put_dict(struct jb *b, const char *dict, size_t dn)
 			put_value(b, v, vn);
 			continue;
 		}
-		put_ch(b, '[');
+		pk_bb_putc(b, '[');
 		put_value(b, v, vn);
 		for (at = first; dict_next(dict, dn, &at, &k2, &kn2, &v2, &vn2);) {
 			if (pk_json_field_name(other, k2, kn2) == len && !memcmp(other, name, len)) {
-				put_ch(b, ',');
+				pk_bb_putc(b, ',');
 				put_value(b, v2, vn2);
 			}
 		}
-		put_ch(b, ']');
+		pk_bb_putc(b, ']');
 	}
 }
 
 size_t pk_json_format_record(char *out, size_t cap, const struct pk_record *rec, const char *ident,
 			     int64_t rt_offset_ns)
 {
-	struct jb b = { out, 0, cap };
+	struct pk_bytebuf b = { out, 0, cap };
 	size_t tlen = rec->text_len > PK_TEXT_MAX ? PK_TEXT_MAX : rec->text_len;
 	size_t dlen = rec->dict_len > PK_DICT_MAX ? PK_DICT_MAX : rec->dict_len;
 	/* The wall clock of the record: before the epoch (a clock set back
 	 * past it) counts as the epoch. */
 	int64_t rt = (int64_t)rec->ts_nsec + rt_offset_ns;
 
-	put_str(&b, "{\"__REALTIME_TIMESTAMP\":\"");
-	put_u64(&b, rt > 0 ? (uint64_t)rt / 1000u : 0);
-	put_ch(&b, '"');
+	pk_bb_puts(&b, "{\"__REALTIME_TIMESTAMP\":\"");
+	pk_bb_u64(&b, rt > 0 ? (uint64_t)rt / 1000u : 0);
+	pk_bb_putc(&b, '"');
 	field_u64(&b, "__MONOTONIC_TIMESTAMP", rec->ts_nsec / 1000u);
 	field_u64(&b, "PRIORITY", rec->level & 7u);
 	/* As the journal forwarder sends it: facility 0 (kern) is the
@@ -310,7 +274,7 @@ size_t pk_json_format_record(char *out, size_t cap, const struct pk_record *rec,
 	put_name(&b, "MESSAGE", 7);
 	put_value(&b, rec->text, tlen);
 	put_dict(&b, rec->dict, dlen);
-	put_str(&b, "}\n");
+	pk_bb_puts(&b, "}\n");
 	if (b.len > cap && cap)
 		b.len = cap;
 	return b.len;

@@ -33,6 +33,13 @@ size_t pk_json_format_record(char *out, size_t cap, const struct pk_record *rec,
 			     int64_t rt_offset_ns);
 
 /*
+ * 1 if journalctl prints @v (@n bytes) as a string: well-formed UTF-8
+ * (shortest form, no surrogate, at most U+10FFFF, no noncharacter) without
+ * control characters but tab and newline. Pure.
+ */
+int pk_journal_printable(const char *v, size_t n);
+
+/*
  * A dictionary key as a journal field name: upper case, [A-Z0-9_], an 'X'
  * before a leading '_' or digit, 64 characters at most. @out: 65 bytes.
  * Returns the length.

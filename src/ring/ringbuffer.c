@@ -1321,7 +1321,7 @@ static bool seq_from_slot(const struct prb *rb, uint64_t id, uint64_t back, uint
  */
 static PK_NOINLINE bool claimed_seq_slow(struct prb *rb, uint64_t id, uint64_t *seq)
 {
-	uint64_t mine, prev, prev2;
+	uint64_t mine = 0, prev = 0, prev2; /* set when have_* (zeroed for gcc -O3) */
 	bool have_mine = seq_from_slot(rb, id, 0, &mine);
 	bool have_prev = seq_from_slot(rb, id, 1, &prev);
 

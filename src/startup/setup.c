@@ -35,9 +35,11 @@
 #include "console/console_kinds.h"
 #include "format/vsprintf.h"
 #include "log/log_shared.h"
+#include "log/modlevel.h"
 #include "log/options.h"
 #include "log/settings.h"
 #include "readers/reader.h"
+#include "ring/ringbuffer.h"
 #include "startup/setup_hooks.h"
 
 /* ---------------------------------------------------- the log's making -- */
@@ -137,7 +139,7 @@ struct pk_setup_hooks pk_setup_hooks;
 static void warn_line(const char *line)
 {
 	if (pk_setup_hooks.printk)
-		pk_setup_hooks.printk(PK_KERN_WARNING "%s\n", line);
+		(pk_setup_hooks.printk)(PK_KERN_WARNING "%s\n", line);
 	else
 		pk_log_store(pk_printk_log(), 0, PK_LOGLEVEL_WARNING, line, strlen(line), NULL, 0);
 }
@@ -306,8 +308,16 @@ static int apply_options(struct pk_opts *o, int startup)
 		int e = pk_set_log_buf_len((size_t)o->log_buf_len);
 
 		if (e) {
+			/* The bounds this build's ring takes (a small-ids build
+			 * stops at 128K). */
+			unsigned max_bits = PRB_DATA_MAX_BITS;
+			char range[32];
+
+			pk_fmt_snprintf(range, sizeof(range), "out of range (4K..%u%c)",
+					max_bits >= 30 ? 1u << (max_bits - 30) : 1u << (max_bits - 10),
+					max_bits >= 30 ? 'G' : 'K');
 			pk_opts_warn(o, PK_OPTS_WARN_PREFIX "log_buf_len=%lld %s, ignored", o->log_buf_len,
-				     e == -EBUSY ? "after the first message" : "out of range (4K..2G)");
+				     e == -EBUSY ? "after the first message" : range);
 			err = e;
 		}
 	}
@@ -319,6 +329,13 @@ static int apply_options(struct pk_opts *o, int startup)
 		pk_set_printk_time_style(o->printk_time);
 	if (o->printk_caller >= 0)
 		pk_set_printk_caller(o->printk_caller);
+	if (o->srcloc >= 0)
+		pk_set_printk_srcloc(o->srcloc);
+	if (o->modules[0] && pk_modlevel_parse_list(o->modules, strlen(o->modules), 1)) {
+		pk_opts_warn(o, PK_OPTS_WARN_PREFIX "printk.module=%.100s: more than %d module levels, the last ignored",
+			     o->modules, PK_MODULE_LEVELS_MAX);
+		err = -ENOSPC;
+	}
 	if (o->devkmsg[0] && pk_setup_hooks.set_devkmsg)
 		pk_setup_hooks.set_devkmsg(o->devkmsg);
 	else if (o->devkmsg[0])

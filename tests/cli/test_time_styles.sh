@@ -8,44 +8,8 @@
 # shellcheck source=tests/cli/common.sh
 . "$(dirname "$0")/common.sh"
 
-WRITER=$PRINTK_TEST_BUILD_DIR/tests/time-writer
-FAKELIB=
-for f in /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 /usr/lib/*/faketime/libfaketime.so.1 \
-	/usr/lib/faketime/libfaketime.so.1; do
-	if [ -e "$f" ]; then
-		FAKELIB=$f
-		break
-	fi
-done
-if [ -z "$FAKELIB" ] || [ ! -x "$WRITER" ]; then
-	echo "FAIL: needs libfaketime (Debian: faketime, scripts/setup.sh) and $WRITER"
-	exit 1
-fi
-# A writer built with gcc's ASan loads libasan.so, which must come first in
-# the list of loaded objects: it goes before libfaketime.
-PRELOAD=$FAKELIB
-asanlib=$(ldd "$WRITER" 2>/dev/null | awk '/libasan\.so/ { print $3; exit }')
-[ -n "$asanlib" ] && PRELOAD="$asanlib $FAKELIB"
-# ASan's allocator reads CLOCK_MONOTONIC through the C library, that is
-# through libfaketime, to pace its returns of memory to the system; when
-# the faked clock jumps and libfaketime's own reload of the timestamp file
-# allocates, the allocator's clock call waits for the lock libfaketime
-# holds, and the process hangs (libfaketime's issue 365). The writers
-# here have nothing to return to the system.
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_release_to_os_interval_ms=-1"
-# Every writer is bounded: a hang fails its check by name, not the run.
-BOUND="timeout -k 5 120"
-
-# check NAME WANT GOT: two strings equal.
-check() {
-	checks=$((checks + 1))
-	if [ "$2" = "$3" ]; then
-		ok "$1"
-	else
-		fail "$1"
-		diff -u <(printf '%s\n' "$2") <(printf '%s\n' "$3") | head -20
-	fi
-}
+# shellcheck source=tests/cli/faketime.sh
+. "$(dirname "$0")/faketime.sh"
 
 # frozen TZ STAMP OPTS WORD...: time-writer's stderr and stdout with both
 # clocks frozen at STAMP (local time of TZ): the records' timestamps are
@@ -94,7 +58,7 @@ hello" "$(frozen UTC "$STAMP" 'printk.time=0 printk.time=ISO' hello)"
 # Daylight saving time starts in New York at 2026-03-08 02:00 local: a run
 # that registered its console at 01:59:59 EST prints the next line in EDT
 # (the zone's changes are read ahead, not at print time).
-echo "2026-03-08 01:59:59" >"$TMP/stamp"
+set_stamp "2026-03-08 01:59:59"
 rm -f "$TMP/go"
 $BOUND env TZ=America/New_York LD_PRELOAD="$PRELOAD" FAKETIME_TIMESTAMP_FILE=$TMP/stamp FAKETIME_NO_CACHE=1 \
 	PRINTK_CLOCK=monotonic PRINTK_OPTS=printk.time=iso "$WRITER" before "--wait=$TMP/go" after >"$TMP/dst" 2>&1 &
@@ -103,7 +67,7 @@ for _ in $(seq 600); do
 	[ -s "$TMP/dst" ] && break
 	sleep 0.1
 done
-echo "2026-03-08 03:00:01" >"$TMP/stamp"
+set_stamp "2026-03-08 03:00:01"
 touch "$TMP/go"
 wait $writer || echo "writer exited with status $?"
 check dst-change "2026-03-08T01:59:59.000000-05:00 before
@@ -113,7 +77,7 @@ check dst-change "2026-03-08T01:59:59.000000-05:00 before
 # not when it printed it: its pipe is full (nobody reads it) when "marker"
 # is stored at 22:49:32; the clock then moves to 23:00, and only then is
 # the pipe read and the line printed.
-echo "2026-12-05 22:49:32" >"$TMP/stamp"
+set_stamp "2026-12-05 22:49:32"
 rm -f "$TMP/go" "$TMP/go2" "$TMP/late" "$TMP/late-err"
 filler=()
 for i in $(seq 1000); do
@@ -128,7 +92,7 @@ for _ in $(seq 600); do
 	grep -q '^\[1796510972.000000\] marker$' "$TMP/late-err" 2>/dev/null && break
 	sleep 0.1
 done
-echo "2026-12-05 23:00:00" >"$TMP/stamp"
+set_stamp "2026-12-05 23:00:00"
 touch "$TMP/go2" "$TMP/go"
 wait $writer || echo "writer exited with status $?"
 for _ in $(seq 1200); do
@@ -143,7 +107,7 @@ check late-line "2026-12-05T22:49:32.000000Z marker" "$(tail -n 1 "$TMP/late")"
 # (the console that saw the step wrote it), and udmesg --time-format iso
 # shows both records with it, the old one too (docs/clock.md). Minutes
 # only: the real monotonic time between the lines is not known exactly.
-echo "2026-12-05 22:49:32.500000" >"$TMP/stamp"
+set_stamp "2026-12-05 22:49:32.500000"
 rm -f "$TMP/go" "$TMP/log"
 $BOUND env TZ=UTC LD_PRELOAD="$PRELOAD" FAKETIME_TIMESTAMP_FILE=$TMP/stamp FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1 \
 	PRINTK_CLOCK=monotonic PRINTK_OPTS="printk.time=iso-utc log_buf_file=$TMP/log" \
@@ -153,7 +117,7 @@ for _ in $(seq 600); do
 	[ -s "$TMP/step" ] && break
 	sleep 0.1
 done
-echo "2026-12-06 10:00:00.500000" >"$TMP/stamp"
+set_stamp "2026-12-06 10:00:00.500000"
 touch "$TMP/go"
 wait $writer || echo "writer exited with status $?"
 check step-console "2026-12-05T22:49 before

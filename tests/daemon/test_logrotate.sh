@@ -10,10 +10,15 @@
 # The snippet is used as shipped but for the path and the number of files
 # kept (every rotation's, so that none is dropped before the count).
 #
+# The snippet keeps logrotate's defaults: rename, then create the new file
+# (with O_EXCL: a file the console made first would be moved aside as
+# PATH-YYYYMMDDHH.backup, with an error, and fail the count here), no
+# copytruncate, no signal. The console opens the file logrotate creates.
+#
 # Environment: PRINTK_TEST_BUILD_DIR (examples/pk-daemon-demo),
 # PRINTK_SOURCE_DIR; LOGROTATE (default: logrotate on PATH or in /usr/sbin);
-# ROTATIONS; SNIPPET, another snippet to try (create or copytruncate in it
-# makes this test fail: that is how it was seen to).
+# ROTATIONS; SNIPPET, another snippet to try (copytruncate in it makes this
+# test fail: that is how it was seen to).
 set -euo pipefail
 
 : "${PRINTK_TEST_BUILD_DIR:?set PRINTK_TEST_BUILD_DIR to the build directory}"
@@ -43,6 +48,7 @@ sed -e "s|^/var/log/pk-daemon-demo.log {|$log {|" \
 grep -q "^$log {" "$tmp/conf" || fail "the snippet names no /var/log/pk-daemon-demo.log"
 grep -Eq "^[[:space:]]*rotate $((rotations + 10))$" "$tmp/conf" || fail "the snippet says no rotate N"
 grep -Eq "^[[:space:]]*(postrotate|prerotate)" "$tmp/conf" && echo "note: the snippet runs a script"
+[[ -n ${SNIPPET:-} ]] || grep -Eq "^[[:space:]]*create$" "$tmp/conf" || fail "the snippet does not say create"
 
 # A lossless console that keeps waiting however loaded the machine is; the
 # consoles are the daemon's own choice (no console= here).
@@ -51,8 +57,8 @@ PRINTK_OPTS="lossless_timeout_ms=600000" "$daemon" -t "$workers" -p 50 "$log" 2>
 pid=$!
 
 # Each rotation once the daemon wrote to the file the last one left it
-# (the console creates it at its next line), so that every rotation moves
-# lines however loaded the machine is.
+# (logrotate created it; the console opens it at its next line), so that
+# every rotation moves lines however loaded the machine is.
 wait_for_lines() {
 	for ((t = 0; t < 3000; t++)); do
 		[[ -s $log ]] && return

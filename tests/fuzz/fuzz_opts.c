@@ -75,8 +75,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fail("console fd", c->fd);
 		if (c->kind > PK_OPTCON_LAST)
 			fail("console kind", c->kind);
-		if (c->flags & ~(PK_CON_THREADED | PK_CON_EXTENDED | PK_CON_LOSSLESS))
+		if (c->flags & ~(PK_CON_THREADED | PK_CON_EXTENDED | PK_CON_LOSSLESS | PK_CON_LOSSY))
 			fail("console flags", c->flags);
+		/* ,lossy: file consoles only, never with ,lossless */
+		if ((c->flags & PK_CON_LOSSY) &&
+		    (c->kind != PK_OPTCON_FILE || (c->flags & PK_CON_LOSSLESS)))
+			fail("console lossy", c->flags);
 		check_str(c->name, sizeof(c->name), "console name not terminated");
 		if (c->kind == PK_OPTCON_REMOVE && (!c->name[0] || c->flags || c->loglevel != -1))
 			fail("console removal", c->kind);

@@ -362,6 +362,7 @@ static const char *const opts_seeds[] = {
 	"log_buf_file=/tmp/pk.log log_buf_file_group=1 log_buf_file_sync=y crash_dump=0",
 	"printk.devkmsg=ratelimit ignore_loglevel debug unknown=1 loglevel=99",
 	"log_buf_len=0x1000 log_buf_len=4k\tprintk.ignore_loglevel=off\nlog_buf_len=",
+	"console=file:/tmp/x,threaded,lossy console=file:/tmp/y,lossy,lossless console=fd:3,lossy",
 };
 
 /* fuzz_format raw mode (mode byte 0x20: a 16-byte small buffer). */

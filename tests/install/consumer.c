@@ -3,9 +3,11 @@
  * consumer.c - a program built against the *installed* libprintk, as C and
  * as C++ (tests/install/check.sh): every public header must compile in both
  * languages, and the library must link and work, and be the release its
- * headers name.
+ * headers name. Its pr_*() calls are call sites (<printk/printk_site.h>),
+ * in C++ too: module "consumer" at level 4 keeps pr_err, drops pr_info.
  */
 #include <printk/log.h>
+#include <printk/printk.h>
 #include <printk/version.h>
 
 #include <stdio.h>
@@ -29,6 +31,14 @@ int main(void)
 		return 3;
 	pk_log_destroy(log);
 	free(rec);
+	pk_set_console_loglevel(0); /* stored, not printed */
+	if (pk_module_set_level("consumer", 4) != 0 || pr_info("dropped %d\n", 1) != 0 ||
+	    pr_err("kept %d\n", 2) <= 0 || pk_module_set_level("consumer", -1) != 0 ||
+	    pr_info("kept %d\n", 3) <= 0) {
+		printf("module level of a call site: wrong\n");
+		return 1;
+	}
+	pk_printk_exit();
 	printf("consumer ok (libprintk %s)\n", pk_version());
 	return 0;
 }

@@ -8,7 +8,11 @@
  *
  * Each WORD is one line at the default level, except "--wait=FILE": wait
  * (up to 60 s) until FILE exists, so the test can step the faked wall
- * clock between two lines. Uses the public API only, as a program would.
+ * clock between two lines, "--mark=FILE": create FILE, to say that
+ * every line before it is stored, "--part=TEXT": TEXT without a newline
+ * (a line left open), and "--cont=TEXT": TEXT and a newline as KERN_CONT
+ * (the rest of that line). Uses the public API only, as a program
+ * would.
  */
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +37,23 @@ int main(int argc, char **argv)
 				}
 				nanosleep(&ts, NULL);
 			}
+			continue;
+		}
+		if (!strncmp(argv[i], "--mark=", 7)) {
+			FILE *f = fopen(argv[i] + 7, "w");
+
+			if (!f || fclose(f)) {
+				fprintf(stderr, "time-writer: cannot create %s\n", argv[i] + 7);
+				return 1;
+			}
+			continue;
+		}
+		if (!strncmp(argv[i], "--part=", 7)) {
+			pk_printk("%s", argv[i] + 7);
+			continue;
+		}
+		if (!strncmp(argv[i], "--cont=", 7)) {
+			pk_printk(KERN_CONT "%s\n", argv[i] + 7);
 			continue;
 		}
 		pk_printk("%s\n", argv[i]);

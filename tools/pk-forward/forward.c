@@ -5,8 +5,9 @@
  * to resume from, and the loop that sends records and saves the cursor.
  *
  * At least once: the cursor is written only after
- * pk_console_forward_commit() said the collector accepted everything up to
- * it; a commit that fails rewinds to the last cursor and sends again.
+ * pk_console_forward_commit() (or, for journal-remote, pkf_jr_commit())
+ * said the collector accepted everything up to it; a commit that fails
+ * rewinds to the last cursor and sends again.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -45,7 +46,8 @@ static uint64_t now_ns(void)
 /* What one run holds. */
 struct fwd {
 	const struct pkf_opts *o;
-	struct console *con;
+	struct console *con; /* a console's target... */
+	struct pkf_jr *jr;   /* ...or journal-remote's */
 	struct pk_log *log;
 	/* The file the log came from: a new file at the path (the log was
 	 * deleted and created again) is noticed when there is nothing to read. */
@@ -59,16 +61,38 @@ static int recreated(const char *path, const struct stat *was, struct stat *now)
 	return stat(path, now) == 0 && (now->st_dev != was->st_dev || now->st_ino != was->st_ino);
 }
 
+/* The target's three calls, whichever kind it is. */
+static int t_send(struct fwd *f, const struct pk_record *rec)
+{
+	return f->jr ? pkf_jr_send(f->jr, rec) : pk_console_forward_send(f->con, rec);
+}
+
+static void t_lost(struct fwd *f, uint64_t n)
+{
+	if (f->jr)
+		pkf_jr_lost(f->jr, n);
+	else
+		pk_console_forward_lost(f->con, n);
+}
+
+static int t_commit(struct fwd *f)
+{
+	return f->jr ? pkf_jr_commit(f->jr) : pk_console_forward_commit(f->con);
+}
+
 /* The forwarding console for TARGET, through the library's one parser of
  * console specs (pk_console_create()): "journal[:PATH]" is one, a syslog
  * target becomes "syslog:TARGET" with the options given. 0, or -1 after
- * one line on stderr. */
+ * one line on stderr.
+ * journal-remote's target is made once the log is open. */
 static int open_console(struct fwd *f)
 {
 	const char *target = f->o->target;
 	char spec[1024];
 	int n, err;
 
+	if (pkf_jr_is_target(target))
+		return 0;
 	if (!strcmp(target, "journal") || !strncmp(target, "journal:", 8))
 		n = snprintf(spec, sizeof(spec), "%s", target);
 	else
@@ -79,7 +103,15 @@ static int open_console(struct fwd *f)
 	err = n < 0 || (size_t)n >= sizeof(spec) ? -ENAMETOOLONG : pk_console_create(&f->con, spec);
 	if (!err)
 		return 0;
-	if (err == -EPROTONOSUPPORT)
+	if (err == -EPROTONOSUPPORT && !strncmp(target, "tls:", 4))
+		fprintf(stderr, "%s: %s: TLS needs libssl.so.3 (Debian: libssl3)\n", PKF_NAME, target);
+	else if (err == -EINVAL && (!strncmp(target, "tls:", 4) || strchr(target, ',')))
+		fprintf(stderr,
+			"%s: %s: invalid target: a TLS option is not one of tls, ca=FILE, cert=FILE, "
+			"key=FILE, peer=NAME, or names a file that is not a readable PEM file, or "
+			"relp: with ,tls lacks cert= and key=\n",
+			PKF_NAME, target);
+	else if (err == -EPROTONOSUPPORT)
 		fprintf(stderr,
 			"%s: %s: RELP is not available: built without librelp's header, "
 			"or librelp.so.0 cannot be loaded\n",
@@ -140,7 +172,10 @@ static int reopen_log(struct fwd *f, const struct stat *st_now)
 	f->st_open = *st_now;
 	pk_log_destroy(f->log);
 	f->log = nlog;
-	pk_console_forward_set_source(f->con, f->log);
+	if (f->jr)
+		pkf_jr_set_log(f->jr, f->log);
+	else
+		pk_console_forward_set_source(f->con, f->log);
 	pk_log_identity(f->log, f->cur.id);
 	fprintf(stderr, "%s: %s: the log was recreated: starting from its first record\n",
 		PKF_NAME, f->o->log_path);
@@ -174,10 +209,10 @@ static int forward_loop(struct fwd *f)
 					"%s: %" PRIu64 " records lost: overwritten before they "
 					"were forwarded (seq %" PRIu64 " to %" PRIu64 ")\n",
 					PKF_NAME, lost, seq, rec.seq - 1);
-				pk_console_forward_lost(f->con, lost);
+				t_lost(f, lost);
 				seq = rec.seq;
 			}
-			if (pk_console_forward_send(f->con, &rec) != 0) {
+			if (t_send(f, &rec) != 0) {
 				/* The collector is away: offered again, after a
 				 * pause (the console paces its reconnections). */
 				struct timespec ts = { 0, 5 * IDLE_SLEEP_NS };
@@ -204,7 +239,7 @@ static int forward_loop(struct fwd *f)
 			break;
 		}
 		if (pending) {
-			if (pk_console_forward_commit(f->con) == 0) {
+			if (t_commit(f) == 0) {
 				if (commit(f, seq)) {
 					status = 1;
 					pending = 0; /* said once: not tried again below */
@@ -220,7 +255,7 @@ static int forward_loop(struct fwd *f)
 
 		nanosleep(&ts, NULL);
 	}
-	if (pending && pk_console_forward_commit(f->con) == 0 && commit(f, seq))
+	if (pending && t_commit(f) == 0 && commit(f, seq))
 		status = 1;
 	return status;
 }
@@ -234,10 +269,18 @@ int pkf_run(const struct pkf_opts *o)
 		return 1;
 	if ((err = pk_log_open_file(&f.log, o->log_path, 0, PK_LOG_RDONLY))) {
 		fprintf(stderr, "%s: %s: %s\n", PKF_NAME, o->log_path, pk_log_strerror(err));
-		pk_console_destroy(f.con);
+		if (f.con)
+			pk_console_destroy(f.con);
 		return 1;
 	}
-	pk_console_forward_set_source(f.con, f.log);
+	if (pkf_jr_is_target(o->target)) {
+		if (pkf_jr_create(&f.jr, o->target, f.log)) {
+			pk_log_destroy(f.log);
+			return 1;
+		}
+	} else {
+		pk_console_forward_set_source(f.con, f.log);
+	}
 	if (stat(o->log_path, &f.st_open) < 0)
 		memset(&f.st_open, 0, sizeof(f.st_open));
 
@@ -251,7 +294,9 @@ int pkf_run(const struct pkf_opts *o)
 		signal(SIGPIPE, SIG_IGN);
 		status = forward_loop(&f);
 	}
-	pk_console_destroy(f.con);
+	if (f.con)
+		pk_console_destroy(f.con);
+	pkf_jr_destroy(f.jr);
 	pk_log_destroy(f.log);
 	return status;
 }

@@ -7,9 +7,13 @@
  *   pk-forward [-c CURSOR] [--rfc3164] [--enterprise N] TARGET LOGFILE
  *
  * TARGET is a forwarding console's: journal[:PATH], unix:PATH,
- * udp:HOST:PORT, tcp:HOST:PORT or relp:HOST:PORT. The records go through a
+ * udp:HOST:PORT, tcp:HOST:PORT, tls:HOST[:PORT][,OPTIONS] or
+ * relp:HOST:PORT[,tls,OPTIONS] (OPTIONS: ca=FILE, cert=FILE, key=FILE,
+ * peer=NAME). The records go through a
  * forwarding console that is never registered (<printk/forward.h>), so the
  * wire forms are the consoles' own; names and times come from LOGFILE.
+ * Or journal-remote:http://HOST[:PORT]: systemd-journal-remote over HTTP
+ * (journal_remote.c), the only target that is pk-forward's alone.
  *
  * This file owns the command line: parsed into a struct pkf_opts, then
  * handed to pkf_run() (forward.c); the cursor file is cursor.c's.
@@ -28,7 +32,10 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: %s [options] TARGET LOGFILE\n"
 		"Send every record of a libprintk log file to a log collector.\n\n"
-		"TARGET: journal[:PATH], unix:PATH, udp:HOST:PORT, tcp:HOST:PORT, relp:HOST:PORT\n\n"
+		"TARGET: journal[:PATH], unix:PATH, udp:HOST:PORT, tcp:HOST:PORT, relp:HOST:PORT,\n"
+		"        tls:HOST[:PORT] (syslog over TLS, port 6514), relp:HOST:PORT,tls,\n"
+		"        journal-remote:http://HOST[:PORT];\n"
+		"        TLS options: ,ca=FILE ,cert=FILE ,key=FILE ,peer=NAME\n\n"
 		"  -c, --cursor FILE     keep the position in FILE; resume from it\n"
 		"  -o, --once            stop at the end of the log instead of following it\n"
 		"      --rfc3164         send RFC 3164 messages (default RFC 5424)\n"

@@ -122,6 +122,8 @@ static const char usage_text[] =
 	"     --writer                show each record's process (pid and program name)\n"
 	"     --dictionary            show each record's dictionary (KEY=VALUE lines)\n"
 	"     --dyndbg <query>        post a dynamic debug query to the log's writers\n"
+	"                             ('module <name> level <level>': a module's level)\n"
+	"     --module-levels         show the module levels the log's writers keep\n"
 	"     --info                  show the log's size, losses and writers\n"
 	" -n, --console-level <name>=<level>\n"
 	"                             the level of the consoles named <name> (0-15 or default)\n"
@@ -295,6 +297,7 @@ enum {
 	OPT_WRITER,
 	OPT_DICT,
 	OPT_DYNDBG,
+	OPT_MODULE_LEVELS,
 	OPT_CORE,
 	OPT_CORE_LIST,
 	OPT_INFO,
@@ -342,6 +345,7 @@ static const struct option longopts[] = {
 	{"writer", no_argument, NULL, OPT_WRITER},
 	{"dictionary", no_argument, NULL, OPT_DICT},
 	{"dyndbg", required_argument, NULL, OPT_DYNDBG},
+	{"module-levels", no_argument, NULL, OPT_MODULE_LEVELS},
 	{"core", required_argument, NULL, OPT_CORE},
 	{"core-list", no_argument, NULL, OPT_CORE_LIST},
 	{"info", no_argument, NULL, OPT_INFO},
@@ -553,6 +557,48 @@ static void run_dyndbg(const struct ud_ctl *ctl)
 		ud_fatal("--dyndbg: %s", strerror(-err));
 }
 
+/* --module-levels: list instead of reading. */
+static bool module_levels;
+
+/* "NAME LEVEL" per line, as the last writer to change its module levels
+ * published them (docs/levels.md); nothing when none has a level. */
+static void run_module_levels(const struct ud_ctl *ctl)
+{
+	struct pk_log *log;
+	char name[PK_MODULE_NAME_MAX];
+	int level, err = 0;
+
+	if (ctl->source != UD_SRC_LOG || ctl->action != UD_ACT_READ_ALL)
+		ud_fatal("--module-levels goes alone with a libprintk log (-B <file>)");
+	err = pk_log_open_file(&log, ctl->log_path, 0, PK_LOG_RDONLY);
+	if (err)
+		ud_fatal("cannot open %s: %s", ctl->log_path, pk_log_strerror(err));
+	for (int tries = 0; tries < 1000; tries++) {
+		char out[PK_MODULE_LEVELS_MAX * (PK_MODULE_NAME_MAX + 8)];
+		size_t len = 0;
+		unsigned i;
+
+		for (i = 0; (err = pk_log_module_level(log, i, name, &level)) == 0; i++)
+			len += (size_t)snprintf(out + len, sizeof(out) - len, "%s %d\n", name, level);
+		if (err == -EAGAIN) { /* a writer is publishing: read again */
+			struct timespec ms = { 0, 1000000 };
+
+			nanosleep(&ms, NULL);
+			continue;
+		}
+		if (err == -ENOENT) {
+			fwrite(out, 1, len, stdout);
+			err = 0;
+		}
+		break;
+	}
+	pk_log_destroy(log);
+	if (err == -EUCLEAN)
+		ud_fatal("--module-levels: %s holds a damaged module level table", ctl->log_path);
+	if (err)
+		ud_fatal("--module-levels: %s", strerror(-err));
+}
+
 /* One option of the command line into @ctl and @o. */
 static void parse_option(int c, struct ud_ctl *ctl, struct ud_opts *o)
 {
@@ -691,6 +737,9 @@ static void parse_option(int c, struct ud_ctl *ctl, struct ud_opts *o)
 		break;
 	case OPT_DICT:
 		ctl->dict = true;
+		break;
+	case OPT_MODULE_LEVELS:
+		module_levels = true;
 		break;
 	case OPT_DYNDBG:
 		dyndbg_query = optarg;
@@ -891,6 +940,10 @@ int main(int argc, char *argv[])
 	if (dyndbg_query) {
 		run_dyndbg(&ctl);
 		return EXIT_SUCCESS;
+	}
+	if (module_levels) {
+		run_module_levels(&ctl);
+		return fflush(stdout) ? EXIT_FAILURE : EXIT_SUCCESS;
 	}
 	run(&ctl);
 	return EXIT_SUCCESS;
