@@ -472,9 +472,9 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 	/*
 	 * The flight recorder (docs/lanes.md): a line no console prints goes
 	 * into the calling thread's lane. Seam for a per-call-site layout: the
-	 * lane takes the blob pk_deferred_encode() made; a site descriptor
-	 * that knows the layout would hand the same blob over without the
-	 * walk above.
+	 * lane takes the blob pk_deferred_encode() made; the call site's
+	 * descriptor (struct pk_site.format, <printk/printk_site.h>) holding
+	 * the layout would hand the same blob over without the walk above.
 	 */
 	if (PK_UNLIKELY(prb_lanes_enabled())) {
 		if (suppressed) {
