@@ -4,12 +4,14 @@
  * instructions with callgrind rather than timing them (a count does not move
  * with the machine's load):
  *
- *   valgrind --tool=callgrind bench/printk_count N [printed|srcloc|held]
+ *   valgrind --tool=callgrind bench/printk_count N [printed|srcloc|held|lanes]
  *
  * N calls of bench/printk's message with a console on /dev/null that
  * filters level 6 out (console_loglevel 1), or prints it ("printed",
  * console_loglevel 7); "srcloc": filtered, with printk.srcloc=1; "held":
- * held back by its module's level (docs/levels.md). Run it with two values of N: the difference over
+ * held back by its module's level (docs/levels.md); "lanes": filtered,
+ * with printk.lanes on (a log of 1 MiB, whose lanes of 64 KiB the calling
+ * thread merges when full). Run it with two values of N: the difference over
  * the difference of N is the cost of one call, without start-up and exit.
  */
 #include <fcntl.h>
@@ -27,11 +29,16 @@ int main(int argc, char **argv)
 	int printed = argc > 2 && !strcmp(argv[2], "printed");
 	int srcloc = argc > 2 && !strcmp(argv[2], "srcloc");
 	int held = argc > 2 && !strcmp(argv[2], "held");
+	int lanes = argc > 2 && !strcmp(argv[2], "lanes");
 	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
 	if (n <= 0 || fd < 0 || pk_console_fd_create(&con, fd, "null")) {
-		fprintf(stderr, "usage: printk_count N [printed|srcloc|held] (N > 0; /dev/null must open)\n");
+		fprintf(stderr, "usage: printk_count N [printed|srcloc|held|lanes] (N > 0; /dev/null must open)\n");
 		return 2;
+	}
+	if (lanes) {
+		pk_set_lanes(1);
+		pk_set_log_buf_len(1 << 20);
 	}
 	pk_unregister_console(pk_console_stderr());
 	if (pk_register_console(con)) {

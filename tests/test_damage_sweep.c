@@ -25,6 +25,10 @@
  * PK_FLIP_SWEEP=0x... changes (PK_FLIP_COUNT=N: N flips); a failure names
  * the byte, the bit and the start, so that it repeats.
  *
+ * A third sweep flips bits in the lane pool of a log made with printk.lanes
+ * (docs/lanes.md), holding records merged from lanes and records still in
+ * them: the same checks, and the writer (lanes on) merges what is left.
+ *
  * Every process that touches a damaged file is a child judged from outside
  * with a time limit.
  */
@@ -86,6 +90,16 @@ static int sweep_child(const char *mode)
 			pr_info("wrapped %d: ", i);
 			pr_cont("part");
 			pr_cont(" done\n");
+		}
+		return 0;
+	}
+	if (!strcmp(mode, "lanes")) {
+		/* lanes on, console_loglevel 1: every line into a lane; the
+		 * first half merged by a reader, the rest left there */
+		for (int i = 0; i < FIRST_LINES; i++) {
+			pr_info("lane rec %d\n", i);
+			if (i == FIRST_LINES / 2)
+				(void)pk_log_next_seq(pk_printk_log());
 		}
 		return 0;
 	}
@@ -179,13 +193,14 @@ static unsigned char *slurp(const char *path, size_t *len)
  * (@mode "first"), or enough to wrap the ring ("wrapped"). */
 static void make_first_log(const char *mode)
 {
-	char opts[PATH_MAX + 64];
+	char opts[PATH_MAX + 128];
 	struct child_result res;
 
 	snprintf(first_path, sizeof(first_path), "%s", test_dir_path("first.log"));
 	snprintf(flip_path, sizeof(flip_path), "%s", test_dir_path("flipped.log"));
 	snprintf(moved_path, sizeof(moved_path), "%s.damaged", flip_path);
-	snprintf(opts, sizeof(opts), "log_buf_len=4K log_buf_file=%s console=none", first_path);
+	snprintf(opts, sizeof(opts), "log_buf_len=4K log_buf_file=%s console=none%s", first_path,
+		 !strcmp(mode, "lanes") ? " printk.lanes=1 loglevel=1" : "");
 	run_exec(opts, mode, &res);
 	if (!res.exited || res.status)
 		fail_msg("the first writer failed (%d/%d):\n%s", res.exited, res.status, res.out);
@@ -217,6 +232,8 @@ static void describe(char *buf, size_t size, size_t off, unsigned bit, const cha
 
 /* Does the writer's output hold its LINES lines, in order, and nothing but
  * printk's own notices besides? NULL if so, else what is wrong. */
+static int lanes_sweep; /* the lane pool sweep: its records may print */
+
 static const char *judge_console(const char *out)
 {
 	static char why[128];
@@ -232,6 +249,8 @@ static const char *judge_console(const char *out)
 			return "a dropped-messages notice";
 		if (next < LINES && n == (size_t)wn && !memcmp(p, want, n))
 			next++;
+		else if (lanes_sweep && n >= 9 && !memcmp(p, "lane rec ", 9))
+			; /* the first log's lane records, merged by the writer's console */
 		else if (n < 8 || memcmp(p, "printk: ", 8) != 0) {
 			snprintf(why, sizeof(why), "line %d expected, found \"%.*s\"", next,
 				 (int)(n > 60 ? 60 : n), p);
@@ -278,8 +297,8 @@ static void check_flip(size_t off, unsigned bit, const char *what)
 	orig[off] ^= (unsigned char)(1u << bit);
 
 	reader_bounded(flip_path, what);
-	snprintf(opts, sizeof(opts), "log_buf_file=%s console=fd:1 ignore_loglevel printk.time=0",
-		 flip_path);
+	snprintf(opts, sizeof(opts), "log_buf_file=%s console=fd:1 ignore_loglevel printk.time=0%s",
+		 flip_path, lanes_sweep ? " printk.lanes=1" : "");
 	run_exec(opts, "writer", &res);
 	if (res.timed_out || !res.exited || res.status)
 		fail_msg("%s: the writer %s (status %d):\n%s", what,
@@ -355,11 +374,35 @@ static uint64_t next_random(uint64_t *x)
 	return *x * UINT64_C(0x2545f4914f6cdd1d);
 }
 
+/* Where the lane pool lies in the first log's file, and its length. */
+static size_t lanes_offset(size_t *len)
+{
+	struct pk_log *log;
+
+	assert_int_equal(pk_log_open_file(&log, first_path, 0, PK_LOG_RDONLY), 0);
+
+	struct prb *rb = pk_log_ring(log);
+
+	assert_non_null(rb->lanes);
+
+	size_t off = (size_t)((uint8_t *)rb->lanes - (uint8_t *)log->mapping);
+
+	*len = (size_t)rb->lanes_size;
+	pk_log_destroy(log);
+	return off;
+}
+
 /* @flips random bits over the whole file: header, descriptors, text, the
- * format table, the shared state and the writer registry. */
+ * format table, the shared state and the writer registry (the lane pool
+ * only, for "lanes"). */
 static void random_flips(const char *first, unsigned flips)
 {
 	make_first_log(first);
+
+	size_t base = 0, span = orig_len;
+
+	if (!strcmp(first, "lanes"))
+		base = lanes_offset(&span);
 
 	const char *env = getenv("PK_FLIP_SWEEP");
 	/* The same flips every run unless asked for others. */
@@ -375,7 +418,7 @@ static void random_flips(const char *first, unsigned flips)
 		      first, start);
 	for (unsigned i = 0; i < flips; i++) {
 		uint64_t r = next_random(&x);
-		size_t off = (size_t)(r % orig_len);
+		size_t off = base + (size_t)(r % span);
 		unsigned bit = (unsigned)(r >> 61);
 		char how[96];
 
@@ -391,6 +434,15 @@ static void test_random_flips(void **state)
 {
 	(void)state;
 	random_flips("first", FLIPS);
+}
+
+/* A log with the lane pool: flips in the pool only. */
+static void test_random_flips_lanes(void **state)
+{
+	(void)state;
+	lanes_sweep = 1;
+	random_flips("lanes", FLIPS / 4);
+	lanes_sweep = 0;
 }
 
 /* A log whose ring wrapped: every slot used, the tail moving. */
@@ -410,6 +462,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_unused_state_id, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_flips, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_flips_wrapped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_random_flips_lanes, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

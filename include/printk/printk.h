@@ -153,6 +153,13 @@ PK_API int pk_set_default_message_loglevel(int level);
 PK_API void pk_console_silent(void);  /* console_loglevel = 0 */
 PK_API void pk_console_verbose(void); /* console_loglevel = 15, unless silent */
 PK_API void pk_set_ignore_loglevel(int on); /* print every level */
+/* printk.lanes: a complete line no console prints goes into a lane of the
+ * calling thread instead of the shared ring, and enters the sequence when
+ * a reader needs it (docs/lanes.md). Off by default. Takes effect for the
+ * stores that follow; a log made while it is on has the lane pool (the
+ * default log: set it before the first message, or with PRINTK_OPTS). */
+PK_API void pk_set_lanes(int on);
+PK_API int pk_lanes(void);
 PK_API void pk_set_printk_time(int on);	    /* "[%5lu.%06lu]" prefix, default on */
 /* printk.time as a style: the time prefix of console lines.
  *   PK_TIME_NONE      no time (pk_set_printk_time(0));

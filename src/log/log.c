@@ -250,6 +250,7 @@ void pk_log_destroy(struct pk_log *log)
 	if (log->fops)
 		log->fops->release(log);
 	pk_deferred_forget(&log->rb);
+	prb_lanes_forget(&log->rb);
 	if (log->mapping)
 		munmap(log->mapping, log->mapping_len);
 	if (log->fd >= 0)

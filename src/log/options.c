@@ -18,6 +18,9 @@
  *   printk.time=T        time prefix: kernel, iso, iso-utc or none (or
  *                        1/0, y/n, Y/N, on/off: kernel/none)
  *   printk.caller=B      caller prefix
+ *   printk.lanes=B       lines no console prints go into per-thread lanes
+ *                        of the log (docs/lanes.md); a log made with it on
+ *                        has the lane pool
  *   console=C            a console spec KIND[:ARG][,OPTION...] (stderr,
  *                        fd:N, file:PATH, journal[:PATH], syslog:TARGET ...),
  *                        none, or -NAME, which removes the console of that
@@ -75,6 +78,7 @@ const struct pk_opt_def pk_opts_table[] = {
 	{ "debug", PK_OPT_FLAG, .min = 10, .max = 10, FIELD(console_loglevel) },
 	{ "ignore_loglevel", PK_OPT_BOOL, .bare_ok = 1, .max = 1, FIELD(ignore_loglevel) },
 	{ "printk.ignore_loglevel", PK_OPT_BOOL, .bare_ok = 1, .max = 1, FIELD(ignore_loglevel) },
+	{ "printk.lanes", PK_OPT_BOOL, .bare_ok = 1, .max = 1, FIELD(lanes) },
 	{ "printk.time", PK_OPT_TIME, FIELD(printk_time) },
 	{ "printk.caller", PK_OPT_BOOL, .max = 1, FIELD(printk_caller) },
 	{ "console", PK_OPT_CONSOLE, .min = 0, .max = PK_OPTS_CONSOLE_FD_MAX, FIELD(consoles) },

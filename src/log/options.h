@@ -91,6 +91,7 @@ struct pk_opts {
 	int ignore_loglevel;
 	int printk_time;
 	int printk_caller;
+	int lanes;	   /* printk.lanes=: per-thread lanes for lines no console prints */
 	int nconsoles; /* console= entries, in order */
 	struct pk_opts_console consoles[PK_OPTS_MAX_CONSOLES];
 	int nwarnings; /* texts in warnings[], at most PK_OPTS_MAX_WARNINGS */

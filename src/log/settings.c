@@ -283,6 +283,16 @@ void pk_console_verbose(void)
 		pk_set_console_loglevel(PK_CONSOLE_LOGLEVEL_MAX);
 }
 
+void pk_set_lanes(int on)
+{
+	prb_lanes_enable(on);
+}
+
+int pk_lanes(void)
+{
+	return prb_lanes_enabled();
+}
+
 /* pk_set_ignore_loglevel() is modlevel.c's: the switch overrides the
  * module levels, whose sites then decide again. */
 void pk_cfg_store_ignore_loglevel(int on)

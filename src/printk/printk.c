@@ -187,7 +187,8 @@ static PK_NOINLINE int store_when_unblocked(struct prb *rb, struct pk_line *l, s
 	}
 }
 
-static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_t ts, int *ret);
+static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_t ts, int *ret,
+			  unsigned depth);
 static _Thread_local PK_TLS_IE uint64_t deferred_here;
 
 /*
@@ -250,7 +251,7 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 
 	uint64_t ts = pk_clock_ns(); /* like the kernel: time of the call, before formatting */
 
-	if (literal && store_deferred(rb, fmt, args, ts, &ret))
+	if (literal && store_deferred(rb, fmt, args, ts, &ret, depth))
 		goto out;
 	char *buf = line->buf + PK_CON_PREFIX_ROOM;
 	char last = 0;
@@ -297,6 +298,12 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 
 	struct prb_caller me;
 	uint64_t seq;
+
+	/* Lane records older than this line enter the sequence before it
+	 * (docs/lanes.md: causal order across the two paths). */
+	if (PK_UNLIKELY(prb_lanes_enabled()))
+		prb_lanes_merge(rb);
+
 	int stored = pk_store_line(rb, &l, &me, &seq);
 
 	if (PK_UNLIKELY(stored == -EUCLEAN) && pk_printk_log_damaged(stored))
@@ -425,10 +432,11 @@ PK_HOT int pk_printk(const char *fmt, ...)
  * has no rule for, a level a console lock's holder prints, a full format
  * table, a broken ring (the eager path moves to the log's private ring).
  */
-static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_t ts, int *ret)
+static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_t ts, int *ret,
+			  unsigned depth)
 {
 #ifdef PRINTK_NO_DEFERRED
-	(void)rb, (void)fmt, (void)args, (void)ts, (void)ret;
+	(void)rb, (void)fmt, (void)args, (void)ts, (void)ret, (void)depth;
 	return 0;
 #else
 	void *slot;
@@ -460,6 +468,45 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 	va_end(ap);
 	if (len < 0)
 		return 0;
+
+	/*
+	 * The flight recorder (docs/lanes.md): a line no console prints goes
+	 * into the calling thread's lane. Seam for a per-call-site layout: the
+	 * lane takes the blob pk_deferred_encode() made; the call site's
+	 * descriptor (struct pk_site.format, <printk/printk_site.h>) holding
+	 * the layout would hand the same blob over without the walk above.
+	 */
+	if (PK_UNLIKELY(prb_lanes_enabled())) {
+		if (suppressed) {
+			int e = prb_lane_store(rb, ts, (uint8_t)(level & 7), blob, (size_t)len, depth == 1);
+
+			/* Full: merge (this lane's records first enter the
+			 * sequence, so the thread's order holds), try again. */
+			for (int tries = 0; e == -ENOSPC && tries < 4; tries++) {
+				if (prb_lane_make_room(rb))
+					break;
+				e = prb_lane_store(rb, ts, (uint8_t)(level & 7), blob, (size_t)len, false);
+			}
+			if (e == 0) {
+				*ret = len;
+				deferred_here++;
+				pk_default_log_mark_used();
+				return 1;
+			}
+			if (e == -ENOSPC) {
+				prb_lane_fell_back(rb);
+				/* Older lines of this thread wait in its lane: one
+				 * stored in the ring now would come before them. */
+				if (!prb_lane_own_empty(rb)) {
+					pk_fetch_add_relaxed(&unstored, 1);
+					*ret = 0;
+					return 1;
+				}
+			}
+			/* No lane, a nested store, or room again: the ring. */
+		}
+		prb_lanes_merge(rb);
+	}
 
 	struct prb_meta meta = {
 		.ts_nsec = ts,

@@ -178,6 +178,7 @@ void pk_kmsg_dump_rewind(struct kmsg_dump_iter *iter)
 	uint64_t clear = clear_seq_of(log), first = prb_first_seq(rb);
 
 	iter->cur_seq = clear > first ? clear : first;
+	prb_lanes_merge(rb); /* lane records enter the sequence (docs/lanes.md) */
 	iter->next_seq = prb_next_reserve_seq(rb); /* the open line included */
 }
 
@@ -321,6 +322,8 @@ static void file_dump(struct kmsg_dumper *dumper, enum kmsg_dump_reason reason)
 	char text[PK_MESSAGE_MAX];
 
 	if (ftruncate(fdump->fd, 0) == 0) {
+		prb_lanes_merge(rb);
+
 		uint64_t end = prb_next_reserve_seq(rb);
 
 		pk_outbuf_init(&o, obuf, sizeof(obuf), file_sink_write, &sink);

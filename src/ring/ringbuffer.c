@@ -222,6 +222,16 @@
  * (prb_strtab_size() bytes, in prb_region_size()); the ring only places it,
  * deferred.c owns its contents.
  *
+ * Lanes
+ * -----
+ * A region of version 4 has a pool of per-thread lanes after the format
+ * string table (prb_lanes_size() bytes; lanes.c owns it, docs/lanes.md). A
+ * lane record enters this ring, and gets its seq, when a merger stores it
+ * here with prb_store(); until then only lanes.c's view shows it. The ring
+ * places the pool, makes a region with it only while lanes are on
+ * (new_abi()), and attaches version 3 regions without one. prb_next_seq()
+ * and prb_read() are lanes.c's, around ring_next_seq() and ring_read().
+ *
  * All shared words are accessed through atomics.h, so speculative copies are
  * relaxed atomic loads, not data races.
  *
@@ -275,8 +285,11 @@
 
 #define PRB_MAGIC	0x31474f4c4b545250ull /* "PRTKLOG1" */
 /* 2: D_ALLOC carries the check value (D8); 3: the format string table after
- * the data area and deferred records (deferred.c) */
-#define PRB_ABI_VERSION 3u
+ * the data area and deferred records (deferred.c); 4: the pool of lanes
+ * after the table (lanes.c). A version 3 region is still attached, without
+ * lanes (its region ends after the table). */
+#define PRB_ABI_VERSION 4u
+#define PRB_ABI_NO_LANES 3u
 #define PRB_ENDIAN_MARK 0x01020304u
 #define PRB_UNIT_SHIFT	4
 #define PRB_UNIT	(1u << PRB_UNIT_SHIFT)
@@ -1957,7 +1970,7 @@ static unsigned damaged_here(struct prb *rb, uint64_t seq, const struct round_vi
 	return 1;
 }
 
-int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
+static int ring_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 {
 	if (!rb || !r)
 		return -EINVAL;
@@ -2181,7 +2194,7 @@ static void raise_hint(pk_a64 *word, uint64_t seq)
 		;
 }
 
-uint64_t prb_next_seq(struct prb *rb)
+static uint64_t ring_next_seq(struct prb *rb)
 {
 	uint64_t first = prb_first_seq(rb);
 	uint64_t hint = pk_load_relaxed(&rb->hdr->next_hint);
@@ -2214,7 +2227,11 @@ int prb_wait(struct prb *rb, uint64_t seq, int64_t timeout_ns)
 	struct timespec ts, *tsp = NULL;
 	int err = 0;
 
-	if (!rb->writable && (timeout_ns < 0 || timeout_ns > PRB_READONLY_WAIT_NS))
+	/* Lane records (lanes.c) ring no bell: while a log's lanes are in use,
+	 * a writable handle sleeps in the same slices, so a follower merges
+	 * and sees them within one slice (pool word 1: a lane was claimed). */
+	if ((!rb->writable || (rb->lanes && pk_load_relaxed(&rb->lanes[1]))) &&
+	    (timeout_ns < 0 || timeout_ns > PRB_READONLY_WAIT_NS))
 		timeout_ns = PRB_READONLY_WAIT_NS;
 	if (timeout_ns >= 0) {
 		ts.tv_sec = timeout_ns / 1000000000;
@@ -2226,7 +2243,7 @@ int prb_wait(struct prb *rb, uint64_t seq, int64_t timeout_ns)
 	pk_fence_sc(); /* P5 */
 	uint32_t gen = pk_load_sc(&rb->hdr->wake);
 
-	if (prb_next_seq(rb) <= seq) {
+	if (ring_next_seq(rb) <= seq) {
 		int saved = errno;
 
 		if (futex(&rb->hdr->wake, FUTEX_WAIT, gen, tsp) < 0) {
@@ -2287,14 +2304,28 @@ static bool geometry_ok(unsigned data_bits, unsigned desc_bits)
 	       desc_bits <= data_bits - 2 && data_bits - PRB_UNIT_SHIFT < POS_BITS - 1;
 }
 
-size_t prb_region_size(unsigned data_bits, unsigned desc_bits)
+static size_t region_size_v(unsigned abi, unsigned data_bits, unsigned desc_bits)
 {
 	if (!desc_bits)
 		desc_bits = default_desc_bits(data_bits);
 	if (!geometry_ok(data_bits, desc_bits))
 		return 0;
 	return PRB_HEADER_SIZE + ((size_t)PRB_DESC_WORDS * 8 << desc_bits) +
-	       ((size_t)1 << data_bits) + prb_strtab_size(data_bits);
+	       ((size_t)1 << data_bits) + prb_strtab_size(data_bits) +
+	       (abi >= PRB_ABI_VERSION ? prb_lanes_size(data_bits) : 0);
+}
+
+/* The version a new region is made in: with lanes (4) only while this
+ * process has them on, so a program that never asks for them makes and
+ * sizes the same regions as before. */
+static unsigned new_abi(void)
+{
+	return prb_lanes_enabled() ? PRB_ABI_VERSION : PRB_ABI_NO_LANES;
+}
+
+size_t prb_region_size(unsigned data_bits, unsigned desc_bits)
+{
+	return region_size_v(new_abi(), data_bits, desc_bits);
 }
 
 static void make_handle(struct prb *rb, struct prb_header *hdr, bool writable)
@@ -2312,6 +2343,18 @@ static void make_handle(struct prb *rb, struct prb_header *hdr, bool writable)
 	rb->data_units = rb->data_size >> PRB_UNIT_SHIFT;
 	rb->strtab = (pk_a64 *)(base + hdr->data_off + rb->data_size);
 	rb->strtab_size = prb_strtab_size(hdr->data_bits);
+	/* Geometry from data_bits alone, never from the region's words. */
+	if (hdr->abi_version >= PRB_ABI_VERSION) {
+		rb->lanes = (pk_a64 *)((uint8_t *)rb->strtab + rb->strtab_size);
+		rb->lanes_size = prb_lanes_size(hdr->data_bits);
+		rb->lane_bytes = prb_lane_bytes(hdr->data_bits);
+	} else {
+		rb->lanes = NULL;
+		rb->lanes_size = 0;
+		rb->lane_bytes = 0;
+	}
+	atomic_store_explicit(&rb->lane_view, NULL, memory_order_relaxed);
+	atomic_store_explicit(&rb->lane_view_busy, 0, memory_order_relaxed);
 	rb->id_base = hdr->id_base;
 	rb->writable = writable;
 	atomic_store_explicit(&rb->doorbell, NULL, memory_order_relaxed);
@@ -2338,7 +2381,8 @@ static int format(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits
 	if (!desc_bits)
 		desc_bits = default_desc_bits(data_bits);
 
-	size_t need = prb_region_size(data_bits, desc_bits);
+	unsigned abi = new_abi();
+	size_t need = region_size_v(abi, data_bits, desc_bits);
 
 	if (!need)
 		return -EINVAL;
@@ -2349,7 +2393,7 @@ static int format(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits
 
 	memset(hdr, 0, PRB_HEADER_SIZE);
 	hdr->magic = PRB_MAGIC;
-	hdr->abi_version = PRB_ABI_VERSION;
+	hdr->abi_version = abi;
 	hdr->endian_mark = PRB_ENDIAN_MARK;
 	hdr->header_size = PRB_HEADER_SIZE;
 	hdr->unit_shift = PRB_UNIT_SHIFT;
@@ -2376,6 +2420,8 @@ static int format(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits
 	if (!fresh) {
 		memset((void *)rb->descs, 0, (size_t)rb->desc_count * PRB_DESC_WORDS * 8);
 		memset((void *)rb->strtab, 0, rb->strtab_size);
+		if (rb->lanes)
+			memset((void *)rb->lanes, 0, rb->lanes_size);
 	}
 	pk_store_relaxed(&hdr->tail, mk_word(first_id, pos0, false));
 	pk_store_release(&hdr->head, mk_word(first_id - 1, pos0, false));
@@ -2434,12 +2480,13 @@ static int attach(struct prb *rb, void *mem, size_t mem_size, size_t readable, b
 		return -EPROTO;
 	if (readable < sizeof(struct prb_header))
 		return -ENOSPC;
-	if (hdr->endian_mark != PRB_ENDIAN_MARK || hdr->abi_version != PRB_ABI_VERSION ||
+	if (hdr->endian_mark != PRB_ENDIAN_MARK ||
+	    (hdr->abi_version != PRB_ABI_VERSION && hdr->abi_version != PRB_ABI_NO_LANES) ||
 	    hdr->unit_shift != PRB_UNIT_SHIFT || hdr->id_bits != ID_BITS ||
 	    hdr->pos_bits != POS_BITS)
 		return -EPROTONOSUPPORT;
 	if (hdr->header_size != PRB_HEADER_SIZE || !geometry_ok(hdr->data_bits, hdr->desc_bits) ||
-	    hdr->region_size != prb_region_size(hdr->data_bits, hdr->desc_bits) ||
+	    hdr->region_size != region_size_v(hdr->abi_version, hdr->data_bits, hdr->desc_bits) ||
 	    hdr->desc_off != PRB_HEADER_SIZE ||
 	    hdr->data_off != PRB_HEADER_SIZE + ((uint64_t)PRB_DESC_WORDS * 8 << hdr->desc_bits) ||
 	    hdr->user_off != PRB_USER_OFF || hdr->user_size != PRB_USER_SIZE ||
@@ -2495,4 +2542,23 @@ const char *prb_strerror(int err)
 	default:
 		return "unknown error";
 	}
+}
+
+uint64_t prb_ring_next_seq(struct prb *rb)
+{
+	return ring_next_seq(rb);
+}
+
+int prb_ring_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
+{
+	return ring_read(rb, seq, r, flags);
+}
+
+/* The switch lives here, below lanes.c, because it decides a new region's
+ * version (new_abi()). */
+_Atomic int prb_lanes_on;
+
+void prb_lanes_enable(int on)
+{
+	atomic_store(&prb_lanes_on, !!on);
 }

@@ -60,6 +60,27 @@ static inline size_t prb_strtab_size(unsigned data_bits)
 	return n;
 }
 
+/* The pool of lanes (lanes.c) after the format string table: one page of
+ * control words, then PRB_LANES lanes of prb_lane_bytes() each. Sizes follow
+ * from @data_bits alone, so a region's words never steer them. */
+#define PRB_LANES	 16u
+#define PRB_LANES_HDR	 4096u
+static inline size_t prb_lane_bytes(unsigned data_bits)
+{
+	size_t n = ((size_t)1 << data_bits) / 16;
+
+	if (n < 2048)
+		n = 2048;
+	if (n > 65536)
+		n = 65536;
+	return n;
+}
+
+static inline size_t prb_lanes_size(unsigned data_bits)
+{
+	return PRB_LANES_HDR + PRB_LANES * prb_lane_bytes(data_bits);
+}
+
 /* prb_read() flags. */
 #define PRB_READ_UNFINALIZED 0x1 /* also return the committed, not finalized newest record */
 /* Skip (as lost) records still being written when newer ones exist: for the
@@ -132,6 +153,13 @@ struct prb {
 	uint64_t data_size;
 	pk_a64 *strtab;	     /* the format string table (deferred.c), after the data */
 	uint64_t strtab_size;
+	pk_a64 *lanes;	     /* the pool of lanes (lanes.c); NULL: a region without */
+	uint64_t lanes_size;
+	uint64_t lane_bytes;
+	/* A read-only handle's view of the lanes (lanes.c), made on first use
+	 * and freed by prb_lanes_forget(); busy while a thread walks it. */
+	void *_Atomic lane_view;
+	pk_a32 lane_view_busy;
 	uint32_t id_base;    /* id of seq 0 */
 	/* Set once a writer found the header words contradicting each other
 	 * (prb_broken()): this handle's stores fail with -EUCLEAN from then on.
@@ -359,5 +387,74 @@ enum prb_testpoint {
 	PRB_TP_REOPENED,      /* prb_extend reopened the newest record */
 };
 void prb_set_testpoint_hook(void (*hook)(enum prb_testpoint tp));
+
+/* ------------------------------------------------------------ lanes -- */
+/* lanes.c: per-thread single-writer lanes in the pool after the format
+ * string table; docs/lanes.md. */
+
+/* prb_next_seq() and prb_read() of the ring alone; the public two (lanes.c)
+ * also take in the lanes' records. */
+uint64_t prb_ring_next_seq(struct prb *rb);
+int prb_ring_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags);
+
+/* Lanes on (1) or off (0) for this process's writers; off by default. */
+void prb_lanes_enable(int on);
+extern _Atomic int prb_lanes_on;
+static inline int prb_lanes_enabled(void)
+{
+	return atomic_load_explicit(&prb_lanes_on, memory_order_relaxed);
+}
+
+/*
+ * Store a complete deferred record (@blob, @len bytes, PRB_FLAG_DEFERRED)
+ * of @level and time @ts in the calling thread's lane of @rb, claiming one
+ * on first use. Plain stores and one release of the lane's write index.
+ * 0: stored; -ENOSPC: the lane is full; -EBUSY: no lane (lanes off, none
+ * free, a region without lanes, a read-only ring), or this thread is inside
+ * a lane store already (a signal handler that interrupted it): the caller
+ * stores in the ring instead. Async-signal-safe; a lane is claimed only at
+ * @may_claim (not from a signal handler).
+ */
+int prb_lane_store(struct prb *rb, uint64_t ts, uint8_t level, const char *blob, size_t len,
+		   bool may_claim);
+
+/*
+ * Move lane records into the ring, oldest time first, up to the time the
+ * merge began (records of lanes whose owner is gone: all). Takes the
+ * pool's merge lock without waiting: 0 when another merger holds it or
+ * nothing was pending. Returns how many records it stored. Writable
+ * handles only; async-signal-safe.
+ */
+int prb_lanes_merge(struct prb *rb);
+
+/* After prb_lane_store() found the lane full: merge, waiting at most 1 s
+ * while another merger is at work or the ring refuses stores. 0: there
+ * may be room now. Otherwise the caller stores in the ring only when its
+ * own lane is empty (prb_lane_own_empty(): its order would break else),
+ * and gives the line up, counted, when it is not; either way
+ * prb_lane_fell_back() counts it in the lane's full counter. */
+int prb_lane_make_room(struct prb *rb);
+bool prb_lane_own_empty(struct prb *rb);
+void prb_lane_fell_back(struct prb *rb);
+
+/* A read-only handle's view: how many lane records wait to be merged, and
+ * the @k-th of them in merge order as record @seq_base + @k (0, or
+ * -EAGAIN). */
+uint64_t prb_lanes_view_count(struct prb *rb);
+int prb_lanes_view_read(struct prb *rb, uint64_t k, uint64_t seq_base, struct prb_record *r);
+
+/* @rb's memory is going away: threads of this process that exit later
+ * leave its lanes alone. */
+void prb_lanes_forget(struct prb *rb);
+
+/* Counters of the pool (untrusted on a shared file). */
+struct prb_lanes_stats {
+	uint64_t in_use;   /* lanes with an owner */
+	uint64_t pending;  /* records not merged yet */
+	uint64_t merged;   /* records moved into the ring */
+	uint64_t full;	   /* records that found their lane full (stored in the ring) */
+	uint64_t corrupt;  /* lane contents that did not validate (records lost) */
+};
+void prb_lanes_stats(struct prb *rb, struct prb_lanes_stats *st);
 
 #endif

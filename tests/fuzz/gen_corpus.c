@@ -20,6 +20,9 @@
  *   deferred    deferred records (a format's reference and binary
  *               arguments) of several conversions, and the format string
  *               table they refer to, one entry with a byte changed
+ *   lanes       a log with the lane pool (docs/lanes.md): deferred
+ *               records merged from a lane into the ring, and records
+ *               still waiting in the lane
  *
  * and, for fuzz_reader and fuzz_writer, damaged copies of "wrapped", each a
  * way a file was found to go wrong:
@@ -50,6 +53,7 @@
 #include <unistd.h>
 
 #include <printk/log.h>
+#include <printk/printk.h>
 
 #include "format/deferred.h"
 #include "log/log_internal.h"
@@ -164,6 +168,8 @@ static size_t no_headers(const char *text, size_t len, int *level, int *cont)
 
 /* A deferred record of @fmt (the literal whose address names it) and the
  * arguments, as printk stores one. */
+static int to_lane; /* store_deferred() stores in the thread's lane */
+
 static void store_deferred(struct pk_log *log, int level, const char *fmt, ...)
 {
 	struct prb *rb = pk_log_ring(log);
@@ -187,7 +193,10 @@ static void store_deferred(struct pk_log *log, int level, const char *fmt, ...)
 	va_end(ap);
 	if (len < 0)
 		die("deferred encode", 0);
-	err = prb_store(rb, &m, blob, (size_t)len, NULL, 0, true, NULL);
+	if (to_lane)
+		err = prb_lane_store(rb, m.ts_nsec + (uint64_t)to_lane++, m.level, blob, (size_t)len, true);
+	else
+		err = prb_store(rb, &m, blob, (size_t)len, NULL, 0, true, NULL);
 	if (err)
 		die("deferred store", err);
 }
@@ -252,6 +261,19 @@ static void fill(struct pk_log *log, const char *name)
 		struct prb *rb = pk_log_ring(log);
 
 		pk_store_relaxed(&rb->strtab[8 + 1 + 6], pk_load_relaxed(&rb->strtab[8 + 1 + 6]) ^ 1);
+	} else if (!strcmp(name, "lanes")) {
+		/* A log with the lane pool (docs/lanes.md): records merged into
+		 * the ring, and records still waiting in a lane. */
+		static const char f1[] = "worker %d processed %s in %lu us\n";
+
+		store(log, 0, 6, "an eager one first", NULL, 0);
+		to_lane = 1;
+		for (unsigned i = 0; i < 4; i++)
+			store_deferred(log, 6, f1, (int)i, "merged", 42ul * i);
+		prb_lanes_merge(pk_log_ring(log));
+		for (unsigned i = 0; i < 5; i++)
+			store_deferred(log, 6, f1, (int)i, "waiting", 7ul * i);
+		to_lane = 0;
 	}
 }
 
@@ -329,6 +351,7 @@ static const struct {
 } logs[] = {
 	{ "empty", 4096 }, { "records", 4096 }, { "open_line", 4096 },
 	{ "wrapped", 4096 }, { "dead", 4096 }, { "big_record", 8192 }, { "deferred", 4096 },
+	{ "lanes", 4096 },
 };
 
 
@@ -390,7 +413,8 @@ int main(int argc, char **argv)
 	}
 
 	for (i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
-		/* a log file */
+		/* a log file (with the lane pool: made while lanes are on) */
+		pk_set_lanes(!strcmp(logs[i].name, "lanes"));
 		log = fresh(logs[i].name, logs[i].len, path, sizeof(path));
 		fill(log, logs[i].name);
 		pk_log_destroy(log);

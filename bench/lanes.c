@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bench/lanes - the flight recorder (printk.lanes, docs/lanes.md) against
+ * the shared ring, in one run, runs interleaved:
+ *
+ *   off        filtered pr_info("worker %d processed %s in %lu us\n", ...)
+ *              (console_loglevel 1) into the shared ring (deferred record),
+ *              lanes off: today's path;
+ *   on         the same with lanes on and nobody reading: a thread's lane
+ *              fills and the thread merges it into the ring itself;
+ *   on+reader  lanes on while a reader thread (pk_log_next_seq() every
+ *              200 us, as a follower would) merges the lanes: the writer's
+ *              own cost; the reader's CPU is reported beside it;
+ *   burst      lanes on, calls in bursts of 1000 that fit a lane, merged
+ *              (untimed) between bursts: the lane store alone, what a
+ *              thread pays while a reader keeps up;
+ *   rdtsc      the floor: one time-stamp counter read.
+ *
+ * Each with 1 and 2 writer threads: ns per call per thread (each thread
+ * makes the calls, the figure is the wall time over the calls of one
+ * thread), median of RUNS. Every run stores into the same log of 1 MiB
+ * (lanes of 64 KiB). Instructions per call: bench/printk_count with
+ * "lanes" under callgrind (docs/performance.md).
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <printk/console.h>
+#include <printk/log.h>
+#include <printk/printk.h>
+
+#include "bench.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <x86intrin.h>
+#define HAVE_TSC 1
+#else
+#define HAVE_TSC 0
+#endif
+
+#define RUNS 7
+#define BURST_CALLS 1000
+
+static long iters = 400000;
+static volatile unsigned long sink;
+static const char *what[4] = { "request", "packet", "job", "frame" };
+
+static void *writer(void *arg)
+{
+	long n = *(const long *)arg;
+
+	for (long i = 0; i < n; i++)
+		pr_info("worker %d processed %s in %lu us\n", (int)(i & 7), what[i & 3], (unsigned long)i);
+	return NULL;
+}
+
+/* Bursts that fit a lane: the time of the calls alone (per thread), the
+ * merge between bursts untimed (by the first thread, while the other
+ * waits). Both threads burst at once. */
+static pthread_barrier_t burst_bar;
+
+struct burst {
+	long n;
+	int merger;
+	uint64_t spent;
+};
+
+static void *burst_writer(void *arg)
+{
+	struct burst *b = arg;
+
+	for (long done = 0; done < b->n; done += BURST_CALLS) {
+		pthread_barrier_wait(&burst_bar);
+
+		uint64_t t0 = mono_ns();
+
+		for (long i = 0; i < BURST_CALLS; i++)
+			pr_info("worker %d processed %s in %lu us\n", (int)(i & 7), what[i & 3], (unsigned long)i);
+		b->spent += mono_ns() - t0;
+		pthread_barrier_wait(&burst_bar);
+		if (b->merger)
+			(void)pk_log_next_seq(pk_printk_log());
+	}
+	return NULL;
+}
+
+static atomic_int reader_on, reader_stop;
+static atomic_ulong reader_cpu_ns;
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void *reader(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&reader_stop)) {
+		if (atomic_load(&reader_on)) {
+			uint64_t c0 = thread_cpu_ns();
+
+			(void)pk_log_next_seq(pk_printk_log());
+			atomic_fetch_add(&reader_cpu_ns, thread_cpu_ns() - c0);
+		}
+		struct timespec ts = { 0, 200000 };
+
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+enum mode { OFF, ON, ON_READER, BURST, TSC };
+
+
+struct figure {
+	const char *name;
+	enum mode mode;
+	int threads;
+	double ns[RUNS];
+	double reader_ns[RUNS]; /* reader CPU per record */
+	double median, reader_median;
+};
+
+static void run(struct figure *f, int r, long n)
+{
+	pk_set_lanes(f->mode != OFF);
+	atomic_store(&reader_cpu_ns, 0);
+	atomic_store(&reader_on, f->mode == ON_READER);
+
+	pthread_t th;
+	uint64_t t0 = mono_ns();
+
+	if (f->mode == BURST) {
+		struct burst bw[2] = { { .n = n, .merger = 1 }, { .n = n } };
+
+		pthread_barrier_init(&burst_bar, NULL, (unsigned)f->threads);
+		if (f->threads > 1)
+			pthread_create(&th, NULL, burst_writer, &bw[1]);
+		burst_writer(&bw[0]);
+		if (f->threads > 1)
+			pthread_join(th, NULL);
+		pthread_barrier_destroy(&burst_bar);
+		if (r >= 0)
+			f->ns[r] = (double)bw[0].spent / (double)n;
+		return;
+	}
+	if (f->mode == TSC) {
+#if HAVE_TSC
+		for (long i = 0; i < n; i++)
+			sink += __rdtsc();
+#endif
+	} else {
+		if (f->threads > 1)
+			pthread_create(&th, NULL, writer, &n);
+		writer(&n);
+		if (f->threads > 1)
+			pthread_join(th, NULL);
+	}
+
+	double ns = (double)(mono_ns() - t0) / (double)n;
+
+	atomic_store(&reader_on, 0);
+	(void)pk_log_next_seq(pk_printk_log()); /* what is left enters the ring, untimed */
+	if (r >= 0) {
+		f->ns[r] = ns;
+		f->reader_ns[r] = (double)atomic_load(&reader_cpu_ns) / (double)(n * f->threads);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct console *devnull;
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	if (argc > 1 && !strcmp(argv[1], "--quick"))
+		iters = 50000;
+	if (fd < 0 || pk_console_fd_create(&devnull, fd, "null")) {
+		fprintf(stderr, "bench/lanes: cannot open /dev/null\n");
+		return 1;
+	}
+	/* The log is made with lanes on, so it has their pool; "off" turns
+	 * them off for the stores only. */
+	pk_set_lanes(1);
+	pk_set_log_buf_len(1 << 20);
+	pk_unregister_console(pk_console_stderr());
+	pk_register_console(devnull);
+	pk_set_console_loglevel(1);
+
+	pthread_t rd;
+
+	pthread_create(&rd, NULL, reader, NULL);
+
+	struct figure fig[] = {
+		{ .name = "rdtsc (floor)", .mode = TSC, .threads = 1 },
+		{ .name = "off: shared ring, 1 thread", .mode = OFF, .threads = 1 },
+		{ .name = "off: shared ring, 2 threads", .mode = OFF, .threads = 2 },
+		{ .name = "on: lanes, nobody reads, 1 thread", .mode = ON, .threads = 1 },
+		{ .name = "on: lanes, nobody reads, 2 threads", .mode = ON, .threads = 2 },
+		{ .name = "on+reader: lanes, a reader merges, 1 thread", .mode = ON_READER, .threads = 1 },
+		{ .name = "on+reader: lanes, a reader merges, 2 threads", .mode = ON_READER, .threads = 2 },
+		{ .name = "burst: lanes, a lane's worth, 1 thread", .mode = BURST, .threads = 1 },
+		{ .name = "burst: lanes, a lane's worth, 2 threads", .mode = BURST, .threads = 2 },
+	};
+	int nfig = (int)(sizeof(fig) / sizeof(fig[0]));
+
+	printf("bench/lanes: %ld calls per thread x %d runs (median, runs interleaved), %ld CPUs, log %zu bytes\n",
+	       iters, RUNS, sysconf(_SC_NPROCESSORS_ONLN), pk_log_buf_len(pk_printk_log()));
+	for (int i = 0; i < nfig; i++)
+		run(&fig[i], -1, iters / 10);
+	for (int r = 0; r < RUNS; r++)
+		for (int i = 0; i < nfig; i++)
+			run(&fig[i], r, iters);
+	for (int i = 0; i < nfig; i++) {
+		qsort(fig[i].ns, RUNS, sizeof(double), cmp_double);
+		qsort(fig[i].reader_ns, RUNS, sizeof(double), cmp_double);
+		fig[i].median = fig[i].ns[RUNS / 2];
+		fig[i].reader_median = fig[i].reader_ns[RUNS / 2];
+	}
+	atomic_store(&reader_stop, 1);
+	pthread_join(rd, NULL);
+
+	for (int i = 0; i < nfig; i++) {
+		printf("%-48s %8.1f ns per call per thread", fig[i].name, fig[i].median);
+		if (fig[i].mode == ON_READER)
+			printf("  (+ reader %.1f ns CPU per record)", fig[i].reader_median);
+		printf("\n");
+	}
+
+	double off1 = fig[1].median, off2 = fig[2].median, on1 = fig[3].median, on2 = fig[4].median;
+	double rd1 = fig[5].median, rd2 = fig[6].median, tsc = fig[0].median;
+
+	printf("ratio on / off, 1 thread = %.2f; 2 threads = %.2f\n", on1 / off1, on2 / off2);
+	printf("ratio on+reader / off, 1 thread = %.2f; 2 threads = %.2f\n", rd1 / off1, rd2 / off2);
+	printf("ratio 2 threads / 1 thread: off %.2f, on %.2f, on+reader %.2f (target for lanes <= 1.3)\n",
+	       off2 / off1, on2 / on1, rd2 / rd1);
+	double b1 = fig[7].median, b2 = fig[8].median;
+
+	printf("ratio burst / off: 1 thread = %.2f; 2 threads = %.2f\n", b1 / off1, b2 / off2);
+	printf("ratio burst 2 threads / 1 thread = %.2f (target <= 1.3)\n", b2 / b1);
+	if (HAVE_TSC)
+		printf("ratio burst 1 thread / rdtsc = %.1f\n", b1 / tsc);
+	(void)rd1;
+	(void)sink;
+	return 0;
+}

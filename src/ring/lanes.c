@@ -1,0 +1,870 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lanes.c - the flight recorder: per-thread single-writer lanes in the
+ * log's memory, and their merge into the ring's one sequence.
+ *
+ * Owns the pool of lanes after the format string table (prb_lanes_size()
+ * bytes, ringbuffer.h): which thread writes which lane, a lane's records,
+ * the merge lock, and the read-only view of records not merged yet. The
+ * design and its promises are in docs/lanes.md.
+ *
+ * Pool (words of 8 bytes, shared with every process mapping the log):
+ *   line 0       merge lock (pid:32 | tid:32 of the merger; 0: free), used
+ *                (set once a lane was ever claimed), merged, corrupt, and
+ *                the record being stored (lane + 1 | its ridx << 8; 0: none)
+ *   from 64      PRB_LANES controls of 3 lines each:
+ *                line A, written by the lane's owner: widx, full, and the
+ *                owner word (pid:32 | tid:32; 0: free), which changes hands
+ *                by compare-and-swap only when it is free or its owner gone
+ *                line B, written by the merger: ridx
+ *   from 4096    PRB_LANES lanes of prb_lane_bytes() bytes, each a ring of
+ *                8-byte words indexed by widx/ridx (byte counts that only
+ *                grow).
+ * Record: word 0 len:16 | level:8 | flags:8 | LREC_MAGIC:32 (len 0xffff:
+ * padding to the lane's end), word 1 the timestamp, word 2 pid | tid << 32,
+ * then the blob (a deferred record: deferred.c) in whole words.
+ *
+ * Invariants:
+ *   L1  A lane has one writer: the thread whose id is in its owner word. It
+ *       writes words at and after widx only while widx + size - ridx fits
+ *       the lane, then publishes them with one release store of widx. No
+ *       atomic read-modify-write and no line another thread writes is
+ *       written on that path (it reads ridx, which the merger writes).
+ *   L2  Only the holder of the merge lock reads records below widx for
+ *       keeps and advances ridx (release), after the record is in the ring:
+ *       each record enters the sequence once. The merger names the record
+ *       it is storing in the pool first; one killed between the ring store
+ *       and the advance leaves that name, and the next merger looks for the
+ *       record among the ring's newest before it stores it again.
+ *   L3  A merge takes the records of all lanes in time order, up to the
+ *       time it read before looking at any lane, so a record committed
+ *       before another thread's call began (causal order) is merged first.
+ *       A lane whose owner is gone (exited thread, dead process, a fork's
+ *       parent on a private ring) is merged to its end and then freed.
+ *   L4  A reader trusts nothing in the pool: widx - ridx is checked against
+ *       the lane's size and every record's length against what is left; a
+ *       lane that does not validate is skipped to its widx, counted.
+ *   L5  A signal handler that interrupts a lane store finds the thread's
+ *       busy flag set and stores in the ring instead (prb_lane_store()
+ *       returns -EBUSY); a full lane does the same (counted in full).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/hints.h"
+#include "ring/caller.h"
+#include "ring/ringbuffer.h"
+
+#define LREC_MAGIC UINT64_C(0x454e414c) /* "LANE" */
+#define LREC_PAD   0xffffu
+#define LREC_HDR   3u /* words */
+
+/* Pool words. */
+#define P_LOCK	  0
+#define P_USED	  1
+#define P_MERGED  2
+#define P_CORRUPT 3
+#define P_INFLIGHT 4 /* lane + 1 | ridx << 8 of the record a merger is storing */
+#define CTL_OFF	  8u  /* words */
+#define CTL_WORDS 24u /* 3 lines */
+#define C_WIDX	  0
+#define C_FULL	  1
+#define C_OWNER	  2
+#define C_RIDX	  8
+
+_Static_assert((CTL_OFF + PRB_LANES * CTL_WORDS) * 8 <= PRB_LANES_HDR, "lane controls overflow");
+
+
+static inline pk_a64 *ctl(const struct prb *rb, unsigned i)
+{
+	return rb->lanes + CTL_OFF + (size_t)i * CTL_WORDS;
+}
+
+static inline pk_a64 *lane_data(const struct prb *rb, unsigned i)
+{
+	return rb->lanes + PRB_LANES_HDR / 8 + (size_t)i * (rb->lane_bytes / 8);
+}
+
+static inline uint64_t my_id(void)
+{
+	struct prb_caller c;
+
+	pk_caller_get(&c);
+	return (uint64_t)c.pid | (uint64_t)c.tid << 32;
+}
+
+/* Whether the process @pid is gone for @rb's purposes: a private ring's
+ * records are only ours (a fork's parent lives on in its own copy). */
+static bool pid_gone(const struct prb *rb, uint32_t pid)
+{
+	if (pid == pk_caller_pid())
+		return false;
+	if (!rb->owner_alive)
+		return true; /* a private ring: another pid is a fork's parent */
+	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+/* --------------------------------------------------------------- writer -- */
+
+/* The calling thread's lane: which region, which lane, and whether a lane
+ * store is under way (L5). */
+static _Thread_local struct {
+	const void *hdr;
+	unsigned idx;
+	uint64_t id;
+	volatile sig_atomic_t busy;
+} tl;
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+
+/* Regions whose lanes this process's threads claimed and which are still
+ * there: a thread that exits after its log was destroyed must not touch
+ * the old memory (prb_lanes_forget()). */
+#define LIVE_MAX 8u
+static _Atomic(const void *) live[LIVE_MAX];
+
+static bool live_has(const void *hdr)
+{
+	for (unsigned i = 0; i < LIVE_MAX; i++)
+		if (atomic_load(&live[i]) == hdr)
+			return true;
+	return false;
+}
+
+static void live_add(const void *hdr)
+{
+	if (live_has(hdr))
+		return;
+	for (unsigned i = 0; i < LIVE_MAX; i++) {
+		const void *none = NULL;
+
+		if (atomic_compare_exchange_strong(&live[i], &none, hdr))
+			return;
+	}
+}
+
+void prb_lanes_forget(struct prb *rb)
+{
+	free(atomic_exchange(&rb->lane_view, NULL));
+
+	for (unsigned i = 0; i < LIVE_MAX; i++) {
+		const void *h = rb->hdr;
+
+		atomic_compare_exchange_strong(&live[i], &h, NULL);
+	}
+}
+
+/* Thread exit: give the lane back (its records stay for the merge). The
+ * key's value is the owner word's address, used only while its region is
+ * still live. */
+static void lane_release(void *p)
+{
+	pk_a64 *owner = p;
+	uint64_t me = tl.id;
+
+	if (owner && me && tl.hdr && live_has(tl.hdr))
+		atomic_compare_exchange_strong(owner, &me, 0);
+	tl.hdr = NULL;
+}
+
+/* A fork's child is another writer: the one thread it has takes a lane of
+ * its own at its next store (the parent's stays the parent's). */
+static void after_fork_child(void)
+{
+	tl.hdr = NULL;
+	tl.id = 0;
+	tl.busy = 0;
+}
+
+static void make_key(void)
+{
+	if (pthread_key_create(&exit_key, lane_release) != 0)
+		exit_key = (pthread_key_t)-1;
+	else
+		pthread_atfork(NULL, NULL, after_fork_child);
+}
+
+static PK_NOINLINE int claim(struct prb *rb)
+{
+	pthread_once(&exit_once, make_key);
+	if (exit_key == (pthread_key_t)-1)
+		return -EBUSY;
+
+	uint64_t me = my_id();
+
+	for (unsigned i = 0; i < PRB_LANES; i++) {
+		pk_a64 *o = &ctl(rb, i)[C_OWNER];
+		uint64_t cur = pk_load_relaxed(o);
+
+		if (cur != 0)
+			continue;
+		if (!atomic_compare_exchange_strong(o, &cur, me))
+			continue;
+		if (!pk_load_relaxed(&rb->lanes[P_USED]))
+			pk_store_relaxed(&rb->lanes[P_USED], 1);
+		live_add(rb->hdr);
+		tl.hdr = rb->hdr;
+		tl.idx = i;
+		tl.id = me;
+		pthread_setspecific(exit_key, (void *)o);
+		return 0;
+	}
+	return -EBUSY;
+}
+
+PK_HOT int prb_lane_store(struct prb *rb, uint64_t ts, uint8_t level, const char *blob, size_t len,
+			  bool may_claim)
+{
+	if (PK_UNLIKELY(!rb->lanes || !rb->writable || tl.busy || len > PRB_TEXT_MAX))
+		return -EBUSY;
+	tl.busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+
+	int err = 0;
+	pk_a64 *c;
+
+	if (PK_UNLIKELY(tl.hdr != (const void *)rb->hdr) ||
+	    PK_UNLIKELY(pk_load_relaxed(&(c = ctl(rb, tl.idx))[C_OWNER]) != tl.id)) {
+		/* first use, another log, a fork's child, or a region formatted
+		 * anew under us */
+		if (!may_claim || claim(rb)) {
+			err = -EBUSY;
+			goto out;
+		}
+		c = ctl(rb, tl.idx);
+	}
+
+	uint64_t size = rb->lane_bytes, mask = size - 1;
+	uint64_t w = pk_load_relaxed(&c[C_WIDX]);
+	uint64_t r = pk_load_acquire(&c[C_RIDX]);
+	uint64_t words = LREC_HDR + (len + 7) / 8;
+	uint64_t at = w & mask, pad = 0;
+
+	if (at + words * 8 > size)
+		pad = size - at;
+	if (PK_UNLIKELY(w - r > size) || w - r + pad + words * 8 > size) {
+		err = -ENOSPC;
+		goto out;
+	}
+
+	pk_a64 *d = lane_data(rb, tl.idx);
+
+	if (pad) {
+		pk_store_relaxed(&d[at / 8], LREC_PAD | LREC_MAGIC << 32);
+		w += pad;
+		at = 0;
+	}
+	pk_a64 *p = d + at / 8;
+
+	pk_store_relaxed(&p[0], (uint64_t)len | (uint64_t)level << 16 |
+					(uint64_t)(PRB_FLAG_NEWLINE | PRB_FLAG_DEFERRED) << 24 |
+					LREC_MAGIC << 32);
+	pk_store_relaxed(&p[1], ts);
+	pk_store_relaxed(&p[2], tl.id);
+	for (size_t i = 0; i < len / 8; i++) {
+		uint64_t v;
+
+		memcpy(&v, blob + i * 8, 8);
+		pk_store_relaxed(&p[LREC_HDR + i], v);
+	}
+	if (len & 7) {
+		uint64_t v = 0;
+
+		memcpy(&v, blob + (len & ~(size_t)7), len & 7);
+		pk_store_relaxed(&p[LREC_HDR + len / 8], v);
+	}
+	pk_store_release(&c[C_WIDX], w + words * 8);
+out:
+	atomic_signal_fence(memory_order_seq_cst);
+	tl.busy = 0;
+	return err;
+}
+
+/* --------------------------------------------------------------- reader -- */
+
+/* A lane's record at @pos (below @end), copied: its size in bytes (padding
+ * included, so pos + size is the next one), 0 when it does not validate. */
+struct lrec {
+	uint64_t ts, caller;
+	uint16_t len;
+	uint8_t level, flags;
+	char blob[PRB_TEXT_MAX + 8];
+};
+
+static uint64_t parse(const struct prb *rb, unsigned i, uint64_t pos, uint64_t end, struct lrec *out,
+		      bool copy)
+{
+	uint64_t size = rb->lane_bytes, mask = size - 1, skipped = 0;
+	const pk_a64 *d = lane_data(rb, i);
+
+	for (int round = 0; round < 2; round++) {
+		if (end - pos < LREC_HDR * 8 || end - pos > size)
+			return 0;
+
+		uint64_t at = pos & mask;
+		uint64_t w0 = pk_load_relaxed(&d[at / 8]);
+
+		if (w0 >> 32 != LREC_MAGIC)
+			return 0;
+		if ((w0 & 0xffff) == LREC_PAD) {
+			if (round || at == 0)
+				return 0;
+			skipped = size - at;
+			pos += skipped;
+			continue;
+		}
+
+		uint64_t len = w0 & 0xffff, words = LREC_HDR + (len + 7) / 8;
+
+		if (len > PRB_TEXT_MAX || at + words * 8 > size || words * 8 > end - pos)
+			return 0;
+		out->len = (uint16_t)len;
+		out->level = (uint8_t)((w0 >> 16) & 7);
+		out->flags = (uint8_t)((w0 >> 24) & (PRB_FLAG_NEWLINE | PRB_FLAG_DEFERRED));
+		out->ts = pk_load_relaxed(&d[at / 8 + 1]);
+		out->caller = pk_load_relaxed(&d[at / 8 + 2]);
+		if (copy) {
+			for (uint64_t k = 0; k < (len + 7) / 8; k++) {
+				uint64_t v = pk_load_relaxed(&d[at / 8 + LREC_HDR + k]);
+
+				memcpy(out->blob + k * 8, &v, 8);
+			}
+		}
+		return skipped + words * 8;
+	}
+	return 0;
+}
+
+/* One lane's cursor during a merge or a view. */
+struct cursor {
+	uint64_t pos, end;
+	uint64_t ts; /* of the record at pos, when have */
+	uint64_t owner; /* when the merge began */
+	bool have, gone;
+};
+
+/* Load lane @i's bounds; false when its indexes do not validate (L4). */
+static bool load_bounds(const struct prb *rb, unsigned i, struct cursor *cu)
+{
+	pk_a64 *c = ctl(rb, i);
+
+	cu->pos = pk_load_acquire(&c[C_RIDX]);
+	cu->end = pk_load_acquire(&c[C_WIDX]);
+	cu->have = false;
+	return cu->end - cu->pos <= rb->lane_bytes;
+}
+
+/* Look at the record at cu->pos: sets have/ts. A damaged one: false. */
+static bool peek(const struct prb *rb, unsigned i, struct cursor *cu, struct lrec *scratch)
+{
+	cu->have = false;
+	if (cu->pos == cu->end)
+		return true;
+
+	uint64_t n = parse(rb, i, cu->pos, cu->end, scratch, false);
+
+	if (!n)
+		return false;
+	cu->have = true;
+	cu->ts = scratch->ts;
+	return true;
+}
+
+/* The lane with the oldest record among @cu (ties: the lower lane), or -1. */
+static int oldest(const struct cursor *cu)
+{
+	int best = -1;
+
+	for (unsigned i = 0; i < PRB_LANES; i++)
+		if (cu[i].have && (best < 0 || cu[i].ts < cu[best].ts))
+			best = (int)i;
+	return best;
+}
+
+static void fill_record(struct prb_record *r, const struct lrec *l, uint64_t seq)
+{
+	memset(r, 0, offsetof(struct prb_record, text));
+	r->seq = seq;
+	r->ts_nsec = l->ts;
+	r->caller.pid = (uint32_t)l->caller;
+	r->caller.tid = (uint32_t)(l->caller >> 32);
+	r->level = l->level;
+	r->flags = l->flags;
+	r->text_len = l->len;
+	memcpy(r->text, l->blob, l->len);
+	r->text[l->len] = '\0';
+	r->dict[0] = '\0';
+}
+
+static bool lock_merge(struct prb *rb, uint64_t me)
+{
+	pk_a64 *lock = &rb->lanes[P_LOCK];
+	uint64_t cur = pk_load_relaxed(lock);
+
+	if (cur != 0 && !pid_gone(rb, (uint32_t)cur))
+		return false;
+	return atomic_compare_exchange_strong(lock, &cur, me);
+}
+
+static int merge(struct prb *rb, bool *busy);
+
+int prb_lanes_merge(struct prb *rb)
+{
+	bool busy;
+
+	return merge(rb, &busy);
+}
+
+/* How long a writer whose full lane cannot be merged (another merger at
+ * work, or the ring refusing stores: a killed writer's slot is stolen only
+ * after PRB_STALL_NS) waits before it gives the line up, counted. */
+#define ROOM_WAIT_NS (1000 * 1000 * 1000ull)
+
+static bool own_lane_empty(struct prb *rb)
+{
+	if (tl.hdr != (const void *)rb->hdr)
+		return true;
+
+	pk_a64 *c = ctl(rb, tl.idx);
+
+	return pk_load_relaxed(&c[C_OWNER]) != tl.id ||
+	       pk_load_acquire(&c[C_RIDX]) == pk_load_relaxed(&c[C_WIDX]);
+}
+
+int prb_lane_make_room(struct prb *rb)
+{
+	uint64_t me = my_id(), start = 0;
+	long pause_ns = 0;
+
+	for (unsigned round = 0;; round++) {
+		bool busy;
+		int n = merge(rb, &busy);
+
+		if (n > 0 || own_lane_empty(rb))
+			return 0;
+		if (busy && pk_load_relaxed(&rb->lanes[P_LOCK]) == me)
+			return -EBUSY; /* a handler that interrupted its own merge */
+
+		uint64_t now = pk_clock_ns();
+
+		if (!round)
+			start = now;
+		else if (now - start > ROOM_WAIT_NS)
+			return -ETIMEDOUT;
+		if (pause_ns) {
+			struct timespec ts = { 0, pause_ns };
+
+			nanosleep(&ts, NULL);
+			pause_ns = pause_ns < 500000 ? pause_ns * 2 : 1000000;
+		} else {
+			sched_yield();
+			if (round > 8)
+				pause_ns = 20000;
+		}
+	}
+}
+
+bool prb_lane_own_empty(struct prb *rb)
+{
+	return own_lane_empty(rb);
+}
+
+void prb_lane_fell_back(struct prb *rb)
+{
+	if (!rb->lanes || tl.hdr != (const void *)rb->hdr)
+		return;
+
+	pk_a64 *c = ctl(rb, tl.idx);
+
+	if (pk_load_relaxed(&c[C_OWNER]) == tl.id)
+		pk_store_relaxed(&c[C_FULL], pk_load_relaxed(&c[C_FULL]) + 1);
+}
+
+/* Whether the ring's newest records hold @rec (a merger that died stored
+ * it, then died before it advanced the lane). */
+static bool in_ring(struct prb *rb, const struct lrec *rec, struct prb_record *rp)
+{
+#define r (*rp)
+	/* From the newest reserved record down: a record left unfinished by a
+	 * writer killed with the merger may lie before it (the ring's next
+	 * seq stops there). */
+	uint64_t next = prb_next_reserve_seq(rb), first = prb_first_seq(rb);
+
+	for (uint64_t k = 1; k <= 64 && k <= next - first; k++) {
+		if (prb_ring_read(rb, next - k, &r, PRB_READ_SKIP_UNFINISHED) || r.seq != next - k)
+			continue;
+		if (r.ts_nsec == rec->ts && r.caller.pid == (uint32_t)rec->caller &&
+		    r.caller.tid == (uint32_t)(rec->caller >> 32) && r.text_len == rec->len &&
+		    !memcmp(r.text, rec->blob, rec->len))
+			return true;
+	}
+	return false;
+#undef r
+}
+
+/* The merge lock holder's scratch record (one merger per process at a
+ * time: the lock is the pool's). */
+static struct prb_record merge_scratch;
+
+/* L2: the record a killed merger was storing. */
+static void finish_inflight(struct prb *rb)
+{
+	uint64_t v = pk_load_relaxed(&rb->lanes[P_INFLIGHT]);
+
+	if (!v)
+		return;
+
+	unsigned i = (unsigned)(v & 0xff) - 1;
+	uint64_t pos = v >> 8;
+	struct lrec rec;
+
+	if (i < PRB_LANES && pk_load_acquire(&ctl(rb, i)[C_RIDX]) == pos) {
+		uint64_t end = pk_load_acquire(&ctl(rb, i)[C_WIDX]);
+		uint64_t n = parse(rb, i, pos, end, &rec, true);
+
+		if (n && in_ring(rb, &rec, &merge_scratch)) {
+			pk_store_release(&ctl(rb, i)[C_RIDX], pos + n);
+			pk_fetch_add_relaxed(&rb->lanes[P_MERGED], 1);
+		}
+	}
+	pk_store_relaxed(&rb->lanes[P_INFLIGHT], 0);
+}
+
+static int merge(struct prb *rb, bool *busy)
+{
+	*busy = false;
+	if (!rb->lanes || !rb->writable || !pk_load_relaxed(&rb->lanes[P_USED]))
+		return 0;
+
+	uint64_t me = my_id();
+
+	if (!lock_merge(rb, me)) {
+		*busy = true;
+		return 0;
+	}
+
+	finish_inflight(rb);
+
+	/* L3: the horizon is read before any lane is looked at. */
+	uint64_t horizon = pk_clock_ns();
+	struct cursor cu[PRB_LANES];
+	struct lrec rec;
+	int merged = 0;
+
+	for (unsigned i = 0; i < PRB_LANES; i++) {
+		uint64_t owner = pk_load_relaxed(&ctl(rb, i)[C_OWNER]);
+
+		cu[i].owner = owner;
+		cu[i].gone = owner == 0 || pid_gone(rb, (uint32_t)owner);
+		if (!load_bounds(rb, i, &cu[i]) || !peek(rb, i, &cu[i], &rec)) {
+			pk_store_release(&ctl(rb, i)[C_RIDX], cu[i].end);
+			pk_fetch_add_relaxed(&rb->lanes[P_CORRUPT], 1);
+			cu[i].pos = cu[i].end;
+			cu[i].have = false;
+		}
+	}
+
+	/* Bounded: every round moves one lane forward by at least a record
+	 * header, and no lane holds more than lane_bytes of them. */
+	uint64_t bound = PRB_LANES * (rb->lane_bytes / (LREC_HDR * 8) + 1);
+
+	for (uint64_t round = 0; round < bound; round++) {
+		int i = oldest(cu);
+
+		if (i < 0)
+			break;
+		if (cu[i].ts > horizon && !cu[i].gone) {
+			/* not merged now; the other lanes may still be older */
+			cu[i].have = false;
+			continue;
+		}
+
+		uint64_t n = parse(rb, (unsigned)i, cu[i].pos, cu[i].end, &rec, true);
+
+		if (!n)
+			break; /* cannot happen: peek() parsed it */
+
+		struct prb_meta meta = {
+			.ts_nsec = rec.ts,
+			.caller = { .pid = (uint32_t)rec.caller, .tid = (uint32_t)(rec.caller >> 32) },
+			.level = rec.level,
+			.flags = rec.flags,
+		};
+		pk_store_relaxed(&rb->lanes[P_INFLIGHT], (uint64_t)(i + 1) | cu[i].pos << 8);
+		pk_fence_release(); /* the name before the record: L2 */
+
+		int err = prb_store(rb, &meta, rec.blob, rec.len, NULL, 0, true, NULL);
+
+		if (err == -ENOBUFS || err == -EUCLEAN) {
+			pk_store_relaxed(&rb->lanes[P_INFLIGHT], 0);
+			break; /* the ring refuses now: the records wait (L2) */
+		}
+		cu[i].pos += n;
+		pk_store_release(&ctl(rb, (unsigned)i)[C_RIDX], cu[i].pos);
+		pk_store_relaxed(&rb->lanes[P_INFLIGHT], 0);
+		if (!err) {
+			merged++;
+			pk_fetch_add_relaxed(&rb->lanes[P_MERGED], 1);
+		}
+		if (!peek(rb, (unsigned)i, &cu[i], &rec)) {
+			pk_store_release(&ctl(rb, (unsigned)i)[C_RIDX], cu[i].end);
+			pk_fetch_add_relaxed(&rb->lanes[P_CORRUPT], 1);
+			cu[i].pos = cu[i].end;
+		}
+	}
+
+	/* Lanes of owners that are gone, merged to their end: free again. Only
+	 * the owner seen gone: a lane free then may have been claimed since. */
+	for (unsigned i = 0; i < PRB_LANES; i++) {
+		pk_a64 *o = &ctl(rb, i)[C_OWNER];
+		uint64_t owner = cu[i].owner;
+
+		if (owner && cu[i].gone &&
+		    pk_load_acquire(&ctl(rb, i)[C_RIDX]) == pk_load_acquire(&ctl(rb, i)[C_WIDX]))
+			atomic_compare_exchange_strong(o, &owner, 0);
+	}
+	pk_store_release(&rb->lanes[P_LOCK], 0);
+	return merged;
+}
+
+/*
+ * A read-only handle's view: the records not merged yet, in the order a
+ * merge of everything would take them. A reader reading them one after
+ * another continues where it stopped: the handle keeps its view (allocated
+ * on first use, normal context only: read-only handles are readers'), and
+ * a thread that finds it in use by another walks on a view of its own.
+ */
+struct lview {
+	const void *hdr;
+	uint64_t k;
+	uint64_t ridx[PRB_LANES];
+	struct cursor cu[PRB_LANES];
+	struct prb_record scratch;
+};
+
+static void view_start(struct prb *rb, struct lview *v)
+{
+	struct lrec rec;
+
+	v->hdr = rb->hdr;
+	v->k = 0;
+	for (unsigned i = 0; i < PRB_LANES; i++) {
+		if (!load_bounds(rb, i, &v->cu[i]) || !peek(rb, i, &v->cu[i], &rec)) {
+			v->cu[i].pos = v->cu[i].end;
+			v->cu[i].have = false;
+		}
+		v->ridx[i] = v->cu[i].pos;
+	}
+
+	/* A record a merger stored but has not passed yet (or never will: it
+	 * died there) is in the ring already (L2). */
+	uint64_t f = pk_load_relaxed(&rb->lanes[P_INFLIGHT]);
+	unsigned i = (unsigned)(f & 0xff) - 1;
+
+	if (f && i < PRB_LANES && v->cu[i].have && v->cu[i].pos == f >> 8) {
+		uint64_t n = parse(rb, i, v->cu[i].pos, v->cu[i].end, &rec, true);
+
+		if (n && in_ring(rb, &rec, &v->scratch)) {
+			v->cu[i].pos += n;
+			if (!peek(rb, i, &v->cu[i], &rec)) {
+				v->cu[i].pos = v->cu[i].end;
+				v->cu[i].have = false;
+			}
+		}
+	}
+}
+
+static bool view_fresh(struct prb *rb, const struct lview *v)
+{
+	if (v->hdr != (const void *)rb->hdr)
+		return false;
+	for (unsigned i = 0; i < PRB_LANES; i++)
+		if (pk_load_acquire(&ctl(rb, i)[C_RIDX]) != v->ridx[i])
+			return false;
+	return true;
+}
+
+/* Step the view past its oldest record, copying it to @rec. */
+static bool view_step(struct prb *rb, struct lview *v, struct lrec *rec)
+{
+	int i = oldest(v->cu);
+
+	if (i < 0)
+		return false;
+
+	uint64_t n = parse(rb, (unsigned)i, v->cu[i].pos, v->cu[i].end, rec, true);
+
+	if (!n)
+		return false;
+	v->cu[i].pos += n;
+
+	struct lrec scratch;
+
+	if (!peek(rb, (unsigned)i, &v->cu[i], &scratch)) {
+		v->cu[i].pos = v->cu[i].end;
+		v->cu[i].have = false;
+	}
+	v->k++;
+	return true;
+}
+
+/* The handle's view, or NULL (in use by another thread, or no memory):
+ * the caller then walks one on its stack. */
+static struct lview *view_get(struct prb *rb)
+{
+	if (atomic_exchange(&rb->lane_view_busy, 1))
+		return NULL;
+
+	struct lview *v = atomic_load(&rb->lane_view);
+
+	if (!v) {
+		v = calloc(1, sizeof(*v));
+		if (!v) {
+			atomic_store(&rb->lane_view_busy, 0);
+			return NULL;
+		}
+		atomic_store(&rb->lane_view, v);
+	}
+	return v;
+}
+
+static void view_put(struct prb *rb, struct lview *v)
+{
+	if (v == atomic_load(&rb->lane_view))
+		atomic_store(&rb->lane_view_busy, 0);
+}
+
+uint64_t prb_lanes_view_count(struct prb *rb)
+{
+	if (!rb->lanes)
+		return 0;
+
+	struct lview own, *v = view_get(rb);
+	struct lrec rec;
+	uint64_t n = 0;
+	uint64_t bound = PRB_LANES * (rb->lane_bytes / (LREC_HDR * 8) + 1);
+
+	if (!v)
+		v = &own;
+	view_start(rb, v);
+	while (n < bound && view_step(rb, v, &rec))
+		n++;
+	v->hdr = NULL;
+	view_put(rb, v);
+	return n;
+}
+
+int prb_lanes_view_read(struct prb *rb, uint64_t k, uint64_t seq_base, struct prb_record *r)
+{
+	if (!rb->lanes)
+		return -EAGAIN;
+
+	uint64_t bound = PRB_LANES * (rb->lane_bytes / (LREC_HDR * 8) + 1);
+
+	if (k >= bound)
+		return -EAGAIN;
+
+	struct lview own, *v = view_get(rb);
+	struct lrec rec;
+	int err = -EAGAIN;
+
+	if (!v) {
+		v = &own;
+		v->hdr = NULL;
+	}
+	if (!view_fresh(rb, v) || v->k > k)
+		view_start(rb, v);
+	while (v->k < k)
+		if (!view_step(rb, v, &rec))
+			goto out;
+	if (!view_step(rb, v, &rec))
+		goto out;
+	fill_record(r, &rec, seq_base + k);
+	err = 0;
+out:
+	view_put(rb, v);
+	return err;
+}
+
+void prb_lanes_stats(struct prb *rb, struct prb_lanes_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!rb->lanes)
+		return;
+	st->merged = pk_load_relaxed(&rb->lanes[P_MERGED]);
+	st->corrupt = pk_load_relaxed(&rb->lanes[P_CORRUPT]);
+	for (unsigned i = 0; i < PRB_LANES; i++) {
+		pk_a64 *c = ctl(rb, i);
+		struct cursor cu;
+		struct lrec rec;
+
+		st->in_use += pk_load_relaxed(&c[C_OWNER]) != 0;
+		st->full += pk_load_relaxed(&c[C_FULL]);
+		if (!load_bounds(rb, i, &cu))
+			continue;
+		for (unsigned n = 0; n < rb->lane_bytes / (LREC_HDR * 8) + 1 && cu.pos != cu.end; n++) {
+			uint64_t sz = parse(rb, i, cu.pos, cu.end, &rec, false);
+
+			if (!sz)
+				break;
+			cu.pos += sz;
+			st->pending++;
+		}
+	}
+}
+
+/*
+ * The lanes' records enter the sequence here, where a reader reaches the
+ * end of the ring: a writable handle merges them into the ring (never
+ * waiting: another merger at work leaves them to it), a read-only one sees
+ * them after the ring's records, numbered on, as a merge would number them.
+ */
+uint64_t prb_next_seq(struct prb *rb)
+{
+	if (PK_UNLIKELY(rb->lanes != NULL)) {
+		if (rb->writable) {
+			prb_lanes_merge(rb);
+		} else {
+			/* Numbered after every record reserved in the ring, as a
+			 * merge would store them. */
+			uint64_t n = prb_lanes_view_count(rb);
+
+			if (n)
+				return prb_next_reserve_seq(rb) + n;
+		}
+	}
+	return prb_ring_next_seq(rb);
+}
+
+int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
+{
+	int err = prb_ring_read(rb, seq, r, flags);
+
+	if (PK_LIKELY(err != -EAGAIN) || !rb || !rb->lanes)
+		return err;
+	if (rb->writable) {
+		if (prb_lanes_merge(rb) > 0)
+			err = prb_ring_read(rb, seq, r, flags);
+		return err;
+	}
+
+	uint64_t next = prb_next_reserve_seq(rb);
+
+	/* A record nobody will finish, the ring's newest: a reader that skips
+	 * those goes on with the lanes' records. */
+	if (seq < next && !(flags & PRB_READ_SKIP_UNFINISHED))
+		return err;
+	if (seq < next)
+		seq = next;
+	return prb_lanes_view_read(rb, seq - next, next, r) ? err : 0;
+}

@@ -1,0 +1,844 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_lanes.c - the flight recorder (src/ring/lanes.c, docs/lanes.md):
+ * with printk.lanes on, a line no console prints goes into its thread's
+ * lane and enters the one sequence when a reader needs it.
+ *   - several threads: every record read back exactly once, seqs dense,
+ *     each thread's records in its order, no loss, lanes that fill up
+ *     included; records really waited in the lanes before the read;
+ *   - causal order: thread A logs, then wakes B, which logs: A's record
+ *     comes first, also when B's lane comes before A's in the pool;
+ *   - post-mortem: a writer process SIGKILLed with records not merged; a
+ *     read-only reader sees them all, once, in a dense sequence, and so
+ *     does udmesg; a writable reader then merges them and frees the lanes;
+ *   - a signal handler that interrupts lane stores: its records and the
+ *     interrupted thread's all read once;
+ *   - fork: the child takes a lane of its own;
+ *   - a thread that exits gives its lane back;
+ *   - hostile lane contents in a file: bounded, counted, never a crash;
+ *   - an old-format log (no lane pool) gets no lanes; printk.lanes parses
+ *     strictly.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <printk/kmsg.h>
+#include <printk/kmsg_dump.h>
+#include <printk/printk.h>
+#include <printk/syslog.h>
+
+#include "fixture.h"
+#include "log/log_shared.h"
+#include "log/options.h"
+#include "printk/printk_internal.h"
+#include "ring/ringbuffer.h"
+#include "testutil.h"
+
+static struct prb *ring(void)
+{
+	return pk_log_ring(pk_printk_log());
+}
+
+static void lanes_stats(struct prb_lanes_stats *st)
+{
+	prb_lanes_stats(ring(), st);
+}
+
+/* A fresh default log with lanes (in a file when @path), where only
+ * KERN_EMERG prints. */
+static void start_log(const char *path, size_t len)
+{
+	pk_printk_exit();
+	pk_set_lanes(1);
+	assert_int_equal(pk_set_log_buf_len(len), 0);
+	if (path) {
+		unlink(path);
+		assert_int_equal(pk_set_log_buf_file(path, 0), 0);
+	}
+	pk_set_console_loglevel(1);
+	pk_set_printk_time(0);
+	pk_printk_log();
+	assert_non_null(ring()->lanes);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	pk_printk_exit();
+	pk_set_lanes(0);
+	return 0;
+}
+
+/* ------------------------------------------------------- many threads -- */
+
+#define THREADS	   4
+#define PER_THREAD 3000
+
+static void writer_lines(int t, int count)
+{
+	for (int n = 0; n < count; n++)
+		pr_info("t%d n%d %s\n", t, n, "lane");
+}
+
+static void *writer(void *arg)
+{
+	writer_lines((int)(intptr_t)arg, PER_THREAD);
+	return NULL;
+}
+
+/* Reads [first, next) of the printk log: each (thread, n) exactly once, in
+ * each thread's order, seqs dense. */
+static void check_threads_once(uint64_t first, int threads, int per)
+{
+	int seen[THREADS];
+	struct pk_record r;
+	uint64_t next = pk_log_next_seq(pk_printk_log());
+
+	for (int t = 0; t < threads; t++)
+		seen[t] = 0;
+	assert_int_equal(next - first, (uint64_t)threads * (uint64_t)per);
+	for (uint64_t q = first; q < next; q++) {
+		int t, n;
+		char word[8];
+
+		assert_int_equal(pk_log_read(pk_printk_log(), q, &r, 0), 0);
+		assert_int_equal(r.seq, q); /* dense: nothing lost */
+		assert_int_equal(sscanf(r.text, "t%d n%d %7s", &t, &n, word), 3);
+		assert_string_equal(word, "lane");
+		assert_true(t >= 0 && t < threads);
+		assert_int_equal(n, seen[t]); /* once, in order */
+		seen[t]++;
+		assert_int_equal(r.level, 6);
+	}
+	for (int t = 0; t < threads; t++)
+		assert_int_equal(seen[t], per);
+}
+
+static void test_threads_read_once(void **state)
+{
+	(void)state;
+	start_log(test_dir_path("threads.log"), 1 << 20);
+	/* The call site's format compiled once before the threads race for
+	 * it (a thread that finds another compiling it formats eagerly, into
+	 * the ring: deferred.c). */
+	writer_lines(THREADS, 1);
+
+	uint64_t first = pk_log_next_seq(pk_printk_log());
+	struct prb_lanes_stats st0;
+
+	lanes_stats(&st0);
+	assert_int_equal(st0.merged, 1);
+
+	pthread_t th[THREADS];
+
+	for (int t = 0; t < THREADS; t++)
+		assert_int_equal(pthread_create(&th[t], NULL, writer, (void *)(intptr_t)t), 0);
+	for (int t = 0; t < THREADS; t++)
+		assert_int_equal(pthread_join(th[t], NULL), 0);
+
+	struct prb_lanes_stats st;
+
+	/* Nothing merged them but the writers whose lane was full: the
+	 * rest waits in the lanes, unnumbered. */
+	lanes_stats(&st);
+	assert_true(st.pending > 0);
+	assert_int_equal(st.corrupt, 0);
+	assert_int_equal(st.full, 0); /* every full lane found room after a merge */
+	assert_int_equal(st.merged - 1 + st.pending, (uint64_t)THREADS * PER_THREAD);
+	assert_int_equal(prb_ring_next_seq(ring()), first + st.merged - 1);
+
+	check_threads_once(first, THREADS, PER_THREAD);
+	lanes_stats(&st);
+	assert_int_equal(st.pending, 0);
+	assert_int_equal(st.merged - 1, (uint64_t)THREADS * PER_THREAD);
+	/* The threads are gone: their lanes came back (the main thread's
+	 * stays). */
+	assert_int_equal(st.in_use, 1);
+	assert_int_equal(pk_log_first_seq(pk_printk_log()), 0);
+}
+
+/* ------------------------------------------------------- causal order -- */
+
+static sem_t go_a, go_b, done_b;
+static atomic_int rounds_left;
+
+static void *thread_a(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		sem_wait(&go_a);
+		if (atomic_load(&rounds_left) < 0)
+			return NULL;
+		pr_info("A %d\n", atomic_load(&rounds_left));
+		sem_post(&go_b); /* A logged, then wakes B */
+	}
+}
+
+static void *thread_b(void *arg)
+{
+	(void)arg;
+	pr_info("B first\n"); /* B claims a lane before A does */
+	sem_post(&done_b);
+	for (;;) {
+		sem_wait(&go_b);
+		if (atomic_load(&rounds_left) < 0)
+			return NULL;
+		pr_info("B %d\n", atomic_load(&rounds_left));
+		sem_post(&done_b);
+	}
+}
+
+static void test_causal_order(void **state)
+{
+	(void)state;
+	start_log(NULL, 1 << 20);
+
+	uint64_t first = pk_log_next_seq(pk_printk_log());
+	pthread_t a, b;
+	const int rounds = 2000;
+
+	sem_init(&go_a, 0, 0);
+	sem_init(&go_b, 0, 0);
+	sem_init(&done_b, 0, 0);
+	atomic_store(&rounds_left, rounds);
+	assert_int_equal(pthread_create(&b, NULL, thread_b, NULL), 0);
+	sem_wait(&done_b);
+	assert_int_equal(pthread_create(&a, NULL, thread_a, NULL), 0);
+	for (int i = 0; i < rounds; i++) {
+		sem_post(&go_a);
+		sem_wait(&done_b);
+		atomic_fetch_sub(&rounds_left, 1);
+		/* Now and then a reader merges in the middle of it all. */
+		if (i % 97 == 0)
+			(void)pk_log_next_seq(pk_printk_log());
+	}
+	atomic_store(&rounds_left, -1);
+	sem_post(&go_a);
+	sem_post(&go_b);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+
+	struct pk_record r;
+	uint64_t next = pk_log_next_seq(pk_printk_log());
+
+	assert_int_equal(next - first, 1 + 2 * (uint64_t)rounds);
+	assert_int_equal(pk_log_read(pk_printk_log(), first, &r, 0), 0);
+	assert_string_equal(r.text, "B first");
+	for (int i = 0; i < rounds; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "A %d", rounds - i);
+		assert_int_equal(pk_log_read(pk_printk_log(), first + 1 + 2 * (uint64_t)i, &r, 0), 0);
+		assert_string_equal(r.text, want);
+		want[0] = 'B';
+		assert_int_equal(pk_log_read(pk_printk_log(), first + 2 + 2 * (uint64_t)i, &r, 0), 0);
+		assert_string_equal(r.text, want);
+	}
+}
+
+/* --------------------------------------------------------- post-mortem -- */
+
+#define PM_PER 400
+
+static void *pm_writer(void *arg)
+{
+	int t = (int)(intptr_t)arg;
+
+	for (int n = 0; n < PM_PER; n++)
+		pr_info("t%d n%d %s\n", t, n, "lane");
+	return NULL;
+}
+
+/* udmesg's output for @path (read-only, another process). */
+static size_t run_udmesg(const char *path, char *out, size_t size)
+{
+	const char *build = getenv("PRINTK_TEST_BUILD_DIR");
+	char udmesg[PATH_MAX];
+	int fds[2];
+
+	assert_non_null(build);
+	snprintf(udmesg, sizeof(udmesg), "%s/tools/udmesg", build);
+	if (access(udmesg, X_OK))
+		fail_msg("%s is not built", udmesg);
+	assert_int_equal(pipe(fds), 0);
+
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execl(udmesg, "udmesg", "-B", path, "-P", "--noescape", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+
+	size_t n = 0;
+	ssize_t k;
+
+	while (n + 1 < size && (k = read(fds[0], out + n, size - 1 - n)) > 0)
+		n += (size_t)k;
+	out[n] = '\0';
+	close(fds[0]);
+
+	int status;
+
+	test_reap(pid, &status, 30000);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return n;
+}
+
+static void check_file_once(struct pk_log *log, uint64_t first, int threads)
+{
+	int seen[THREADS] = { 0 };
+	struct pk_record r;
+	uint64_t next = pk_log_next_seq(log);
+
+	assert_int_equal(next - first, (uint64_t)threads * PM_PER);
+	for (uint64_t q = first; q < next; q++) {
+		int t, n;
+
+		assert_int_equal(pk_log_read(log, q, &r, 0), 0);
+		assert_int_equal(r.seq, q);
+		assert_int_equal(sscanf(r.text, "t%d n%d", &t, &n), 2);
+		assert_true(t >= 0 && t < threads);
+		assert_int_equal(n, seen[t]);
+		seen[t]++;
+	}
+	assert_int_equal(pk_log_read(log, next, &r, 0), -EAGAIN);
+}
+
+static void test_postmortem_after_sigkill(void **state)
+{
+	(void)state;
+	const char *path = test_dir_path("killed.log");
+	int ready[2];
+
+	pk_printk_exit();
+	unlink(path);
+	assert_int_equal(pipe(ready), 0);
+
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		start_log(path, 1 << 20);
+		/* The main thread's lane first (it stays claimed), which also
+		 * compiles the call site's format before the threads race. */
+		pm_writer((void *)(intptr_t)2);
+
+		pthread_t th[2];
+
+		for (int t = 0; t < 2; t++)
+			pthread_create(&th[t], NULL, pm_writer, (void *)(intptr_t)t);
+		for (int t = 0; t < 2; t++)
+			pthread_join(th[t], NULL);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(3);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+
+	char c;
+
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	kill(pid, SIGKILL);
+
+	int status;
+
+	test_reap(pid, &status, 30000);
+	assert_true(WIFSIGNALED(status));
+
+	/* Read-only: every record, once, dense, nothing merged by reading. */
+	struct pk_log *log;
+
+	assert_int_equal(pk_log_open_file(&log, path, 0, PK_LOG_RDONLY), 0);
+
+	struct prb_lanes_stats st;
+
+	prb_lanes_stats(pk_log_ring(log), &st);
+	assert_int_equal(st.pending, 3 * PM_PER);
+	assert_int_equal(st.merged, 0);
+	assert_int_equal(st.in_use, 1);
+	check_file_once(log, 0, 3);
+	prb_lanes_stats(pk_log_ring(log), &st);
+	assert_int_equal(st.pending, 3 * PM_PER);
+	pk_log_destroy(log);
+
+	/* udmesg (another process, read-only) prints them all. */
+	static char out[1 << 20];
+
+	run_udmesg(path, out, sizeof(out));
+	for (int t = 0; t < 3; t++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "t%d n%d lane\n", t, PM_PER - 1);
+		assert_non_null(strstr(out, want));
+	}
+	unsigned lines = 0;
+
+	for (char *p = out; (p = strchr(p, '\n')); p++)
+		lines++;
+	assert_int_equal(lines, 3 * PM_PER);
+
+	/* A writable reader merges them (the dead process's lane is freed),
+	 * with the same numbers the read-only view gave. */
+	assert_int_equal(pk_log_open_file(&log, path, 0, 0), 0);
+	check_file_once(log, 0, 3);
+	prb_lanes_stats(pk_log_ring(log), &st);
+	assert_int_equal(st.pending, 0);
+	assert_int_equal(st.merged, 3 * PM_PER);
+	assert_int_equal(st.in_use, 0);
+	pk_log_destroy(log);
+}
+
+/* ------------------------------------------------------------- signals -- */
+
+static atomic_uint handler_stored;
+static atomic_uint handler_runs;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	unsigned k = atomic_fetch_add(&handler_runs, 1);
+
+	if (pr_info("h%u %s\n", k, "sig") > 0)
+		atomic_fetch_add(&handler_stored, 1);
+}
+
+static atomic_int killer_stop;
+
+/* Interrupts @arg's thread at whatever it is doing, often. */
+static void *killer(void *arg)
+{
+	pthread_t target = *(pthread_t *)arg;
+
+	while (!atomic_load(&killer_stop)) {
+		pthread_kill(target, SIGUSR1);
+		struct timespec ts = { 0, 20000 };
+
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static void test_signal_handler_interrupts(void **state)
+{
+	(void)state;
+	start_log(NULL, 1 << 24);
+
+	uint64_t first = pk_log_next_seq(pk_printk_log());
+	struct sigaction sa = { .sa_handler = on_alarm };
+
+	atomic_store(&handler_stored, 0);
+	atomic_store(&handler_runs, 0);
+	atomic_store(&killer_stop, 0);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+
+	pthread_t self = pthread_self(), k;
+
+	assert_int_equal(pthread_create(&k, NULL, killer, &self), 0);
+
+	/* At least 30000 lines and 100 handler runs, within bounds (the ring
+	 * holds them all: no loss). */
+	int n = 0;
+	uint64_t t0 = now_ms();
+
+	while ((n < 30000 || atomic_load(&handler_runs) < 100) && now_ms() - t0 < 60000 && n < 400000) {
+		pr_info("m%d %s\n", n++, "main");
+		if (n % 100 == 0) {
+			struct timespec ts = { 0, 20000 };
+
+			nanosleep(&ts, NULL); /* the killer gets its CPU */
+		}
+	}
+	atomic_store(&killer_stop, 1);
+	pthread_join(k, NULL);
+	signal(SIGUSR1, SIG_IGN);
+
+	unsigned hs = atomic_load(&handler_stored);
+
+	assert_true(atomic_load(&handler_runs) >= 100);
+	assert_int_equal(hs, atomic_load(&handler_runs));
+
+	uint64_t next = pk_log_next_seq(pk_printk_log());
+	struct pk_record r;
+	int m = 0;
+	unsigned h = 0;
+
+	assert_int_equal(next - first, (uint64_t)n + hs);
+	for (uint64_t q = first; q < next; q++) {
+		int v;
+		unsigned hv;
+
+		assert_int_equal(pk_log_read(pk_printk_log(), q, &r, 0), 0);
+		assert_int_equal(r.seq, q);
+		if (sscanf(r.text, "m%d main", &v) == 1) {
+			assert_int_equal(v, m);
+			m++;
+		} else {
+			assert_int_equal(sscanf(r.text, "h%u sig", &hv), 1);
+			assert_true(hv < hs);
+			h++;
+		}
+	}
+	assert_int_equal(m, n);
+	assert_int_equal(h, hs);
+}
+
+/* ---------------------------------------------------------------- fork -- */
+
+static void test_fork_child_own_lane(void **state)
+{
+	(void)state;
+	start_log(test_dir_path("fork.log"), 1 << 20);
+	pr_info("parent %d\n", 1);
+
+	struct prb_lanes_stats st;
+
+	lanes_stats(&st);
+	assert_int_equal(st.in_use, 1);
+
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pr_info("child %d\n", 2);
+		lanes_stats(&st);
+		if (st.in_use != 2 || st.pending + st.merged != 2)
+			fprintf(stderr, "child: in_use %llu pending %llu merged %llu\n", (unsigned long long)st.in_use, (unsigned long long)st.pending, (unsigned long long)st.merged);
+		_exit(st.in_use == 2 && st.pending + st.merged == 2 ? 0 : 1);
+	}
+
+	int status;
+
+	test_reap(pid, &status, 30000);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	pr_info("parent %d\n", 3);
+
+	struct pk_record r;
+	uint64_t first = pk_log_first_seq(pk_printk_log());
+
+	assert_int_equal(pk_log_next_seq(pk_printk_log()), first + 3);
+	assert_int_equal(pk_log_read(pk_printk_log(), first, &r, 0), 0);
+	assert_string_equal(r.text, "parent 1");
+	assert_int_equal(pk_log_read(pk_printk_log(), first + 1, &r, 0), 0);
+	assert_string_equal(r.text, "child 2");
+	assert_int_equal(r.pid, (uint32_t)pid);
+	assert_int_equal(pk_log_read(pk_printk_log(), first + 2, &r, 0), 0);
+	assert_string_equal(r.text, "parent 3");
+	/* The dead child's lane is free again; the parent keeps its own. */
+	lanes_stats(&st);
+	assert_int_equal(st.in_use, 1);
+}
+
+/* ------------------------------------------------- hostile lane words -- */
+
+static void test_hostile_lanes_bounded(void **state)
+{
+	(void)state;
+	const char *path = test_dir_path("hostile.log");
+
+	start_log(path, 1 << 16);
+	for (int i = 0; i < 20; i++)
+		pr_info("rec %d\n", i);
+
+	struct prb *rb = ring();
+	pk_a64 *pool = rb->lanes;
+	/* Lane 0's control: widx far beyond ridx (not a lane's worth). */
+	pk_a64 *ctl0 = pool + 8;
+	uint64_t saved = atomic_load(&ctl0[0]);
+	uint64_t rnd = 0x2545F4914F6CDD1Dull;
+
+	atomic_store(&ctl0[0], saved + (UINT64_C(1) << 40));
+
+	struct pk_log *ro;
+	struct pk_record r;
+
+	assert_int_equal(pk_log_open_file(&ro, path, 0, PK_LOG_RDONLY), 0);
+	assert_int_equal(pk_log_next_seq(ro), pk_log_first_seq(ro)); /* nothing to take */
+	pk_log_destroy(ro);
+
+	/* Garbage records between valid indexes: every word of the lane
+	 * random, many times over; readers stay bounded and whole. */
+	atomic_store(&ctl0[0], saved);
+	pk_a64 *d = pool + PRB_LANES_HDR / 8;
+
+	for (int round = 0; round < 200; round++) {
+		for (uint64_t w = 0; w < saved / 8 + 4 && w < rb->lane_bytes / 8; w++) {
+			rnd ^= rnd << 13;
+			rnd ^= rnd >> 7;
+			rnd ^= rnd << 17;
+			if (round % 2 == 0 && w % 3 == 0)
+				atomic_store(&d[w], (rnd & 0xffffffffu) << 0 |
+							    UINT64_C(0x454e414c) << 32); /* magic, wild length */
+			else
+				atomic_store(&d[w], rnd);
+		}
+		assert_int_equal(pk_log_open_file(&ro, path, 0, PK_LOG_RDONLY), 0);
+
+		uint64_t first = pk_log_first_seq(ro), next = pk_log_next_seq(ro);
+
+		assert_true(next - first <= 20);
+		for (uint64_t q = first; q < next; q++)
+			if (pk_log_read(ro, q, &r, 0) == 0)
+				assert_true(r.text_len <= PK_TEXT_MAX);
+		pk_log_destroy(ro);
+	}
+
+	/* The writer's own reader merges what validates, skips the rest and
+	 * counts it. */
+	struct prb_lanes_stats st;
+
+	(void)pk_log_next_seq(pk_printk_log());
+	lanes_stats(&st);
+	assert_int_equal(st.pending, 0);
+	assert_true(st.corrupt >= 1);
+}
+
+/* ----------------------------------------------------- old format, option -- */
+
+static void test_old_format_no_lanes(void **state)
+{
+	(void)state;
+	const char *path = test_dir_path("old.log");
+
+	/* Made by a program with lanes off: the version 3 layout. */
+	pk_printk_exit();
+	pk_set_lanes(0);
+	unlink(path);
+	assert_int_equal(pk_set_log_buf_file(path, 0), 0);
+	pk_set_console_loglevel(1);
+	assert_null(ring()->lanes);
+	pk_printk_exit();
+
+	/* A program with lanes on writes it: no lanes, the ring takes all. */
+	pk_set_lanes(1);
+	assert_int_equal(pk_set_log_buf_file(path, 0), 0);
+	pk_set_console_loglevel(1);
+	assert_null(ring()->lanes);
+
+	uint64_t first = pk_log_next_seq(pk_printk_log());
+
+	pr_info("old %d\n", 1);
+	assert_int_equal(prb_ring_next_seq(ring()), first + 1);
+
+	struct pk_record r;
+
+	assert_int_equal(pk_log_read(pk_printk_log(), first, &r, 0), 0);
+	assert_string_equal(r.text, "old 1");
+}
+
+static void test_option_parses(void **state)
+{
+	(void)state;
+	struct pk_opts o;
+
+	assert_int_equal(pk_opts_parse("printk.lanes=1", &o), 0);
+	assert_int_equal(o.lanes, 1);
+	assert_int_equal(o.nwarnings, 0);
+	assert_int_equal(pk_opts_parse("printk.lanes", &o), 0);
+	assert_int_equal(o.lanes, 1);
+	assert_int_equal(pk_opts_parse("printk.lanes=0", &o), 0);
+	assert_int_equal(o.lanes, 0);
+	pk_opts_parse("printk.lanes=2", &o);
+	assert_int_equal(o.lanes, -1);
+	assert_int_equal(o.nwarnings, 1);
+	assert_non_null(strstr(o.warnings[0], "printk.lanes"));
+	assert_int_equal(pk_lanes(), 0); /* off by default */
+}
+
+/* ------------------------------------------------------ every reader -- */
+
+static char dumped[8192];
+
+static void dump_cb(struct kmsg_dumper *d, enum kmsg_dump_reason reason)
+{
+	struct kmsg_dump_iter it;
+	size_t len = 0, n;
+
+	(void)d, (void)reason;
+	pk_kmsg_dump_rewind(&it);
+	while (len < sizeof(dumped) - 200 &&
+	       pk_kmsg_dump_get_line(&it, false, dumped + len, sizeof(dumped) - len, &n))
+		len += n;
+	dumped[len] = '\0';
+}
+
+static void *lane_writer_once(void *arg)
+{
+	pr_info("from thread %s\n", (const char *)arg);
+	return NULL;
+}
+
+/* Lane records nobody merged yet reach /dev/kmsg readers, the syslog
+ * actions and dumpers, each through its own first call. */
+static void test_every_reader_sees_lanes(void **state)
+{
+	(void)state;
+	char buf[8192];
+	struct prb_lanes_stats st;
+	pthread_t t;
+
+	/* syslog(READ_ALL) */
+	start_log(NULL, 1 << 18);
+	pr_info("one %d\n", 1);
+	pthread_create(&t, NULL, lane_writer_once, "x");
+	pthread_join(t, NULL);
+	lanes_stats(&st);
+	assert_int_equal(st.pending, 2);
+	int n = pk_do_syslog(PK_SYSLOG_ACTION_READ_ALL, buf, sizeof(buf) - 1);
+
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "<6>one 1\n<6>from thread x\n");
+
+	/* syslog(SIZE_UNREAD) counts them before anyone read them */
+	start_log(NULL, 1 << 18);
+	pr_info("two %d\n", 2);
+	assert_int_equal(pk_do_syslog(PK_SYSLOG_ACTION_SIZE_UNREAD, NULL, 0), (int)strlen("<6>two 2\n"));
+
+	/* /dev/kmsg */
+	start_log(NULL, 1 << 18);
+	pr_info("three %d\n", 3);
+
+	struct kmsg_file *kf;
+
+	assert_int_equal(pk_kmsg_open(&kf, O_RDONLY | O_NONBLOCK), 0);
+	ssize_t k = pk_kmsg_read(kf, buf, sizeof(buf) - 1);
+
+	assert_true(k > 0);
+	buf[k] = '\0';
+	assert_non_null(strstr(buf, ";three 3\n"));
+	assert_int_equal(strncmp(buf, "6,0,", 4), 0);
+	pk_kmsg_close(kf);
+
+	/* a dumper (the panic path's reader) */
+	start_log(NULL, 1 << 18);
+	pr_info("four %d\n", 4);
+
+	struct kmsg_dumper d = { .dump = dump_cb, .max_reason = PK_KMSG_DUMP_SHUTDOWN };
+
+	assert_int_equal(pk_kmsg_dump_register(&d), 0);
+	pk_kmsg_dump(PK_KMSG_DUMP_SHUTDOWN);
+	pk_kmsg_dump_unregister(&d);
+	assert_non_null(strstr(dumped, "four 4\n"));
+}
+
+/* A /dev/kmsg reader blocked for the next record wakes for a lane record
+ * (which rings no bell: the wait sleeps in slices while lanes are used). */
+static char follow_buf[512];
+static atomic_long follow_len;
+
+static void *follower(void *arg)
+{
+	struct kmsg_file *kf = arg;
+
+	atomic_store(&follow_len, pk_kmsg_read(kf, follow_buf, sizeof(follow_buf) - 1));
+	return NULL;
+}
+
+static void test_follower_wakes(void **state)
+{
+	(void)state;
+	struct kmsg_file *kf;
+	pthread_t t;
+
+	start_log(NULL, 1 << 18);
+	pr_info("claim %d\n", 0); /* the lanes are in use */
+
+	char buf[512];
+
+	assert_int_equal(pk_kmsg_open(&kf, O_RDONLY), 0);
+	assert_true(pk_kmsg_read(kf, buf, sizeof(buf)) > 0); /* "claim 0" */
+	atomic_store(&follow_len, 0);
+	assert_int_equal(pthread_create(&t, NULL, follower, kf), 0);
+	usleep(100 * 1000); /* most likely asleep by now; either way it must see it */
+	pr_info("wake %s\n", "up");
+
+	uint64_t t0 = now_ms();
+
+	while (atomic_load(&follow_len) == 0 && now_ms() - t0 < 20000)
+		usleep(1000);
+	assert_true(atomic_load(&follow_len) > 0);
+	pthread_join(t, NULL);
+	follow_buf[atomic_load(&follow_len)] = '\0';
+	assert_non_null(strstr(follow_buf, ";wake up\n"));
+	pk_kmsg_close(kf);
+}
+
+/* A thread that exits gives its lane back; its records stay. */
+static void *one_line(void *arg)
+{
+	(void)arg;
+	pr_info("bye %d\n", 1);
+	return NULL;
+}
+
+static void test_thread_exit_returns_lane(void **state)
+{
+	(void)state;
+	start_log(NULL, 1 << 18);
+
+	for (int i = 0; i < 40; i++) { /* more threads than lanes */
+		pthread_t t;
+
+		assert_int_equal(pthread_create(&t, NULL, one_line, NULL), 0);
+		assert_int_equal(pthread_join(t, NULL), 0);
+	}
+
+	struct prb_lanes_stats st;
+
+	lanes_stats(&st);
+	assert_int_equal(st.in_use, 0);
+	assert_int_equal(st.pending, 40);
+	assert_int_equal(st.full, 0);
+	assert_int_equal(pk_log_next_seq(pk_printk_log()) - pk_log_first_seq(pk_printk_log()), 40);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_option_parses),
+		cmocka_unit_test_teardown(test_threads_read_once, teardown),
+		cmocka_unit_test_teardown(test_causal_order, teardown),
+		cmocka_unit_test_teardown(test_postmortem_after_sigkill, teardown),
+		cmocka_unit_test_teardown(test_signal_handler_interrupts, teardown),
+		cmocka_unit_test_teardown(test_fork_child_own_lane, teardown),
+		cmocka_unit_test_teardown(test_thread_exit_returns_lane, teardown),
+		cmocka_unit_test_teardown(test_hostile_lanes_bounded, teardown),
+		cmocka_unit_test_teardown(test_every_reader_sees_lanes, teardown),
+		cmocka_unit_test_teardown(test_follower_wakes, teardown),
+		cmocka_unit_test_teardown(test_old_format_no_lanes, teardown),
+	};
+
+	if (test_dir_make("lanes"))
+		return 1;
+
+	int failed = cmocka_run_group_tests(tests, NULL, NULL);
+
+	test_dir_remove();
+	return failed;
+}
