@@ -480,6 +480,102 @@ int pk_tls_write(struct pk_tls *s, const void *p, size_t n)
 	return err;
 }
 
+/* Wait for what OpenSSL's @e asked for, until @deadline (T2). */
+static int wait_for(struct pk_tls *s, int e, int64_t deadline)
+{
+	struct pollfd p = { s->fd, e == OSSL_SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN, 0 };
+	int left = (int)(deadline - now_ms());
+
+	if (left <= 0)
+		return -ETIMEDOUT;
+	if (poll(&p, 1, left) < 0 && errno != EINTR)
+		return -errno;
+	return 0;
+}
+
+int pk_tls_write_timed(struct pk_tls *s, const void *p, size_t n, int timeout_ms)
+{
+	const char *c = p;
+	struct pipe_guard g;
+	int err = 0;
+	int64_t deadline = now_ms() + timeout_ms;
+
+	if (!s)
+		return -EINVAL;
+	pipe_block(&g);
+	while (n && !err) {
+		int chunk = n > (1u << 30) ? 1 << 30 : (int)n, r, e, saved;
+
+		ossl.err_clear();
+		errno = 0;
+		r = ossl.write(s->ssl, c, chunk);
+		saved = errno;
+		if (r > 0) {
+			c += r;
+			n -= (size_t)r;
+			deadline = now_ms() + timeout_ms;
+			continue;
+		}
+		e = ossl.get_error(s->ssl, r);
+		ossl.err_clear();
+		if (e == OSSL_SSL_ERROR_WANT_WRITE || e == OSSL_SSL_ERROR_WANT_READ)
+			err = wait_for(s, e, deadline); /* then the same arguments again */
+		else if (e == OSSL_SSL_ERROR_SYSCALL && saved == EINTR)
+			continue;
+		else if (e == OSSL_SSL_ERROR_SYSCALL && saved)
+			err = -saved;
+		else
+			err = -EPIPE;
+	}
+	pipe_restore(&g);
+	return err;
+}
+
+long pk_tls_read_timed(struct pk_tls *s, void *p, size_t n, int timeout_ms)
+{
+	struct pipe_guard g;
+	int64_t deadline = now_ms() + timeout_ms;
+	long got = 0;
+
+	if (!s || !n)
+		return -EINVAL;
+	pipe_block(&g); /* T3: a read may answer (a key update) */
+	for (;;) {
+		int chunk = n > (1u << 30) ? 1 << 30 : (int)n, r, e, saved;
+
+		ossl.err_clear();
+		errno = 0;
+		r = ossl.read(s->ssl, p, chunk);
+		saved = errno;
+		if (r > 0) {
+			got = r;
+			break;
+		}
+		e = ossl.get_error(s->ssl, r);
+		if (e == OSSL_SSL_ERROR_WANT_READ || e == OSSL_SSL_ERROR_WANT_WRITE) {
+			ossl.err_clear();
+			if ((got = wait_for(s, e, deadline)) < 0)
+				break;
+			continue;
+		}
+		if (e == OSSL_SSL_ERROR_SYSCALL && saved == EINTR)
+			continue;
+		/* The peer's close_notify, or (OpenSSL 3: SSL_ERROR_SSL,
+		 * "unexpected eof while reading"; or SYSCALL without errno)
+		 * the connection ended without one. */
+		if (e == OSSL_SSL_ERROR_ZERO_RETURN || (e == OSSL_SSL_ERROR_SYSCALL && !saved))
+			got = 0;
+		else if (e == OSSL_SSL_ERROR_SYSCALL)
+			got = -saved;
+		else
+			got = -ECONNRESET;
+		ossl.err_clear();
+		break;
+	}
+	pipe_restore(&g);
+	return got;
+}
+
 int pk_tls_peer_gone(struct pk_tls *s)
 {
 	struct pollfd p = { s->fd, POLLIN | POLLRDHUP, 0 };
