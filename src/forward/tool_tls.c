@@ -59,7 +59,10 @@ int pk_tool_tls_connect(struct pk_tool_tls *t, int fd, int timeout_ms, char *why
 	if (!t)
 		return -EINVAL;
 	pk_tool_tls_close(t, 0);
-	return pk_tls_connect(&t->s, t->ctx, fd, t->peer, timeout_ms, why, why_len);
+	/* HTTP: the server answers each request, so a refusal of our
+	 * certificate shows in the answer's read (pk_tool_tls_why); no wait
+	 * for a first answer after the handshake (tls.h). */
+	return pk_tls_connect_nowait(&t->s, t->ctx, fd, t->peer, timeout_ms, why, why_len);
 }
 
 int pk_tool_tls_write(struct pk_tool_tls *t, const void *p, size_t n, int timeout_ms)
@@ -70,6 +73,11 @@ int pk_tool_tls_write(struct pk_tool_tls *t, const void *p, size_t n, int timeou
 ssize_t pk_tool_tls_read(struct pk_tool_tls *t, void *p, size_t n, int timeout_ms)
 {
 	return t && t->s ? (ssize_t)pk_tls_read_timed(t->s, p, n, timeout_ms) : -ENOTCONN;
+}
+
+const char *pk_tool_tls_why(const struct pk_tool_tls *t)
+{
+	return t && t->s ? pk_tls_why(t->s) : "";
 }
 
 int pk_tool_tls_idle_gone(struct pk_tool_tls *t)

@@ -401,15 +401,21 @@ struct pk_tool_tls_opts {
 int pk_tool_tls_new(struct pk_tool_tls **tp, const struct pk_tool_tls_opts *o, char *why,
 		    size_t why_len);
 /* A session on @fd (connected; the caller keeps and closes it) within
- * @timeout_ms: 0, or -EKEYREJECTED ("certificate refused: ...", "refused by
- * the peer: ..."), -EPROTO, -ETIMEDOUT or the socket's error, with @why.
- * A session still open is closed first. */
+ * @timeout_ms: 0, or -EKEYREJECTED ("certificate refused: ..."), -EPROTO,
+ * -ETIMEDOUT or the socket's error, with @why. A session still open is
+ * closed first. The handshake does not wait for the server's first
+ * record: a request-answer protocol learns of a refused client
+ * certificate from its first read (pk_tool_tls_why). */
 int pk_tool_tls_connect(struct pk_tool_tls *t, int fd, int timeout_ms, char *why, size_t why_len);
 /* All of @n bytes, each step within @timeout_ms: 0 or a negative errno. */
 int pk_tool_tls_write(struct pk_tool_tls *t, const void *p, size_t n, int timeout_ms);
 /* Up to @n bytes, the first within @timeout_ms: the count, 0 when the
  * server closed, or a negative errno. */
 ssize_t pk_tool_tls_read(struct pk_tool_tls *t, void *p, size_t n, int timeout_ms);
+/* After a read failed: OpenSSL's words for it (a server that refused our
+ * certificate says so in its first answer: "refused by the peer: tlsv13
+ * alert certificate required"), or "". Valid until the session ends. */
+const char *pk_tool_tls_why(const struct pk_tool_tls *t);
 /* An idle session: 0 while the server is there (what it sent meanwhile,
  * TLS's own records such as session tickets, taken and dropped), 1 when
  * it closed or the connection failed. Never blocks. */

@@ -15,7 +15,11 @@
 #      journal-remote stopped and started again meanwhile: a new session;
 #   4. a wrong CA (another CA's file) and a wrong name (peer=wrong.example):
 #      refused with OpenSSL's words in pk-forward's one line, nothing
-#      arrives, the cursor stays.
+#      arrives, the cursor stays;
+#   5. a server that requires a client certificate (openssl s_server
+#      -Verify: journal-remote cannot be made to) and gets none: its alert
+#      said in the same line ("refused by the peer: tlsv13 alert
+#      certificate required"), the cursor stays.
 #
 # journal-remote gets its listening socket from a Python launcher (socket
 # activation, LISTEN_FDS; --listen-https=-3), as in test_journal_remote.sh.
@@ -41,9 +45,10 @@ command -v openssl >/dev/null || fail "no openssl command (Debian: openssl)"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pk-journal-remote-https.XXXXXX")
 jr_pid=
 fwd_pid=
+ss_pid=
 cleanup() {
 	local p
-	for p in "$fwd_pid" "$jr_pid"; do
+	for p in "$fwd_pid" "$jr_pid" "$ss_pid"; do
 		[[ -n $p ]] || continue
 		kill -TERM "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
@@ -56,9 +61,11 @@ c=$tmp/certs
 mkdir "$c"
 bash "$src_dir/tests/daemon/tls_certs.sh" "$c" || fail "the certificates could not be made"
 
-read -r port < <(python3 -c '
+read -r port ss_port < <(python3 -c '
 import socket
-s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+ss = [socket.socket() for _ in range(2)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(*[s.getsockname()[1] for s in ss])')
 target=journal-remote:https://127.0.0.1:$port,ca=$c/ca.pem
 log=$tmp/log
 cursor=$tmp/cursor
@@ -237,7 +244,8 @@ echo "ok: the cursor across a stop and a start of both: 800 records, each once"
 
 # --------------------------------------------- 4. wrong CA, wrong name --
 # refused TARGET WORDS: pk-forward says "cannot deliver: WORDS;" once,
-# nothing arrives, the cursor stays.
+# nothing arrives, the cursor stays at $at.
+at=800
 refused() {
 	local tgt=$1 words=$2
 	"$emit" "1:6::never sent" >/dev/null 2>"$tmp/emit.err" || fail "pk-emit: $(cat "$tmp/emit.err")"
@@ -249,8 +257,8 @@ refused() {
 	fwd_pid=
 	local want="pk-forward: $tgt: cannot deliver: $words; the batch goes again, retried after 100 ms doubling up to 10 s (said once until it is delivered)"
 	[[ $(cat "$tmp/fwd4.err") == "$want" ]] || fail "pk-forward's words: $(cat "$tmp/fwd4.err"), not $want"
-	cursor_is 800 || fail "cursor moved: next-seq $(cursor_seq)"
-	[[ $(seq_report 800) == "800 0 0" ]] || fail "entries, twice, missing: $(seq_report 800)"
+	cursor_is "$at" || fail "cursor moved: next-seq $(cursor_seq), not $at"
+	[[ $(seq_report "$at") == "$at 0 0" ]] || fail "entries, twice, missing: $(seq_report "$at")"
 	echo "ok: refused: $(cat "$tmp/fwd4.err")"
 }
 refused "journal-remote:https://127.0.0.1:$port,ca=$c/other-ca.pem" \
@@ -264,4 +272,17 @@ cursor_is 802 || fail "cursor: next-seq $(cursor_seq), not 802"
 echo "ok: then the right CA: 802 records, each once"
 
 kill -0 "$jr_pid" 2>/dev/null || fail "journal-remote exited: $(tail -3 "$tmp/jr.log")"
+
+# ------------------------------- 5. a client certificate required, none --
+openssl s_server -accept "127.0.0.1:$ss_port" -cert "$c/server.pem" -key "$c/server.key" \
+	-CAfile "$c/ca.pem" -Verify 1 -www >"$tmp/s_server.log" 2>&1 &
+ss_pid=$!
+for ((t = 0; t < 1200; t++)); do
+	(exec 3<>"/dev/tcp/127.0.0.1/$ss_port") 2>/dev/null && break
+	kill -0 "$ss_pid" 2>/dev/null || fail "openssl s_server exited: $(tail -3 "$tmp/s_server.log")"
+	sleep 0.05
+done
+at=802
+refused "journal-remote:https://127.0.0.1:$ss_port,ca=$c/ca.pem" \
+	"refused by the peer: tlsv13 alert certificate required"
 echo "PASS"

@@ -547,8 +547,13 @@ static ssize_t recv_some(struct pkf_jr *jr, char *p, size_t n)
 {
 	int fd = jr->fd;
 
-	if (jr->tls)
-		return pk_tool_tls_read(jr->tls, p, n, IO_MS);
+	if (jr->tls) {
+		ssize_t r = pk_tool_tls_read(jr->tls, p, n, IO_MS);
+
+		if (r < 0 && !jr->conn_why[0]) /* the session's words, for J3's line */
+			snprintf(jr->conn_why, sizeof(jr->conn_why), "%s", pk_tool_tls_why(jr->tls));
+		return r;
+	}
 	for (;;) {
 		ssize_t r = recv(fd, p, n, 0);
 
@@ -837,6 +842,7 @@ int pkf_jr_commit(struct pkf_jr *jr)
 	if (err && reused && !a.got) {
 		/* J4: the kept connection was gone; once more on a new one. */
 		drop_conn(jr, 0);
+		jr->conn_why[0] = '\0';
 		err = post(jr, &a, &reused);
 	}
 	if (!err && !a.keep && jr->fd >= 0)
