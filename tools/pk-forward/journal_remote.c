@@ -122,7 +122,8 @@ static int take_file(const char *p, size_t n, const char *name, char *out, size_
 		return -1;
 	}
 	if (!n || n >= size) {
-		snprintf(msg, sizeof(msg), "%s= needs a %s", name, strcmp(name, "peer") ? "file name" : "name");
+		snprintf(msg, sizeof(msg), "%s= needs a %s", name,
+			 strcmp(name, "peer") ? "file name" : "name");
 		*why = msg;
 		return -1;
 	}
