@@ -7,7 +7,7 @@
 # 5425; rsyslog's imtcp with the ossl driver, certificates made here by
 # tests/daemon/tls_certs.sh) and RELP over TLS; to a
 # real syslog-ng (when scripts/setup.sh unpacked one): the same writer over
-# TCP; to a real systemd-journal-remote over HTTP: pk-forward's
+# TCP; to a real systemd-journal-remote over HTTP and HTTPS: pk-forward's
 # journal-remote target against systemd-journal-upload(8); and to a real
 # systemd-journald: pk-forward, printk's journal console and
 # sd_journal_send(3) sending the same records; all in the same run.
@@ -338,18 +338,28 @@ fi
 jremote=${JOURNAL_REMOTE:-/lib/systemd/systemd-journal-remote}
 jupload=${JOURNAL_UPLOAD:-/lib/systemd/systemd-journal-upload}
 jr_pid=''
-# start_jr DIR: a journal-remote writing DIR/remote.journal on a free port
-# ($jr_port, $jr_pid); 1 if it does not answer HTTP within 10 s.
+# start_jr DIR [https]: a journal-remote writing DIR/remote.journal on a
+# free port ($jr_port, $jr_pid), over HTTPS with the certificates made
+# above when asked; 1 if it does not answer within 10 s.
 start_jr() {
+	local -a listen
 	mkdir -p "$1"
 	jr_port=$(port)
-	"$jremote" --listen-http="127.0.0.1:$jr_port" --output="$1/remote.journal" --split-mode=none \
+	listen=(--listen-http="127.0.0.1:$jr_port")
+	[[ ${2:-} == https ]] &&
+		listen=(--listen-https="127.0.0.1:$jr_port" --key="$tmp/certs/server.key" --cert="$tmp/certs/server.pem")
+	"$jremote" "${listen[@]}" --output="$1/remote.journal" --split-mode=none \
 		>"$1/jr.log" 2>&1 &
 	jr_pid=$!
 	for _ in $(seq 200); do
-		python3 -c 'import http.client, sys
-c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=5); c.request("GET", "/"); c.getresponse()' \
-			"$jr_port" 2>/dev/null && return 0
+		python3 -c 'import http.client, ssl, sys
+if sys.argv[2] == "https":
+    c = http.client.HTTPSConnection("127.0.0.1", int(sys.argv[1]), timeout=5,
+                                    context=ssl.create_default_context(cafile=sys.argv[3]))
+else:
+    c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=5)
+c.request("GET", "/"); c.getresponse()' \
+			"$jr_port" "${2:-http}" "$tmp/certs/ca.pem" 2>/dev/null && return 0
 		kill -0 "$jr_pid" 2>/dev/null || return 1
 		sleep 0.05
 	done
@@ -391,6 +401,24 @@ else
 		echo "bench/forward.sh: journal-remote has $got_n entries, $((runs * fwd_n)) expected" >&2
 		exit 1
 	fi
+	# The same over HTTPS (pk-forward's TLS session, the server verified
+	# against the test CA by its address).
+	if ! start_jr "$tmp/jrs" https; then
+		echo "journal-remote over HTTPS: not measured: it did not start ($(tail -1 "$tmp/jrs/jr.log"))"
+		stop_jr
+	else
+		c0=$(jr_cpu)
+		want=$fwd_n report "pk-forward journal-remote https" "$fwd" -o -c "$tmp/cursor" \
+			"journal-remote:https://127.0.0.1:$jr_port,ca=$tmp/certs/ca.pem" "$log"
+		https_rate=$median_rate https_cpu=$cpu_us
+		jr_note+=", pk-forward https $(((($(jr_cpu) - c0) * 1000000 / hz) / (runs * fwd_n))) us"
+		stop_jr
+		got_n=$(jr_count "$tmp/jrs")
+		if ((got_n != runs * fwd_n)); then
+			echo "bench/forward.sh: journal-remote over HTTPS has $got_n entries, $((runs * fwd_n)) expected" >&2
+			exit 1
+		fi
+	fi
 	if [[ ! -x $jupload ]]; then
 		echo "systemd-journal-upload: not found, no baseline"
 	elif ! start_jr "$tmp/jr2"; then
@@ -415,6 +443,9 @@ else
 	fi
 	echo "the sender's CPU per record: $cpu_note"
 	echo "journal-remote's CPU per entry: $jr_note"
+	if [[ -n ${https_rate:-} ]]; then
+		echo "pk-forward journal-remote, HTTPS / HTTP: median rate $(printf '%.2f' "$(echo "$https_rate / $fwd_rate" | bc -l)"), sender's CPU per record $(printf '%.2f' "$(echo "$https_cpu / $fwd_cpu" | bc -l)")"
+	fi
 	if [[ -n ${up_rate:-} ]]; then
 		echo "pk-forward / systemd-journal-upload: median rate $(printf '%.2f' "$(echo "$fwd_rate / $up_rate" | bc -l)"), sender's CPU per record $(printf '%.2f' "$(echo "$fwd_cpu / $up_cpu" | bc -l)")"
 	fi

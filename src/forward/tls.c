@@ -162,6 +162,7 @@ struct pk_tls {
 	void *ssl;
 	int fd;
 	pid_t pid; /* the process that made it: only it may speak on it */
+	char why[160]; /* pk_tls_read_timed(): why the session failed, or "" */
 };
 
 static void say(char *why, size_t why_len, const char *fmt, ...) PK_PRINTF_FORMAT(3, 4);
@@ -344,7 +345,7 @@ static int settle(struct pk_tls *s, int64_t deadline, char *why, size_t why_len)
 }
 
 /* The handshake, non-blocking under a deadline (T2). */
-static int handshake(struct pk_tls *s, int timeout_ms, char *why, size_t why_len)
+static int handshake(struct pk_tls *s, int timeout_ms, int wait_answer, char *why, size_t why_len)
 {
 	int64_t deadline = now_ms() + timeout_ms;
 
@@ -356,7 +357,7 @@ static int handshake(struct pk_tls *s, int timeout_ms, char *why, size_t why_len
 		r = ossl.connect(s->ssl);
 		saved = errno;
 		if (r == 1)
-			return settle(s, deadline, why, why_len);
+			return wait_answer ? settle(s, deadline, why, why_len) : 0;
 		e = ossl.get_error(s->ssl, r);
 		if (e == OSSL_SSL_ERROR_WANT_READ || e == OSSL_SSL_ERROR_WANT_WRITE) {
 			struct pollfd p = { s->fd, e == OSSL_SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, 0 };
@@ -391,8 +392,8 @@ static int handshake(struct pk_tls *s, int timeout_ms, char *why, size_t why_len
 	}
 }
 
-int pk_tls_connect(struct pk_tls **sp, struct pk_tls_ctx *ctx, int fd, const char *peer,
-		   int timeout_ms, char *why, size_t why_len)
+static int tls_connect(struct pk_tls **sp, struct pk_tls_ctx *ctx, int fd, const char *peer,
+		       int timeout_ms, int wait_answer, char *why, size_t why_len)
 {
 	if (!sp || !ctx || fd < 0 || !peer || !*peer)
 		return -EINVAL;
@@ -426,7 +427,7 @@ int pk_tls_connect(struct pk_tls **sp, struct pk_tls_ctx *ctx, int fd, const cha
 		say(why, why_len, "peer=%.200s: %s", peer, first_reason("not usable as a name"));
 	if (!err) {
 		pipe_block(&g);
-		err = handshake(s, timeout_ms, why, why_len);
+		err = handshake(s, timeout_ms, wait_answer, why, why_len);
 		pipe_restore(&g);
 	}
 	if (fcntl(fd, F_SETFL, flags) < 0 && !err)
@@ -439,6 +440,18 @@ int pk_tls_connect(struct pk_tls **sp, struct pk_tls_ctx *ctx, int fd, const cha
 	}
 	*sp = s;
 	return 0;
+}
+
+int pk_tls_connect(struct pk_tls **sp, struct pk_tls_ctx *ctx, int fd, const char *peer,
+		   int timeout_ms, char *why, size_t why_len)
+{
+	return tls_connect(sp, ctx, fd, peer, timeout_ms, 1, why, why_len);
+}
+
+int pk_tls_connect_nowait(struct pk_tls **sp, struct pk_tls_ctx *ctx, int fd, const char *peer,
+			  int timeout_ms, char *why, size_t why_len)
+{
+	return tls_connect(sp, ctx, fd, peer, timeout_ms, 0, why, why_len);
 }
 
 int pk_tls_write(struct pk_tls *s, const void *p, size_t n)
@@ -478,6 +491,115 @@ int pk_tls_write(struct pk_tls *s, const void *p, size_t n)
 	}
 	pipe_restore(&g);
 	return err;
+}
+
+/* Wait for what OpenSSL's @e asked for, until @deadline (T2). */
+static int wait_for(struct pk_tls *s, int e, int64_t deadline)
+{
+	struct pollfd p = { s->fd, e == OSSL_SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN, 0 };
+	int left = (int)(deadline - now_ms());
+
+	if (left <= 0)
+		return -ETIMEDOUT;
+	if (poll(&p, 1, left) < 0 && errno != EINTR)
+		return -errno;
+	return 0;
+}
+
+int pk_tls_write_timed(struct pk_tls *s, const void *p, size_t n, int timeout_ms)
+{
+	const char *c = p;
+	struct pipe_guard g;
+	int err = 0;
+	int64_t deadline = now_ms() + timeout_ms;
+
+	if (!s)
+		return -EINVAL;
+	pipe_block(&g);
+	while (n && !err) {
+		int chunk = n > (1u << 30) ? 1 << 30 : (int)n, r, e, saved;
+
+		ossl.err_clear();
+		errno = 0;
+		r = ossl.write(s->ssl, c, chunk);
+		saved = errno;
+		if (r > 0) {
+			c += r;
+			n -= (size_t)r;
+			deadline = now_ms() + timeout_ms;
+			continue;
+		}
+		e = ossl.get_error(s->ssl, r);
+		ossl.err_clear();
+		if (e == OSSL_SSL_ERROR_WANT_WRITE || e == OSSL_SSL_ERROR_WANT_READ)
+			err = wait_for(s, e, deadline); /* then the same arguments again */
+		else if (e == OSSL_SSL_ERROR_SYSCALL && saved == EINTR)
+			continue;
+		else if (e == OSSL_SSL_ERROR_SYSCALL && saved)
+			err = -saved;
+		else
+			err = -EPIPE;
+	}
+	pipe_restore(&g);
+	return err;
+}
+
+long pk_tls_read_timed(struct pk_tls *s, void *p, size_t n, int timeout_ms)
+{
+	struct pipe_guard g;
+	int64_t deadline = now_ms() + timeout_ms;
+	long got = 0;
+
+	if (!s || !n)
+		return -EINVAL;
+	pipe_block(&g); /* T3: a read may answer (a key update) */
+	for (;;) {
+		int chunk = n > (1u << 30) ? 1 << 30 : (int)n, r, e, saved;
+
+		ossl.err_clear();
+		errno = 0;
+		r = ossl.read(s->ssl, p, chunk);
+		saved = errno;
+		if (r > 0) {
+			got = r;
+			break;
+		}
+		e = ossl.get_error(s->ssl, r);
+		if (e == OSSL_SSL_ERROR_WANT_READ || e == OSSL_SSL_ERROR_WANT_WRITE) {
+			ossl.err_clear();
+			if ((got = wait_for(s, e, deadline)) < 0)
+				break;
+			continue;
+		}
+		if (e == OSSL_SSL_ERROR_SYSCALL && saved == EINTR)
+			continue;
+		/* The peer's close_notify, or (OpenSSL 3: SSL_ERROR_SSL,
+		 * "unexpected eof while reading"; or SYSCALL without errno)
+		 * the connection ended without one. */
+		if (e == OSSL_SSL_ERROR_ZERO_RETURN || (e == OSSL_SSL_ERROR_SYSCALL && !saved)) {
+			got = 0;
+		} else if (e == OSSL_SSL_ERROR_SYSCALL) {
+			got = -saved;
+		} else {
+			/* An alert (a client certificate refused, when the
+			 * handshake did not wait for it), or the end without
+			 * close_notify: OpenSSL's words, for the caller. */
+			const char *reason = first_reason("the peer closed the connection");
+
+			say(s->why, sizeof(s->why), "%s%s",
+			    strstr(reason, "alert") ? "refused by the peer: " : "", reason);
+			got = -ECONNRESET;
+		}
+		ossl.err_clear();
+		break;
+	}
+	pipe_restore(&g);
+	return got;
+}
+
+const char *pk_tls_why(const struct pk_tls *s)
+{
+	return s ? s->why : "";
 }
 
 int pk_tls_peer_gone(struct pk_tls *s)

@@ -73,8 +73,30 @@ void pk_tls_ctx_free(struct pk_tls_ctx *ctx);
  */
 int pk_tls_connect(struct pk_tls **sp, struct pk_tls_ctx *ctx, int fd, const char *peer,
 		   int timeout_ms, char *why, size_t why_len);
+/*
+ * The same without T5's wait for the server's first answer after a TLS 1.3
+ * handshake: for a protocol where the server answers every request (HTTP),
+ * so that a refusal of our certificate shows when the answer is read
+ * (pk_tls_read_timed() fails, pk_tls_why() says why), and a server that
+ * sends nothing after the handshake costs no wait.
+ */
+int pk_tls_connect_nowait(struct pk_tls **sp, struct pk_tls_ctx *ctx, int fd, const char *peer,
+			  int timeout_ms, char *why, size_t why_len);
 /* All of @n bytes, or the error (the session is unusable after one). */
 int pk_tls_write(struct pk_tls *s, const void *p, size_t n);
+/*
+ * For a socket left non-blocking (pk-forward's HTTP client): all of @n
+ * bytes, waiting at most @timeout_ms for each step of progress, or
+ * -ETIMEDOUT, -EPIPE, the socket's error. Up to @n bytes read, waiting at
+ * most @timeout_ms for the first: the count, 0 when the peer closed (its
+ * close_notify, or the end of the connection without one: the caller's
+ * framing says whether the answer was whole), -ETIMEDOUT, or an error.
+ */
+int pk_tls_write_timed(struct pk_tls *s, const void *p, size_t n, int timeout_ms);
+long pk_tls_read_timed(struct pk_tls *s, void *p, size_t n, int timeout_ms);
+/* After pk_tls_read_timed() failed with -ECONNRESET: OpenSSL's words
+ * ("refused by the peer: tlsv13 alert certificate required"), or "". */
+const char *pk_tls_why(const struct pk_tls *s);
 /* 0 while the peer is there; -ESHUTDOWN when it closed, its error when the
  * connection failed. Takes what the peer sent meanwhile (TLS 1.3 tickets). */
 int pk_tls_peer_gone(struct pk_tls *s);

@@ -19,14 +19,16 @@
  * the log of PRINTK_OPTS (pk_opts_log_buf_file), how a reader keeps the
  * library's printk start-up away (PK_READER_ONLY_PROGRAM), and opening the
  * files a tool keeps (pk_tool_open: pk-forward's cursor) by the library's
- * rule for symbolic links.
+ * rule for symbolic links, and a TLS client session for a tool's own
+ * protocol (pk_tool_tls_*: pk-forward's https).
  *
  * Each function says its context: async-signal-safe or not, whether it may
  * block, whether it is thread-safe.
  *
  * One function is kmsg.c's, as it makes a /dev/kmsg reader:
  * pk_kmsg_open_reader(), for a program that follows a log file's name and
- * keeps the handle of the file its readers read.
+ * keeps the handle of the file its readers read. The pk_tool_tls_*
+ * functions are forward/tool_tls.c's, over the consoles' TLS layer.
  */
 #ifndef PRINTK_READER_H
 #define PRINTK_READER_H
@@ -370,6 +372,58 @@ int pk_log_forwarder_at(struct pk_log *log, unsigned i, struct pk_log_forwarder 
  * without PK_OPEN_REGULAR).
  */
 int pk_tool_open(const char *path, int oflags, mode_t mode, unsigned how);
+
+/* ------------------------------------------------- TLS for a tool -- */
+
+/*
+ * pk-forward's own HTTP client (journal-remote over https) speaks TLS
+ * through the forwarding consoles' session layer (forward/tls.c): the
+ * same library loaded at run time, the same verification (the chain to a
+ * CA of @ca, the name or address @peer in the certificate, TLS 1.2 at
+ * least) and the same words for a refusal. Implemented in
+ * forward/tool_tls.c. Not thread-safe per handle; may block only as long
+ * as the timeouts given.
+ */
+struct pk_tool_tls;
+struct pk_tool_tls_opts {
+	const char *ca;	  /* PEM file of the CAs (NULL: the system's) */
+	const char *cert; /* optional client certificate chain (PEM)... */
+	const char *key;  /* ...and its key, together */
+	const char *peer; /* the name or address the server must carry */
+};
+
+/* The reasons' room: OpenSSL's words with a file name. */
+#define PK_TOOL_TLS_WHY 320
+
+/* The context, its files read now: 0; -EPROTONOSUPPORT without
+ * libssl.so.3 (@why: "TLS needs libssl.so.3 (Debian: libssl3)"); -EINVAL
+ * with @why naming the file that cannot be used; -ENOMEM. */
+int pk_tool_tls_new(struct pk_tool_tls **tp, const struct pk_tool_tls_opts *o, char *why,
+		    size_t why_len);
+/* A session on @fd (connected; the caller keeps and closes it) within
+ * @timeout_ms: 0, or -EKEYREJECTED ("certificate refused: ..."), -EPROTO,
+ * -ETIMEDOUT or the socket's error, with @why. A session still open is
+ * closed first. The handshake does not wait for the server's first
+ * record: a request-answer protocol learns of a refused client
+ * certificate from its first read (pk_tool_tls_why). */
+int pk_tool_tls_connect(struct pk_tool_tls *t, int fd, int timeout_ms, char *why, size_t why_len);
+/* All of @n bytes, each step within @timeout_ms: 0 or a negative errno. */
+int pk_tool_tls_write(struct pk_tool_tls *t, const void *p, size_t n, int timeout_ms);
+/* Up to @n bytes, the first within @timeout_ms: the count, 0 when the
+ * server closed, or a negative errno. */
+ssize_t pk_tool_tls_read(struct pk_tool_tls *t, void *p, size_t n, int timeout_ms);
+/* After a read failed: OpenSSL's words for it (a server that refused our
+ * certificate says so in its first answer: "refused by the peer: tlsv13
+ * alert certificate required"), or "". Valid until the session ends. */
+const char *pk_tool_tls_why(const struct pk_tool_tls *t);
+/* An idle session: 0 while the server is there (what it sent meanwhile,
+ * TLS's own records such as session tickets, taken and dropped), 1 when
+ * it closed or the connection failed. Never blocks. */
+int pk_tool_tls_idle_gone(struct pk_tool_tls *t);
+/* End the session (@clean: send close_notify); the context stays. */
+void pk_tool_tls_close(struct pk_tool_tls *t, int clean);
+/* The session, if any, and the context. */
+void pk_tool_tls_free(struct pk_tool_tls *t);
 
 /* What a tool prints for @err (negative) from opening or reading a log
  * file: pk_log_strerror()'s words for the codes only a log gives (a

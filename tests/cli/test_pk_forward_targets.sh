@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: MIT
 # pk-forward's journal-remote target parsed strictly: each malformed URL is
 # one line on stderr naming what is wrong, status 1, nothing sent; an
-# https:// target with well-formed options is refused with "https needs
-# TLS support" (this version has no TLS). The real receiver's tests are
-# tests/daemon/test_journal_remote.sh. Then the syslog TLS targets' refusals
+# https:// target whose files cannot be used, or without libssl.so.3, is
+# refused when it is made. The real receiver's tests are
+# tests/daemon/test_journal_remote.sh and test_journal_remote_https.sh. Then the syslog TLS targets' refusals
 # (their receivers' tests: tests/test_daemon_tls.c).
 # shellcheck source=tests/cli/common.sh
 . "$(dirname "$0")/common.sh"
@@ -52,17 +52,20 @@ refused 'journal-remote:http://h:19532 ' "$only"
 refused 'journal-remote:http://[::1' "bad target: an IPv6 address needs its closing ']'"
 refused 'journal-remote:http://[]' "bad target: an IPv6 address needs its closing ']'"
 refused 'journal-remote:http://[h::1]' 'bad target: not an IPv6 address in the brackets'
-refused journal-remote:http://h,ca=/x 'bad target: ca=, cert= and key= are for https:// only'
-refused journal-remote:http://h,bom=no 'bad target: unknown option (ca=FILE, cert=FILE and key=FILE, https only)'
+refused journal-remote:http://h,ca=/x 'bad target: ca=, cert=, key= and peer= are for https:// only'
+refused journal-remote:http://h,peer=x 'bad target: ca=, cert=, key= and peer= are for https:// only'
+refused journal-remote:http://h,bom=no 'bad target: unknown option (ca=FILE, cert=FILE, key=FILE and peer=NAME, https only)'
 refused journal-remote:https://h,ca= 'bad target: ca= needs a file name'
 refused journal-remote:https://h,ca=/a,ca=/b 'bad target: ca= given twice'
 refused journal-remote:https://h,cert=/c 'bad target: cert= and key= go together'
 refused journal-remote:https://h,key=/k 'bad target: cert= and key= go together'
-refused journal-remote:https://h, 'bad target: unknown option (ca=FILE, cert=FILE and key=FILE, https only)'
-refused journal-remote:https://h:19532,ca=/a,cert=/c,key=/k \
-	'https needs TLS support, which this pk-forward does not have: Protocol not supported'
-refused journal-remote:https://h \
-	'https needs TLS support, which this pk-forward does not have: Protocol not supported'
+refused journal-remote:https://h, 'bad target: unknown option (ca=FILE, cert=FILE, key=FILE and peer=NAME, https only)'
+refused journal-remote:https://h,peer= 'bad target: peer= needs a name'
+refused journal-remote:https://h,peer=a,peer=b 'bad target: peer= given twice'
+refused journal-remote:https://h:19532,ca=/a,cert=/c,key=/k 'unusable: ca=/a: No such file or directory'
+refused journal-remote:https://127.0.0.1,cert=/etc/hostname,key=/etc/hostname 'unusable: cert=/etc/hostname: no start line'
+refused journal-remote:https://h 'h does not resolve: Name or service not known'
+PRINTK_TLS_LIBSSL=/nonexistent/libssl.so.3 refused journal-remote:https://127.0.0.1 'TLS needs libssl.so.3 (Debian: libssl3)'
 
 # The syslog TLS targets (console_net.c's, docs/forwarding.md "TLS"): a bad
 # option, a missing file, or RELP over TLS without a client certificate is

@@ -5,12 +5,15 @@
  * journal to a central server.
  *
  *   journal-remote:http://HOST[:PORT][/]      (PORT: 19532 when left out)
- *   journal-remote:https://HOST[:PORT][/],ca=FILE,cert=FILE,key=FILE
+ *   journal-remote:https://HOST[:PORT][/][,ca=FILE][,cert=FILE,key=FILE][,peer=NAME]
  *
  * Each record is one Journal Export Format entry (pk_log_export_format,
  * src/record/export_format.c); a batch is one POST /upload with
  * Content-Type application/vnd.fdo.journal and a Content-Length, on a
- * connection kept alive between batches.
+ * connection kept alive between batches. Over https the connection is a
+ * TLS session of the consoles' layer (reader.h's pk_tool_tls_*): the
+ * server verified as a tls: console verifies its collector (the chain to
+ * ca=, the name peer= or HOST), refused in the same words.
  *
  * Invariants:
  *   J1 A batch is acknowledged only by a complete response with status 200
@@ -33,6 +36,9 @@
  *      before it is used (readable while idle) or by a failure before any
  *      byte of the answer: the batch then goes once more at once on a new
  *      connection, without counting as a failure.
+ *   J5 https: nothing of a batch is written before the handshake verified
+ *      the server; a refusal is a failed batch (J1, J3) said with OpenSSL's
+ *      words, and the next try makes a new connection and handshake.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -69,6 +75,8 @@ struct pkf_jr {
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 	int fd;
+	struct pk_tool_tls *tls; /* https: the context, and the session on fd */
+	char conn_why[PK_TOOL_TLS_WHY]; /* why the last connection failed, or "" */
 	struct pk_log *log;
 	char hostname[256]; /* _HOSTNAME */
 	char boot_id[33];   /* _BOOT_ID, "" when the log's clock is not this boot's monotonic */
@@ -114,7 +122,8 @@ static int take_file(const char *p, size_t n, const char *name, char *out, size_
 		return -1;
 	}
 	if (!n || n >= size) {
-		snprintf(msg, sizeof(msg), "%s= needs a file name", name);
+		snprintf(msg, sizeof(msg), "%s= needs a %s", name,
+			 strcmp(name, "peer") ? "file name" : "name");
 		*why = msg;
 		return -1;
 	}
@@ -123,17 +132,24 @@ static int take_file(const char *p, size_t n, const char *name, char *out, size_
 	return 0;
 }
 
+/* https's options, "" when not given. */
+struct tls_opts {
+	char ca[512], cert[512], key[512], peer[256];
+};
+
 /*
  * Parse @url (after "journal-remote:") strictly: the scheme, HOST (a name,
  * an IPv4 address or an IPv6 address in brackets), PORT, an optional "/",
- * and for https the options. 0 (http), 1 (https), or -1 with @why.
+ * and for https the options into @to. 0 (http), 1 (https), or -1 with @why.
  */
 static int parse_url(const char *url, char *host, size_t host_size, char *hosthdr,
-		     size_t hdr_size, char *port, const char **why)
+		     size_t hdr_size, char *port, struct tls_opts *to, const char **why)
 {
 	const char *p, *h, *he;
 	int https;
-	char ca[512] = "", cert[512] = "", key[512] = "";
+	char *ca = to->ca, *cert = to->cert, *key = to->key;
+
+	memset(to, 0, sizeof(*to));
 
 	if (!strncmp(url, "http://", 7)) {
 		https = 0;
@@ -206,20 +222,23 @@ static int parse_url(const char *url, char *host, size_t host_size, char *hosthd
 		size_t n = e ? (size_t)(e - o) : strlen(o);
 
 		if (!strncmp(o, "ca=", 3)) {
-			if (take_file(o + 3, n - 3, "ca", ca, sizeof(ca), why))
+			if (take_file(o + 3, n - 3, "ca", ca, sizeof(to->ca), why))
 				return -1;
 		} else if (!strncmp(o, "cert=", 5)) {
-			if (take_file(o + 5, n - 5, "cert", cert, sizeof(cert), why))
+			if (take_file(o + 5, n - 5, "cert", cert, sizeof(to->cert), why))
 				return -1;
 		} else if (!strncmp(o, "key=", 4)) {
-			if (take_file(o + 4, n - 4, "key", key, sizeof(key), why))
+			if (take_file(o + 4, n - 4, "key", key, sizeof(to->key), why))
+				return -1;
+		} else if (!strncmp(o, "peer=", 5)) {
+			if (take_file(o + 5, n - 5, "peer", to->peer, sizeof(to->peer), why))
 				return -1;
 		} else {
-			*why = "unknown option (ca=FILE, cert=FILE and key=FILE, https only)";
+			*why = "unknown option (ca=FILE, cert=FILE, key=FILE and peer=NAME, https only)";
 			return -1;
 		}
 		if (!https) {
-			*why = "ca=, cert= and key= are for https:// only";
+			*why = "ca=, cert=, key= and peer= are for https:// only";
 			return -1;
 		}
 		p = o + n;
@@ -233,6 +252,8 @@ static int parse_url(const char *url, char *host, size_t host_size, char *hosthd
 		*why = "cert= and key= go together";
 		return -1;
 	}
+	if (https && !to->peer[0])
+		snprintf(to->peer, sizeof(to->peer), "%s", host); /* as a tls: console's */
 	return https;
 }
 
@@ -271,10 +292,21 @@ void pkf_jr_set_log(struct pkf_jr *jr, struct pk_log *log)
 		read_boot_id(jr->boot_id);
 }
 
+/* The connection closed, and its TLS session ended (@clean: with
+ * close_notify, for a session that is still sound). */
+static void drop_conn(struct pkf_jr *jr, int clean)
+{
+	pk_tool_tls_close(jr->tls, clean);
+	if (jr->fd >= 0)
+		close(jr->fd);
+	jr->fd = -1;
+}
+
 int pkf_jr_create(struct pkf_jr **jrp, const char *target, struct pk_log *log)
 {
 	struct pkf_jr *jr = calloc(1, sizeof(*jr));
-	char host[256], port[8];
+	char host[256], port[8], twhy[PK_TOOL_TLS_WHY];
+	struct tls_opts to;
 	const char *why = NULL;
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
 	int r;
@@ -285,21 +317,34 @@ int pkf_jr_create(struct pkf_jr **jrp, const char *target, struct pk_log *log)
 	}
 	jr->fd = -1;
 	snprintf(jr->target, sizeof(jr->target), "%s", target);
-	r = parse_url(target + 15, host, sizeof(host), jr->host, sizeof(jr->host), port, &why);
+	r = parse_url(target + 15, host, sizeof(host), jr->host, sizeof(jr->host), port, &to, &why);
 	if (r < 0) {
 		fprintf(stderr, "%s: %s: bad target: %s\n", PKF_NAME, target, why);
 		free(jr);
 		return -1;
 	}
 	if (r == 1) {
-		fprintf(stderr, "%s: %s: https needs TLS support, which this pk-forward does not have: %s\n",
-			PKF_NAME, target, strerror(EPROTONOSUPPORT));
-		free(jr);
-		return -1;
+		/* The files are read now, as a tls: console's when it is made. */
+		struct pk_tool_tls_opts o = { to.ca[0] ? to.ca : NULL, to.cert[0] ? to.cert : NULL,
+					      to.key[0] ? to.key : NULL, to.peer };
+		int err = pk_tool_tls_new(&jr->tls, &o, twhy, sizeof(twhy));
+
+		if (err == -EPROTONOSUPPORT) {
+			fprintf(stderr, "%s: %s: %s\n", PKF_NAME, target, twhy);
+			free(jr);
+			return -1;
+		}
+		if (err) {
+			fprintf(stderr, "%s: %s: unusable: %s\n", PKF_NAME, target,
+				twhy[0] ? twhy : strerror(-err));
+			free(jr);
+			return -1;
+		}
 	}
 	if ((r = getaddrinfo(host, port, &hints, &ai)) != 0 || !ai) {
 		fprintf(stderr, "%s: %s: %s does not resolve: %s\n", PKF_NAME, target, host,
 			gai_strerror(r));
+		pk_tool_tls_free(jr->tls);
 		free(jr);
 		return -1;
 	}
@@ -311,6 +356,7 @@ int pkf_jr_create(struct pkf_jr **jrp, const char *target, struct pk_log *log)
 	jr->cap = HEAD_ROOM + 65536;
 	if (!(jr->batch = malloc(jr->cap))) {
 		fprintf(stderr, "%s: %s\n", PKF_NAME, strerror(ENOMEM));
+		pk_tool_tls_free(jr->tls);
 		free(jr);
 		return -1;
 	}
@@ -325,8 +371,8 @@ void pkf_jr_destroy(struct pkf_jr *jr)
 {
 	if (!jr)
 		return;
-	if (jr->fd >= 0)
-		close(jr->fd);
+	drop_conn(jr, 1);
+	pk_tool_tls_free(jr->tls);
 	free(jr->batch);
 	free(jr);
 }
@@ -461,12 +507,24 @@ static int connect_to(struct pkf_jr *jr)
 	int one = 1;
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (jr->tls) { /* J5 */
+		err = pk_tool_tls_connect(jr->tls, fd, CONNECT_MS + IO_MS, jr->conn_why,
+					  sizeof(jr->conn_why));
+		if (err) {
+			close(fd);
+			return err;
+		}
+	}
 	jr->fd = fd;
 	return 0;
 }
 
-static int send_all(int fd, const char *p, size_t n)
+static int send_all(struct pkf_jr *jr, const char *p, size_t n)
 {
+	int fd = jr->fd;
+
+	if (jr->tls)
+		return pk_tool_tls_write(jr->tls, p, n, IO_MS);
 	while (n) {
 		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
 
@@ -486,8 +544,17 @@ static int send_all(int fd, const char *p, size_t n)
 }
 
 /* Up to @n bytes into @p: the count (> 0), 0 at the end, or a negative errno. */
-static ssize_t recv_some(int fd, char *p, size_t n)
+static ssize_t recv_some(struct pkf_jr *jr, char *p, size_t n)
 {
+	int fd = jr->fd;
+
+	if (jr->tls) {
+		ssize_t r = pk_tool_tls_read(jr->tls, p, n, IO_MS);
+
+		if (r < 0 && !jr->conn_why[0]) /* the session's words, for J3's line */
+			snprintf(jr->conn_why, sizeof(jr->conn_why), "%s", pk_tool_tls_why(jr->tls));
+		return r;
+	}
 	for (;;) {
 		ssize_t r = recv(fd, p, n, 0);
 
@@ -557,7 +624,7 @@ static long long number(const char *s, size_t n, int base)
  * the connection stays, and words for a failure. 0, or a negative errno
  * (-EPROTO: not HTTP as this client takes it).
  */
-static int read_answer(int fd, struct answer *a)
+static int read_answer(struct pkf_jr *jr, struct answer *a)
 {
 	static char buf[HEAD_MAX + BODY_MAX + 1];
 	size_t have = 0;
@@ -571,7 +638,7 @@ static int read_answer(int fd, struct answer *a)
 		while (!(buf[have] = '\0', end = strstr(buf, "\r\n\r\n"))) {
 			if (have >= HEAD_MAX)
 				return -EPROTO;
-			ssize_t r = recv_some(fd, buf + have, HEAD_MAX - have);
+			ssize_t r = recv_some(jr, buf + have, HEAD_MAX - have);
 
 			if (r <= 0)
 				return r < 0 ? (int)r : have ? -EPROTO : -ECONNRESET;
@@ -628,7 +695,7 @@ static int read_answer(int fd, struct answer *a)
 
 				if (body >= BODY_MAX)
 					return -EPROTO;
-				if ((r = recv_some(fd, buf + body, BODY_MAX - body)) <= 0)
+				if ((r = recv_some(jr, buf + body, BODY_MAX - body)) <= 0)
 					return r < 0 ? (int)r : -EPROTO;
 				body += (size_t)r;
 				continue;
@@ -643,7 +710,7 @@ static int read_answer(int fd, struct answer *a)
 			if (cs == 0) {
 				/* No trailers taken: the final CRLF. */
 				while (body < need) {
-					ssize_t r = recv_some(fd, buf + body, BODY_MAX - body);
+					ssize_t r = recv_some(jr, buf + body, BODY_MAX - body);
 
 					if (r <= 0 || body + (size_t)r > BODY_MAX)
 						return r < 0 ? (int)r : -EPROTO;
@@ -658,7 +725,7 @@ static int read_answer(int fd, struct answer *a)
 
 				if (need > BODY_MAX)
 					return -EPROTO;
-				if ((r = recv_some(fd, buf + body, BODY_MAX - body)) <= 0)
+				if ((r = recv_some(jr, buf + body, BODY_MAX - body)) <= 0)
 					return r < 0 ? (int)r : -EPROTO;
 				body += (size_t)r;
 			}
@@ -673,7 +740,7 @@ static int read_answer(int fd, struct answer *a)
 		if (clen > BODY_MAX)
 			return -EPROTO;
 		while (body < (size_t)clen) {
-			ssize_t r = recv_some(fd, buf + body, (size_t)clen - body);
+			ssize_t r = recv_some(jr, buf + body, (size_t)clen - body);
 
 			if (r <= 0)
 				return r < 0 ? (int)r : -EPROTO;
@@ -685,7 +752,7 @@ static int read_answer(int fd, struct answer *a)
 		/* Neither: the body runs to the close. */
 		ssize_t r;
 
-		while (body < BODY_MAX && (r = recv_some(fd, buf + body, BODY_MAX - body)) > 0)
+		while (body < BODY_MAX && (r = recv_some(jr, buf + body, BODY_MAX - body)) > 0)
 			body += (size_t)r;
 		close_after = 1;
 	}
@@ -724,9 +791,8 @@ static int post(struct pkf_jr *jr, struct answer *a, int *reused)
 		 * spoke out of turn). */
 		struct pollfd p = { .fd = jr->fd, .events = POLLIN };
 
-		if (poll(&p, 1, 0) != 0) {
-			close(jr->fd);
-			jr->fd = -1;
+		if (jr->tls ? pk_tool_tls_idle_gone(jr->tls) : poll(&p, 1, 0) != 0) {
+			drop_conn(jr, 0);
 		} else {
 			*reused = 1;
 		}
@@ -735,19 +801,19 @@ static int post(struct pkf_jr *jr, struct answer *a, int *reused)
 		return err;
 	/* The head goes just before the body: one send. */
 	memcpy(jr->batch + HEAD_ROOM - (size_t)n, head, (size_t)n);
-	if ((err = send_all(jr->fd, jr->batch + HEAD_ROOM - (size_t)n, (size_t)n + body))) {
+	if ((err = send_all(jr, jr->batch + HEAD_ROOM - (size_t)n, (size_t)n + body))) {
 		/* A receiver that refuses a request may answer before it read
 		 * the body, and close: its words say more than the broken
 		 * pipe. Never a success, whatever it says: the batch did not
 		 * go whole. */
-		if ((err == -EPIPE || err == -ECONNRESET) && read_answer(jr->fd, a) == 0 &&
+		if ((err == -EPIPE || err == -ECONNRESET) && read_answer(jr, a) == 0 &&
 		    a->status != 200 && a->status != 202) {
 			a->keep = 0;
 			return 0;
 		}
 		return err;
 	}
-	return read_answer(jr->fd, a);
+	return read_answer(jr, a);
 }
 
 static const char *why_words(int err)
@@ -768,21 +834,20 @@ int pkf_jr_commit(struct pkf_jr *jr)
 {
 	struct answer a;
 	int reused, err;
-	char why[256];
+	char why[PK_TOOL_TLS_WHY];
 
 	if (jr->len == HEAD_ROOM)
 		return 0;
+	jr->conn_why[0] = '\0';
 	err = post(jr, &a, &reused);
 	if (err && reused && !a.got) {
 		/* J4: the kept connection was gone; once more on a new one. */
-		close(jr->fd);
-		jr->fd = -1;
+		drop_conn(jr, 0);
+		jr->conn_why[0] = '\0';
 		err = post(jr, &a, &reused);
 	}
-	if (!err && !a.keep && jr->fd >= 0) {
-		close(jr->fd);
-		jr->fd = -1;
-	}
+	if (!err && !a.keep && jr->fd >= 0)
+		drop_conn(jr, 1);
 	if (!err && (a.status == 200 || a.status == 202)) {
 		jr->len = HEAD_ROOM;
 		jr->backoff_ms = BACKOFF_MIN_MS;
@@ -793,11 +858,10 @@ int pkf_jr_commit(struct pkf_jr *jr)
 		return 0;
 	}
 	if (err) {
-		snprintf(why, sizeof(why), "%s", why_words(err));
-		if (jr->fd >= 0) {
-			close(jr->fd);
-			jr->fd = -1;
-		}
+		/* A failed connection's own words (the handshake's), else
+		 * the error's. */
+		snprintf(why, sizeof(why), "%s", jr->conn_why[0] ? jr->conn_why : why_words(err));
+		drop_conn(jr, 0);
 	} else {
 		snprintf(why, sizeof(why), "the receiver answered %s", a.words);
 	}

@@ -12,7 +12,8 @@
  * peer=NAME). The records go through a
  * forwarding console that is never registered (<printk/forward.h>), so the
  * wire forms are the consoles' own; names and times come from LOGFILE.
- * Or journal-remote:http://HOST[:PORT]: systemd-journal-remote over HTTP
+ * Or journal-remote:http(s)://HOST[:PORT]: systemd-journal-remote over HTTP
+ * or HTTPS (the same TLS options)
  * (journal_remote.c), the only target that is pk-forward's alone.
  *
  * This file owns the command line: parsed into a struct pkf_opts, then
@@ -34,7 +35,7 @@ static void usage(FILE *f)
 		"Send every record of a libprintk log file to a log collector.\n\n"
 		"TARGET: journal[:PATH], unix:PATH, udp:HOST:PORT, tcp:HOST:PORT, relp:HOST:PORT,\n"
 		"        tls:HOST[:PORT] (syslog over TLS, port 6514), relp:HOST:PORT,tls,\n"
-		"        journal-remote:http://HOST[:PORT];\n"
+		"        journal-remote:http://HOST[:PORT], journal-remote:https://HOST[:PORT];\n"
 		"        TLS options: ,ca=FILE ,cert=FILE ,key=FILE ,peer=NAME\n\n"
 		"  -c, --cursor FILE     keep the position in FILE; resume from it\n"
 		"  -o, --once            stop at the end of the log instead of following it\n"

@@ -1,0 +1,288 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# pk-forward's journal-remote target over https against the real
+# systemd-journal-remote (--listen-https, a certificate of the test CA,
+# tests/daemon/tls_certs.sh), started privately on 127.0.0.1:
+#   1. the server verified by address (HOST 127.0.0.1, the default peer)
+#      against ca=: records with hostile texts and dictionaries, every
+#      field of every entry in the received journal compared exactly
+#      (journalctl -o json), the cursor at the end;
+#   2. by name (peer=localhost), with a client certificate given (Debian's
+#      journal-remote asks for none: it cannot check them, its --trust "is
+#      not available"): more records, each once;
+#   3. the cursor across restarts: pk-forward following, stopped with
+#      SIGTERM, more records written, started again: every record once;
+#      journal-remote stopped and started again meanwhile: a new session;
+#   4. a wrong CA (another CA's file) and a wrong name (peer=wrong.example):
+#      refused with OpenSSL's words in pk-forward's one line, nothing
+#      arrives, the cursor stays;
+#   5. a server that requires a client certificate (openssl s_server
+#      -Verify: journal-remote cannot be made to) and gets none: its alert
+#      said in the same line ("refused by the peer: tlsv13 alert
+#      certificate required"), the cursor stays.
+#
+# journal-remote gets its listening socket from a Python launcher (socket
+# activation, LISTEN_FDS; --listen-https=-3), as in test_journal_remote.sh.
+#
+# Environment: PRINTK_TEST_BUILD_DIR (tools/pk-forward, tests/pk-emit);
+# PRINTK_SOURCE_DIR (tests/daemon/tls_certs.sh).
+set -euo pipefail
+
+: "${PRINTK_TEST_BUILD_DIR:?set PRINTK_TEST_BUILD_DIR to the build directory}"
+src_dir=${PRINTK_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+emit=$PRINTK_TEST_BUILD_DIR/tests/pk-emit
+fwd=$PRINTK_TEST_BUILD_DIR/tools/pk-forward
+jr=/lib/systemd/systemd-journal-remote
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+[[ -x $emit ]] || fail "$emit is not built"
+[[ -x $fwd ]] || fail "$fwd is not built"
+[[ -x $jr ]] || fail "no $jr (Debian package systemd-journal-remote; scripts/setup.sh installs it)"
+command -v journalctl >/dev/null || fail "no journalctl"
+command -v openssl >/dev/null || fail "no openssl command (Debian: openssl)"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pk-journal-remote-https.XXXXXX")
+jr_pid=
+fwd_pid=
+ss_pid=
+cleanup() {
+	local p
+	for p in "$fwd_pid" "$jr_pid" "$ss_pid"; do
+		[[ -n $p ]] || continue
+		kill -TERM "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	[[ -n ${KEEP_TMP:-} ]] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+c=$tmp/certs
+mkdir "$c"
+bash "$src_dir/tests/daemon/tls_certs.sh" "$c" || fail "the certificates could not be made"
+
+read -r port ss_port < <(python3 -c '
+import socket
+ss = [socket.socket() for _ in range(2)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(*[s.getsockname()[1] for s in ss])')
+target=journal-remote:https://127.0.0.1:$port,ca=$c/ca.pem
+log=$tmp/log
+cursor=$tmp/cursor
+export PRINTK_OPTS="log_buf_file=$log log_buf_len=4M loglevel=1"
+
+cat >"$tmp/launch.py" <<'PY'
+import os, socket, sys
+port, out, jr, key, cert = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", port))
+s.listen(64)
+os.dup2(s.fileno(), 3)
+os.set_inheritable(3, True)
+os.environ["LISTEN_FDS"] = "1"
+os.environ["LISTEN_PID"] = str(os.getpid())
+os.execv(jr, [jr, "--listen-https=-3", "--key=" + key, "--cert=" + cert,
+              "--output=" + out, "--split-mode=none"])
+PY
+
+# Ready when it answers HTTPS (any status: a GET of / is refused); the
+# probe trusts the test CA.
+https_answers() {
+	python3 - "$1" "$c/ca.pem" <<'PY' 2>/dev/null
+import http.client, ssl, sys
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+c = http.client.HTTPSConnection("localhost", int(sys.argv[1]), timeout=5, context=ctx)
+c.request("GET", "/")
+c.getresponse()
+PY
+}
+
+start_jr() {
+	python3 "$tmp/launch.py" "$port" "$tmp/remote.journal" "$jr" "$c/server.key" "$c/server.pem" \
+		>>"$tmp/jr.log" 2>&1 &
+	jr_pid=$!
+	for ((t = 0; t < 1200; t++)); do
+		https_answers "$port" && return 0
+		kill -0 "$jr_pid" 2>/dev/null || fail "journal-remote exited: $(tail -3 "$tmp/jr.log")"
+		sleep 0.05
+	done
+	fail "journal-remote did not answer within a minute: $(tail -3 "$tmp/jr.log")"
+}
+
+stop_jr() {
+	kill -TERM "$jr_pid"
+	wait "$jr_pid" || true
+	jr_pid=
+}
+
+entries() {
+	local f
+	for f in "$tmp"/*.journal*; do
+		[[ -e $f ]] || continue
+		journalctl --file="$f" -o json 2>/dev/null || true
+	done
+}
+
+# How many entries, how many PRINTK_SEQs twice, how many of [0, $1) missing.
+seq_report() {
+	entries | python3 -c '
+import json, sys, collections
+n = int(sys.argv[1])
+c = collections.Counter(int(json.loads(l)["PRINTK_SEQ"]) for l in sys.stdin if l.strip())
+print(sum(c.values()), sum(v - 1 for v in c.values()), sum(1 for s in range(n) if s not in c))
+' "$1"
+}
+
+cursor_seq() {
+	sed -n 's/^next-seq \([0-9]*\)$/\1/p' "$cursor" 2>/dev/null || true
+}
+cursor_is() { [[ $(cursor_seq) == "$1" ]]; }
+
+wait_for() { # DESCRIPTION COMMAND...: until COMMAND succeeds, a minute at most
+	local what=$1
+	shift
+	for ((t = 0; t < 1200; t++)); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	fail "$what: not within a minute"
+}
+
+start_jr
+
+# --------------------------------------------- 1. by address, the fields --
+msgs=(
+	$'3:4:SUBSYSTEM=net;DEVICE=+net-eth0:daemon warning\nsecond line\tand a tab'
+	'0:2::facility kern goes as user'
+	'23:5:my key=a"b]c\d;_under=1;9lives=2;PRIORITY=x;K=1;k=2:local7 notice caf'$'\xc3\xa9'
+	'1:7::debug goes too: pk-forward sends every level'
+	'1:6::ctrl'$'\x01\x1b''[31m and a bad byte '$'\xff'' here'
+	$'1:6::ends in two newlines\n\n'
+)
+"$emit" "${msgs[@]}" >"$tmp/emit.out" 2>"$tmp/emit.err" || fail "pk-emit: $(cat "$tmp/emit.err")"
+read -r _ emit_pid <"$tmp/emit.out"
+"$fwd" -o -c "$cursor" "$target" "$log" 2>"$tmp/fwd1.err" || fail "pk-forward: $(cat "$tmp/fwd1.err")"
+[[ -s $tmp/fwd1.err ]] && fail "pk-forward said: $(cat "$tmp/fwd1.err")"
+[[ $(cursor_seq) == 6 ]] || fail "cursor: next-seq $(cursor_seq), not 6"
+
+entries >"$tmp/fields.json"
+python3 - "$tmp/fields.json" "$emit_pid" "$(hostname)" "$(tr -d '-' </proc/sys/kernel/random/boot_id)" <<'PY' || fail "fields differ (above)"
+import json, sys, time
+path, pid, host, boot = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+
+def val(v):
+    # journalctl -o json: a string, an array of byte values, or (a field
+    # the entry has more than once) an array of those.
+    if isinstance(v, str):
+        return v.encode()
+    if v and all(isinstance(x, int) for x in v):
+        return bytes(v)
+    return [val(x) for x in v]
+
+got = [{k: val(v) for k, v in json.loads(l).items()} for l in open(path) if l.strip()]
+base = {"SYSLOG_IDENTIFIER": b"pk-emit", "SYSLOG_PID": pid.encode(), "TID": pid.encode(),
+        "_HOSTNAME": host.encode(), "_BOOT_ID": boot.encode()}
+want = [
+    dict(MESSAGE=b"daemon warning\nsecond line\tand a tab", PRIORITY=b"4", SYSLOG_FACILITY=b"3",
+         SUBSYSTEM=b"net", DEVICE=b"+net-eth0"),
+    dict(MESSAGE=b"facility kern goes as user", PRIORITY=b"2", SYSLOG_FACILITY=b"1"),
+    dict(MESSAGE="local7 notice café".encode(), PRIORITY=b"5", SYSLOG_FACILITY=b"23",
+         MY_KEY=b'a"b]c\\d', X_UNDER=b"1", X9LIVES=b"2", DICT_PRIORITY=b"x", K=[b"1", b"2"]),
+    dict(MESSAGE=b"debug goes too: pk-forward sends every level", PRIORITY=b"7", SYSLOG_FACILITY=b"1"),
+    dict(MESSAGE=b"ctrl\x01\x1b[31m and a bad byte \xff here", PRIORITY=b"6", SYSLOG_FACILITY=b"1"),
+    dict(MESSAGE=b"ends in two newlines\n", PRIORITY=b"6", SYSLOG_FACILITY=b"1"),
+]
+ok = len(got) == len(want)
+if not ok:
+    print("entries: got %d, want %d" % (len(got), len(want)))
+now = time.time() * 1e6
+for i, (g, w) in enumerate(zip(got, want)):
+    w = dict(base, **w, PRINTK_SEQ=str(i).encode())
+    # The journal's own fields, and the times (checked apart).
+    rt = g.pop("__REALTIME_TIMESTAMP")
+    mono = g.pop("__MONOTONIC_TIMESTAMP")
+    for k in ("__CURSOR", "__SEQNUM", "__SEQNUM_ID"):
+        g.pop(k, None)
+    usec = g.pop("PRINTK_REALTIME_USEC")
+    if rt != usec or abs(int(rt) - now) > 600e6 or int(mono) <= 0:
+        print("entry %d: __REALTIME_TIMESTAMP %s, PRINTK_REALTIME_USEC %s, __MONOTONIC_TIMESTAMP %s, now %d"
+              % (i, rt, usec, mono, now))
+        ok = False
+    if g != w:
+        print("entry %d:\n  got  %r\n  want %r" % (i, sorted(g.items()), sorted(w.items())))
+        ok = False
+sys.exit(0 if ok else 1)
+PY
+echo "ok: $target: every field of 6 entries, the multi-line, control-byte and non-UTF-8 texts exact"
+
+# ------------------------------- 2. by name, a client certificate given --
+byname="journal-remote:https://127.0.0.1:$port/,peer=localhost,ca=$c/ca.pem,cert=$c/client.pem,key=$c/client.key"
+"$emit" "1:6::by name "{1..94} >/dev/null 2>"$tmp/emit.err" || fail "pk-emit: $(cat "$tmp/emit.err")"
+"$fwd" -o -c "$cursor" "$byname" "$log" 2>"$tmp/fwd2.err" || fail "pk-forward: $(cat "$tmp/fwd2.err")"
+[[ -s $tmp/fwd2.err ]] && fail "pk-forward said: $(cat "$tmp/fwd2.err")"
+cursor_is 100 || fail "cursor: next-seq $(cursor_seq), not 100"
+[[ $(seq_report 100) == "100 0 0" ]] || fail "entries, twice, missing: $(seq_report 100)"
+echo "ok: $byname: 100 records, each once"
+
+# ----------------------------------------------- 3. the cursor, restarted --
+"$fwd" -c "$cursor" "$target" "$log" 2>"$tmp/fwd3.err" &
+fwd_pid=$!
+"$emit" "1:6::following "{1..400} >/dev/null 2>"$tmp/emit.err" || fail "pk-emit: $(cat "$tmp/emit.err")"
+wait_for "500 records in the journal" cursor_is 500
+kill -TERM "$fwd_pid"
+wait "$fwd_pid" || fail "pk-forward exited $? at SIGTERM: $(cat "$tmp/fwd3.err")"
+fwd_pid=
+stop_jr
+"$emit" "1:6::while away "{1..300} >/dev/null 2>"$tmp/emit.err" || fail "pk-emit: $(cat "$tmp/emit.err")"
+start_jr
+"$fwd" -o -c "$cursor" "$target" "$log" 2>>"$tmp/fwd3.err" || fail "pk-forward: $(cat "$tmp/fwd3.err")"
+[[ -s $tmp/fwd3.err ]] && fail "pk-forward said: $(cat "$tmp/fwd3.err")"
+cursor_is 800 || fail "cursor: next-seq $(cursor_seq), not 800"
+[[ $(seq_report 800) == "800 0 0" ]] || fail "entries, twice, missing: $(seq_report 800)"
+echo "ok: the cursor across a stop and a start of both: 800 records, each once"
+
+# --------------------------------------------- 4. wrong CA, wrong name --
+# refused TARGET WORDS: pk-forward says "cannot deliver: WORDS;" once,
+# nothing arrives, the cursor stays at $at.
+at=800
+refused() {
+	local tgt=$1 words=$2
+	"$emit" "1:6::never sent" >/dev/null 2>"$tmp/emit.err" || fail "pk-emit: $(cat "$tmp/emit.err")"
+	"$fwd" -c "$cursor" "$tgt" "$log" 2>"$tmp/fwd4.err" &
+	fwd_pid=$!
+	wait_for "pk-forward saying it cannot deliver to $tgt" grep -qs 'cannot deliver' "$tmp/fwd4.err"
+	kill -TERM "$fwd_pid"
+	wait "$fwd_pid" || true
+	fwd_pid=
+	local want="pk-forward: $tgt: cannot deliver: $words; the batch goes again, retried after 100 ms doubling up to 10 s (said once until it is delivered)"
+	[[ $(cat "$tmp/fwd4.err") == "$want" ]] || fail "pk-forward's words: $(cat "$tmp/fwd4.err"), not $want"
+	cursor_is "$at" || fail "cursor moved: next-seq $(cursor_seq), not $at"
+	[[ $(seq_report "$at") == "$at 0 0" ]] || fail "entries, twice, missing: $(seq_report "$at")"
+	echo "ok: refused: $(cat "$tmp/fwd4.err")"
+}
+refused "journal-remote:https://127.0.0.1:$port,ca=$c/other-ca.pem" \
+	"certificate refused: unable to get local issuer certificate"
+refused "journal-remote:https://127.0.0.1:$port,ca=$c/ca.pem,peer=wrong.example" \
+	"certificate refused: hostname mismatch"
+# The right one takes the records written meanwhile.
+"$fwd" -o -c "$cursor" "$target" "$log" 2>"$tmp/fwd5.err" || fail "pk-forward: $(cat "$tmp/fwd5.err")"
+cursor_is 802 || fail "cursor: next-seq $(cursor_seq), not 802"
+[[ $(seq_report 802) == "802 0 0" ]] || fail "entries, twice, missing: $(seq_report 802)"
+echo "ok: then the right CA: 802 records, each once"
+
+kill -0 "$jr_pid" 2>/dev/null || fail "journal-remote exited: $(tail -3 "$tmp/jr.log")"
+
+# ------------------------------- 5. a client certificate required, none --
+openssl s_server -accept "127.0.0.1:$ss_port" -cert "$c/server.pem" -key "$c/server.key" \
+	-CAfile "$c/ca.pem" -Verify 1 -www >"$tmp/s_server.log" 2>&1 &
+ss_pid=$!
+for ((t = 0; t < 1200; t++)); do
+	(exec 3<>"/dev/tcp/127.0.0.1/$ss_port") 2>/dev/null && break
+	kill -0 "$ss_pid" 2>/dev/null || fail "openssl s_server exited: $(tail -3 "$tmp/s_server.log")"
+	sleep 0.05
+done
+at=802
+refused "journal-remote:https://127.0.0.1:$ss_port,ca=$c/ca.pem" \
+	"refused by the peer: tlsv13 alert certificate required"
+echo "PASS"
