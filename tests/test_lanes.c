@@ -62,8 +62,20 @@ static void lanes_stats(struct prb_lanes_stats *st)
 
 /* A fresh default log with lanes (in a file when @path), where only
  * KERN_EMERG prints. */
+/* A build whose ring positions are 15 bits (PRINTK_RING_SMALL_IDS) holds
+ * at most 128 KiB: a test whose counts need more is skipped there (in the
+ * test's own process: a child's skip would run the rest in the child). */
+static void need_log_len(size_t len)
+{
+	if (len > ((size_t)1 << PRB_DATA_MAX_BITS)) {
+		print_message("a %zu-byte log is more than this build's ring holds\n", len);
+		skip();
+	}
+}
+
 static void start_log(const char *path, size_t len)
 {
+	need_log_len(len);
 	pk_printk_exit();
 	pk_set_lanes(1);
 	assert_int_equal(pk_set_log_buf_len(len), 0);
@@ -331,6 +343,7 @@ static void test_postmortem_after_sigkill(void **state)
 	const char *path = test_dir_path("killed.log");
 	int ready[2];
 
+	need_log_len(1 << 20);
 	pk_printk_exit();
 	unlink(path);
 	assert_int_equal(pipe(ready), 0);
