@@ -11,10 +11,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "forward/sigpipe.h"
 #include "forward/transport.h"
 #include "ring/caller.h"
 
@@ -114,4 +118,29 @@ int pk_fwd_send_all(int fd, const char *p, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+/* sigpipe.h */
+void pk_fwd_pipe_block(struct pk_fwd_pipe_guard *g)
+{
+	sigset_t s, pend;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &s, &g->old);
+	sigpending(&pend);
+	g->was_pending = sigismember(&pend, SIGPIPE) == 1;
+}
+
+void pk_fwd_pipe_restore(struct pk_fwd_pipe_guard *g)
+{
+	sigset_t s, pend;
+	struct timespec zero = { 0, 0 };
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGPIPE);
+	sigpending(&pend);
+	if (!g->was_pending && sigismember(&pend, SIGPIPE) == 1)
+		sigtimedwait(&s, NULL, &zero);
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 }

@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include "format/vsprintf.h"
+#include "forward/sigpipe.h"
 #include "forward/tls.h"
 #include "forward/tls_abi.h"
 
@@ -256,36 +257,6 @@ void pk_tls_ctx_free(struct pk_tls_ctx *ctx)
 	free(ctx);
 }
 
-/* T3 */
-struct pipe_guard {
-	sigset_t old;
-	int was_pending;
-};
-
-static void pipe_block(struct pipe_guard *g)
-{
-	sigset_t s, pend;
-
-	sigemptyset(&s);
-	sigaddset(&s, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &s, &g->old);
-	sigpending(&pend);
-	g->was_pending = sigismember(&pend, SIGPIPE) == 1;
-}
-
-static void pipe_restore(struct pipe_guard *g)
-{
-	sigset_t s, pend;
-	struct timespec zero = { 0, 0 };
-
-	sigemptyset(&s);
-	sigaddset(&s, SIGPIPE);
-	sigpending(&pend);
-	if (!g->was_pending && sigismember(&pend, SIGPIPE) == 1)
-		sigtimedwait(&s, NULL, &zero);
-	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
-}
-
 static int64_t now_ms(void)
 {
 	struct timespec ts;
@@ -400,7 +371,7 @@ static int tls_connect(struct pk_tls **sp, struct pk_tls_ctx *ctx, int fd, const
 
 	struct pk_tls *s = calloc(1, sizeof(*s));
 	int flags = fcntl(fd, F_GETFL), err = 0;
-	struct pipe_guard g;
+	struct pk_fwd_pipe_guard g;
 
 	if (!s)
 		return -ENOMEM;
@@ -426,9 +397,9 @@ static int tls_connect(struct pk_tls **sp, struct pk_tls_ctx *ctx, int fd, const
 	if (err)
 		say(why, why_len, "peer=%.200s: %s", peer, first_reason("not usable as a name"));
 	if (!err) {
-		pipe_block(&g);
+		pk_fwd_pipe_block(&g);
 		err = handshake(s, timeout_ms, wait_answer, why, why_len);
-		pipe_restore(&g);
+		pk_fwd_pipe_restore(&g);
 	}
 	if (fcntl(fd, F_SETFL, flags) < 0 && !err)
 		err = -errno;
@@ -457,12 +428,12 @@ int pk_tls_connect_nowait(struct pk_tls **sp, struct pk_tls_ctx *ctx, int fd, co
 int pk_tls_write(struct pk_tls *s, const void *p, size_t n)
 {
 	const char *c = p;
-	struct pipe_guard g;
+	struct pk_fwd_pipe_guard g;
 	int err = 0;
 
 	if (!s)
 		return -EINVAL;
-	pipe_block(&g);
+	pk_fwd_pipe_block(&g);
 	while (n && !err) {
 		int chunk = n > (1u << 30) ? 1 << 30 : (int)n, r, e, saved;
 
@@ -489,7 +460,7 @@ int pk_tls_write(struct pk_tls *s, const void *p, size_t n)
 		else
 			err = -EPIPE;
 	}
-	pipe_restore(&g);
+	pk_fwd_pipe_restore(&g);
 	return err;
 }
 
@@ -509,13 +480,13 @@ static int wait_for(struct pk_tls *s, int e, int64_t deadline)
 int pk_tls_write_timed(struct pk_tls *s, const void *p, size_t n, int timeout_ms)
 {
 	const char *c = p;
-	struct pipe_guard g;
+	struct pk_fwd_pipe_guard g;
 	int err = 0;
 	int64_t deadline = now_ms() + timeout_ms;
 
 	if (!s)
 		return -EINVAL;
-	pipe_block(&g);
+	pk_fwd_pipe_block(&g);
 	while (n && !err) {
 		int chunk = n > (1u << 30) ? 1 << 30 : (int)n, r, e, saved;
 
@@ -540,19 +511,19 @@ int pk_tls_write_timed(struct pk_tls *s, const void *p, size_t n, int timeout_ms
 		else
 			err = -EPIPE;
 	}
-	pipe_restore(&g);
+	pk_fwd_pipe_restore(&g);
 	return err;
 }
 
 long pk_tls_read_timed(struct pk_tls *s, void *p, size_t n, int timeout_ms)
 {
-	struct pipe_guard g;
+	struct pk_fwd_pipe_guard g;
 	int64_t deadline = now_ms() + timeout_ms;
 	long got = 0;
 
 	if (!s || !n)
 		return -EINVAL;
-	pipe_block(&g); /* T3: a read may answer (a key update) */
+	pk_fwd_pipe_block(&g); /* T3: a read may answer (a key update) */
 	for (;;) {
 		int chunk = n > (1u << 30) ? 1 << 30 : (int)n, r, e, saved;
 
@@ -593,7 +564,7 @@ long pk_tls_read_timed(struct pk_tls *s, void *p, size_t n, int timeout_ms)
 		ossl.err_clear();
 		break;
 	}
-	pipe_restore(&g);
+	pk_fwd_pipe_restore(&g);
 	return got;
 }
 
@@ -622,9 +593,9 @@ int pk_tls_peer_gone(struct pk_tls *s)
 
 	char c;
 	int r, e, gone = 0;
-	struct pipe_guard g;
+	struct pk_fwd_pipe_guard g;
 
-	pipe_block(&g); /* T3: a read may answer (an alert, a key update) */
+	pk_fwd_pipe_block(&g); /* T3: a read may answer (an alert, a key update) */
 	for (;;) {
 		ossl.err_clear();
 		r = ossl.read(s->ssl, &c, 1);
@@ -635,7 +606,7 @@ int pk_tls_peer_gone(struct pk_tls *s)
 		break;
 	}
 	ossl.err_clear();
-	pipe_restore(&g);
+	pk_fwd_pipe_restore(&g);
 	fcntl(s->fd, F_SETFL, flags);
 	return gone;
 }
@@ -645,13 +616,13 @@ void pk_tls_free(struct pk_tls *s, int clean)
 	if (!s)
 		return;
 	if (clean && s->pid == getpid()) {
-		struct pipe_guard g;
+		struct pk_fwd_pipe_guard g;
 
 		/* close_notify only: not waiting for the peer's answer (a
 		 * receiver that is gone must not hold us up; T2). */
-		pipe_block(&g);
+		pk_fwd_pipe_block(&g);
 		ossl.shutdown(s->ssl);
-		pipe_restore(&g);
+		pk_fwd_pipe_restore(&g);
 	}
 	ossl.err_clear();
 	ossl.ssl_free(s->ssl);

@@ -40,6 +40,7 @@
 
 #include <printk/forward.h>
 
+#include "forward/sigpipe.h"
 #include "forward/tls.h"
 #include "forward/transport.h"
 #include "ring/caller.h"
@@ -123,38 +124,6 @@ static void relp_load(void)
 	RELP_SYM(clt_add_permitted_peer, "relpCltAddPermittedPeer");
 #undef RELP_SYM
 	relp_ok = ok;
-}
-
-/* librelp may write into a connection the receiver closed: a SIGPIPE it
- * raises must not kill the program. It is blocked in this thread around the
- * call and, if it was not pending before, taken back afterwards. */
-struct pipe_guard {
-	sigset_t old;
-	int was_pending;
-};
-
-static void pipe_block(struct pipe_guard *g)
-{
-	sigset_t s, pend;
-
-	sigemptyset(&s);
-	sigaddset(&s, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &s, &g->old);
-	sigpending(&pend);
-	g->was_pending = sigismember(&pend, SIGPIPE) == 1;
-}
-
-static void pipe_restore(struct pipe_guard *g)
-{
-	sigset_t s, pend;
-	struct timespec zero = { 0, 0 };
-
-	sigemptyset(&s);
-	sigaddset(&s, SIGPIPE);
-	sigpending(&pend);
-	if (!g->was_pending && sigismember(&pend, SIGPIPE) == 1)
-		sigtimedwait(&s, NULL, &zero);
-	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 }
 
 /* librelp calls its debug hook unconditionally: it must be set. */
@@ -265,13 +234,13 @@ static void forget_inherited(struct relp_state *rs)
 
 static void drop_client(struct relp_state *rs)
 {
-	struct pipe_guard g;
+	struct pk_fwd_pipe_guard g;
 
 	if (!rs->clt)
 		return;
-	pipe_block(&g);
+	pk_fwd_pipe_block(&g);
 	relp.clt_destruct(rs->engine, &rs->clt);
-	pipe_restore(&g);
+	pk_fwd_pipe_restore(&g);
 	rs->clt = NULL;
 	rs->reconnect = 0;
 }
@@ -296,7 +265,7 @@ static int relp_reason(struct net_console *nc)
 static int relp_open(struct net_console *nc, uint64_t seq)
 {
 	struct relp_state *rs = nc->tp;
-	struct pipe_guard g;
+	struct pk_fwd_pipe_guard g;
 	relpRetVal r;
 
 	forget_inherited(rs);
@@ -318,7 +287,7 @@ static int relp_open(struct net_console *nc, uint64_t seq)
 		rs->engine = e;
 		rs->pid = (pid_t)pk_caller_pid();
 	}
-	pipe_block(&g);
+	pk_fwd_pipe_block(&g);
 	nc->why[0] = '\0';
 	if (rs->clt) {
 		r = relp.clt_reconnect(rs->clt);
@@ -340,7 +309,7 @@ static int relp_open(struct net_console *nc, uint64_t seq)
 				rs->clt = clt;
 		}
 	}
-	pipe_restore(&g);
+	pk_fwd_pipe_restore(&g);
 	if (r != RELP_RET_OK) {
 		int state = atomic_load_explicit(&nc->state, memory_order_relaxed);
 
@@ -362,12 +331,12 @@ static int relp_open(struct net_console *nc, uint64_t seq)
 static int relp_send(struct net_console *nc, char *msg, size_t n)
 {
 	struct relp_state *rs = nc->tp;
-	struct pipe_guard g;
+	struct pk_fwd_pipe_guard g;
 	relpRetVal r;
 
-	pipe_block(&g);
+	pk_fwd_pipe_block(&g);
 	r = relp.clt_send_syslog(rs->clt, (unsigned char *)msg, n);
-	pipe_restore(&g);
+	pk_fwd_pipe_restore(&g);
 	return r == RELP_RET_OK ? 0 : -EPIPE;
 }
 
