@@ -48,6 +48,7 @@
 #include "console/console_internal.h"
 #include "fixture.h"
 #include "log/log_shared.h"
+#include "log/settings.h"
 #include "printk/printk_internal.h"
 #include "ring/ringbuffer.h"
 #include "testutil.h"
@@ -566,6 +567,66 @@ static void test_dropped_notice(void **state)
 	capture_clear(&cap);
 	printk("after\n");
 	assert_string_equal(capture_text(&cap), "after\n");
+}
+
+/*
+ * A "printk: N messages not stored" notice stands for N messages: a
+ * console that drops it counts N, not one, so the dropped counts and the
+ * notices it prints still sum to every message. The notice is stored
+ * first of the flood and overwritten by it.
+ */
+static int weighted_in_flood;
+
+static void flooding_weighted_write(struct capture *c, const char *text, size_t len)
+{
+	uint64_t seq = ~0ull;
+
+	if (!weighted_in_flood) {
+		flooding_write(c, text, len);
+		return;
+	}
+	if (fired || strncmp(text, "trigger", 7) != 0)
+		return;
+	assert_int_equal(pk_store_notice_seq(&seq, 4, "printk: 3 messages not stored: the test's\n"), 0);
+	assert_int_equal(seq, trigger_seq + 1);
+	pk_console_note_weight(seq, 3);
+	weighted_in_flood = 0;
+	flooding_write(c, text, len);
+	weighted_in_flood = 1;
+}
+
+static void test_dropped_notice_weight(void **state)
+{
+	(void)state;
+	static char want[1 << 16];
+	size_t n;
+
+	capture_teardown(&cap);
+	capture_setup(&cap, 4096);
+	memset(pad60, 'p', 60);
+	fired = 0;
+	weighted_in_flood = 1;
+	printk("before\n");
+	trigger_seq = next_seq();
+	cap.on_write = flooding_weighted_write;
+	printk("trigger\n");
+	cap.on_write = NULL;
+	weighted_in_flood = 0;
+
+	assert_int_equal(seen_next, trigger_seq + 202);
+	/* the notice and the first of the flood overwritten */
+	assert_true(seen_first > trigger_seq + 2);
+
+	uint64_t lost = seen_first - (trigger_seq + 2); /* of the flood */
+
+	assert_true(lost < 200);
+	/* 1 + lost records, 3 + lost messages */
+	n = (size_t)snprintf(want, sizeof(want), "before\ntrigger\n** %llu printk messages dropped **\n",
+			     (unsigned long long)(lost + 3));
+	for (uint64_t i = lost; i < 200; i++)
+		n += (size_t)snprintf(want + n, sizeof(want) - n, "%03u:%s\n", (unsigned)i, pad60);
+	snprintf(want + n, sizeof(want) - n, "BUG: recent printk recursion!\n");
+	assert_string_equal(capture_text(&cap), want);
 }
 
 /* ---- failing console ---- */
@@ -1952,6 +2013,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kernel_signature_write, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_recursion, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_dropped_notice, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_dropped_notice_weight, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_failing_console_disabled, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_disabled_console_catches_up, setup_capture,
 						teardown),

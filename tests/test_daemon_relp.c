@@ -19,7 +19,9 @@
  *     their exact count (stderr and a "** N printk messages dropped **"
  *     message); a recreated log restarts from its first record (found at
  *     a restart by its identity, or while following by its file); a bad
- *     cursor file gives one clear error;
+ *     cursor file gives one clear error; the console's "cannot reach" and
+ *     "reached" lines on pk-forward's stderr while it runs, as the
+ *     collector is down, then started;
  *   - console=syslog:relp:... in PRINTK_OPTS (a child process);
  *   - a child that logs 100 records and ends with pk_printk_exit(), a
  *     hundred times, or returns from main, three times, over RELP and over
@@ -468,6 +470,109 @@ static void test_forward_recreated(void **state)
 	free(t.seen);
 }
 
+/* fwd.err once it holds @n lines (within @ms), malloc'ed; what it held
+ * then if it never did. */
+static char *wait_err_lines(int n, unsigned ms)
+{
+	char *err = NULL;
+
+	for (unsigned waited = 0;; waited += 20) {
+		int lines = 0;
+
+		free(err);
+		err = slurp(test_dir_path("fwd.err"));
+		for (const char *p = err; p && (p = strchr(p, '\n')); p++)
+			lines++;
+		if (lines >= n || waited >= ms)
+			return err;
+		usleep(20000);
+	}
+}
+
+/* @err without the stderr console's "[seconds.micros] " before each line:
+ * the prefix checked, the rest kept in place. */
+static void strip_times(char *err)
+{
+	char *out = err;
+
+	for (char *p = err; *p;) {
+		char *end = strchr(p, '\n');
+		size_t len = end ? (size_t)(end - p) + 1 : strlen(p);
+		size_t d = 1;
+
+		assert_true(len > 3 && p[0] == '[');
+		while (p[d] == ' ')
+			d++;
+		while (p[d] >= '0' && p[d] <= '9')
+			d++;
+		assert_true(p[d] == '.');
+		for (int i = 1; i <= 6; i++)
+			assert_true(p[d + i] >= '0' && p[d + i] <= '9');
+		assert_true(p[d + 7] == ']' && p[d + 8] == ' ');
+		memmove(out, p + d + 9, len - d - 9);
+		out += len - d - 9;
+		p += len;
+	}
+	*out = '\0';
+}
+
+/* The forwarding console's announcements appear on pk-forward's stderr
+ * when its state changes, not when it exits: the collector down at the
+ * start, then started. */
+static void test_forward_announces_live(void **state)
+{
+	(void)state;
+	struct pk_log *log = make_log("say.log", 1 << 16);
+	struct tally t = { 0 };
+	char want[1024];
+	int st;
+
+	rsyslogd_stop(SIGTERM);
+	store_n(log, "SA", 0, 3);
+
+	char target[64];
+
+	snprintf(target, sizeof(target), "%s", rsyslogd_target("tcp"));
+
+	pid_t fwd = daemon_pk_forward(target, "say.log", NULL);
+
+	assert_true(fwd > 0);
+
+	char *err = wait_err_lines(1, 30000);
+
+	assert_non_null(err);
+	strip_times(err);
+	snprintf(want, sizeof(want),
+		 "printk: console [syslog] cannot reach %s: Connection refused (3 waiting, 0 lost)\n",
+		 target);
+	assert_string_equal(err, want);
+	free(err);
+	assert_int_equal(kill(fwd, 0), 0); /* said while it runs */
+
+	rsyslogd_restart();
+	rsyslogd_wait_tally("SA", 3, 3, 20000, &t);
+	err = wait_err_lines(2, 30000);
+	assert_non_null(err);
+	strip_times(err);
+	snprintf(want + strlen(want), sizeof(want) - strlen(want),
+		 "printk: console [syslog] reached %s (2 waiting, 0 lost)\n", target);
+	assert_string_equal(err, want);
+	free(err);
+	assert_int_equal(kill(fwd, 0), 0);
+
+	kill(fwd, SIGTERM);
+	test_reap(fwd, &st, 10000);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	err = slurp(test_dir_path("fwd.err"));
+	assert_non_null(err);
+	strip_times(err);
+	assert_string_equal(err, want); /* once each: nothing more at the exit */
+	free(err);
+	pk_log_destroy(log);
+	free(t.seen);
+}
+
 /* A log recreated while pk-forward follows it: the new one from its first
  * record. */
 static void test_forward_recreated_live(void **state)
@@ -706,6 +811,7 @@ int main(int argc, char **argv)
 		rsyslogd_unit_test(test_forward_lost),
 		rsyslogd_unit_test(test_forward_recreated),
 		rsyslogd_unit_test(test_forward_recreated_live),
+		rsyslogd_unit_test(test_forward_announces_live),
 		rsyslogd_unit_test(test_forward_bad_cursor),
 		rsyslogd_unit_test(test_printk_opts),
 		rsyslogd_unit_test(test_exit_delivers),

@@ -302,6 +302,48 @@ static void count_locked_consoles(void)
 	atomic_store_explicit(&text_consoles, t, memory_order_relaxed);
 }
 
+/* Notices that stand for more than one message: seq + 1 (0: free or being
+ * written) and the count. A writer empties the slot first, then fills
+ * it; a reader takes a slot whose seq it read the same before and after
+ * the count. */
+static struct {
+	_Atomic uint64_t seq1;
+	_Atomic uint64_t n;
+} weights[PK_CON_WEIGHTS];
+static _Atomic unsigned weights_next;
+
+void pk_console_note_weight(uint64_t seq, uint64_t n)
+{
+	if (n < 2)
+		return;
+
+	unsigned i = atomic_fetch_add(&weights_next, 1) % PK_CON_WEIGHTS;
+
+	atomic_store(&weights[i].seq1, 0);
+	atomic_store(&weights[i].n, n);
+	atomic_store(&weights[i].seq1, seq + 1);
+}
+
+uint64_t pk_console_extra_weight(uint64_t from, uint64_t to)
+{
+	uint64_t extra = 0;
+
+	if (PK_LIKELY(!atomic_load_explicit(&weights_next, memory_order_relaxed)))
+		return 0;
+	for (int i = 0; i < PK_CON_WEIGHTS; i++) {
+		uint64_t s = atomic_load(&weights[i].seq1);
+
+		if (!s || s - 1 < from || s - 1 >= to)
+			continue;
+
+		uint64_t n = atomic_load(&weights[i].n);
+
+		if (atomic_load(&weights[i].seq1) == s && n > 1)
+			extra += n - 1;
+	}
+	return extra;
+}
+
 int pk_console_text_listed(void)
 {
 	return atomic_load_explicit(&text_consoles, memory_order_relaxed);
@@ -1326,7 +1368,9 @@ static PK_NOINLINE int print_one_extended(struct con_src *src, struct console *c
 		return 0;
 	/* A write_record console may ask for the count (pk_console_take_dropped);
 	 * a /dev/kmsg-form one sees the gap in the seq field. */
-	st->dropped = con->write_record ? st->dropped + (r->seq - st->seq) : 0;
+	st->dropped = con->write_record ? st->dropped + (r->seq - st->seq) +
+						  pk_console_extra_weight(st->seq, r->seq)
+					: 0;
 	st->seq = r->seq + 1;
 	st->off = 0;
 	st->started = 0;
@@ -1388,7 +1432,7 @@ static int print_one(struct con_src *src, struct console *con)
 	pk_con_write_ts = r->ts_nsec;
 	out_init(o, con);
 	if (r->seq != st->seq) {
-		st->dropped += r->seq - st->seq;
+		st->dropped += r->seq - st->seq + pk_console_extra_weight(st->seq, r->seq);
 		st->seq = r->seq;
 		st->off = 0;
 		st->started = 0;

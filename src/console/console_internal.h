@@ -67,6 +67,16 @@ void pk_console_emergency_flush(struct prb *rb, int wait_ms);
  * them, since the last call (a forwarder's dropped notice). */
 struct console;
 uint64_t pk_console_take_dropped(struct console *con);
+/* Record @seq of printk's log is a notice that stands for @n messages
+ * ("printk: N messages not stored"): a console that drops it counts @n,
+ * not one. Only the last PK_CON_WEIGHTS such notices are kept (they sum up
+ * what was lost since the previous one, so they are few). Async-signal-safe,
+ * lock-free. */
+#define PK_CON_WEIGHTS 64
+void pk_console_note_weight(uint64_t seq, uint64_t n);
+/* How many messages more than records the records @from to @to - 1 stand
+ * for (the notices above among them). */
+uint64_t pk_console_extra_weight(uint64_t from, uint64_t to);
 /* How many consoles that print text (no write_record) are registered: a
  * forwarder's notices go to stderr as well when there are none. */
 int pk_console_text_listed(void);

@@ -341,6 +341,22 @@ static int lossless_start_failed(struct pk_printer *p, int err)
 	return -err;
 }
 
+/*
+ * What wake_printers() calls (errno's location, syscall()), called once
+ * here in normal context: the first call of each through the PLT runs the
+ * dynamic linker's lazy binding, which saves the whole vector register
+ * state on the stack (about 3 KiB here), and that first call could
+ * otherwise be a wake from printk on a signal handler's small stack. A
+ * wake of nobody.
+ */
+static void bind_wake_calls(void)
+{
+	int saved = errno;
+
+	printer_futex(FUTEX_WAKE_PRIVATE, 0, NULL);
+	errno = saved;
+}
+
 static int printer_start(struct console *con)
 {
 	struct pk_printer *p = pk_con_printer(con);
@@ -359,6 +375,7 @@ static int printer_start(struct console *con)
 	p->lossless = -1;
 	if ((con->flags & PK_CON_LOSSLESS) && (p->lossless = pk_lossless_take(con, seq)) < 0)
 		return -ENOSPC;
+	bind_wake_calls();
 	if ((err = pthread_attr_init(&attr)))
 		return lossless_start_failed(p, err);
 	/* A console's write callback is the program's code: room as for a

@@ -160,13 +160,12 @@ void pk_printk_sync(void)
  * printing: their makers hold the console lock or are on the crash path,
  * and whoever prints next prints them.
  */
-int pk_store_notice(int level, const char *fmt, ...)
+static int store_notice_v(uint64_t *seqp, int level, const char *fmt, va_list ap)
 {
 	/* On the caller's stack, like printk's own buffer: one line's text. */
 	char buf[PRB_TEXT_MAX + 2];
 	struct prb *rb = pk_printk_ring();
 	char last = 0;
-	va_list ap;
 
 	if (!rb)
 		return -ENODEV;
@@ -174,9 +173,7 @@ int pk_store_notice(int level, const char *fmt, ...)
 
 	struct pk_line l = { .ts_nsec = pk_clock_ns(), .level = level, .text = buf };
 
-	va_start(ap, fmt);
 	int full = pk_vsnprintf_last(buf, sizeof(buf), &last, fmt, ap);
-	va_end(ap);
 
 	l.len = full < 0 ? 0 : (size_t)full;
 	if (l.len > sizeof(buf) - 1)
@@ -192,8 +189,32 @@ int pk_store_notice(int level, const char *fmt, ...)
 
 	if (err >= 0)
 		pk_default_log_mark_used();
+	if (err == PK_STORED_NEW && seqp)
+		*seqp = seq;
 	pk_sigdepth_leave();
 	return err < 0 ? err : 0;
+}
+
+int pk_store_notice(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	int err = store_notice_v(NULL, level, fmt, ap);
+
+	va_end(ap);
+	return err;
+}
+
+int pk_store_notice_seq(uint64_t *seq, int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	int err = store_notice_v(seq, level, fmt, ap);
+
+	va_end(ap);
+	return err;
 }
 
 /* ------------------------------------------------------------ settings -- */

@@ -75,6 +75,8 @@ void pk_printk_sync(void);
  * a notice that carries a count must keep that count when it is refused.
  */
 int pk_store_notice(int level, const char *fmt, ...) PK_PRINTF_FORMAT(2, 3);
+/* pk_store_notice(), and the notice's seq in *@seq once it is stored. */
+int pk_store_notice_seq(uint64_t *seq, int level, const char *fmt, ...) PK_PRINTF_FORMAT(3, 4);
 
 /* ------------------------------------------------------------ settings -- */
 

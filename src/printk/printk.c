@@ -98,9 +98,14 @@ static size_t parse_headers(const char *text, size_t len, int *level, int *cont)
 static void report_lost(pk_a64 *lost, int level, const char *why)
 {
 	uint64_t n = atomic_exchange_explicit(lost, 0, memory_order_relaxed);
+	uint64_t seq;
 
-	if (n && pk_store_notice(level, "printk: %llu messages %s\n", (unsigned long long)n, why) < 0)
+	if (!n)
+		return;
+	if (pk_store_notice_seq(&seq, level, "printk: %llu messages %s\n", (unsigned long long)n, why) < 0)
 		pk_fetch_add_relaxed(lost, n);
+	else /* a console that drops the notice counts what it stood for */
+		pk_console_note_weight(seq, n);
 }
 
 #define NESTED_WHY   "lost: printk nested too deep"

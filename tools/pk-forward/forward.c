@@ -20,6 +20,7 @@
 #include <printk/console.h>
 #include <printk/forward.h>
 #include <printk/log.h>
+#include <printk/printk.h>
 
 #include "pk-forward.h"
 
@@ -53,6 +54,7 @@ struct fwd {
 	 * deleted and created again) is noticed when there is nothing to read. */
 	struct stat st_open;
 	struct pkf_cursor cur; /* what the collector confirmed last */
+	uint64_t changes;      /* the console's state changes printed so far */
 };
 
 /* 1 if @path now names another file than @was, which is then @now. */
@@ -61,10 +63,33 @@ static int recreated(const char *path, const struct stat *was, struct stat *now)
 	return stat(path, now) == 0 && (now->st_dev != was->st_dev || now->st_ino != was->st_ino);
 }
 
+/*
+ * The console announces a change of its state as a notice stored in this
+ * process's printk log, printed by the stderr console with the next
+ * printk, and pk-forward prints nothing else through printk: without this
+ * the line would wait for the exit. Printed when the state changes, so an
+ * operator sees "cannot reach" while the collector is away.
+ */
+static void say_changes(struct fwd *f)
+{
+	struct pk_console_stats st;
+
+	if (!f->con || pk_console_stats(f->con, &st) || st.changes == f->changes)
+		return;
+	f->changes = st.changes;
+	pk_pr_flush(2000, 0);
+}
+
 /* The target's three calls, whichever kind it is. */
 static int t_send(struct fwd *f, const struct pk_record *rec)
 {
-	return f->jr ? pkf_jr_send(f->jr, rec) : pk_console_forward_send(f->con, rec);
+	int err;
+
+	if (f->jr)
+		return pkf_jr_send(f->jr, rec);
+	err = pk_console_forward_send(f->con, rec);
+	say_changes(f);
+	return err;
 }
 
 static void t_lost(struct fwd *f, uint64_t n)
@@ -77,7 +102,13 @@ static void t_lost(struct fwd *f, uint64_t n)
 
 static int t_commit(struct fwd *f)
 {
-	return f->jr ? pkf_jr_commit(f->jr) : pk_console_forward_commit(f->con);
+	int err;
+
+	if (f->jr)
+		return pkf_jr_commit(f->jr);
+	err = pk_console_forward_commit(f->con);
+	say_changes(f);
+	return err;
 }
 
 /* The forwarding console for TARGET, through the library's one parser of
