@@ -761,9 +761,14 @@ int pk_deferred_site(const void **slotp, const char *fmt, pk_deferred_headers_fn
 	const void *cur = __atomic_load_n(slotp, __ATOMIC_ACQUIRE);
 
 	if (PK_LIKELY((uintptr_t)cur > PK_SITE_FMT_MARKS)) {
-		*sf = cur;
-		/* A site has one literal; anything else is a misuse. */
-		return PK_LIKELY((*sf)->lit == fmt) ? PK_SITE_FMT_OK : PK_SITE_FMT_NONE;
+		const struct pk_sfmt *e = cur;
+
+		/* A site has one literal; another one is a misuse, which gets
+		 * the per-literal path. */
+		if (e->lit != fmt)
+			return PK_SITE_FMT_NONE;
+		*sf = e;
+		return PK_SITE_FMT_OK;
 	}
 	if (cur == SITE_EAGER)
 		return PK_SITE_FMT_EAGER;
@@ -794,6 +799,13 @@ int pk_deferred_site(const void **slotp, const char *fmt, pk_deferred_headers_fn
 	*sf = e;
 	return PK_SITE_FMT_OK;
 }
+unsigned pk_deferred_sites_used(void)
+{
+	uint32_t n = pk_load_relaxed(&site_used);
+
+	return n < SITE_POOL ? n : SITE_POOL;
+}
+
 int pk_deferred_site_ref(struct prb *rb, const struct pk_sfmt *sf, const char *fmt,
 			 pk_deferred_headers_fn headers, size_t fmt_max, uint64_t *ref)
 {

@@ -150,6 +150,9 @@ static PK_ALWAYS_INLINE int pk_deferred_site_fmt(const void **slotp, const char 
 	return pk_deferred_site(slotp, fmt, headers, fmt_max, sf);
 }
 
+/* Entries of the pool handed out so far (for tests). */
+unsigned pk_deferred_sites_used(void);
+
 /*
  * @sf's reference in @rb's table: from its cache when that is @rb's table
  * and the entry still holds it, otherwise through pk_deferred_fmt() and
