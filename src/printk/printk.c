@@ -188,24 +188,7 @@ static PK_NOINLINE int store_when_unblocked(struct prb *rb, struct pk_line *l, s
 	}
 }
 
-/* The call's timestamp, read once: @own for a record that goes into a
- * lane (the clock without the process-wide floor: the merge keeps the
- * order across threads, docs/lanes.md). */
-struct call_ts {
-	uint64_t ns;
-	bool have;
-};
-
-static PK_ALWAYS_INLINE uint64_t call_ts(struct call_ts *t, bool own)
-{
-	if (!t->have) {
-		t->ns = own ? pk_clock_ns_own() : pk_clock_ns();
-		t->have = true;
-	}
-	return t->ns;
-}
-
-static int store_deferred(struct prb *rb, const char *fmt, va_list args, struct call_ts *ts,
+static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_t ts, bool lazy_ts,
 			  int *ret, unsigned depth, struct pk_site *site);
 static _Thread_local PK_TLS_IE uint64_t deferred_here;
 
@@ -270,15 +253,14 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 
 	/* Like the kernel: the time of the call, before formatting. With
 	 * lanes on, a literal's line reads it where it knows whether the line
-	 * goes into a lane (before its arguments are copied). */
-	struct call_ts cts = { 0, false };
+	 * goes into a lane (before its arguments are copied: @lazy_ts). */
+	bool lazy_ts = literal && PK_UNLIKELY(prb_lanes_enabled());
+	uint64_t ts = lazy_ts ? 0 : pk_clock_ns();
 
-	if (!literal || PK_LIKELY(!prb_lanes_enabled()))
-		call_ts(&cts, false);
-	if (literal && store_deferred(rb, fmt, args, &cts, &ret, depth, site))
+	if (literal && store_deferred(rb, fmt, args, ts, lazy_ts, &ret, depth, site))
 		goto out;
-
-	uint64_t ts = call_ts(&cts, false);
+	if (lazy_ts)
+		ts = pk_clock_ns();
 	char *buf = line->buf + PK_CON_PREFIX_ROOM;
 	char last = 0;
 	va_list ap;
@@ -458,11 +440,11 @@ PK_HOT int pk_printk(const char *fmt, ...)
  * has no rule for, a level a console lock's holder prints, a full format
  * table, a broken ring (the eager path moves to the log's private ring).
  */
-static int store_deferred(struct prb *rb, const char *fmt, va_list args, struct call_ts *ts,
+static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_t ts, bool lazy_ts,
 			  int *ret, unsigned depth, struct pk_site *site)
 {
 #ifdef PRINTK_NO_DEFERRED
-	(void)rb, (void)fmt, (void)args, (void)ts, (void)ret, (void)depth, (void)site;
+	(void)rb, (void)fmt, (void)args, (void)ts, (void)lazy_ts, (void)ret, (void)depth, (void)site;
 	return 0;
 #else
 	void *slot = NULL;
@@ -513,15 +495,20 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, struct 
 	 */
 	if (PK_UNLIKELY(prb_lanes_enabled())) {
 		if (suppressed) {
-			uint64_t lts = call_ts(ts, true);
-			int e = prb_lane_store(rb, lts, (uint8_t)(level & 7), blob, (size_t)len, depth == 1);
+			/* The clock without the process-wide floor: the merge
+			 * keeps the order across threads (docs/lanes.md). */
+			if (lazy_ts) {
+				ts = pk_clock_ns_own();
+				lazy_ts = false;
+			}
+			int e = prb_lane_store(rb, ts, (uint8_t)(level & 7), blob, (size_t)len, depth == 1);
 
 			/* Full: merge (this lane's records first enter the
 			 * sequence, so the thread's order holds), try again. */
 			for (int tries = 0; e == -ENOSPC && tries < 4; tries++) {
 				if (prb_lane_make_room(rb))
 					break;
-				e = prb_lane_store(rb, lts, (uint8_t)(level & 7), blob, (size_t)len, false);
+				e = prb_lane_store(rb, ts, (uint8_t)(level & 7), blob, (size_t)len, false);
 			}
 			if (e == 0) {
 				*ret = len;
@@ -544,8 +531,11 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, struct 
 		prb_lanes_merge(rb);
 	}
 
+	if (lazy_ts)
+		ts = pk_clock_ns();
+
 	struct prb_meta meta = {
-		.ts_nsec = call_ts(ts, false),
+		.ts_nsec = ts,
 		.level = (uint8_t)(level & 7),
 		.flags = PRB_FLAG_NEWLINE | PRB_FLAG_DEFERRED,
 	};
