@@ -39,7 +39,11 @@
  *
  * Process-local: the cache (below), one slot per literal and log, holding
  * the literal compiled once (headers parsed, conversions walked) and its
- * entry's reference. A bulk reader may also have caches of its own (struct
+ * entry's reference; and the pool of call sites' compiled literals (struct
+ * pk_sfmt, one per pr_*() call site that ran, pointed to by the site's
+ * format slot, set once, never freed: "per-call-site forms" below), which
+ * spare a site's later calls the cache's lookup and the general walk. A
+ * bulk reader may also have caches of its own (struct
  * pk_dfmt_cache, one per reading thread): entries it copied and parsed
  * once, keyed by reference.
  *
