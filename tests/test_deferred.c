@@ -5,7 +5,8 @@
  * arguments, reads back byte for byte as eager formatting stores it.
  *   - 100,000 random calls over formats of every conversion with a rule
  *     (and some without: %p, a body that starts with a conversion), each
- *     stored both ways: same text, length, level and flags, through
+ *     stored three ways (eagerly, deferred by its literal, deferred by
+ *     its call site's compiled form: pk__printk_lit_site): same text, length, level and flags, through
  *     pk_log_read() and pk_text_read() (with a bulk reader's format cache
  *     and without); outputs past the 1023-byte cut too;
  *   - continuation: an open line, then a deferred line, then a KERN_CONT
@@ -19,6 +20,10 @@
  *     entry that does not validate, and a copy it took stays as it was;
  *   - a level a console prints, a continuation and an open line are never
  *     deferred; pr_info() reaches the deferred path;
+ *   - a call site compiles its literal once: its format slot is set at
+ *     its first call and never changes, one pool entry per site; a literal
+ *     without a rule marks the site; a site handed another literal, and a
+ *     site whose slot is being compiled, still store the right text;
  *   - writer threads storing deferred records while a reader reads them:
  *     every record whole (TSan watches the table and the cache).
  */
@@ -180,74 +185,81 @@ static void rnd_vals(struct vals *v)
 		v->s[k] = pool[rnd() % POOL];
 }
 
+/* One call site per message of the set, as the pr_*() macros make. */
+static struct pk_site sites[32];
+
 #define CALL(lit, ...) ((lit) ? pk_printk_lit(__VA_ARGS__) : pk_printk(__VA_ARGS__))
+/* @lit: 0 eagerly, 1 pk_printk_lit(), 2 through message k's call site. */
+#define CALLK(lit, ...) \
+	((lit) == 2 ? pk__printk_lit_site(&sites[k], __VA_ARGS__) : CALL(lit, __VA_ARGS__))
 #define NCALLS 23
 
-/* Message @k of the set, with @v, deferred (@lit) or eagerly. */
+/* Message @k of the set, with @v, eagerly (@lit 0) or deferred (@lit 1:
+ * by the literal, 2: by its call site). */
 static int call(int k, int lit, const struct vals *v)
 {
 	switch (k) {
 	case 0:
-		return CALL(lit, KERN_INFO "worker %d processed %s in %lu us\n", v->i[0], v->s[0], v->ul);
+		return CALLK(lit, KERN_INFO "worker %d processed %s in %lu us\n", v->i[0], v->s[0], v->ul);
 	case 1:
-		return CALL(lit, KERN_DEBUG "%5d|%-5d|%+d|% d|%05d|%x|%#X|%o|%#o|%u|%.0d|%.3d\n",
+		return CALLK(lit, KERN_DEBUG "%5d|%-5d|%+d|% d|%05d|%x|%#X|%o|%#o|%u|%.0d|%.3d\n",
 			    v->i[0], v->i[1], v->i[2], v->i[3], v->i[4], v->u[0], v->u[1], v->u[2],
 			    v->u[3], v->u[0], v->i[5], v->i[0]);
 	case 2:
-		return CALL(lit, KERN_NOTICE "%hhd %hd %hhu %hx %c%c|\n", (signed char)v->i[0],
+		return CALLK(lit, KERN_NOTICE "%hhd %hd %hhu %hx %c%c|\n", (signed char)v->i[0],
 			    (short)v->i[1], (unsigned char)v->u[0], (unsigned short)v->u[1], v->c,
 			    v->i[2]);
 	case 3:
-		return CALL(lit, "%ld %lu %lx %lld %llu %llx %zu %zd %zx %td %jd %ju\n", v->l, v->ul,
+		return CALLK(lit, "%ld %lu %lx %lld %llu %llx %zu %zd %zx %td %jd %ju\n", v->l, v->ul,
 			    v->ul, v->ll, v->ull, v->ull, v->z, v->sz, v->z, v->t, v->j, v->uj);
 	case 4:
-		return CALL(lit, KERN_INFO "%*d|%-*d|%.*d|%*.*d|%*s|%.*s|%-*.*s|\n", v->w, v->i[0], v->w,
+		return CALLK(lit, KERN_INFO "%*d|%-*d|%.*d|%*.*d|%*s|%.*s|%-*.*s|\n", v->w, v->i[0], v->w,
 			    v->i[1], v->p, v->i[2], v->w, v->p, v->i[3], v->w, v->s[0], v->p, v->s[1],
 			    v->w, v->p, v->s[2]);
 	case 5:
-		return CALL(lit, KERN_ERR "%s|%.3s|%10s|%-10s|%s\n", v->s[0], v->s[1], v->s[2], v->s[0],
+		return CALLK(lit, KERN_ERR "%s|%.3s|%10s|%-10s|%s\n", v->s[0], v->s[1], v->s[2], v->s[0],
 			    v->s[1]);
 	case 6:
-		return CALL(lit, KERN_WARNING "%f %e %g %a|%.3f %10.2e %G %E|%F %A %lf %#g %+.0e\n",
+		return CALLK(lit, KERN_WARNING "%f %e %g %a|%.3f %10.2e %G %E|%F %A %lf %#g %+.0e\n",
 			    v->d[0], v->d[1], v->d[2], v->d[3], v->d[0], v->d[1], v->d[2], v->d[3],
 			    v->d[1], v->d[2], v->d[3], v->d[0], v->d[1]);
 	case 7:
-		return CALL(lit, KERN_INFO "%%literal %% and %d%%\n", v->i[0]);
+		return CALLK(lit, KERN_INFO "%%literal %% and %d%%\n", v->i[0]);
 	case 8:
-		return CALL(lit, KERN_INFO "no conversions at all\n");
+		return CALLK(lit, KERN_INFO "no conversions at all\n");
 	case 9:
-		return CALL(lit, KERN_INFO "prefix: %s\n", v->s[0]);
+		return CALLK(lit, KERN_INFO "prefix: %s\n", v->s[0]);
 	case 10:
-		return CALL(lit, KERN_INFO "multi\nline %d\n\n", v->i[0]);
+		return CALLK(lit, KERN_INFO "multi\nline %d\n\n", v->i[0]);
 	case 11:
-		return CALL(lit, KERN_INFO "\n");
+		return CALLK(lit, KERN_INFO "\n");
 	case 12:
-		return CALL(lit, KERN_INFO "%d %s %p\n", v->i[0], v->s[0], (void *)v->s[1]);
+		return CALLK(lit, KERN_INFO "%d %s %p\n", v->i[0], v->s[0], (void *)v->s[1]);
 	case 13: /* a text that starts with conversions: headers they print count */
-		return CALL(lit, "%s\n", v->s[0]);
+		return CALLK(lit, "%s\n", v->s[0]);
 	case 18:
-		return CALL(lit, KERN_INFO "%s%s: %d\n", v->s[0], v->s[1], v->i[0]);
+		return CALLK(lit, KERN_INFO "%s%s: %d\n", v->s[0], v->s[1], v->i[0]);
 	case 19:
-		return CALL(lit, KERN_INFO "%.0d%c%s|\n", v->i[0] % 2, v->c % 3, v->s[0]);
+		return CALLK(lit, KERN_INFO "%.0d%c%s|\n", v->i[0] % 2, v->c % 3, v->s[0]);
 	case 20:
-		return CALL(lit, "%s" "\001" "5 literal after\n", v->s[0]);
+		return CALLK(lit, "%s" "\001" "5 literal after\n", v->s[0]);
 	case 14:
-		return CALL(lit, KERN_INFO KERN_ERR "two headers %d\n", v->i[0]);
+		return CALLK(lit, KERN_INFO KERN_ERR "two headers %d\n", v->i[0]);
 	case 15:
-		return CALL(lit, KERN_DEBUG "tab\there %x %s %s\n", v->u[0], v->s[0], v->s[1]);
+		return CALLK(lit, KERN_DEBUG "tab\there %x %s %s\n", v->u[0], v->s[0], v->s[1]);
 	case 16:
-		return CALL(lit, KERN_INFO "%-#8.3x|%0*ld|%-5d|%#.0o|%.5u|%+.0d\n", v->u[0], v->w, v->l,
+		return CALLK(lit, KERN_INFO "%-#8.3x|%0*ld|%-5d|%#.0o|%.5u|%+.0d\n", v->u[0], v->w, v->l,
 			    v->i[0], v->u[1], v->u[2], v->i[1]);
 	case 21:
-		return CALL(lit, "\001" "%c not a header yet\n", '4' + v->c % 2);
+		return CALLK(lit, "\001" "%c not a header yet\n", '4' + v->c % 2);
 	case 22: /* printk's precisions: "." alone is none, a negative "*" is 0 */
-		return CALL(lit, KERN_INFO "%.s|%-3.s|%.d|%4.*s|%.*s|%1.0d|%.0s|%.*d\n", v->s[0],
+		return CALLK(lit, KERN_INFO "%.s|%-3.s|%.d|%4.*s|%.*s|%1.0d|%.0s|%.*d\n", v->s[0],
 			    v->s[1], v->i[0] % 3, v->p, v->s[2], -v->p, v->s[0], v->i[1] % 2, v->s[1],
 			    v->p, v->i[2] % 2);
 	case 17: /* a text past the cut from a blob that fits a record */
-		return CALL(lit, KERN_INFO "cut: %s|%100d|%50d\n", v->s[0], v->i[0], v->i[1]);
+		return CALLK(lit, KERN_INFO "cut: %s|%100d|%50d\n", v->s[0], v->i[0], v->i[1]);
 	default:
-		return CALL(lit, KERN_INFO "%s%s%s\n", v->s[0], v->s[1], v->s[2]);
+		return CALLK(lit, KERN_INFO "%s%s%s\n", v->s[0], v->s[1], v->s[2]);
 	}
 }
 
@@ -312,7 +324,15 @@ static void test_random_calls_same_bytes(void **state)
 		call(k, 1, &v);
 		bool was_deferred = pk_printk_deferred_here() != before;
 
+		before = pk_printk_deferred_here();
+		call(k, 2, &v);
+		/* The site's compiled form takes exactly the calls the
+		 * literal's walk takes. */
+		assert_int_equal(pk_printk_deferred_here() != before, was_deferred);
+
 		read_seq(seq, &eager_rec);
+		read_seq(seq + 2, &rec);
+		assert_same(&eager_rec, &rec);
 		read_seq(seq + 1, &rec);
 		assert_same(&eager_rec, &rec);
 
@@ -370,6 +390,83 @@ static void test_which_calls_defer(void **state)
 	read_at(seq + 1);
 	assert_string_equal(rec.text, "open line 1 cont 2");
 	assert_string_equal(capture_text(&cap), "printed 3\n");
+}
+
+/* Format once per call site (printk.c's store_deferred, deferred.h's
+ * pk_deferred_site): what the site's slot holds, and that every way a
+ * site can be stores the text eager formatting stores. */
+static void site_vs_eager(struct pk_site *site, int i, const char *s, unsigned long ul,
+			  bool deferred)
+{
+	uint64_t seq = next_seq();
+	uint64_t d0 = pk_printk_deferred_here();
+
+	pk_printk(KERN_INFO "site %d processed %s in %lu us\n", i, s, ul);
+	pk__printk_lit_site(site, KERN_INFO "site %d processed %s in %lu us\n", i, s, ul);
+	assert_int_equal(pk_printk_deferred_here() - d0, deferred ? 1 : 0);
+	read_seq(seq, &eager_rec);
+	read_seq(seq + 1, &rec);
+	assert_same(&eager_rec, &rec);
+}
+
+#define SITE_INIT { PK_SITE_STORE_ALL, __LINE__, 0, __FILE__, __func__, 0 }
+
+static void test_call_site_compiled_once(void **state)
+{
+	(void)state;
+	if (!deferral_built())
+		skip();
+
+	struct pk_site site = SITE_INIT, ptr = SITE_INIT, busy = SITE_INIT, two = SITE_INIT;
+	unsigned used0 = pk_deferred_sites_used();
+	const void *first = NULL;
+
+	for (int i = 0; i < 200; i++) {
+		site_vs_eager(&site, i - 100, i % 3 ? "request" : "", (unsigned long)i << (i % 60),
+			      true);
+		if (!first)
+			first = site.format;
+		assert_ptr_equal(site.format, first);
+	}
+	assert_true((uintptr_t)first > PK_SITE_FMT_MARKS);
+	assert_int_equal(pk_deferred_sites_used(), used0 + 1);
+
+	/* A literal without a rule: the site remembers it, takes no entry,
+	 * and its messages are formatted eagerly. */
+	for (int i = 0; i < 3; i++) {
+		uint64_t seq = next_seq(), d0 = pk_printk_deferred_here();
+
+		pk__printk_lit_site(&ptr, KERN_INFO "ptr %d %p\n", i, (void *)0);
+		assert_int_equal(pk_printk_deferred_here(), d0);
+		assert_non_null(ptr.format);
+		assert_true((uintptr_t)ptr.format <= PK_SITE_FMT_MARKS);
+		read_seq(seq, &rec);
+		assert_true(rec.text_len > 6 && !memcmp(rec.text, "ptr ", 4));
+	}
+	assert_int_equal(pk_deferred_sites_used(), used0 + 1);
+
+	/* A slot another thread is compiling: the literal's own path. */
+	busy.format = (const void *)1;
+	site_vs_eager(&busy, 5, "job", 6ul, true);
+	assert_ptr_equal(busy.format, (const void *)1);
+
+	/* One site handed two literals (not what the macros do): each
+	 * message still by its own layout. */
+	uint64_t seq = next_seq();
+
+	pk__printk_lit_site(&two, KERN_INFO "first %d\n", 1);
+	pk__printk_lit_site(&two, KERN_INFO "second %s %d\n", "x", 2);
+	read_seq(seq, &rec);
+	assert_string_equal(rec.text, "first 1");
+	read_seq(seq + 1, &rec);
+	assert_string_equal(rec.text, "second x 2");
+	assert_int_equal(pk_deferred_sites_used(), used0 + 2);
+
+	/* The macros' own sites: a pr_info() run 100 times takes one entry. */
+	used0 = pk_deferred_sites_used();
+	for (int i = 0; i < 100; i++)
+		pr_info("macro site %d\n", i);
+	assert_int_equal(pk_deferred_sites_used(), used0 + 1);
 }
 
 /* The continuation merge: open line, deferred line, KERN_CONT fragment. */
@@ -859,6 +956,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_random_calls_same_bytes, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_which_calls_defer, setup_big, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_call_site_compiled_once, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_continuation_same_records, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_other_process_reads_same_text, setup_big, teardown_capture),
 		cmocka_unit_test_teardown(test_table_full_falls_back, teardown_capture),

@@ -8,6 +8,8 @@
  *     included; records really waited in the lanes before the read;
  *   - causal order: thread A logs, then wakes B, which logs: A's record
  *     comes first, also when B's lane comes before A's in the pool;
+ *   - the lane's clock leaves the process-wide floor alone (a ring store
+ *     raises it); a thread's records stay in time order across both;
  *   - post-mortem: a writer process SIGKILLed with records not merged; a
  *     read-only reader sees them all, once, in a dense sequence, and so
  *     does udmesg; a writable reader then merges them and frees the lanes;
@@ -43,6 +45,7 @@
 #include <printk/printk.h>
 #include <printk/syslog.h>
 
+#include "base/clock.h"
 #include "fixture.h"
 #include "log/log_shared.h"
 #include "log/options.h"
@@ -262,6 +265,61 @@ static void test_causal_order(void **state)
 		assert_int_equal(pk_log_read(pk_printk_log(), first + 2 + 2 * (uint64_t)i, &r, 0), 0);
 		assert_string_equal(r.text, want);
 	}
+}
+
+/* ---------------------------------------------------- the lane's clock -- */
+
+static void spin_ns(long ns)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < ns);
+}
+
+/* A lane store reads the clock without the process-wide floor (no shared
+ * word written: pk_clock_ns_own()); a ring store raises the floor; the
+ * thread's records stay in time order across both. */
+static void test_lane_clock_no_shared_floor(void **state)
+{
+	(void)state;
+	start_log(NULL, 1 << 20);
+	if (pk_clock_current(NULL) != PK_CLOCK_TSC)
+		skip(); /* CLOCK_MONOTONIC: there is no floor either way */
+
+	uint64_t first = pk_log_next_seq(pk_printk_log());
+	struct prb_lanes_stats st;
+
+	pr_info("lane clock %d\n", -1); /* claims the lane */
+
+	uint64_t floor0 = pk_clock_floor_ns();
+
+	/* 2 us apart: each call would raise a floor it read (the grain is
+	 * 1 us). 200 records fit the 64 KiB lane: no merge in between. */
+	for (int i = 0; i < 200; i++) {
+		spin_ns(2000);
+		pr_info("lane clock %d\n", i);
+	}
+	assert_int_equal(pk_clock_floor_ns(), floor0);
+	lanes_stats(&st);
+	assert_int_equal(st.pending, 201);
+
+	spin_ns(2000);
+	pk_printk(KERN_INFO "ring clock\n"); /* not a literal: into the ring */
+	assert_true(pk_clock_floor_ns() > floor0);
+
+	struct pk_record r;
+	uint64_t next = pk_log_next_seq(pk_printk_log()), last = 0;
+
+	assert_int_equal(next - first, 202);
+	for (uint64_t q = first; q < next; q++) {
+		assert_int_equal(pk_log_read(pk_printk_log(), q, &r, 0), 0);
+		assert_true(r.ts_nsec >= last);
+		last = r.ts_nsec;
+	}
+	assert_string_equal(r.text, "ring clock");
 }
 
 /* --------------------------------------------------------- post-mortem -- */
@@ -837,6 +895,7 @@ int main(void)
 		cmocka_unit_test(test_option_parses),
 		cmocka_unit_test_teardown(test_threads_read_once, teardown),
 		cmocka_unit_test_teardown(test_causal_order, teardown),
+		cmocka_unit_test_teardown(test_lane_clock_no_shared_floor, teardown),
 		cmocka_unit_test_teardown(test_postmortem_after_sigkill, teardown),
 		cmocka_unit_test_teardown(test_signal_handler_interrupts, teardown),
 		cmocka_unit_test_teardown(test_fork_child_own_lane, teardown),

@@ -248,7 +248,13 @@ PK_API void pk_printk_exit(void);
 /* A format the compiler knows is constant (a literal) may be deferred
  * (pk_printk_lit); without __builtin_constant_p, or with
  * PK_NO_DEFERRED_PRINTK defined, every message is formatted at once. */
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(PK_NO_DEFERRED_PRINTK)
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(PK_NO_DEFERRED_PRINTK) && PK_SITES_ON
+/* Inside PK_SITE_CALL: the literal is compiled once, into the site
+ * (pk__printk_lit_site). */
+#define PK_PR_CALL(...)                                                                             \
+	(__builtin_constant_p(PK_FIRST(__VA_ARGS__)) ? pk__printk_lit_site(&pk_site_, __VA_ARGS__) \
+						       : pk_printk(__VA_ARGS__))
+#elif (defined(__GNUC__) || defined(__clang__)) && !defined(PK_NO_DEFERRED_PRINTK)
 #define PK_PR_CALL(...)                                                                   \
 	(__builtin_constant_p(PK_FIRST(__VA_ARGS__)) ? pk_printk_lit(__VA_ARGS__) \
 						       : pk_printk(__VA_ARGS__))

@@ -65,8 +65,9 @@ struct pk_site {
 	const char *modname; /* KBUILD_MODNAME, or NULL: the file's base name up to its first '.' */
 	const char *file;    /* __FILE__ */
 	const char *func;    /* __func__ */
-	/* Reserved for the call site's parsed format (a per-call-site format
-	 * a flight recorder keeps): NULL today, set once by the library. */
+	/* The call site's compiled format: NULL until the site first stores
+	 * a message through pk__printk_lit_site(), then set once (atomically)
+	 * by the library to its literal's layout, never changed or freed. */
 	const void *format;
 };
 
@@ -132,6 +133,10 @@ PK_API int pk_get_printk_srcloc(void);
 PK_API unsigned int pk__site_resolve(struct pk_site *site);
 PK_API int pk__site_default_stored(unsigned int state);
 PK_API int pk__printk_site(struct pk_site *site, const char *fmt, ...) PK_PRINTF(2, 3);
+/* pk_printk_lit() of a site whose message is stored as it is: @fmt, a
+ * literal, is compiled once into @site's format slot (the deferred path's
+ * layout; docs/lanes.md), and later calls copy their arguments by it. */
+PK_API int pk__printk_lit_site(struct pk_site *site, const char *fmt, ...) PK_PRINTF(2, 3);
 /* A message with format @fmt was held back: if it leaves its line open,
  * the calling thread's continuations (pr_cont) are held back with it. */
 PK_API void pk__site_held(const char *fmt);

@@ -486,6 +486,42 @@ PK_HOT uint64_t pk_clock_ns(void)
 	return slow_ns();
 }
 
+PK_HOT uint64_t pk_clock_ns_own(void)
+{
+	uint64_t (*fn)(void) = atomic_load_explicit(&test_clock, memory_order_relaxed);
+
+	if (PK_UNLIKELY(fn != NULL))
+		return fn();
+#if PK_HAVE_TSC
+	const struct pk_clock_calib *c = atomic_load_explicit(&active, memory_order_acquire);
+
+	if (PK_LIKELY(c != NULL)) {
+		/* The fence in read_tsc() stays: without it the read may run
+		 * before the load that saw another thread's record, and the
+		 * causal order the merge keeps rests on that. */
+		uint64_t tsc = read_tsc();
+
+		if (PK_UNLIKELY(tsc < c->tsc0) && c->tsc0 - tsc > TSC_LAG_MAX)
+			return tsc_lost();
+
+		uint64_t t = tsc_to_ns(c, tsc);
+
+		if (PK_UNLIKELY(t < thread_last_ns))
+			t = thread_last_ns;
+		thread_last_ns = t;
+		return t;
+	}
+#endif
+	if (PK_LIKELY(atomic_load_explicit(&state, memory_order_relaxed) == ST_MONO))
+		return mono_ns();
+	return slow_ns();
+}
+
+uint64_t pk_clock_floor_ns(void)
+{
+	return atomic_load_explicit(&last_ns, memory_order_relaxed);
+}
+
 void pk_set_test_clock(uint64_t (*clock_fn)(void))
 {
 	atomic_store(&test_clock, clock_fn);

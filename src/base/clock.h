@@ -49,6 +49,20 @@ struct pk_clock_calib {
  * PK_CLOCK_GRAIN_NS before it, a change of calibration included. */
 uint64_t pk_clock_ns(void);
 #define PK_CLOCK_GRAIN_NS 1000u
+/*
+ * pk_clock_ns() without the process-wide floor, for records whose order
+ * across threads a merge keeps (the flight recorder's lanes,
+ * docs/lanes.md): the same clock and calibration, the same fenced TSC
+ * read, never backwards within a thread (the thread's last value, shared
+ * with pk_clock_ns()), but no shared word read or written. A call that
+ * follows another thread's reads later as far as the TSC itself is
+ * synchronized across CPUs (the kernel's condition for making it the
+ * clocksource) and the calibration did not change in between; outside the
+ * TSC's steady state it is pk_clock_ns().
+ */
+uint64_t pk_clock_ns_own(void);
+/* The process-wide floor pk_clock_ns() raises (tests). */
+uint64_t pk_clock_floor_ns(void);
 /* Tests: replace the clock (NULL restores it). */
 void pk_set_test_clock(uint64_t (*clock_fn)(void));
 

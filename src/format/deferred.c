@@ -39,7 +39,11 @@
  *
  * Process-local: the cache (below), one slot per literal and log, holding
  * the literal compiled once (headers parsed, conversions walked) and its
- * entry's reference. A bulk reader may also have caches of its own (struct
+ * entry's reference; and the pool of call sites' compiled literals (struct
+ * pk_sfmt, one per pr_*() call site that ran, pointed to by the site's
+ * format slot, set once, never freed: "per-call-site forms" below), which
+ * spare a site's later calls the cache's lookup and the general walk. A
+ * bulk reader may also have caches of its own (struct
  * pk_dfmt_cache, one per reading thread): entries it copied and parsed
  * once, keyed by reference.
  *
@@ -366,7 +370,7 @@ static int entry_add(struct prb *rb, const char *body, size_t len, uint64_t *ref
 }
 
 /* The header the entry @ref names holds now, for a cache hit's check. */
-static bool entry_still(const struct prb *rb, uint64_t ref, size_t len)
+static PK_ALWAYS_INLINE bool entry_still(const struct prb *rb, uint64_t ref, size_t len)
 {
 	uint32_t off = (uint32_t)ref;
 
@@ -693,6 +697,234 @@ int pk_deferred_encode(const struct pk_dfmt *f, uint64_t ref, va_list *ap, char 
 			return -1;
 	}
 	return (int)o.n;
+}
+
+/* ------------------------------------------------- per-call-site forms -- */
+
+/*
+ * The pool of call sites' compiled literals (struct pk_sfmt). A site's
+ * format slot holds NULL (never ran), one of the marks below, or an entry
+ * of the pool. Entries are handed out once (a fetch_add) and never given
+ * back: the slot lives in its program's or shared object's static data,
+ * and an object dlclose()d takes its sites (and the literals their
+ * entries' bodies point into) with it; its entries are then unreachable,
+ * and a new load of it starts with fresh NULL slots, compiled again. So
+ * loading and unloading an object over and over uses the pool up; its
+ * sites then take the per-literal cache's path (SITE_NONE), as a program
+ * with more sites than the pool holds does.
+ */
+#define SITE_POOL  2048u
+#define SITE_BUSY  ((const void *)1) /* claimed, being compiled */
+#define SITE_EAGER ((const void *)2) /* no deferral rule */
+#define SITE_NONE  ((const void *)PK_SITE_FMT_MARKS) /* the pool was used up (the last mark) */
+
+static struct pk_sfmt site_pool[SITE_POOL];
+static pk_a32 site_used;
+
+/* What a simple layout's conversions other than %s print at most, and
+ * whether the layout is simple: pk_deferred_encode()'s per-call sums, of
+ * the terms that never change. */
+static void site_bounds(struct pk_sfmt *sf)
+{
+	const struct pk_dfmt *f = &sf->f;
+	size_t b = f->body_len;
+	bool simple = true;
+
+	for (unsigned i = 0; i < f->nops; i++) {
+		const struct pk_dop *op = &f->ops[i];
+		int w = op->width, p = op->prec;
+		size_t most = 0;
+
+		if (op->flags & (DOP_STAR_W | DOP_STAR_P | DOP_LEAD) || w > f->out_max || p > f->out_max)
+			simple = false;
+		switch (op->cls) {
+		case C_INT:
+			most = op->flags & DOP_CHAR ? 1 : int_most(p);
+			break;
+		case C_LONG:
+		case C_LLONG:
+			most = int_most(p);
+			break;
+		case C_DBL:
+			most = DBL_OUT_MAX + (size_t)(p < 0 ? 6 : p);
+			break;
+		default:
+			continue; /* max(length, width), per call */
+		}
+		b += most > (size_t)w ? most : (size_t)w;
+	}
+	if (b > f->out_max)
+		simple = false;
+	sf->fixed_bound = (uint16_t)(b < UINT16_MAX ? b : UINT16_MAX);
+	sf->simple = simple;
+}
+
+int pk_deferred_site(const void **slotp, const char *fmt, pk_deferred_headers_fn headers,
+		     size_t fmt_max, const struct pk_sfmt **sf)
+{
+	const void *cur = __atomic_load_n(slotp, __ATOMIC_ACQUIRE);
+
+	if (PK_LIKELY((uintptr_t)cur > PK_SITE_FMT_MARKS)) {
+		const struct pk_sfmt *e = cur;
+
+		/* A site has one literal; another one is a misuse, which gets
+		 * the per-literal path. */
+		if (e->lit != fmt)
+			return PK_SITE_FMT_NONE;
+		*sf = e;
+		return PK_SITE_FMT_OK;
+	}
+	if (cur == SITE_EAGER)
+		return PK_SITE_FMT_EAGER;
+	if (cur || !__atomic_compare_exchange_n(slotp, &cur, SITE_BUSY, false, __ATOMIC_ACQUIRE,
+						 __ATOMIC_ACQUIRE))
+		return PK_SITE_FMT_NONE; /* being compiled, or the pool ran out */
+
+	struct pk_dfmt f;
+
+	if (!compile(&f, fmt, headers, fmt_max)) {
+		__atomic_store_n(slotp, SITE_EAGER, __ATOMIC_RELEASE);
+		return PK_SITE_FMT_EAGER;
+	}
+
+	uint32_t i = pk_fetch_add_relaxed(&site_used, 1);
+
+	if (i >= SITE_POOL) {
+		__atomic_store_n(slotp, SITE_NONE, __ATOMIC_RELEASE);
+		return PK_SITE_FMT_NONE;
+	}
+
+	struct pk_sfmt *e = &site_pool[i];
+
+	e->f = f;
+	e->lit = fmt;
+	site_bounds(e);
+	__atomic_store_n(slotp, (const void *)e, __ATOMIC_RELEASE);
+	*sf = e;
+	return PK_SITE_FMT_OK;
+}
+unsigned pk_deferred_sites_used(void)
+{
+	uint32_t n = pk_load_relaxed(&site_used);
+
+	return n < SITE_POOL ? n : SITE_POOL;
+}
+
+int pk_deferred_site_ref(struct prb *rb, const struct pk_sfmt *sf, const char *fmt,
+			 pk_deferred_headers_fn headers, size_t fmt_max, uint64_t *ref)
+{
+	struct pk_sfmt *m = (struct pk_sfmt *)sf; /* its cache only */
+	uintptr_t tab = atomic_load_explicit(&m->tab, memory_order_acquire);
+	uint64_t r = pk_load_relaxed(&m->ref);
+
+	/* Two threads caching for two logs at once may leave one's table
+	 * with the other's reference: the entry's header, whose check hashes
+	 * the entry's offset, length and bytes, is what is trusted. */
+	if (PK_LIKELY(tab == (uintptr_t)rb->strtab && r && entry_still(rb, r, sf->f.body_len))) {
+		*ref = r;
+		return 0;
+	}
+
+	void *slot;
+
+	if (!pk_deferred_fmt(rb, fmt, headers, fmt_max, &slot))
+		return -EAGAIN;
+
+	int err = pk_deferred_ref(rb, slot, ref);
+
+	if (err)
+		return err;
+	pk_store_relaxed(&m->ref, *ref);
+	atomic_store_explicit(&m->tab, (uintptr_t)rb->strtab, memory_order_release);
+	return 0;
+}
+
+int pk_deferred_encode_site(const struct pk_sfmt *sf, uint64_t ref, va_list *ap, char *blob,
+			    size_t cap)
+{
+	const struct pk_dfmt *f = &sf->f;
+
+	if (!sf->simple)
+		return pk_deferred_encode(f, ref, ap, blob, cap);
+
+	/* pk_deferred_encode() with what never changes taken out: no '*'
+	 * values, nothing printed before the first conversion (so no level
+	 * header can come out of an argument), widths and precisions within
+	 * bounds, the other conversions' share of the bound summed once. The
+	 * bound only grows, so checking it at the end fails the same calls. */
+	struct out o = { blob, 0, cap };
+	size_t bound = sf->fixed_bound;
+	int len = -1;
+	va_list aq; /* the caller's is its own copy: not consumed */
+
+	if (!put(&o, &ref, sizeof(ref)))
+		return -1;
+	va_copy(aq, *ap);
+	for (unsigned i = 0; i < f->nops; i++) {
+		const struct pk_dop *op = &f->ops[i];
+
+		switch (op->cls) {
+		case C_INT: {
+			int32_t v = va_arg(aq, int);
+
+			if (!put(&o, &v, 4))
+				goto out;
+			break;
+		}
+		case C_LONG: {
+			int64_t v = va_arg(aq, long);
+
+			if (!put(&o, &v, 8))
+				goto out;
+			break;
+		}
+		case C_LLONG: {
+			int64_t v = va_arg(aq, long long);
+
+			if (!put(&o, &v, 8))
+				goto out;
+			break;
+		}
+		case C_DBL: {
+			double v = va_arg(aq, double);
+
+			if ((op->flags & DOP_FIXED) && isfinite(v) && !(v < 1e17 && v > -1e17))
+				goto out;
+			if (!put(&o, &v, 8))
+				goto out;
+			break;
+		}
+		default: {
+			const char *s = va_arg(aq, const char *);
+			int p = op->prec;
+
+			if ((uintptr_t)s < BAD_PTR_LOW || (uintptr_t)s > UINTPTR_MAX - BAD_PTR_HIGH)
+				goto out;
+			if (o.cap - o.n < 3)
+				goto out;
+
+			size_t room = o.cap - o.n - 2;
+			size_t lim = p >= 0 && (size_t)p < room ? (size_t)p : room;
+			size_t n = strnlen(s, lim);
+
+			if (n == lim && !(p >= 0 && (size_t)p == lim))
+				goto out;
+
+			uint16_t n16 = (uint16_t)n;
+
+			memcpy(o.p + o.n, &n16, 2);
+			memcpy(o.p + o.n + 2, s, n);
+			o.n += 2 + n;
+			bound += n > (size_t)op->width ? n : (size_t)op->width;
+			break;
+		}
+		}
+	}
+	if (bound <= f->out_max)
+		len = (int)o.n;
+out:
+	va_end(aq);
+	return len;
 }
 
 /* ------------------------------------------------------------ reading -- */

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "base/atomics.h"
+#include "base/hints.h"
 
 struct prb;
 
@@ -97,6 +98,78 @@ void pk_deferred_forget(const struct prb *rb);
  * then consumed partly, and the caller formats from its own copy.
  */
 int pk_deferred_encode(const struct pk_dfmt *f, uint64_t ref, va_list *ap, char *blob, size_t cap);
+
+/*
+ * A call site's compiled literal: what struct pk_site's format slot
+ * (<printk/printk_site.h>) points to once the site ran with a literal
+ * format. Made once per site, from a process-wide pool (never freed: a
+ * site is a static object of its program or shared object, and a record
+ * never points here, only to the log's table), independent of any log:
+ * the layout and the bounds that do not change from call to call. The
+ * format's reference in a log's table is cached beside it for the last
+ * table it was used with.
+ */
+struct pk_sfmt {
+	struct pk_dfmt f;
+	const char *lit;      /* the literal it was compiled from */
+	uint16_t fixed_bound; /* body_len + what the conversions other than %s print at most */
+	uint8_t simple;	      /* no '*', no conversion at the start: pk_deferred_encode_site()'s fast walk */
+	_Atomic uintptr_t tab; /* the table @ref belongs to (its address) */
+	pk_a64 ref;
+};
+
+/* What pk_deferred_site() says. */
+enum { PK_SITE_FMT_EAGER = 0, PK_SITE_FMT_OK = 1, PK_SITE_FMT_NONE = -1 };
+
+/*
+ * The compiled form of the literal @fmt for the call site whose format
+ * slot is *@slotp, compiled and published there the first time (a
+ * compare-and-swap claims the slot; the claimer compiles it and stores
+ * the pointer with release). PK_SITE_FMT_OK and *@sf; PK_SITE_FMT_EAGER
+ * when the literal has no deferral rule (for good: the slot says so);
+ * PK_SITE_FMT_NONE when the slot is being compiled by another thread (or
+ * by the code a signal handler interrupted) or the pool is used up: the
+ * caller takes pk_deferred_fmt()'s path.
+ */
+int pk_deferred_site(const void **slotp, const char *fmt, pk_deferred_headers_fn headers,
+		     size_t fmt_max, const struct pk_sfmt **sf);
+
+#define PK_SITE_FMT_MARKS 3u /* slot values below: marks, not entries */
+
+/* pk_deferred_site(), its common case inline: the slot holds the entry. */
+static PK_ALWAYS_INLINE int pk_deferred_site_fmt(const void **slotp, const char *fmt,
+						 pk_deferred_headers_fn headers, size_t fmt_max,
+						 const struct pk_sfmt **sf)
+{
+	const struct pk_sfmt *e = (const struct pk_sfmt *)__atomic_load_n(slotp, __ATOMIC_ACQUIRE);
+
+	if (PK_LIKELY((uintptr_t)e > PK_SITE_FMT_MARKS && e->lit == fmt)) {
+		*sf = e;
+		return PK_SITE_FMT_OK;
+	}
+	return pk_deferred_site(slotp, fmt, headers, fmt_max, sf);
+}
+
+/* Entries of the pool handed out so far (for tests). */
+unsigned pk_deferred_sites_used(void);
+
+/*
+ * @sf's reference in @rb's table: from its cache when that is @rb's table
+ * and the entry still holds it, otherwise through pk_deferred_fmt() and
+ * pk_deferred_ref() (one entry per literal and table, whichever path
+ * added it), cached then. 0, or -ENOSPC / -EAGAIN (that path cannot give
+ * one now: the caller formats eagerly).
+ */
+int pk_deferred_site_ref(struct prb *rb, const struct pk_sfmt *sf, const char *fmt,
+			 pk_deferred_headers_fn headers, size_t fmt_max, uint64_t *ref);
+
+/*
+ * pk_deferred_encode() for a site's compiled literal: the same blob and
+ * the same answer (-1 in exactly the same cases), by a walk that knows
+ * the layout's fixed part in advance when @sf is simple.
+ */
+int pk_deferred_encode_site(const struct pk_sfmt *sf, uint64_t ref, va_list *ap, char *blob,
+			    size_t cap);
 
 /*
  * Replace the deferred record @len bytes at @text by its text, cut at

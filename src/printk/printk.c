@@ -37,6 +37,7 @@
 #include <printk/kern_levels.h>
 #include <printk/printk.h>
 
+#include "base/clock.h"
 #include "base/hints.h"
 #include "console/console_line.h"
 #include "format/deferred.h"
@@ -192,8 +193,8 @@ static PK_NOINLINE int store_when_unblocked(struct prb *rb, struct pk_line *l, s
 	}
 }
 
-static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_t ts, int *ret,
-			  unsigned depth);
+static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_t ts, bool lazy_ts,
+			  int *ret, unsigned depth, struct pk_site *site);
 static _Thread_local PK_TLS_IE uint64_t deferred_here;
 
 /*
@@ -234,7 +235,8 @@ static PK_NOINLINE int held_continuation(int facility, const char *fmt)
  * pk_console_flush_line()): the caller passes it to write_line().
  */
 PK_HOT static int store(int facility, int level, const char *dict, size_t dictlen, const char *fmt,
-			va_list args, int end_line, struct pk_con_line *line, int literal)
+			va_list args, int end_line, struct pk_con_line *line, int literal,
+			struct pk_site *site)
 {
 	struct prb *rb = pk_printk_ring();
 	unsigned depth = pk_sigdepth_enter();
@@ -254,10 +256,16 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 	if (PK_UNLIKELY(pk_load_relaxed(&nesting_dropped)) && depth == 1)
 		report_lost(&nesting_dropped, PK_LOGLEVEL_CRIT, NESTED_WHY);
 
-	uint64_t ts = pk_clock_ns(); /* like the kernel: time of the call, before formatting */
+	/* Like the kernel: the time of the call, before formatting. With
+	 * lanes on, a literal's line reads it where it knows whether the line
+	 * goes into a lane (before its arguments are copied: @lazy_ts). */
+	bool lazy_ts = literal && PK_UNLIKELY(prb_lanes_enabled());
+	uint64_t ts = lazy_ts ? 0 : pk_clock_ns();
 
-	if (literal && store_deferred(rb, fmt, args, ts, &ret, depth))
+	if (literal && store_deferred(rb, fmt, args, ts, lazy_ts, &ret, depth, site))
 		goto out;
+	if (lazy_ts)
+		ts = pk_clock_ns();
 	char *buf = line->buf + PK_CON_PREFIX_ROOM;
 	char last = 0;
 	va_list ap;
@@ -379,7 +387,7 @@ PK_HOT int pk_vprintk_emit(int facility, int level, const char *dict, size_t dic
 	if (level > 7)
 		level &= 7;
 
-	int r = store(facility, level, dict, dictlen, fmt, args, 0, &line, 0);
+	int r = store(facility, level, dict, dictlen, fmt, args, 0, &line, 0, NULL);
 
 	write_line(&line);
 	return r;
@@ -388,7 +396,7 @@ PK_HOT int pk_vprintk_emit(int facility, int level, const char *dict, size_t dic
 int pk_vprintk_emit_line(int level, const char *dict, size_t dictlen, const char *fmt, va_list args)
 {
 	struct pk_con_line line;
-	int r = store(0, level, dict, dictlen, fmt, args, 1, &line, 0);
+	int r = store(0, level, dict, dictlen, fmt, args, 1, &line, 0, NULL);
 
 	write_line(&line);
 	return r;
@@ -407,7 +415,7 @@ int pk_printk_emit(int facility, int level, const char *dict, size_t dictlen, co
 PK_HOT int pk_vprintk(const char *fmt, va_list args)
 {
 	struct pk_con_line line;
-	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, args, 0, &line, 0);
+	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, args, 0, &line, 0, NULL);
 
 	write_line(&line);
 	return r;
@@ -419,7 +427,7 @@ PK_HOT int pk_printk(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 0);
+	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 0, NULL);
 	va_end(ap);
 	write_line(&line);
 	return r;
@@ -437,17 +445,27 @@ PK_HOT int pk_printk(const char *fmt, ...)
  * has no rule for, a level a console lock's holder prints, a full format
  * table, a broken ring (the eager path moves to the log's private ring).
  */
-static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_t ts, int *ret,
-			  unsigned depth)
+static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_t ts, bool lazy_ts,
+			  int *ret, unsigned depth, struct pk_site *site)
 {
 #ifdef PRINTK_NO_DEFERRED
-	(void)rb, (void)fmt, (void)args, (void)ts, (void)ret, (void)depth;
+	(void)rb, (void)fmt, (void)args, (void)ts, (void)lazy_ts, (void)ret, (void)depth, (void)site;
 	return 0;
 #else
-	void *slot;
-	const struct pk_dfmt *f = pk_deferred_fmt(rb, fmt, parse_headers, PK_PRINTK_FMT_MAX, &slot);
+	void *slot = NULL;
+	const struct pk_dfmt *f;
+	const struct pk_sfmt *sf = NULL;
+	/* Format once per call site: the site's slot holds its literal's
+	 * compiled form after its first call (deferred.h); a site that has
+	 * none (the pool is used up, another thread compiling it) and a call
+	 * without a site look the literal up in the per-log cache. */
+	int how = site ? pk_deferred_site_fmt(&site->format, fmt, parse_headers, PK_PRINTK_FMT_MAX, &sf)
+		       : PK_SITE_FMT_NONE;
 
-	if (!f)
+	if (how == PK_SITE_FMT_OK)
+		f = &sf->f;
+	else if (how == PK_SITE_FMT_EAGER || !(f = pk_deferred_fmt(rb, fmt, parse_headers,
+								  PK_PRINTK_FMT_MAX, &slot)))
 		return 0;
 
 	int level = f->level < 0 ? pk_cfg_default_message_loglevel() : f->level;
@@ -462,13 +480,15 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 	char blob[PRB_TEXT_MAX];
 	va_list ap;
 
-	if (pk_deferred_ref(rb, slot, &ref))
+	if (sf ? pk_deferred_site_ref(rb, sf, fmt, parse_headers, PK_PRINTK_FMT_MAX, &ref)
+	       : pk_deferred_ref(rb, slot, &ref))
 		return 0;
 	va_copy(ap, args);
 	/* Eager formatting keeps the newline, and so leaves the line open,
 	 * only when the output reaches PK_PRINTK_FMT_MAX: f->out_max keeps a
 	 * deferred output below. */
-	int len = pk_deferred_encode(f, ref, &ap, blob, sizeof(blob));
+	int len = sf ? pk_deferred_encode_site(sf, ref, &ap, blob, sizeof(blob))
+		     : pk_deferred_encode(f, ref, &ap, blob, sizeof(blob));
 
 	va_end(ap);
 	if (len < 0)
@@ -476,13 +496,16 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 
 	/*
 	 * The flight recorder (docs/lanes.md): a line no console prints goes
-	 * into the calling thread's lane. Seam for a per-call-site layout: the
-	 * lane takes the blob pk_deferred_encode() made; the call site's
-	 * descriptor (struct pk_site.format, <printk/printk_site.h>) holding
-	 * the layout would hand the same blob over without the walk above.
+	 * into the calling thread's lane, the same blob whichever walk made it.
 	 */
 	if (PK_UNLIKELY(prb_lanes_enabled())) {
 		if (suppressed) {
+			/* The clock without the process-wide floor: the merge
+			 * keeps the order across threads (docs/lanes.md). */
+			if (lazy_ts) {
+				ts = pk_clock_ns_own();
+				lazy_ts = false;
+			}
 			int e = prb_lane_store(rb, ts, (uint8_t)(level & 7), blob, (size_t)len, depth == 1);
 
 			/* Full: merge (this lane's records first enter the
@@ -512,6 +535,9 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 		}
 		prb_lanes_merge(rb);
 	}
+
+	if (lazy_ts)
+		ts = pk_clock_ns();
 
 	struct prb_meta meta = {
 		.ts_nsec = ts,
@@ -556,7 +582,21 @@ PK_HOT int pk_printk_lit(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 1);
+	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 1, NULL);
+	va_end(ap);
+	write_line(&line);
+	return r;
+}
+
+/* pk_printk_lit() of a call site (the pr_*() macros): its literal is
+ * compiled once, into the site's format slot. */
+PK_HOT int pk__printk_lit_site(struct pk_site *site, const char *fmt, ...)
+{
+	struct pk_con_line line;
+	va_list ap;
+
+	va_start(ap, fmt);
+	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 1, site);
 	va_end(ap);
 	write_line(&line);
 	return r;

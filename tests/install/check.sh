@@ -119,7 +119,7 @@ for f in pk_snprintf pk_vsnprintf pk_scnprintf pk_vscnprintf pk_sprintf pk_vspri
 	pk_console_syslog_set_bom pk_console_create pk_set_lanes pk_lanes pk_set_printk_time_style pk_get_printk_time_style pk_console_set_time_style \
 	pk_console_get_time_style pk_log_realtime_offset pk_module_set_level pk_module_get_level \
 	pk_module_clear_levels pk_module_level_gen pk_log_module_level pk_set_printk_srcloc pk_get_printk_srcloc \
-	pk__site_resolve pk__site_default_stored pk__printk_site pk__site_held pk_console_set_rotate_time; do
+	pk__site_resolve pk__site_default_stored pk__printk_site pk__printk_lit_site pk__site_held pk_console_set_rotate_time; do
 	grep -qx "$f LIBPRINTK_0.2" <<<"$vers" || { echo "$f is not in LIBPRINTK_0.2"; exit 1; }
 done
 grep -qx "pk_printk LIBPRINTK_0.1" <<<"$vers" || { echo "pk_printk is not in LIBPRINTK_0.1"; exit 1; }
