@@ -99,16 +99,8 @@ start_jr() {
 	fail "journal-remote did not answer within a minute: $(tail -3 "$tmp/jr.log")"
 }
 
-# The entries of every journal file (a killed journal-remote's file is
-# renamed *.journal~ at its next start), one JSON object per line; file by
-# file, so that journalctl's merging of files cannot hide an entry.
-entries() {
-	local f
-	for f in "$tmp"/*.journal*; do
-		[[ -e $f ]] || continue
-		journalctl --file="$f" -o json 2>/dev/null || true
-	done
-}
+# shellcheck source=tests/daemon/journal_remote_common.sh
+. "$(dirname "$0")/journal_remote_common.sh"
 
 # How many entries have each PRINTK_SEQ: "seqs SEQ-COUNT DUPLICATES MISSING"
 # for the range [0, $1).
@@ -121,34 +113,12 @@ print(len(c), sum(v - 1 for v in c.values()), sum(1 for s in range(n) if s not i
 ' "$1"
 }
 
-cursor_seq() {
-	sed -n 's/^next-seq \([0-9]*\)$/\1/p' "$cursor" 2>/dev/null || true
-}
 
-cursor_is() { [[ $(cursor_seq) == "$1" ]]; }
-cursor_past() { local c; c=$(cursor_seq); [[ -n $c ]] && ((c > $1)); }
 
-wait_for() { # DESCRIPTION COMMAND...: until COMMAND succeeds, a minute at most
-	local what=$1
-	shift
-	for ((t = 0; t < 1200; t++)); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	fail "$what: not within a minute"
-}
 
 start_jr
 
 # --------------------------------------------------------- 1. the fields --
-msgs=(
-	$'3:4:SUBSYSTEM=net;DEVICE=+net-eth0:daemon warning\nsecond line\tand a tab'
-	'0:2::facility kern goes as user'
-	'23:5:my key=a"b]c\d;_under=1;9lives=2;PRIORITY=x;K=1;k=2:local7 notice caf'$'\xc3\xa9'
-	'1:7::debug goes too: pk-forward sends every level'
-	'1:6::ctrl'$'\x01\x1b''[31m and a bad byte '$'\xff'' here'
-	$'1:6::ends in two newlines\n\n'
-)
 "$emit" "${msgs[@]}" >"$tmp/emit.out" 2>"$tmp/emit.err" || fail "pk-emit: $(cat "$tmp/emit.err")"
 read -r _ emit_pid <"$tmp/emit.out"
 "$fwd" -o -c "$cursor" "$target" "$log" 2>"$tmp/fwd1.err" || fail "pk-forward: $(cat "$tmp/fwd1.err")"
