@@ -29,6 +29,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
@@ -132,14 +133,37 @@ PK_HOT void pk_sigdepth_leave(void)
 	sigdepth--;
 }
 
+static int64_t ts_ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
+/* CLOCK_REALTIME read between two CLOCK_MONOTONIC reads, against their
+ * midpoint: a thread preempted between two reads (a loaded machine, a
+ * signal handler) would otherwise shift the offset by the whole delay, and
+ * the consoles would take that for a clock step and write it into the
+ * log. A pair further apart than PK_OFFSET_PAIR_NS is read again, a few
+ * times at most; the closest pair wins. Async-signal-safe. */
+#define PK_OFFSET_PAIR_NS 20000
 int64_t pk_realtime_offset_ns(void)
 {
-	struct timespec rt, mono;
+	int64_t best = 0, best_gap = INT64_MAX;
 
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &rt);
-	return ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000 +
-	       ((int64_t)rt.tv_nsec - (int64_t)mono.tv_nsec);
+	for (int tries = 0; tries < 4 && best_gap > PK_OFFSET_PAIR_NS; tries++) {
+		struct timespec m0, rt, m1;
+
+		clock_gettime(CLOCK_MONOTONIC, &m0);
+		clock_gettime(CLOCK_REALTIME, &rt);
+		clock_gettime(CLOCK_MONOTONIC, &m1);
+
+		int64_t a = ts_ns(&m0), b = ts_ns(&m1), gap = b - a;
+
+		if (gap >= 0 && gap < best_gap) {
+			best_gap = gap;
+			best = ts_ns(&rt) - (a + gap / 2);
+		}
+	}
+	return best;
 }
 
 void pk_signal_pass_on(int sig, siginfo_t *si, void *uctx, const struct sigaction *prev_action)
