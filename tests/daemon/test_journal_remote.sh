@@ -64,41 +64,6 @@ log=$tmp/log
 cursor=$tmp/cursor
 export PRINTK_OPTS="log_buf_file=$log log_buf_len=4M loglevel=1"
 
-cat >"$tmp/launch.py" <<'PY'
-import os, socket, sys
-port, out, jr = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", port))
-s.listen(64)
-os.dup2(s.fileno(), 3)
-os.set_inheritable(3, True)
-os.environ["LISTEN_FDS"] = "1"
-os.environ["LISTEN_PID"] = str(os.getpid())
-os.execv(jr, [jr, "--listen-http=-3", "--output=" + out, "--split-mode=none"])
-PY
-
-# Ready when it answers HTTP (any status: a GET of / is refused).
-http_answers() {
-	python3 - "$1" <<'PY' 2>/dev/null
-import http.client, sys
-c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=5)
-c.request("GET", "/")
-c.getresponse()
-PY
-}
-
-start_jr() {
-	python3 "$tmp/launch.py" "$port" "$tmp/remote.journal" "$jr" >>"$tmp/jr.log" 2>&1 &
-	jr_pid=$!
-	for ((t = 0; t < 1200; t++)); do
-		http_answers "$port" && return 0
-		kill -0 "$jr_pid" 2>/dev/null || fail "journal-remote exited: $(tail -3 "$tmp/jr.log")"
-		sleep 0.05
-	done
-	fail "journal-remote did not answer within a minute: $(tail -3 "$tmp/jr.log")"
-}
-
 # shellcheck source=tests/daemon/journal_remote_common.sh
 . "$(dirname "$0")/journal_remote_common.sh"
 
