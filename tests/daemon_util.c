@@ -481,7 +481,8 @@ char *rsyslogd_line_with(const char *marker, unsigned ms)
 	return NULL;
 }
 
-void rsyslogd_rfc3339(const struct pk_record *rec, char *out, size_t n)
+/* As rsyslog shows an RFC 5424 sender's time: "2026-12-04T14:00:00.000000Z". */
+static void rfc3339(const struct pk_record *rec, char *out, size_t n)
 {
 	struct pk_log_info info;
 	struct tm tm;
@@ -497,22 +498,35 @@ void rsyslogd_rfc3339(const struct pk_record *rec, char *out, size_t n)
 		 (unsigned)(rt % 1000000000u / 1000u));
 }
 
+void rsyslogd_assert_header(const char *line, int pri, const struct pk_record *rec, char *stamp,
+			    size_t n)
+{
+	char t[64];
+
+	snprintf(t, sizeof(t), "%d", pri);
+	json_assert_str(line, "pri", t);
+	snprintf(t, sizeof(t), "%d", pri / 8);
+	json_assert_str(line, "facility", t);
+	snprintf(t, sizeof(t), "%d", pri % 8);
+	json_assert_str(line, "severity", t);
+	rfc3339(rec, t, sizeof(t));
+	json_assert_str(line, "timestamp", t);
+	if (stamp)
+		snprintf(stamp, n, "%s", t);
+	json_assert_str(line, "hostname", daemon_host);
+	json_assert_str(line, "app_name", daemon_app);
+	snprintf(t, sizeof(t), "%d", (int)getpid());
+	json_assert_str(line, "procid", t);
+	json_assert_str(line, "msgid", "-");
+}
+
 void rsyslogd_assert_fields(const char *line, const char *inputname, const struct pk_record *rec,
 			    const char *text)
 {
-	char t[64], want[512];
+	char want[512];
 
-	rsyslogd_rfc3339(rec, t, sizeof(t));
 	json_assert_str(line, "inputname", inputname);
-	json_assert_str(line, "pri", "28");
-	json_assert_str(line, "facility", "3");
-	json_assert_str(line, "severity", "4");
-	json_assert_str(line, "timestamp", t);
-	json_assert_str(line, "hostname", daemon_host);
-	json_assert_str(line, "app_name", daemon_app);
-	snprintf(want, sizeof(want), "%d", (int)getpid());
-	json_assert_str(line, "procid", want);
-	json_assert_str(line, "msgid", "-");
+	rsyslogd_assert_header(line, 3 * 8 + 4, rec, NULL, 0);
 	snprintf(want, sizeof(want),
 		 "[printk@32473 seq=\"%llu\" tid=\"%u\" SUBSYSTEM=\"net\" DEVICE=\"+net:eth0\" "
 		 "Q=\"a\\\"b\\]c\\\\d\"]",

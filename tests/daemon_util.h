@@ -158,9 +158,13 @@ void rsyslogd_wait(const char *marker, int n, struct got *g);
  * the test if none arrived), malloc'ed. */
 char *rsyslogd_line_with(const char *marker, unsigned ms);
 
-/* @rec's time as rsyslog shows an RFC 5424 sender's in "timestamp": UTC,
- * microseconds ("2026-12-04T14:00:00.000000Z"). */
-void rsyslogd_rfc3339(const struct pk_record *rec, char *out, size_t n);
+/* The header fields of @line, rsyslogd's output for @rec sent in RFC 5424
+ * at @pri by a syslog console of this program: pri, facility, severity,
+ * timestamp (@rec's time, UTC, in microseconds), hostname, app, pid, no
+ * MSGID. The timestamp it wanted goes into @stamp (@n bytes; NULL: not
+ * wanted), for a check of the raw message made of the same reading. */
+void rsyslogd_assert_header(const char *line, int pri, const struct pk_record *rec, char *stamp,
+			    size_t n);
 
 /* The dictionary of the record rsyslogd_assert_fields() checks: a name
  * with a sign in its value, and a value with each of the three characters

@@ -111,19 +111,7 @@ static void check_5424(const char *line, const struct pk_record *rec, int pri, c
 {
 	char t[64], want[4096];
 
-	snprintf(t, sizeof(t), "%d", pri);
-	json_assert_str(line, "pri", t);
-	snprintf(t, sizeof(t), "%d", pri / 8);
-	json_assert_str(line, "facility", t);
-	snprintf(t, sizeof(t), "%d", pri % 8);
-	json_assert_str(line, "severity", t);
-	rsyslogd_rfc3339(rec, t, sizeof(t));
-	json_assert_str(line, "timestamp", t);
-	json_assert_str(line, "hostname", daemon_host);
-	json_assert_str(line, "app_name", daemon_app);
-	snprintf(want, sizeof(want), "%d", (int)getpid());
-	json_assert_str(line, "procid", want);
-	json_assert_str(line, "msgid", "-");
+	rsyslogd_assert_header(line, pri, rec, t, sizeof(t));
 	json_assert_str(line, "structured_data", sd);
 
 	int utf8 = 1;
