@@ -127,6 +127,19 @@ run() {
 	echo "ok: $name (console=syslog:$target)"
 }
 
+# stop_bg_once COMMAND...: until COMMAND succeeds or bg_pid ended (a minute
+# at most); then bg_pid stopped and reaped.
+stop_bg_once() {
+	for ((t = 0; t < 1200; t++)); do
+		"$@" && break
+		kill -0 "$bg_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -TERM "$bg_pid" 2>/dev/null || true
+	wait "$bg_pid" 2>/dev/null || true
+	bg_pid=
+}
+
 # refused NAME OPTIONS WORDS: pk-emit's console announces "cannot reach
 # ...: WORDS (" and nothing arrives at NAME's source. pk-emit would wait a
 # minute for the console: it is stopped once the line is there.
@@ -135,14 +148,7 @@ refused() {
 	PRINTK_OPTS="console=syslog:$target" "$emit" "${msgs[@]}" >"$tmp/$name.out" 2>"$tmp/$name.err" &
 	bg_pid=$!
 	local want="printk: console [syslog] cannot reach tls:127.0.0.1:${port[$name]}: $words ("
-	for ((t = 0; t < 1200; t++)); do
-		grep -qsF "$want" "$tmp/$name.err" && break
-		kill -0 "$bg_pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -TERM "$bg_pid" 2>/dev/null || true
-	wait "$bg_pid" 2>/dev/null || true
-	bg_pid=
+	stop_bg_once grep -qsF "$want" "$tmp/$name.err"
 	grep -qsF "$want" "$tmp/$name.err" || fail "$name: not refused as '$want': $(cat "$tmp/$name.err")"
 	[[ $(grep -c 'cannot reach' "$tmp/$name.err") == 1 ]] || fail "$name: announced more than once: $(cat "$tmp/$name.err")"
 	# Whatever syslog-ng took would be in the file by the time it logged
@@ -188,15 +194,11 @@ bg_pid=$!
 # pk-forward's console says what it met in pk-forward's own printk, which
 # reaches stderr when pk-forward exits: the condition is syslog-ng's line
 # for the handshake our side broke off ("unknown ca" alert), on that port.
-refusal="tlsv1 alert unknown ca', location='$conf:"
-for ((t = 0; t < 1200; t++)); do
-	grep -B1 -F "$refusal" "$tmp/syslog-ng.log" | grep -qF "local='AF_INET(127.0.0.1:${port[fwdbad]})'" && break
-	kill -0 "$bg_pid" 2>/dev/null || break
-	sleep 0.05
-done
-kill -TERM "$bg_pid" 2>/dev/null || true
-wait "$bg_pid" 2>/dev/null || true
-bg_pid=
+ng_refused() {
+	grep -B1 -F "tlsv1 alert unknown ca', location='$conf:" "$tmp/syslog-ng.log" |
+		grep -qF "local='AF_INET(127.0.0.1:${port[fwdbad]})'"
+}
+stop_bg_once ng_refused
 grep -qsF "printk: console [syslog] cannot reach tls:127.0.0.1:${port[fwdbad]}: certificate refused: unable to get local issuer certificate (" "$tmp/fwdbad.err" ||
 	fail "pk-forward to a wrong CA: $(cat "$tmp/fwdbad.err")"
 [[ -e $tmp/cursor.bad ]] && fail "pk-forward wrote a cursor for a refused collector: $(cat "$tmp/cursor.bad")"
