@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <printk/console.h>
@@ -27,6 +28,7 @@
 #include <printk/printk.h>
 
 #include "daemon_util.h"
+#include "readers/reader.h"
 
 /* ------------------------------------------------- the test program -- */
 
@@ -477,6 +479,61 @@ char *rsyslogd_line_with(const char *marker, unsigned ms)
 	} while (now_ms() - start < ms);
 	fail_msg("no message '%s' arrived", marker);
 	return NULL;
+}
+
+/* As rsyslog shows an RFC 5424 sender's time: "2026-12-04T14:00:00.000000Z". */
+static void rfc3339(const struct pk_record *rec, char *out, size_t n)
+{
+	struct pk_log_info info;
+	struct tm tm;
+
+	assert_int_equal(pk_log_info(pk_printk_log(), &info), 0);
+
+	uint64_t rt = rec->ts_nsec + (uint64_t)info.realtime_offset_ns;
+	time_t s = (time_t)(rt / 1000000000u);
+
+	gmtime_r(&s, &tm);
+	snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (unsigned)(rt % 1000000000u / 1000u));
+}
+
+void rsyslogd_assert_header(const char *line, int pri, const struct pk_record *rec, char *stamp,
+			    size_t n)
+{
+	char t[64];
+
+	snprintf(t, sizeof(t), "%d", pri);
+	json_assert_str(line, "pri", t);
+	snprintf(t, sizeof(t), "%d", pri / 8);
+	json_assert_str(line, "facility", t);
+	snprintf(t, sizeof(t), "%d", pri % 8);
+	json_assert_str(line, "severity", t);
+	rfc3339(rec, t, sizeof(t));
+	json_assert_str(line, "timestamp", t);
+	if (stamp)
+		snprintf(stamp, n, "%s", t);
+	json_assert_str(line, "hostname", daemon_host);
+	json_assert_str(line, "app_name", daemon_app);
+	snprintf(t, sizeof(t), "%d", (int)getpid());
+	json_assert_str(line, "procid", t);
+	json_assert_str(line, "msgid", "-");
+}
+
+void rsyslogd_assert_fields(const char *line, const char *inputname, const struct pk_record *rec,
+			    const char *text)
+{
+	char want[512];
+
+	json_assert_str(line, "inputname", inputname);
+	rsyslogd_assert_header(line, 3 * 8 + 4, rec, NULL, 0);
+	snprintf(want, sizeof(want),
+		 "[printk@32473 seq=\"%llu\" tid=\"%u\" SUBSYSTEM=\"net\" DEVICE=\"+net:eth0\" "
+		 "Q=\"a\\\"b\\]c\\\\d\"]",
+		 (unsigned long long)rec->seq, rec->tid);
+	json_assert_str(line, "structured_data", want);
+	snprintf(want, sizeof(want), "\xef\xbb\xbf%s", text);
+	json_assert_str(line, "msg", want);
 }
 
 void rsyslogd_tally(const char *tag, int n, struct tally *t)

@@ -158,6 +158,30 @@ void rsyslogd_wait(const char *marker, int n, struct got *g);
  * the test if none arrived), malloc'ed. */
 char *rsyslogd_line_with(const char *marker, unsigned ms);
 
+/* The header fields of @line, rsyslogd's output for @rec sent in RFC 5424
+ * at @pri by a syslog console of this program: pri, facility, severity,
+ * timestamp (@rec's time, UTC, in microseconds), hostname, app, pid, no
+ * MSGID. The timestamp it wanted goes into @stamp (@n bytes; NULL: not
+ * wanted), for a check of the raw message made of the same reading. */
+void rsyslogd_assert_header(const char *line, int pri, const struct pk_record *rec, char *stamp,
+			    size_t n);
+
+/* The dictionary of the record rsyslogd_assert_fields() checks: a name
+ * with a sign in its value, and a value with each of the three characters
+ * RFC 5424 escapes. */
+#define DAEMON_FIELDS_DICT "SUBSYSTEM=net\0DEVICE=+net:eth0\0Q=a\"b]c\\d"
+
+/*
+ * @line, rsyslogd's output for @rec, which was logged at facility 3, level
+ * 4 with DAEMON_FIELDS_DICT and the text @text and sent in RFC 5424 by a
+ * syslog console of this program, arrived through @inputname: each field
+ * exactly (PRI, facility, severity, timestamp, hostname, app, pid, no
+ * MSGID, the structured data of @rec's seq, tid and dictionary, escaped),
+ * and msg @text after the BOM.
+ */
+void rsyslogd_assert_fields(const char *line, const char *inputname, const struct pk_record *rec,
+			    const char *text);
+
 /* The msg of every output line holding "@tag NUMBER": how many lines, how
  * many distinct numbers below @n, and the other lines holding @tag. */
 struct tally {

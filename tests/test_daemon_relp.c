@@ -40,7 +40,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <printk/console.h>
@@ -50,7 +49,6 @@
 
 #include "daemon_util.h"
 #include "forward/console_net.h"
-#include "readers/reader.h"
 #include "testutil.h"
 
 #define N_KILL 20000
@@ -93,53 +91,20 @@ static void test_relp_console_fields(void **state)
 {
 	(void)state;
 	struct console *con;
-	static const char dict[] = "SUBSYSTEM=net\0DEVICE=+net:eth0\0Q=a\"b]c\\d";
 
 	assert_int_equal(
 		pk_console_syslog_create(&con, rsyslogd_target("relp"), PK_SYSLOG_RFC5424, 0), 0);
 	assert_int_equal(pk_register_console(con), 0);
-	pk_printk_emit(3, 4, dict, sizeof(dict) - 1, "RF-fields first line\nsecond line");
+	pk_printk_emit(3, 4, DAEMON_FIELDS_DICT, sizeof(DAEMON_FIELDS_DICT) - 1,
+		       "RF-fields first line\nsecond line");
 	assert_int_equal(pk_pr_flush(5000, 0), 1);
 
 	char *line = rsyslogd_line_with("RF-fields", 10000);
 	struct pk_record rec;
-	struct pk_log *log = pk_printk_log();
-	uint64_t seq = 0;
 
-	for (; pk_log_read(log, seq, &rec, 0) == 0; seq = rec.seq + 1)
-		if (!strncmp(rec.text, "RF-fields", 9))
-			break;
+	daemon_find_record("RF-fields", &rec);
 	assert_string_equal(rec.text, "RF-fields first line\nsecond line");
-
-	struct pk_log_info info;
-	struct tm tm;
-	char t[64], want[512];
-
-	assert_int_equal(pk_log_info(log, &info), 0);
-
-	uint64_t rt = rec.ts_nsec + (uint64_t)info.realtime_offset_ns;
-	time_t secs = (time_t)(rt / 1000000000u);
-
-	gmtime_r(&secs, &tm);
-	snprintf(t, sizeof(t), "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (unsigned)(rt % 1000000000u / 1000u));
-	json_assert_str(line, "inputname", "imrelp");
-	json_assert_str(line, "pri", "28");
-	json_assert_str(line, "facility", "3");
-	json_assert_str(line, "severity", "4");
-	json_assert_str(line, "timestamp", t);
-	json_assert_str(line, "hostname", daemon_host);
-	json_assert_str(line, "app_name", daemon_app);
-	snprintf(want, sizeof(want), "%d", (int)getpid());
-	json_assert_str(line, "procid", want);
-	json_assert_str(line, "msgid", "-");
-	snprintf(want, sizeof(want),
-		 "[printk@32473 seq=\"%llu\" tid=\"%u\" SUBSYSTEM=\"net\" DEVICE=\"+net:eth0\" "
-		 "Q=\"a\\\"b\\]c\\\\d\"]",
-		 (unsigned long long)rec.seq, rec.tid);
-	json_assert_str(line, "structured_data", want);
-	json_assert_str(line, "msg", "\xef\xbb\xbfRF-fields first line\nsecond line");
+	rsyslogd_assert_fields(line, "imrelp", &rec, "RF-fields first line\nsecond line");
 	free(line);
 
 	/* a 1023-byte text, and bytes that are not UTF-8 (no BOM) */

@@ -93,22 +93,6 @@ static int rs_ready(void)
 	return ok;
 }
 
-static void rfc3339(const struct pk_record *rec, char *out, size_t n)
-{
-	struct pk_log_info info;
-	struct tm tm;
-
-	assert_int_equal(pk_log_info(pk_printk_log(), &info), 0);
-
-	uint64_t rt = rec->ts_nsec + (uint64_t)info.realtime_offset_ns;
-	time_t s = (time_t)(rt / 1000000000u);
-
-	gmtime_r(&s, &tm);
-	snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (unsigned)(rt % 1000000000u / 1000u));
-}
-
 static struct console *add_console(const char *target, int format, unsigned enterprise)
 {
 	struct console *con;
@@ -127,19 +111,7 @@ static void check_5424(const char *line, const struct pk_record *rec, int pri, c
 {
 	char t[64], want[4096];
 
-	snprintf(t, sizeof(t), "%d", pri);
-	json_assert_str(line, "pri", t);
-	snprintf(t, sizeof(t), "%d", pri / 8);
-	json_assert_str(line, "facility", t);
-	snprintf(t, sizeof(t), "%d", pri % 8);
-	json_assert_str(line, "severity", t);
-	rfc3339(rec, t, sizeof(t));
-	json_assert_str(line, "timestamp", t);
-	json_assert_str(line, "hostname", daemon_host);
-	json_assert_str(line, "app_name", daemon_app);
-	snprintf(want, sizeof(want), "%d", (int)getpid());
-	json_assert_str(line, "procid", want);
-	json_assert_str(line, "msgid", "-");
+	rsyslogd_assert_header(line, pri, rec, t, sizeof(t));
 	json_assert_str(line, "structured_data", sd);
 
 	int utf8 = 1;

@@ -437,50 +437,23 @@ static struct console *make_console(const char *target)
 static void test_tls_console_fields(void **state)
 {
 	(void)state;
-	static const char dict[] = "SUBSYSTEM=net\0DEVICE=+net:eth0\0Q=a\"b]c\\d";
 	char opts[600];
 
 	snprintf(opts, sizeof(opts), "ca=%s", cert("ca.pem"));
 
 	struct console *con = make_console(tls_target(rsyslogd_port("tcp"), opts));
 
-	pk_printk_emit(3, 4, dict, sizeof(dict) - 1, "TF-fields first line\nsecond line");
+	pk_printk_emit(3, 4, DAEMON_FIELDS_DICT, sizeof(DAEMON_FIELDS_DICT) - 1,
+		       "TF-fields first line\nsecond line");
 	for (int i = 0; i < 500; i++)
 		pk_printk_emit(1, 6, NULL, 0, "TN %d\n", i);
 	assert_int_equal(pk_pr_flush(10000, 0), 1);
 
 	char *line = rsyslogd_line_with("TF-fields", 10000);
 	struct pk_record rec;
-	struct pk_log_info info;
-	struct tm tm;
-	char t[64], want[512];
 
 	daemon_find_record("TF-fields", &rec);
-	assert_int_equal(pk_log_info(pk_printk_log(), &info), 0);
-
-	uint64_t rt = rec.ts_nsec + (uint64_t)info.realtime_offset_ns;
-	time_t secs = (time_t)(rt / 1000000000u);
-
-	gmtime_r(&secs, &tm);
-	snprintf(t, sizeof(t), "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (unsigned)(rt % 1000000000u / 1000u));
-	json_assert_str(line, "inputname", "imtcp");
-	json_assert_str(line, "pri", "28");
-	json_assert_str(line, "facility", "3");
-	json_assert_str(line, "severity", "4");
-	json_assert_str(line, "timestamp", t);
-	json_assert_str(line, "hostname", daemon_host);
-	json_assert_str(line, "app_name", daemon_app);
-	snprintf(want, sizeof(want), "%d", (int)getpid());
-	json_assert_str(line, "procid", want);
-	json_assert_str(line, "msgid", "-");
-	snprintf(want, sizeof(want),
-		 "[printk@32473 seq=\"%llu\" tid=\"%u\" SUBSYSTEM=\"net\" DEVICE=\"+net:eth0\" "
-		 "Q=\"a\\\"b\\]c\\\\d\"]",
-		 (unsigned long long)rec.seq, rec.tid);
-	json_assert_str(line, "structured_data", want);
-	json_assert_str(line, "msg", "\xef\xbb\xbfTF-fields first line\nsecond line");
+	rsyslogd_assert_fields(line, "imtcp", &rec, "TF-fields first line\nsecond line");
 	free(line);
 
 	struct tally tl = { 0 };

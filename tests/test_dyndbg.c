@@ -31,6 +31,7 @@
 
 #include "fixture.h"
 #include "readers/reader.h"
+#include "remote_post.h"
 #include "testutil.h"
 
 /* ---- call sites, each in a function of its own; they return the line ---- */
@@ -558,24 +559,6 @@ static void test_shared_object(void **state)
 
 /* ---- another process changes this one's sites through the log file ---- */
 
-#ifdef UDMESG
-/* udmesg -B @path --dyndbg @query: its exit status, quietly. */
-static int run_udmesg(const char *path, const char *query)
-{
-	pid_t pid = fork();
-	int status;
-
-	if (pid == 0) {
-		freopen("/dev/null", "w", stderr);
-		execl(UDMESG, "udmesg", "-B", path, "--dyndbg", query, (char *)NULL);
-		_exit(99);
-	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
-}
-#endif
-
 static int remote_child(void *arg)
 {
 	const char *how = arg;
@@ -590,7 +573,8 @@ static int remote_child(void *arg)
 		return 11;
 
 #ifdef UDMESG
-	if (!strcmp(how, "udmesg") && run_udmesg(path, "func site_remote +p; funk x") != 1)
+	if (!strcmp(how, "udmesg") &&
+	    run_udmesg(path, NULL, 0, "--dyndbg", "func site_remote +p; funk x") != 1)
 		return 16;
 #endif
 	pk_printk(KERN_INFO "after the bad one\n");
@@ -602,7 +586,7 @@ static int remote_child(void *arg)
 	if (pid == 0) {
 		if (!strcmp(how, "udmesg")) {
 #ifdef UDMESG
-			_exit(run_udmesg(path, "func site_remote +p"));
+			_exit(run_udmesg(path, NULL, 0, "--dyndbg", "func site_remote +p"));
 #endif
 			_exit(99);
 		}
@@ -632,32 +616,17 @@ static int remote_child(void *arg)
 	return 0;
 }
 
-static void run_remote(const char *how)
-{
-	struct child_result res;
-
-	assert_int_equal(test_dir_make("dyndbg"), 0);
-	run_child(remote_child, (void *)how, 20000, &res);
-	if (!res.exited || res.status)
-		fprintf(stderr, "child: exited %d status %d signal %d\n%s\n", res.exited, res.status,
-			res.sig, res.out ? res.out : "");
-	assert_true(res.exited);
-	assert_int_equal(res.status, 0);
-	child_result_free(&res);
-	test_dir_remove();
-}
-
 static void test_remote_post(void **state)
 {
 	(void)state;
-	run_remote("post");
+	run_remote("dyndbg", remote_child, "post");
 }
 
 static void test_remote_udmesg(void **state)
 {
 	(void)state;
 #ifdef UDMESG
-	run_remote("udmesg");
+	run_remote("dyndbg", remote_child, "udmesg");
 #else
 	skip();
 #endif

@@ -30,6 +30,7 @@
 #include "forward/console_net.h"
 #include "printk/printk_internal.h"
 #include "readers/reader.h"
+#include "remote_post.h"
 #include "testutil.h"
 
 #define MOD "test_module_levels"
@@ -331,44 +332,6 @@ static void test_query(void **state)
 
 /* ---- another process sets a level through the log file ---- */
 
-#ifdef UDMESG
-/* udmesg @args... (NULL-terminated, after "-B path"): its exit status;
- * its output into @out (may be NULL). */
-static int run_udmesg(const char *path, char *out, size_t size, const char *a1, const char *a2)
-{
-	int fds[2];
-
-	if (pipe(fds))
-		return -1;
-
-	pid_t pid = fork();
-	int status;
-
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		freopen("/dev/null", "w", stderr);
-		execl(UDMESG, "udmesg", "-B", path, a1, a2, (char *)NULL);
-		_exit(99);
-	}
-	close(fds[1]);
-
-	size_t len = 0;
-	ssize_t n;
-	char sink[256];
-
-	while ((n = read(fds[0], out ? out + len : sink, out ? size - 1 - len : sizeof(sink))) > 0)
-		len += out ? (size_t)n : 0;
-	close(fds[0]);
-	if (out)
-		out[len] = '\0';
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
-}
-#endif
-
 static int count_info(void)
 {
 	uint64_t seq = next_seq();
@@ -466,32 +429,17 @@ static int remote_child(void *arg)
 	return 0;
 }
 
-static void run_remote(const char *how)
-{
-	struct child_result res;
-
-	assert_int_equal(test_dir_make("levels"), 0);
-	run_child(remote_child, (void *)how, 20000, &res);
-	if (!res.exited || res.status)
-		fprintf(stderr, "child: exited %d status %d signal %d\n%s\n", res.exited, res.status,
-			res.sig, res.out ? res.out : "");
-	assert_true(res.exited);
-	assert_int_equal(res.status, 0);
-	child_result_free(&res);
-	test_dir_remove();
-}
-
 static void test_remote_post(void **state)
 {
 	(void)state;
-	run_remote("post");
+	run_remote("levels", remote_child, "post");
 }
 
 static void test_remote_udmesg(void **state)
 {
 	(void)state;
 #ifdef UDMESG
-	run_remote("udmesg");
+	run_remote("levels", remote_child, "udmesg");
 #else
 	fail_msg("built without udmesg: --dyndbg and --module-levels untested");
 #endif

@@ -13,7 +13,8 @@
 # Debian's syslog-ng-core conflicts with rsyslog, so it is not installed:
 # scripts/setup.sh unpacks its package into a private root, and syslog-ng
 # runs from there with its own module path, configuration, persist file,
-# pid file and control socket (docs/forwarding.md, "syslog-ng as receiver").
+# pid file and control socket (docs/forwarding.md, "syslog-ng as receiver";
+# tests/daemon/syslog_ng_common.sh starts it).
 #
 # Environment: PRINTK_TEST_BUILD_DIR (tests/pk-emit); SYSLOG_NG_ROOT (the
 # private root, default /var/cache/libprintk-test/syslog-ng-root).
@@ -21,15 +22,12 @@ set -euo pipefail
 
 : "${PRINTK_TEST_BUILD_DIR:?set PRINTK_TEST_BUILD_DIR to the build directory}"
 emit=$PRINTK_TEST_BUILD_DIR/tests/pk-emit
-root=${SYSLOG_NG_ROOT:-/var/cache/libprintk-test/syslog-ng-root}
 
 fail() { echo "FAIL: $*"; exit 1; }
 
 [[ -x $emit ]] || fail "$emit is not built"
-[[ -x $root/usr/sbin/syslog-ng ]] || fail "no syslog-ng in $root (scripts/setup.sh unpacks it there)"
-mods=("$root"/usr/lib/syslog-ng/*/libafsocket.so)
-moddir=$(dirname "${mods[0]}")
-[[ -f $moddir/libsyslogformat.so ]] || fail "no syslog-ng modules under $root/usr/lib/syslog-ng"
+# shellcheck source=tests/daemon/syslog_ng_common.sh
+. "$(dirname "$0")/syslog_ng_common.sh"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pk-syslog-ng.XXXXXX")
 ng_pid=
@@ -54,16 +52,12 @@ for p in ports:
     u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.1", p)); u.close()
 print(*ports)')
 
-# shellcheck disable=SC2016 # syslog-ng's macros, not the shell's
-tpl='@$S_UNIXTIME pri=$PRI fac=$FACILITY_NUM lvl=$LEVEL_NUM host=$HOST prog=$PROGRAM pid=$PID msgid=$MSGID sdata=$SDATA msg=$MSG<<END>>\n'
 conf=$tmp/syslog-ng.conf
 {
-	echo "@version: $(basename "$moddir")"
-	echo 'options { use_dns(no); dns_cache(no); keep_hostname(yes); chain_hostnames(no); stats_freq(0); create_dirs(no); };'
+	ng_conf_head
 	src() { # NAME DRIVER-AND-OPTIONS
 		echo "source s_$1 { $2; };"
-		echo "destination d_$1 { file(\"$tmp/$1.txt\" template(\"$tpl\") template_escape(no)); };"
-		echo "log { source(s_$1); destination(d_$1); };"
+		ng_to_file "$1"
 	}
 	src oct "syslog(ip(\"127.0.0.1\") port($p_oct) transport(\"tcp\"))"
 	src oct_nobom "syslog(ip(\"127.0.0.1\") port($p_oct_nobom) transport(\"tcp\"))"
@@ -74,12 +68,6 @@ conf=$tmp/syslog-ng.conf
 	src udp "syslog(ip(\"127.0.0.1\") port($p_udp) transport(\"udp\"))"
 	src udp3164 "syslog(ip(\"127.0.0.1\") port($p_udp3164) transport(\"udp\"))"
 } >"$conf"
-
-LD_LIBRARY_PATH=$root/usr/lib/syslog-ng${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
-	"$root/usr/sbin/syslog-ng" -F --no-caps --stderr \
-	--module-path="$moddir" --cfgfile="$conf" --persist-file="$tmp/persist" \
-	--pidfile="$tmp/pid" --control="$tmp/ctl" >"$tmp/syslog-ng.log" 2>&1 &
-ng_pid=$!
 
 # Ready when every TCP port accepts a connection and a UDP probe reached
 # its file.
@@ -92,24 +80,7 @@ ready() {
 	echo "<14>1 $(date -u +%Y-%m-%dT%H:%M:%SZ) h probe - - - probe" >"/dev/udp/127.0.0.1/$p_udp3164"
 	[[ -s $tmp/udp.txt && -s $tmp/udp3164.txt ]]
 }
-for ((t = 0; t < 1200; t++)); do
-	ready && break
-	kill -0 "$ng_pid" 2>/dev/null || fail "syslog-ng exited: $(tail -3 "$tmp/syslog-ng.log")"
-	sleep 0.05
-done
-ready || fail "syslog-ng did not listen within a minute: $(tail -3 "$tmp/syslog-ng.log")"
-
-host=$(hostname)
-now=$(date +%s)
-
-# The records every case sends, as pk-emit's arguments.
-msgs=(
-	'1:7::debug, below the console level: not sent'
-	$'3:4:SUBSYSTEM=net;DEVICE=+net-eth0:daemon warning\nsecond line\tand a tab'
-	'0:2::facility kern goes as user'
-	'23:5:my key=a"b]c\d:local7 notice, escapes caf'$'\xc3\xa9'
-	'1:6::plain info'
-)
+start_ng
 
 # run NAME OPTIONS FORMAT: send msgs with console=syslog:OPTIONS, wait until
 # NAME's file has them all, and compare every field; FORMAT is 5424 or
@@ -127,10 +98,7 @@ run() {
 	done
 	((got == n)) || fail "$name: $got of $n messages arrived: $(tail -3 "$tmp/syslog-ng.log")"
 	# The sender's time, then the rest exactly.
-	local stamp
-	while read -r stamp; do
-		((stamp > now - 600 && stamp < $(date +%s) + 600)) || fail "$name: sender's time $stamp, now $(date +%s)"
-	done < <(grep -o '^@[0-9]* pri=' "$file" | tr -dc '0-9\n')
+	ng_check_times "$name"
 	local nl=$'\n'
 	[[ $target == *framing=lf* ]] && nl='#012'
 	{
@@ -139,21 +107,9 @@ run() {
 			grep -o '^@[0-9]* pri=14 fac=1 lvl=6 host=h prog=probe pid= msgid= sdata= msg=probe<<END>>$' "$file" |
 				sed 's/^@[0-9]* pri=/pri=/'
 		fi
-		sd() { [[ $format == 3164 ]] || printf '[printk@32473 seq="%s" tid="%s"%s]' "$1" "$pid" "$2"; }
-		printf 'pri=28 fac=3 lvl=4 host=%s prog=pk-emit pid=%s msgid= sdata=%s msg=%s<<END>>\n' \
-			"$host" "$pid" "$(sd 1 ' SUBSYSTEM="net" DEVICE="+net-eth0"')" "daemon warning${nl}second line	and a tab"
-		printf 'pri=10 fac=1 lvl=2 host=%s prog=pk-emit pid=%s msgid= sdata=%s msg=%s<<END>>\n' \
-			"$host" "$pid" "$(sd 2 '')" "facility kern goes as user"
-		printf 'pri=189 fac=23 lvl=5 host=%s prog=pk-emit pid=%s msgid= sdata=%s msg=%s<<END>>\n' \
-			"$host" "$pid" "$(sd 3 ' my_key="a\"b\]c\\d"')" "local7 notice, escapes caf"$'\xc3\xa9'
-		printf 'pri=14 fac=1 lvl=6 host=%s prog=pk-emit pid=%s msgid= sdata=%s msg=%s<<END>>\n' \
-			"$host" "$pid" "$(sd 4 '')" "plain info"
+		ng_want "$format" "$pid" 1 "$nl"
 	} >"$tmp/$name.want"
-	sed 's/^@[0-9]* pri=/pri=/' "$file" >"$tmp/$name.got"
-	if ! cmp -s "$tmp/$name.want" "$tmp/$name.got"; then
-		diff <(cat -A "$tmp/$name.want") <(cat -A "$tmp/$name.got") || true
-		fail "$name: the messages syslog-ng parsed differ from what was sent (above: - expected, + got)"
-	fi
+	ng_compare "$name"
 	echo "ok: $name (console=syslog:$target)"
 }
 

@@ -18,7 +18,8 @@
 # libafsocket's (transport("tls"), tls() block).
 #
 # syslog-ng runs from the private root scripts/setup.sh unpacks (never
-# installed: it conflicts with rsyslog); the certificates are
+# installed: it conflicts with rsyslog), started as test_syslog_ng.sh's
+# (tests/daemon/syslog_ng_common.sh); the certificates are
 # tests/daemon/tls_certs.sh's (the openssl command).
 #
 # Environment: PRINTK_TEST_BUILD_DIR (tests/pk-emit, tools/pk-forward);
@@ -29,16 +30,13 @@ set -euo pipefail
 src_dir=${PRINTK_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 emit=$PRINTK_TEST_BUILD_DIR/tests/pk-emit
 fwd=$PRINTK_TEST_BUILD_DIR/tools/pk-forward
-root=${SYSLOG_NG_ROOT:-/var/cache/libprintk-test/syslog-ng-root}
 
 fail() { echo "FAIL: $*"; exit 1; }
 
 [[ -x $emit ]] || fail "$emit is not built"
 [[ -x $fwd ]] || fail "$fwd is not built"
-[[ -x $root/usr/sbin/syslog-ng ]] || fail "no syslog-ng in $root (scripts/setup.sh unpacks it there)"
-mods=("$root"/usr/lib/syslog-ng/*/libafsocket.so)
-moddir=$(dirname "${mods[0]}")
-[[ -f $moddir/libsyslogformat.so ]] || fail "no syslog-ng modules under $root/usr/lib/syslog-ng"
+# shellcheck source=tests/daemon/syslog_ng_common.sh
+. "$(dirname "$0")/syslog_ng_common.sh"
 command -v openssl >/dev/null || fail "no openssl command (Debian: openssl)"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pk-syslog-ng-tls.XXXXXX")
@@ -70,27 +68,17 @@ print(*[s.getsockname()[1] for s in ss])')
 declare -A port
 for i in "${!names[@]}"; do port[${names[$i]}]=${ports[$i]}; done
 
-# shellcheck disable=SC2016 # syslog-ng's macros, not the shell's
-tpl='@$S_UNIXTIME pri=$PRI fac=$FACILITY_NUM lvl=$LEVEL_NUM host=$HOST prog=$PROGRAM pid=$PID msgid=$MSGID sdata=$SDATA msg=$MSG<<END>>\n'
 conf=$tmp/syslog-ng.conf
 {
-	echo "@version: $(basename "$moddir")"
-	echo 'options { use_dns(no); dns_cache(no); keep_hostname(yes); chain_hostnames(no); stats_freq(0); create_dirs(no); };'
+	ng_conf_head
 	for n in "${names[@]}"; do
 		verify="peer-verify(optional-untrusted)"
 		[[ $n == req || $n == noreq ]] && verify="ca-file(\"$c/ca.pem\") peer-verify(required-trusted)"
 		echo "source s_$n { syslog(ip(\"127.0.0.1\") port(${port[$n]}) transport(\"tls\")"
 		echo "  tls(key-file(\"$c/server.key\") cert-file(\"$c/server.pem\") $verify)); };"
-		echo "destination d_$n { file(\"$tmp/$n.txt\" template(\"$tpl\") template_escape(no)); };"
-		echo "log { source(s_$n); destination(d_$n); };"
+		ng_to_file "$n"
 	done
 } >"$conf"
-
-LD_LIBRARY_PATH=$root/usr/lib/syslog-ng${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
-	"$root/usr/sbin/syslog-ng" -F --no-caps --stderr \
-	--module-path="$moddir" --cfgfile="$conf" --persist-file="$tmp/persist" \
-	--pidfile="$tmp/pid" --control="$tmp/ctl" >"$tmp/syslog-ng.log" 2>&1 &
-ng_pid=$!
 
 # Ready when every port accepts a TCP connection (the handshake is not
 # tried: a connection that sends nothing is only logged by syslog-ng).
@@ -100,23 +88,7 @@ ready() {
 		(exec 3<>"/dev/tcp/127.0.0.1/${port[$n]}") 2>/dev/null || return 1
 	done
 }
-for ((t = 0; t < 1200; t++)); do
-	ready && break
-	kill -0 "$ng_pid" 2>/dev/null || fail "syslog-ng exited: $(tail -3 "$tmp/syslog-ng.log")"
-	sleep 0.05
-done
-ready || fail "syslog-ng did not listen within a minute: $(tail -3 "$tmp/syslog-ng.log")"
-
-host=$(hostname)
-now=$(date +%s)
-
-msgs=(
-	'1:7::debug, below the console level: not sent'
-	$'3:4:SUBSYSTEM=net;DEVICE=+net-eth0:daemon warning\nsecond line\tand a tab'
-	'0:2::facility kern goes as user'
-	'23:5:my key=a"b]c\d:local7 notice, escapes caf'$'\xc3\xa9'
-	'1:6::plain info'
-)
+start_ng
 
 # count NAME: the messages in NAME's file (0: no file, nothing written).
 count() {
@@ -127,30 +99,9 @@ count() {
 # messages (the debug one below the console level is not sent; pk-forward
 # sends it, FIRST-SEQ 0 then), every field; FORMAT 5424 or 3164.
 check() {
-	local name=$1 format=$2 pid=$3 seq=$4 file=$tmp/$1.txt stamp
-	while read -r stamp; do
-		((stamp > now - 600 && stamp < $(date +%s) + 600)) || fail "$name: sender's time $stamp, now $(date +%s)"
-	done < <(grep -o '^@[0-9]* pri=' "$file" | tr -dc '0-9\n')
-	{
-		sd() { [[ $format == 3164 ]] || printf '[printk@32473 seq="%s" tid="%s"%s]' "$1" "$pid" "$2"; }
-		if ((seq == 0)); then
-			printf 'pri=15 fac=1 lvl=7 host=%s prog=pk-emit pid=%s msgid= sdata=%s msg=%s<<END>>\n' \
-				"$host" "$pid" "$(sd 0 '')" "debug, below the console level: not sent"
-		fi
-		printf 'pri=28 fac=3 lvl=4 host=%s prog=pk-emit pid=%s msgid= sdata=%s msg=%s<<END>>\n' \
-			"$host" "$pid" "$(sd 1 ' SUBSYSTEM="net" DEVICE="+net-eth0"')" $'daemon warning\nsecond line\tand a tab'
-		printf 'pri=10 fac=1 lvl=2 host=%s prog=pk-emit pid=%s msgid= sdata=%s msg=%s<<END>>\n' \
-			"$host" "$pid" "$(sd 2 '')" "facility kern goes as user"
-		printf 'pri=189 fac=23 lvl=5 host=%s prog=pk-emit pid=%s msgid= sdata=%s msg=%s<<END>>\n' \
-			"$host" "$pid" "$(sd 3 ' my_key="a\"b\]c\\d"')" "local7 notice, escapes caf"$'\xc3\xa9'
-		printf 'pri=14 fac=1 lvl=6 host=%s prog=pk-emit pid=%s msgid= sdata=%s msg=%s<<END>>\n' \
-			"$host" "$pid" "$(sd 4 '')" "plain info"
-	} >"$tmp/$name.want"
-	sed 's/^@[0-9]* pri=/pri=/' "$file" >"$tmp/$name.got"
-	if ! cmp -s "$tmp/$name.want" "$tmp/$name.got"; then
-		diff <(cat -A "$tmp/$name.want") <(cat -A "$tmp/$name.got") || true
-		fail "$name: the messages syslog-ng parsed differ from what was sent (above: - expected, + got)"
-	fi
+	ng_check_times "$1"
+	ng_want "$2" "$3" "$4" $'\n' >"$tmp/$1.want"
+	ng_compare "$1"
 }
 
 # wait_count NAME N: until NAME's file has N messages (a minute at most).
@@ -176,6 +127,19 @@ run() {
 	echo "ok: $name (console=syslog:$target)"
 }
 
+# stop_bg_once COMMAND...: until COMMAND succeeds or bg_pid ended (a minute
+# at most); then bg_pid stopped and reaped.
+stop_bg_once() {
+	for ((t = 0; t < 1200; t++)); do
+		"$@" && break
+		kill -0 "$bg_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -TERM "$bg_pid" 2>/dev/null || true
+	wait "$bg_pid" 2>/dev/null || true
+	bg_pid=
+}
+
 # refused NAME OPTIONS WORDS: pk-emit's console announces "cannot reach
 # ...: WORDS (" and nothing arrives at NAME's source. pk-emit would wait a
 # minute for the console: it is stopped once the line is there.
@@ -184,14 +148,7 @@ refused() {
 	PRINTK_OPTS="console=syslog:$target" "$emit" "${msgs[@]}" >"$tmp/$name.out" 2>"$tmp/$name.err" &
 	bg_pid=$!
 	local want="printk: console [syslog] cannot reach tls:127.0.0.1:${port[$name]}: $words ("
-	for ((t = 0; t < 1200; t++)); do
-		grep -qsF "$want" "$tmp/$name.err" && break
-		kill -0 "$bg_pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -TERM "$bg_pid" 2>/dev/null || true
-	wait "$bg_pid" 2>/dev/null || true
-	bg_pid=
+	stop_bg_once grep -qsF "$want" "$tmp/$name.err"
 	grep -qsF "$want" "$tmp/$name.err" || fail "$name: not refused as '$want': $(cat "$tmp/$name.err")"
 	[[ $(grep -c 'cannot reach' "$tmp/$name.err") == 1 ]] || fail "$name: announced more than once: $(cat "$tmp/$name.err")"
 	# Whatever syslog-ng took would be in the file by the time it logged
@@ -237,15 +194,11 @@ bg_pid=$!
 # pk-forward's console says what it met in pk-forward's own printk, which
 # reaches stderr when pk-forward exits: the condition is syslog-ng's line
 # for the handshake our side broke off ("unknown ca" alert), on that port.
-refusal="tlsv1 alert unknown ca', location='$conf:"
-for ((t = 0; t < 1200; t++)); do
-	grep -B1 -F "$refusal" "$tmp/syslog-ng.log" | grep -qF "local='AF_INET(127.0.0.1:${port[fwdbad]})'" && break
-	kill -0 "$bg_pid" 2>/dev/null || break
-	sleep 0.05
-done
-kill -TERM "$bg_pid" 2>/dev/null || true
-wait "$bg_pid" 2>/dev/null || true
-bg_pid=
+ng_refused() {
+	grep -B1 -F "tlsv1 alert unknown ca', location='$conf:" "$tmp/syslog-ng.log" |
+		grep -qF "local='AF_INET(127.0.0.1:${port[fwdbad]})'"
+}
+stop_bg_once ng_refused
 grep -qsF "printk: console [syslog] cannot reach tls:127.0.0.1:${port[fwdbad]}: certificate refused: unable to get local issuer certificate (" "$tmp/fwdbad.err" ||
 	fail "pk-forward to a wrong CA: $(cat "$tmp/fwdbad.err")"
 [[ -e $tmp/cursor.bad ]] && fail "pk-forward wrote a cursor for a refused collector: $(cat "$tmp/cursor.bad")"
