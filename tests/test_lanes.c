@@ -19,7 +19,8 @@
  *   - a thread that exits gives its lane back;
  *   - hostile lane contents in a file: bounded, counted, never a crash;
  *   - an old-format log (no lane pool) gets no lanes; printk.lanes parses
- *     strictly.
+ *     strictly and is on by default: a default log of 32 KiB or more has
+ *     the pool, a smaller one none.
  */
 #include <errno.h>
 #include <limits.h>
@@ -33,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -96,7 +98,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	pk_printk_exit();
-	pk_set_lanes(0);
+	pk_set_lanes(1); /* the default */
 	return 0;
 }
 
@@ -722,6 +724,50 @@ static void test_old_format_no_lanes(void **state)
 	assert_string_equal(r.text, "old 1");
 }
 
+/* Lanes are on by default: a log of 32 KiB or more is made with the pool
+ * (version 4), exactly prb_lanes_size() bytes more than with lanes off
+ * (version 3, the previous release's layout); a smaller one gets no pool,
+ * whose 16 lanes of 2 KiB would hold more than its ring. */
+static void test_default_pool_sizes(void **state)
+{
+	(void)state;
+	static const struct {
+		size_t len;
+		unsigned bits;
+		size_t lane; /* 0: no pool */
+	} logs[] = {
+		{ 4096, 12, 0 },	   { 16384, 14, 0 },	      { 32768, 15, 2048 },
+		{ 131072, 17, 8192 }, { 1 << 20, 20, 65536 }, { 1 << 24, 24, 65536 },
+	};
+
+	assert_int_equal(pk_lanes(), 1); /* the default: nothing set it */
+	for (size_t i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
+		if (logs[i].len > ((size_t)1 << PRB_DATA_MAX_BITS))
+			continue;
+		pk_set_lanes(0);
+		size_t v3 = pk_log_region_size(logs[i].len);
+		pk_set_lanes(1);
+		size_t v4 = pk_log_region_size(logs[i].len);
+
+		assert_int_equal(v4 - v3, logs[i].lane ? PRB_LANES_HDR + 16 * logs[i].lane : 0);
+
+		const char *path = test_dir_path("default.log");
+		struct stat st;
+
+		pk_printk_exit();
+		unlink(path);
+		assert_int_equal(pk_set_log_buf_len(logs[i].len), 0);
+		assert_int_equal(pk_set_log_buf_file(path, 0), 0);
+		pk_printk_log();
+		assert_int_equal(ring()->lane_bytes, logs[i].lane);
+		assert_int_equal(ring()->lanes != NULL, logs[i].lane != 0);
+		assert_int_equal(ring()->data_size, (uint64_t)1 << logs[i].bits);
+		assert_int_equal(stat(path, &st), 0);
+		assert_true((size_t)st.st_size >= v4);
+		pk_printk_exit();
+	}
+}
+
 static void test_option_parses(void **state)
 {
 	(void)state;
@@ -738,7 +784,7 @@ static void test_option_parses(void **state)
 	assert_int_equal(o.lanes, -1);
 	assert_int_equal(o.nwarnings, 1);
 	assert_non_null(strstr(o.warnings[0], "printk.lanes"));
-	assert_int_equal(pk_lanes(), 0); /* off by default */
+	assert_int_equal(pk_lanes(), 1); /* on by default */
 }
 
 /* ------------------------------------------------------ every reader -- */
@@ -904,6 +950,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_every_reader_sees_lanes, teardown),
 		cmocka_unit_test_teardown(test_follower_wakes, teardown),
 		cmocka_unit_test_teardown(test_old_format_no_lanes, teardown),
+		cmocka_unit_test_teardown(test_default_pool_sizes, teardown),
 	};
 
 	if (test_dir_make("lanes"))
