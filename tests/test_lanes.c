@@ -16,6 +16,7 @@
  *   - a signal handler that interrupts lane stores: its records and the
  *     interrupted thread's all read once;
  *   - fork: the child takes a lane of its own;
+ *   - a read-only follower at the end of the lane records reads on;
  *   - a thread that exits gives its lane back;
  *   - hostile lane contents in a file: bounded, counted, never a crash;
  *   - an old-format log (no lane pool) gets no lanes; printk.lanes parses
@@ -906,6 +907,44 @@ static void test_follower_wakes(void **state)
 	pk_kmsg_close(kf);
 }
 
+/* A read-only follower (udmesg -w, a reader of a live writer's file) that
+ * read to the end of the lane records reads the ones stored after that,
+ * reading on by seq alone: its view of the lanes was kept with the ends it
+ * began with, and it waited for a record that never came. */
+static void test_readonly_follower_reads_on(void **state)
+{
+	(void)state;
+	const char *path = test_dir_path("follow.log");
+	struct pk_log *ro;
+	struct pk_record r;
+
+	start_log(path, 1 << 18);
+	assert_int_equal(pk_log_open_file(&ro, path, 0, PK_LOG_RDONLY), 0);
+
+	uint64_t seq = pk_log_next_seq(ro);
+
+	for (int round = 0; round < 5; round++) {
+		for (int i = 0; i < 3; i++)
+			pr_info("follow %d.%d\n", round, i);
+		for (int i = 0; i < 3; i++) {
+			char want[32];
+
+			assert_int_equal(pk_log_read(ro, seq, &r, 0), 0);
+			assert_int_equal(r.seq, seq);
+			snprintf(want, sizeof(want), "follow %d.%d", round, i);
+			assert_string_equal(r.text, want);
+			seq++;
+		}
+		assert_int_equal(pk_log_read(ro, seq, &r, 0), -EAGAIN);
+	}
+
+	struct prb_lanes_stats st;
+
+	lanes_stats(&st);
+	assert_int_equal(st.pending, 15); /* read in the view, not merged */
+	pk_log_destroy(ro);
+}
+
 /* A thread that exits gives its lane back; its records stay. */
 static void *one_line(void *arg)
 {
@@ -949,6 +988,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_hostile_lanes_bounded, teardown),
 		cmocka_unit_test_teardown(test_every_reader_sees_lanes, teardown),
 		cmocka_unit_test_teardown(test_follower_wakes, teardown),
+		cmocka_unit_test_teardown(test_readonly_follower_reads_on, teardown),
 		cmocka_unit_test_teardown(test_old_format_no_lanes, teardown),
 		cmocka_unit_test_teardown(test_default_pool_sizes, teardown),
 	};
