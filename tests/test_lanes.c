@@ -16,7 +16,8 @@
  *   - a signal handler that interrupts lane stores: its records and the
  *     interrupted thread's all read once;
  *   - fork: the child takes a lane of its own;
- *   - a read-only follower at the end of the lane records reads on;
+ *   - a read-only follower at the end of the lane records reads on, and
+ *     udmesg -w shows a live writer's lane records;
  *   - a thread that exits gives its lane back;
  *   - hostile lane contents in a file: bounded, counted, never a crash;
  *   - an old-format log (no lane pool) gets no lanes; printk.lanes parses
@@ -42,6 +43,7 @@
 #include <unistd.h>
 
 #include <fcntl.h>
+#include <poll.h>
 
 #include <printk/kmsg.h>
 #include <printk/kmsg_dump.h>
@@ -945,6 +947,80 @@ static void test_readonly_follower_reads_on(void **state)
 	pk_log_destroy(ro);
 }
 
+/* Waits (20 s at most) until @fd's output, gathered in @buf, holds @want. */
+static bool wait_output(int fd, char *buf, size_t size, size_t *len, const char *want)
+{
+	uint64_t t0 = now_ms();
+
+	while (!strstr(buf, want) && now_ms() - t0 < 20000) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+
+		ssize_t k = read(fd, buf + *len, size - 1 - *len);
+
+		if (k <= 0)
+			return false;
+		*len += (size_t)k;
+		buf[*len] = '\0';
+	}
+	return strstr(buf, want) != NULL;
+}
+
+/* udmesg -w, another process, follows a live writer's filtered lines,
+ * which wait in its lane: each one shows up while the writer lives. */
+static void test_udmesg_follows_lanes(void **state)
+{
+	(void)state;
+	const char *build = getenv("PRINTK_TEST_BUILD_DIR");
+	const char *path = test_dir_path("udmesg-w.log");
+	char udmesg[PATH_MAX], out[4096] = "", want[32];
+	size_t len = 0;
+	int fds[2];
+
+	assert_non_null(build);
+	snprintf(udmesg, sizeof(udmesg), "%s/tools/udmesg", build);
+	if (access(udmesg, X_OK))
+		fail_msg("%s is not built", udmesg);
+	start_log(path, 1 << 18);
+	pr_info("follow %s\n", "start");
+	assert_int_equal(pipe(fds), 0);
+
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execl(udmesg, "udmesg", "-B", path, "-w", "-P", "--noescape", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	assert_true(wait_output(fds[0], out, sizeof(out), &len, "follow start\n"));
+	for (int i = 0; i < 5; i++) {
+		snprintf(want, sizeof(want), "follow %d\n", i);
+		pr_info("follow %d\n", i);
+		if (!wait_output(fds[0], out, sizeof(out), &len, want)) {
+			kill(pid, SIGKILL);
+			fail_msg("udmesg -w did not show \"follow %d\" in 20 s; it showed:\n%s", i, out);
+		}
+	}
+
+	struct prb_lanes_stats st;
+
+	lanes_stats(&st);
+	assert_int_equal(st.pending, 6); /* all in the lane: shown from there */
+	kill(pid, SIGINT);
+
+	int status;
+
+	test_reap(pid, &status, 30000);
+	close(fds[0]);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* A thread that exits gives its lane back; its records stay. */
 static void *one_line(void *arg)
 {
@@ -989,6 +1065,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_every_reader_sees_lanes, teardown),
 		cmocka_unit_test_teardown(test_follower_wakes, teardown),
 		cmocka_unit_test_teardown(test_readonly_follower_reads_on, teardown),
+		cmocka_unit_test_teardown(test_udmesg_follows_lanes, teardown),
 		cmocka_unit_test_teardown(test_old_format_no_lanes, teardown),
 		cmocka_unit_test_teardown(test_default_pool_sizes, teardown),
 	};
