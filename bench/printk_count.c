@@ -11,7 +11,9 @@
  * console_loglevel 7); "srcloc": filtered, with printk.srcloc=1; "held":
  * held back by its module's level (docs/levels.md); "lanes": filtered,
  * with printk.lanes on (a log of 1 MiB, whose lanes of 64 KiB the calling
- * thread merges when full). Run it with two values of N: the difference over
+ * thread merges when full); every other mode runs with printk.lanes off
+ * unless PRINTK_OPTS sets printk.lanes.
+ * Run it with two values of N: the difference over
  * the difference of N is the cost of one call, without start-up and exit.
  */
 #include <fcntl.h>
@@ -36,10 +38,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: printk_count N [printed|srcloc|held|lanes] (N > 0; /dev/null must open)\n");
 		return 2;
 	}
-	if (lanes) {
-		pk_set_lanes(1);
+	/* Lanes are on by default: the other modes count the shared ring's
+	 * path, as their figures always did (docs/performance.md), unless
+	 * PRINTK_OPTS says printk.lanes= itself. */
+	const char *opts = getenv("PRINTK_OPTS");
+
+	if (lanes || !opts || !strstr(opts, "printk.lanes"))
+		pk_set_lanes(lanes);
+	if (lanes)
 		pk_set_log_buf_len(1 << 20);
-	}
 	pk_unregister_console(pk_console_stderr());
 	if (pk_register_console(con)) {
 		fprintf(stderr, "printk_count: cannot register the /dev/null console\n");

@@ -11,7 +11,8 @@
  *     console: the crash-safe stderr console is taken over after the wait;
  *   - SIGSEGV right after a partial printk: dies of SIGSEGV (re-raised),
  *     stderr shows the open line then the BUG line, the file dumper's file
- *     holds the records including the open line marked partial;
+ *     holds the records including the open line marked partial; after
+ *     lines no console prints (in a lane): they come before the report;
  *   - chaining: the program's own handler runs after the report (exit 42),
  *     with the fault's siginfo; a handler that returns keeps the program
  *     going and each signal is reported; uninstall restores it;
@@ -323,6 +324,42 @@ static void test_segv_threaded_console(void **state)
 	check_segv((void *)1);
 }
 
+/* Lines no console prints wait in the thread's lane (lanes are on by
+ * default): the crash report, stored after them, comes after them in the
+ * log too, not before (the report merges the lanes first). */
+static int segv_filtered_child(void *arg)
+{
+	struct kmsg_dumper *d;
+
+	(void)arg;
+	child_reset();
+	pk_set_console_loglevel(1);
+	if (pk_kmsg_dump_file_create(&d, dump_path) || kmsg_dump_register(d))
+		return 10;
+	if (pk_crash_handler_install())
+		return 11;
+	for (int i = 0; i < 3; i++)
+		pr_info("filtered %d\n", i);
+	store_to_null(1);
+	return 12;
+}
+
+static void test_segv_after_filtered_lines(void **state)
+{
+	(void)state;
+	struct child_result res;
+
+	run_child(segv_filtered_child, NULL, CHILD_TIMEOUT_MS, &res);
+	assert_false(res.timed_out);
+	assert_true(res.signaled);
+	assert_int_equal(res.sig, SIGSEGV);
+	assert_match(slurp(dump_path),
+		     "6,0,#,-;filtered 0\n6,1,#,-;filtered 1\n6,2,#,-;filtered 2\n"
+		     "0,3,#,-;BUG: SIGSEGV (signal 11) at address 0x0 in pid # tid #\n"
+		     "0,4,#,-;Call Trace:\n0,5,#,-; <TASK>\n*\n0,#,#,-; </TASK>\n");
+	child_result_free(&res);
+}
+
 /* The program had its own handler: it runs after our report, with the
  * fault's siginfo. */
 static void program_handler(int sig, siginfo_t *si, void *uctx)
@@ -587,6 +624,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_panic_takes_over_console, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_segv_after_partial_printk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_segv_threaded_console, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_segv_after_filtered_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chains_to_program_handler, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_returning_program_handler, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stack_overflow, setup, teardown),

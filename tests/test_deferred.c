@@ -46,6 +46,7 @@
 
 #include "format/deferred.h"
 #include "fixture.h"
+#include "log/log_shared.h"
 #include "log/settings.h"
 #include "printk/printk_internal.h"
 #include "readers/reader.h"
@@ -951,9 +952,36 @@ static void test_threads_read_whole_records(void **state)
 	}
 }
 
+/* Lanes are on by default, so the other tests' filtered lines go into a
+ * lane and are merged as deferred records; ctest runs this program again
+ * as test_deferred_lanes_off (PRINTK_OPTS=printk.lanes=0), where they are
+ * stored into the shared ring at once. Each run checks it takes its path. */
+static void test_path_as_configured(void **state)
+{
+	(void)state;
+	const char *opts = getenv("PRINTK_OPTS");
+	int off = opts && strstr(opts, "printk.lanes=0");
+	struct prb *rb = pk_log_ring(pk_printk_log());
+	uint64_t ring0 = prb_ring_next_seq(rb), d0 = pk_printk_deferred_here();
+
+	assert_int_equal(pk_lanes(), !off);
+	assert_int_equal(rb->lanes != NULL, !off);
+	pr_info("path %s\n", off ? "ring" : "lane");
+	assert_int_equal(pk_printk_deferred_here(), d0 + 1);
+	/* In a lane the record waits for a reader; in the ring it is there. */
+	assert_int_equal(prb_ring_next_seq(rb), ring0 + (off ? 1 : 0));
+
+	struct pk_record r;
+
+	assert_int_equal(pk_log_read(pk_printk_log(), ring0, &r, 0), 0);
+	assert_string_equal(r.text, off ? "path ring" : "path lane");
+	assert_int_equal(prb_ring_next_seq(rb), ring0 + 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_path_as_configured, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_random_calls_same_bytes, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_which_calls_defer, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_call_site_compiled_once, setup_big, teardown_capture),

@@ -16,10 +16,13 @@
  *   - a signal handler that interrupts lane stores: its records and the
  *     interrupted thread's all read once;
  *   - fork: the child takes a lane of its own;
+ *   - a read-only follower at the end of the lane records reads on, and
+ *     udmesg -w shows a live writer's lane records;
  *   - a thread that exits gives its lane back;
  *   - hostile lane contents in a file: bounded, counted, never a crash;
  *   - an old-format log (no lane pool) gets no lanes; printk.lanes parses
- *     strictly.
+ *     strictly and is on by default: a default log of 32 KiB or more has
+ *     the pool, a smaller one none.
  */
 #include <errno.h>
 #include <limits.h>
@@ -33,12 +36,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fcntl.h>
+#include <poll.h>
 
 #include <printk/kmsg.h>
 #include <printk/kmsg_dump.h>
@@ -96,7 +101,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	pk_printk_exit();
-	pk_set_lanes(0);
+	pk_set_lanes(1); /* the default */
 	return 0;
 }
 
@@ -722,6 +727,50 @@ static void test_old_format_no_lanes(void **state)
 	assert_string_equal(r.text, "old 1");
 }
 
+/* Lanes are on by default: a log of 32 KiB or more is made with the pool
+ * (version 4), exactly prb_lanes_size() bytes more than with lanes off
+ * (version 3, the previous release's layout); a smaller one gets no pool,
+ * whose 16 lanes of 2 KiB would hold more than its ring. */
+static void test_default_pool_sizes(void **state)
+{
+	(void)state;
+	static const struct {
+		size_t len;
+		unsigned bits;
+		size_t lane; /* 0: no pool */
+	} logs[] = {
+		{ 4096, 12, 0 },	   { 16384, 14, 0 },	      { 32768, 15, 2048 },
+		{ 131072, 17, 8192 }, { 1 << 20, 20, 65536 }, { 1 << 24, 24, 65536 },
+	};
+
+	assert_int_equal(pk_lanes(), 1); /* the default: nothing set it */
+	for (size_t i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
+		if (logs[i].len > ((size_t)1 << PRB_DATA_MAX_BITS))
+			continue;
+		pk_set_lanes(0);
+		size_t v3 = pk_log_region_size(logs[i].len);
+		pk_set_lanes(1);
+		size_t v4 = pk_log_region_size(logs[i].len);
+
+		assert_int_equal(v4 - v3, logs[i].lane ? PRB_LANES_HDR + 16 * logs[i].lane : 0);
+
+		const char *path = test_dir_path("default.log");
+		struct stat st;
+
+		pk_printk_exit();
+		unlink(path);
+		assert_int_equal(pk_set_log_buf_len(logs[i].len), 0);
+		assert_int_equal(pk_set_log_buf_file(path, 0), 0);
+		pk_printk_log();
+		assert_int_equal(ring()->lane_bytes, logs[i].lane);
+		assert_int_equal(ring()->lanes != NULL, logs[i].lane != 0);
+		assert_int_equal(ring()->data_size, (uint64_t)1 << logs[i].bits);
+		assert_int_equal(stat(path, &st), 0);
+		assert_true((size_t)st.st_size >= v4);
+		pk_printk_exit();
+	}
+}
+
 static void test_option_parses(void **state)
 {
 	(void)state;
@@ -738,7 +787,7 @@ static void test_option_parses(void **state)
 	assert_int_equal(o.lanes, -1);
 	assert_int_equal(o.nwarnings, 1);
 	assert_non_null(strstr(o.warnings[0], "printk.lanes"));
-	assert_int_equal(pk_lanes(), 0); /* off by default */
+	assert_int_equal(pk_lanes(), 1); /* on by default */
 }
 
 /* ------------------------------------------------------ every reader -- */
@@ -860,6 +909,118 @@ static void test_follower_wakes(void **state)
 	pk_kmsg_close(kf);
 }
 
+/* A read-only follower (udmesg -w, a reader of a live writer's file) that
+ * read to the end of the lane records reads the ones stored after that,
+ * reading on by seq alone: its view of the lanes was kept with the ends it
+ * began with, and it waited for a record that never came. */
+static void test_readonly_follower_reads_on(void **state)
+{
+	(void)state;
+	const char *path = test_dir_path("follow.log");
+	struct pk_log *ro;
+	struct pk_record r;
+
+	start_log(path, 1 << 17); /* the default; small-id builds too */
+	assert_int_equal(pk_log_open_file(&ro, path, 0, PK_LOG_RDONLY), 0);
+
+	uint64_t seq = pk_log_next_seq(ro);
+
+	for (int round = 0; round < 5; round++) {
+		for (int i = 0; i < 3; i++)
+			pr_info("follow %d.%d\n", round, i);
+		for (int i = 0; i < 3; i++) {
+			char want[32];
+
+			assert_int_equal(pk_log_read(ro, seq, &r, 0), 0);
+			assert_int_equal(r.seq, seq);
+			snprintf(want, sizeof(want), "follow %d.%d", round, i);
+			assert_string_equal(r.text, want);
+			seq++;
+		}
+		assert_int_equal(pk_log_read(ro, seq, &r, 0), -EAGAIN);
+	}
+
+	struct prb_lanes_stats st;
+
+	lanes_stats(&st);
+	assert_int_equal(st.pending, 15); /* read in the view, not merged */
+	pk_log_destroy(ro);
+}
+
+/* Waits (20 s at most) until @fd's output, gathered in @buf, holds @want. */
+static bool wait_output(int fd, char *buf, size_t size, size_t *len, const char *want)
+{
+	uint64_t t0 = now_ms();
+
+	while (!strstr(buf, want) && now_ms() - t0 < 20000) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+
+		ssize_t k = read(fd, buf + *len, size - 1 - *len);
+
+		if (k <= 0)
+			return false;
+		*len += (size_t)k;
+		buf[*len] = '\0';
+	}
+	return strstr(buf, want) != NULL;
+}
+
+/* udmesg -w, another process, follows a live writer's filtered lines,
+ * which wait in its lane: each one shows up while the writer lives. */
+static void test_udmesg_follows_lanes(void **state)
+{
+	(void)state;
+	const char *build = getenv("PRINTK_TEST_BUILD_DIR");
+	const char *path = test_dir_path("udmesg-w.log");
+	char udmesg[PATH_MAX], out[4096] = "", want[32];
+	size_t len = 0;
+	int fds[2];
+
+	assert_non_null(build);
+	snprintf(udmesg, sizeof(udmesg), "%s/tools/udmesg", build);
+	if (access(udmesg, X_OK))
+		fail_msg("%s is not built", udmesg);
+	start_log(path, 1 << 17); /* the default; small-id builds too */
+	pr_info("follow %s\n", "start");
+	assert_int_equal(pipe(fds), 0);
+
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execl(udmesg, "udmesg", "-B", path, "-w", "-P", "--noescape", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	assert_true(wait_output(fds[0], out, sizeof(out), &len, "follow start\n"));
+	for (int i = 0; i < 5; i++) {
+		snprintf(want, sizeof(want), "follow %d\n", i);
+		pr_info("follow %d\n", i);
+		if (!wait_output(fds[0], out, sizeof(out), &len, want)) {
+			kill(pid, SIGKILL);
+			fail_msg("udmesg -w did not show \"follow %d\" in 20 s; it showed:\n%s", i, out);
+		}
+	}
+
+	struct prb_lanes_stats st;
+
+	lanes_stats(&st);
+	assert_int_equal(st.pending, 6); /* all in the lane: shown from there */
+	kill(pid, SIGINT);
+
+	int status;
+
+	test_reap(pid, &status, 30000);
+	close(fds[0]);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* A thread that exits gives its lane back; its records stay. */
 static void *one_line(void *arg)
 {
@@ -903,7 +1064,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_hostile_lanes_bounded, teardown),
 		cmocka_unit_test_teardown(test_every_reader_sees_lanes, teardown),
 		cmocka_unit_test_teardown(test_follower_wakes, teardown),
+		cmocka_unit_test_teardown(test_readonly_follower_reads_on, teardown),
+		cmocka_unit_test_teardown(test_udmesg_follows_lanes, teardown),
 		cmocka_unit_test_teardown(test_old_format_no_lanes, teardown),
+		cmocka_unit_test_teardown(test_default_pool_sizes, teardown),
 	};
 
 	if (test_dir_make("lanes"))

@@ -155,9 +155,10 @@ PK_API void pk_console_verbose(void); /* console_loglevel = 15, unless silent */
 PK_API void pk_set_ignore_loglevel(int on); /* print every level */
 /* printk.lanes: a complete line no console prints goes into a lane of the
  * calling thread instead of the shared ring, and enters the sequence when
- * a reader needs it (docs/lanes.md). Off by default. Takes effect for the
- * stores that follow; a log made while it is on has the lane pool (the
- * default log: set it before the first message, or with PRINTK_OPTS). */
+ * a reader needs it (docs/lanes.md). On by default; pk_set_lanes(0) turns
+ * it off. Takes effect for the stores that follow; a log of 32 KiB or more
+ * made while it is on has the lane pool (the default log: set it before the
+ * first message, or with PRINTK_OPTS). */
 PK_API void pk_set_lanes(int on);
 PK_API int pk_lanes(void);
 PK_API void pk_set_printk_time(int on);	    /* "[%5lu.%06lu]" prefix, default on */

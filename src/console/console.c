@@ -527,6 +527,20 @@ PK_HOT int pk_console_threads_only(void)
 	       PK_LIKELY(!shared_levels_moved()) && !pk_console_crashing();
 }
 
+PK_HOT int pk_console_levels_settled(void)
+{
+	if (PK_LIKELY(!shared_levels_moved()))
+		return 1;
+	/* Not looked at since the log changed: there is nothing to apply
+	 * while nobody ever set a level in its table (a new log), so its
+	 * first filtered lines need not go the holder's way. */
+	struct pk_log_shared *sh;
+
+	return !atomic_load_explicit(&levels_gen_word, memory_order_acquire) &&
+	       !pk_load_relaxed(&levels_reapply) &&
+	       (!(sh = levels_table()) || !pk_load_acquire(&sh->console_levels_gen));
+}
+
 PK_HOT void pk_console_wake_printers(void)
 {
 	maybe_wake_printers();

@@ -48,6 +48,10 @@ int pk_console_skip_suppressed(uint64_t seq);
  * calls pk_console_wake_printers() if a console prints the record's level,
  * and is done. */
 int pk_console_threads_only(void);
+/* 0 while a level set from another process (udmesg -n NAME=LEVEL) waits
+ * for the console lock's holder to apply it: a record that looks
+ * suppressed may print then, so it must reach the holder (not a lane). */
+int pk_console_levels_settled(void);
 /* Wake printer threads that sleep (C7); a load when none does. After the
  * record is stored. Async-signal-safe. */
 void pk_console_wake_printers(void);

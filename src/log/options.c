@@ -19,8 +19,8 @@
  *                        1/0, y/n, Y/N, on/off: kernel/none)
  *   printk.caller=B      caller prefix
  *   printk.lanes=B       lines no console prints go into per-thread lanes
- *                        of the log (docs/lanes.md); a log made with it on
- *                        has the lane pool
+ *                        of the log (docs/lanes.md; on by default); a log
+ *                        of 32 KiB or more made with it on has the pool
  *   console=C            a console spec KIND[:ARG][,OPTION...] (stderr,
  *                        fd:N, file:PATH, journal[:PATH], syslog:TARGET ...),
  *                        none, or -NAME, which removes the console of that

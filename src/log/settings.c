@@ -185,6 +185,12 @@ static int store_notice_v(uint64_t *seqp, int level, const char *fmt, va_list ap
 	struct prb_caller me;
 	uint64_t seq;
 
+	/* As a printed line: this thread's lane records, older than the
+	 * notice (a crash report after its lines), enter the sequence first
+	 * (docs/lanes.md). */
+	if (prb_lanes_enabled())
+		prb_lanes_merge(rb);
+
 	int err = pk_store_line(rb, &l, &me, &seq);
 
 	if (err >= 0)

@@ -499,7 +499,10 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 	 * into the calling thread's lane, the same blob whichever walk made it.
 	 */
 	if (PK_UNLIKELY(prb_lanes_enabled())) {
-		if (suppressed) {
+		/* A level set from outside and not applied yet may let the
+		 * line print: the ring path takes it to the console lock's
+		 * holder, which applies it (pk_console_skip_suppressed()). */
+		if (suppressed && (threads_only || pk_console_levels_settled())) {
 			/* The clock without the process-wide floor: the merge
 			 * keeps the order across threads (docs/lanes.md). */
 			if (lazy_ts) {

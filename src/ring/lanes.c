@@ -694,6 +694,16 @@ static bool view_fresh(struct prb *rb, const struct lview *v)
 	return true;
 }
 
+/* A writer stored in a lane since the view began: its ends are the write
+ * indexes of then, so a follower at its end must begin it again. */
+static bool view_grown(struct prb *rb, const struct lview *v)
+{
+	for (unsigned i = 0; i < PRB_LANES; i++)
+		if (pk_load_acquire(&ctl(rb, i)[C_WIDX]) != v->cu[i].end)
+			return true;
+	return false;
+}
+
 /* Step the view past its oldest record, copying it to @rec. */
 static bool view_step(struct prb *rb, struct lview *v, struct lrec *rec)
 {
@@ -782,16 +792,18 @@ int prb_lanes_view_read(struct prb *rb, uint64_t k, uint64_t seq_base, struct pr
 		v = &own;
 		v->hdr = NULL;
 	}
-	if (!view_fresh(rb, v) || v->k > k)
-		view_start(rb, v);
-	while (v->k < k)
-		if (!view_step(rb, v, &rec))
-			goto out;
-	if (!view_step(rb, v, &rec))
-		goto out;
-	fill_record(r, &rec, seq_base + k);
-	err = 0;
-out:
+	for (int again = 0; err && again < 2; again++) {
+		if (again && !view_grown(rb, v))
+			break;
+		if (again || !view_fresh(rb, v) || v->k > k)
+			view_start(rb, v);
+		while (v->k < k && view_step(rb, v, &rec))
+			;
+		if (v->k == k && view_step(rb, v, &rec)) {
+			fill_record(r, &rec, seq_base + k);
+			err = 0;
+		}
+	}
 	view_put(rb, v);
 	return err;
 }

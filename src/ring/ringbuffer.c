@@ -228,8 +228,9 @@
  * string table (prb_lanes_size() bytes; lanes.c owns it, docs/lanes.md). A
  * lane record enters this ring, and gets its seq, when a merger stores it
  * here with prb_store(); until then only lanes.c's view shows it. The ring
- * places the pool, makes a region with it only while lanes are on
- * (new_abi()), and attaches version 3 regions without one. prb_next_seq()
+ * places the pool, makes a region with it only while lanes are on (the
+ * default) and the data area is at least 32 KiB (new_abi()), and attaches
+ * version 3 regions without one. prb_next_seq()
  * and prb_read() are lanes.c's, around ring_next_seq() and ring_read().
  *
  * All shared words are accessed through atomics.h, so speculative copies are
@@ -2315,17 +2316,19 @@ static size_t region_size_v(unsigned abi, unsigned data_bits, unsigned desc_bits
 	       (abi >= PRB_ABI_VERSION ? prb_lanes_size(data_bits) : 0);
 }
 
-/* The version a new region is made in: with lanes (4) only while this
- * process has them on, so a program that never asks for them makes and
- * sizes the same regions as before. */
-static unsigned new_abi(void)
+/* The version a new region is made in: with lanes (4) while this process
+ * has them on (the default) and the data area is large enough for a pool
+ * (PRB_LANES_MIN_DATA_BITS); otherwise version 3, made and sized exactly as
+ * the previous release made it (printk.lanes=0 keeps that layout). */
+static unsigned new_abi(unsigned data_bits)
 {
-	return prb_lanes_enabled() ? PRB_ABI_VERSION : PRB_ABI_NO_LANES;
+	return prb_lanes_enabled() && data_bits >= PRB_LANES_MIN_DATA_BITS ? PRB_ABI_VERSION
+									     : PRB_ABI_NO_LANES;
 }
 
 size_t prb_region_size(unsigned data_bits, unsigned desc_bits)
 {
-	return region_size_v(new_abi(), data_bits, desc_bits);
+	return region_size_v(new_abi(data_bits), data_bits, desc_bits);
 }
 
 static void make_handle(struct prb *rb, struct prb_header *hdr, bool writable)
@@ -2381,7 +2384,7 @@ static int format(struct prb *rb, void *mem, size_t mem_size, unsigned data_bits
 	if (!desc_bits)
 		desc_bits = default_desc_bits(data_bits);
 
-	unsigned abi = new_abi();
+	unsigned abi = new_abi(data_bits);
 	size_t need = region_size_v(abi, data_bits, desc_bits);
 
 	if (!need)
@@ -2555,8 +2558,9 @@ int prb_ring_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned f
 }
 
 /* The switch lives here, below lanes.c, because it decides a new region's
- * version (new_abi()). */
-_Atomic int prb_lanes_on;
+ * version (new_abi()). On by default (docs/lanes.md); printk.lanes=0 or
+ * pk_set_lanes(0) turns it off. */
+_Atomic int prb_lanes_on = 1;
 
 void prb_lanes_enable(int on)
 {

@@ -65,6 +65,11 @@ static inline size_t prb_strtab_size(unsigned data_bits)
  * from @data_bits alone, so a region's words never steer them. */
 #define PRB_LANES	 16u
 #define PRB_LANES_HDR	 4096u
+/* A region gets the pool only when its data area is at least this large
+ * (32 KiB): below it, 16 lanes of the 2 KiB a longest record needs would
+ * hold more than the ring they merge into (36 KiB of pool for a 4 KiB log),
+ * so a smaller log is made as version 3, without lanes (docs/lanes.md). */
+#define PRB_LANES_MIN_DATA_BITS 15u
 static inline size_t prb_lane_bytes(unsigned data_bits)
 {
 	size_t n = ((size_t)1 << data_bits) / 16;
@@ -397,7 +402,7 @@ void prb_set_testpoint_hook(void (*hook)(enum prb_testpoint tp));
 uint64_t prb_ring_next_seq(struct prb *rb);
 int prb_ring_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags);
 
-/* Lanes on (1) or off (0) for this process's writers; off by default. */
+/* Lanes on (1) or off (0) for this process's writers; on by default. */
 void prb_lanes_enable(int on);
 extern _Atomic int prb_lanes_on;
 static inline int prb_lanes_enabled(void)

@@ -29,7 +29,10 @@ WR=$TMP/writers.log
 "$TESTGEN" writers "$WR" >"$TMP/writers.pids" || fail "udmesg-testgen writers"
 read -r _ apid <<<"$(grep '^alpha ' "$TMP/writers.pids")"
 read -r _ bpid <<<"$(grep '^beta ' "$TMP/writers.pids")"
-expect "info:writers" "file:           $WR, 286720 bytes
+# Made with lanes on, the default: the file holds the lane pool, 4 KiB and
+# 16 lanes of 1/16 of the text area (64 KiB at most; docs/lanes.md), so
+# 286720 + 69632 bytes here and 13705216 + 1052672 for the 4 MiB log below.
+expect "info:writers" "file:           $WR, 356352 bytes
 text area:      65536 bytes (log_buf_len)
 record slots:   2048
 records:        2 (seq 0 to 1)
@@ -72,7 +75,7 @@ coproc STUCKGEN { exec "$TESTGEN" stuck "$STUCK"; }
 spid=$STUCKGEN_PID
 read -r ready <&"${STUCKGEN[0]}" || ready=
 if [ "$ready" = ready ]; then
-	expect "info:alive" "file:           $STUCK, 13705216 bytes
+	expect "info:alive" "file:           $STUCK, 14757888 bytes
 text area:      4194304 bytes (log_buf_len)
 record slots:   131072
 records:        49443 (seq 23508 to 72950)
@@ -86,7 +89,7 @@ writers:        1 known, 1 alive, 1023 slots
 	echo "6 after" | "$TESTGEN" live "$STUCK" >"$TMP/live.out" &
 	lpid=$!
 	wait "$lpid"
-	expect "info:gone" "file:           $STUCK, 13705216 bytes
+	expect "info:gone" "file:           $STUCK, 14757888 bytes
 text area:      4194304 bytes (log_buf_len)
 record slots:   131072
 records:        52445 (seq 23508 to 75952)

@@ -351,7 +351,7 @@ static const struct {
 } logs[] = {
 	{ "empty", 4096 }, { "records", 4096 }, { "open_line", 4096 },
 	{ "wrapped", 4096 }, { "dead", 4096 }, { "big_record", 8192 }, { "deferred", 4096 },
-	{ "lanes", 4096 },
+	{ "lanes", 32768 }, /* the lane pool needs 32 KiB (docs/lanes.md) */
 };
 
 
