@@ -25,6 +25,8 @@
  * public pk_printk_log() (<printk/printk.h>). */
 /* The default log if it exists (never creates it). */
 struct pk_log *pk_printk_log_peek(void);
+/* What pk_printk_log_peek() loads, for printk's fast path (no call). */
+extern _Atomic(struct pk_log *) pk_printk_log_ptr;
 /* The default log's ring, created on first use; NULL if that failed. */
 struct prb *pk_printk_ring(void);
 

@@ -42,10 +42,12 @@
 #include "console/console_line.h"
 #include "format/deferred.h"
 #include "format/vsprintf.h"
+#include "log/log_internal.h"
 #include "log/settings.h"
 #include "printk/dyndbg_watch.h"
 #include "printk/printk_internal.h"
 #include "ring/caller.h"
+#include "ring/lane_writer.h"
 #include "ring/store.h"
 #include "startup/setup_hooks.h"
 
@@ -588,6 +590,81 @@ PK_HOT int pk_printk_lit(const char *fmt, ...)
 	return r;
 }
 
+/*
+ * The lane's fast path (docs/lanes.md, "The writer's fast path"): a call
+ * site whose literal is compiled, a line no console prints, a thread that
+ * owns a lane of the default log with room in it. The arguments are
+ * encoded by the site's layout straight into the lane (no blob on the
+ * stack, no copy) and published with the one release of the lane's write
+ * index. Returns what printk returns, or -1 when anything is not so:
+ * nothing was stored, and store() takes the call from the start (it
+ * claims the lane, merges a full one, goes to the ring ...). The records
+ * are byte for byte store_deferred()'s.
+ *
+ * What store() does that this path may leave out: its nesting depth
+ * (this path calls nothing that logs, so it cannot recurse; a signal
+ * handler that interrupts it once the lane is reserved finds the lane's
+ * busy flag and goes to store(), into the ring, L5 in lanes.c; one that
+ * interrupts it before finds a lane nobody writes), the console lock and
+ * the printer threads (a suppressed line wakes none), the lane's claim
+ * (store(), at depth 1). What it keeps: dynamic debug's mailbox, the
+ * levels read on every call, the format table's entry checked, the log's
+ * existence (no log yet: store() makes it), a pending "nested too deep"
+ * notice or a held line (store() deals with them first).
+ */
+static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_list *args)
+{
+#ifdef PRINTK_NO_DEFERRED
+	(void)site, (void)fmt, (void)args;
+	return -1;
+#else
+	const struct pk_sfmt *sf = __atomic_load_n((const struct pk_sfmt *const *)(const void *)&site->format,
+						   __ATOMIC_ACQUIRE);
+	struct pk_log *log = atomic_load_explicit(&pk_printk_log_ptr, memory_order_acquire);
+
+	if (PK_UNLIKELY(!prb_lanes_enabled()) || PK_UNLIKELY((uintptr_t)sf <= PK_SITE_FMT_MARKS) ||
+	    PK_UNLIKELY(sf->lit != fmt) || PK_UNLIKELY(!sf->simple) || PK_UNLIKELY(!log) || PK_UNLIKELY(held_open) ||
+	    PK_UNLIKELY(pk_load_relaxed(&nesting_dropped)))
+		return -1;
+
+	struct prb *rb = &log->rb;
+
+	pk_dyndbg_check(rb);
+
+	int level = sf->f.level < 0 ? pk_cfg_default_message_loglevel() : sf->f.level;
+	uint64_t ref;
+
+	if (!pk_console_level_suppressed(level) ||
+	    pk_deferred_site_ref(rb, sf, fmt, parse_headers, PK_PRINTK_FMT_MAX, &ref))
+		return -1;
+
+	struct prb_lane_res res;
+	size_t cap;
+	char *blob = prb_lane_reserve(rb, &res, &cap);
+
+	if (!blob)
+		return -1;
+
+	/* The lane's clock, read where store_deferred() reads it: after
+	 * the level checks, before the arguments are copied. */
+	uint64_t ts = pk_clock_ns_own();
+	/* A simple layout's walk reads the arguments from its own copy:
+	 * *@args is still whole for store() if this path gives up. */
+	int len = pk_deferred_encode_site(sf, ref, args, blob, cap);
+
+	/* Not deferrable, or more than the lane's contiguous room: store()
+	 * decides (it encodes with the whole PRB_TEXT_MAX, pads, merges). */
+	if (PK_UNLIKELY(len < 0)) {
+		prb_lane_cancel();
+		return -1;
+	}
+	prb_lane_publish(&res, ts, (uint8_t)(level & 7), (size_t)len);
+	deferred_here++;
+	pk_default_log_mark_used();
+	return len;
+#endif
+}
+
 /* pk_printk_lit() of a call site (the pr_*() macros): its literal is
  * compiled once, into the site's format slot. */
 PK_HOT int pk__printk_lit_site(struct pk_site *site, const char *fmt, ...)
@@ -596,7 +673,14 @@ PK_HOT int pk__printk_lit_site(struct pk_site *site, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 1, site);
+
+	int r = lane_fast(site, fmt, &ap);
+
+	if (PK_LIKELY(r >= 0)) {
+		va_end(ap);
+		return r;
+	}
+	r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 1, site);
 	va_end(ap);
 	write_line(&line);
 	return r;

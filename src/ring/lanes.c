@@ -62,6 +62,7 @@
 #include "base/clock.h"
 #include "base/hints.h"
 #include "ring/caller.h"
+#include "ring/lane_writer.h"
 #include "ring/ringbuffer.h"
 
 #define LREC_MAGIC UINT64_C(0x454e414c) /* "LANE" */
@@ -116,13 +117,16 @@ static bool pid_gone(const struct prb *rb, uint32_t pid)
 /* --------------------------------------------------------------- writer -- */
 
 /* The calling thread's lane: which region, which lane, and whether a lane
- * store is under way (L5). */
-static _Thread_local struct {
-	const void *hdr;
-	unsigned idx;
-	uint64_t id;
-	volatile sig_atomic_t busy;
-} tl;
+ * store is under way (L5). Declared in lane_writer.h, whose inline
+ * reserve and publish (printk's fast path) read it without a call. */
+_Thread_local PK_TLS_IE struct prb_lane_tl prb_lane_tl;
+#define tl prb_lane_tl
+
+_Static_assert(PRB_LANE_CTL_OFF == CTL_OFF && PRB_LANE_CTL_WORDS == CTL_WORDS &&
+		       PRB_LANE_C_WIDX == C_WIDX && PRB_LANE_C_OWNER == C_OWNER &&
+		       PRB_LANE_C_RIDX == C_RIDX && PRB_LANE_MAGIC == LREC_MAGIC &&
+		       PRB_LANE_HDR_WORDS == LREC_HDR,
+	       "lane_writer.h's layout is this file's");
 
 static pthread_key_t exit_key;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
