@@ -69,9 +69,9 @@
 #include "format/vsprintf.h"
 #include "ring/ringbuffer.h"
 
-#define TAB_HDR	       64u
+#define TAB_HDR	       PK_DEFERRED_TAB_HDR
 #define PK_SOH	       0x01 /* a level header's first byte (KERN_SOH) */
-#define ENTRY_MAGIC    UINT64_C(0xd3f0)
+#define ENTRY_MAGIC    PK_DEFERRED_ENTRY_MAGIC
 #define BAD_PTR_LOW    4096u /* vsprintf.c prints "(efault)" below this, and (null) */
 #define BAD_PTR_HIGH   4095u /* ... and among the top 4095 addresses */
 #define CACHE_TABLES   4u
@@ -298,7 +298,7 @@ static inline uint64_t check_begin(uint32_t off, size_t len)
 
 static uint64_t entry_header(size_t len, uint32_t check)
 {
-	return ENTRY_MAGIC | (uint64_t)len << 16 | (uint64_t)check << 32;
+	return pk_deferred_entry_header(len, check);
 }
 
 /*
@@ -727,7 +727,7 @@ static pk_a32 site_used;
 static void site_bounds(struct pk_sfmt *sf)
 {
 	const struct pk_dfmt *f = &sf->f;
-	size_t b = f->body_len;
+	size_t b = f->body_len, size = sizeof(uint64_t);
 	bool simple = true;
 
 	for (unsigned i = 0; i < f->nops; i++) {
@@ -740,15 +740,19 @@ static void site_bounds(struct pk_sfmt *sf)
 		switch (op->cls) {
 		case C_INT:
 			most = op->flags & DOP_CHAR ? 1 : int_most(p);
+			size += 4;
 			break;
 		case C_LONG:
 		case C_LLONG:
 			most = int_most(p);
+			size += 8;
 			break;
 		case C_DBL:
 			most = DBL_OUT_MAX + (size_t)(p < 0 ? 6 : p);
+			size += 8;
 			break;
 		default:
+			size += 2;
 			continue; /* max(length, width), per call */
 		}
 		b += most > (size_t)w ? most : (size_t)w;
@@ -756,6 +760,7 @@ static void site_bounds(struct pk_sfmt *sf)
 	if (b > f->out_max)
 		simple = false;
 	sf->fixed_bound = (uint16_t)(b < UINT16_MAX ? b : UINT16_MAX);
+	sf->fixed_size = (uint16_t)size; /* at most 8 + 16 * 8 */
 	sf->simple = simple;
 }
 
@@ -922,6 +927,91 @@ int pk_deferred_encode_site(const struct pk_sfmt *sf, uint64_t ref, va_list *ap,
 	}
 	if (bound <= f->out_max)
 		len = (int)o.n;
+out:
+	va_end(aq);
+	return len;
+}
+
+int pk_deferred_encode_lane(const struct pk_sfmt *sf, uint64_t ref, va_list *ap, char *blob,
+			    size_t cap)
+{
+	const struct pk_dfmt *f = &sf->f;
+
+	/* Room checked once: the fixed part, then what is left for the
+	 * strings' bytes. A %s that reaches that is refused (it might not
+	 * fit: pk_deferred_encode_site() with all PRB_TEXT_MAX decides);
+	 * one below it leaves pk_deferred_encode_site()'s own limit, at
+	 * least as large, unreached, so both take the same length. */
+	if (PK_UNLIKELY(!sf->simple) || cap < sf->fixed_size)
+		return -1;
+
+	size_t left = cap - sf->fixed_size;
+	size_t bound = sf->fixed_bound;
+	char *o = blob;
+	int len = -1;
+	va_list aq;
+
+	memcpy(o, &ref, sizeof(ref));
+	o += sizeof(ref);
+	va_copy(aq, *ap);
+	for (const struct pk_dop *op = f->ops, *end = f->ops + f->nops; op < end; op++) {
+		switch (op->cls) {
+		case C_INT: {
+			int32_t v = va_arg(aq, int);
+
+			memcpy(o, &v, 4);
+			o += 4;
+			break;
+		}
+		case C_LONG: {
+			int64_t v = va_arg(aq, long);
+
+			memcpy(o, &v, 8);
+			o += 8;
+			break;
+		}
+		case C_LLONG: {
+			int64_t v = va_arg(aq, long long);
+
+			memcpy(o, &v, 8);
+			o += 8;
+			break;
+		}
+		case C_DBL: {
+			double v = va_arg(aq, double);
+
+			if ((op->flags & DOP_FIXED) && isfinite(v) && !(v < 1e17 && v > -1e17))
+				goto out;
+			memcpy(o, &v, 8);
+			o += 8;
+			break;
+		}
+		default: {
+			const char *s = va_arg(aq, const char *);
+			int p = op->prec;
+
+			if ((uintptr_t)s < BAD_PTR_LOW || (uintptr_t)s > UINTPTR_MAX - BAD_PTR_HIGH)
+				goto out;
+
+			size_t lim = p >= 0 && (size_t)p <= left ? (size_t)p : left;
+			size_t n = strnlen(s, lim);
+
+			if (n == lim && !(p >= 0 && (size_t)p == n))
+				goto out;
+
+			uint16_t n16 = (uint16_t)n;
+
+			memcpy(o, &n16, 2);
+			memcpy(o + 2, s, n);
+			o += 2 + n;
+			left -= n;
+			bound += n > (size_t)op->width ? n : (size_t)op->width;
+			break;
+		}
+		}
+	}
+	if (bound <= f->out_max)
+		len = (int)(o - blob);
 out:
 	va_end(aq);
 	return len;

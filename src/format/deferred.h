@@ -25,11 +25,13 @@
 #define PRINTK_DEFERRED_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "base/atomics.h"
 #include "base/hints.h"
+#include "ring/ringbuffer.h"
 
 struct prb;
 
@@ -113,6 +115,7 @@ struct pk_sfmt {
 	struct pk_dfmt f;
 	const char *lit;      /* the literal it was compiled from */
 	uint16_t fixed_bound; /* body_len + what the conversions other than %s print at most */
+	uint16_t fixed_size;  /* the blob's bytes but those of the %s strings (a simple layout) */
 	uint8_t simple;	      /* no '*', no conversion at the start: pk_deferred_encode_site()'s fast walk */
 	_Atomic uintptr_t tab; /* the table @ref belongs to (its address) */
 	pk_a64 ref;
@@ -163,12 +166,53 @@ unsigned pk_deferred_sites_used(void);
 int pk_deferred_site_ref(struct prb *rb, const struct pk_sfmt *sf, const char *fmt,
 			 pk_deferred_headers_fn headers, size_t fmt_max, uint64_t *ref);
 
+/* A table entry's header word (deferred.c's layout): magic, the format's
+ * length, the check its reference repeats. */
+#define PK_DEFERRED_ENTRY_MAGIC UINT64_C(0xd3f0)
+#define PK_DEFERRED_TAB_HDR	64u
+static PK_ALWAYS_INLINE uint64_t pk_deferred_entry_header(size_t len, uint32_t check)
+{
+	return PK_DEFERRED_ENTRY_MAGIC | (uint64_t)len << 16 | (uint64_t)check << 32;
+}
+
+/* pk_deferred_site_ref()'s cache hit, inline: true and *@ref when @sf's
+ * cached reference is @rb's table's and the entry's header still holds
+ * it; false: call pk_deferred_site_ref(). */
+static PK_ALWAYS_INLINE bool pk_deferred_site_ref_cached(const struct prb *rb, const struct pk_sfmt *sf,
+							 uint64_t *ref)
+{
+	struct pk_sfmt *m = (struct pk_sfmt *)(uintptr_t)sf; /* its cache only */
+	uintptr_t tab = atomic_load_explicit(&m->tab, memory_order_acquire);
+	uint64_t r = pk_load_relaxed(&m->ref);
+	uint32_t off = (uint32_t)r;
+
+	if (PK_UNLIKELY(tab != (uintptr_t)rb->strtab) || PK_UNLIKELY(off < PK_DEFERRED_TAB_HDR) ||
+	    PK_UNLIKELY(off % 8) || PK_UNLIKELY((uint64_t)off + 8 > rb->strtab_size) ||
+	    PK_UNLIKELY(pk_load_acquire(&rb->strtab[off / 8]) !=
+			pk_deferred_entry_header(sf->f.body_len, (uint32_t)(r >> 32))))
+		return false;
+	*ref = r;
+	return true;
+}
+
 /*
  * pk_deferred_encode() for a site's compiled literal: the same blob and
  * the same answer (-1 in exactly the same cases), by a walk that knows
  * the layout's fixed part in advance when @sf is simple.
  */
 int pk_deferred_encode_site(const struct pk_sfmt *sf, uint64_t ref, va_list *ap, char *blob,
+			    size_t cap);
+
+/*
+ * pk_deferred_encode_site() of a simple layout (@sf->simple) into @cap
+ * bytes that may be fewer than PRB_TEXT_MAX (the room left in a lane):
+ * the blob it returns is byte for byte pk_deferred_encode_site()'s, and
+ * it returns -1 whenever that does with PRB_TEXT_MAX bytes, and also when
+ * the blob might not fit @cap (a %s that fills what is left): the caller
+ * then takes the general path. Reads the arguments from its own copy of
+ * *@ap: *@ap is whole afterwards either way.
+ */
+int pk_deferred_encode_lane(const struct pk_sfmt *sf, uint64_t ref, va_list *ap, char *blob,
 			    size_t cap);
 
 /*

@@ -38,7 +38,7 @@
 
 static _Atomic int initial_console_loglevel = PK_CONSOLE_LOGLEVEL_DEFAULT; /* for new logs */
 static _Atomic int default_message_loglevel = 4;
-static _Atomic int ignore_loglevel;
+_Atomic int pk_cfg_ignore_loglevel_flag; /* ignore_loglevel; read inline: settings.h */
 _Atomic int pk_printk_time_flag = PK_TIME_KERNEL; /* a style; read inline: settings.h */
 _Atomic int pk_printk_caller_flag;
 _Atomic int pk_default_log_used_flag;
@@ -256,7 +256,7 @@ PK_HOT int pk_cfg_console_loglevel(void)
 
 PK_HOT int pk_cfg_ignore_loglevel(void)
 {
-	return atomic_load_explicit(&ignore_loglevel, memory_order_relaxed);
+	return atomic_load_explicit(&pk_cfg_ignore_loglevel_flag, memory_order_relaxed);
 }
 
 int pk_cfg_default_message_loglevel(void)
@@ -318,7 +318,7 @@ int pk_lanes(void)
  * module levels, whose sites then decide again. */
 void pk_cfg_store_ignore_loglevel(int on)
 {
-	atomic_store(&ignore_loglevel, !!on);
+	atomic_store(&pk_cfg_ignore_loglevel_flag, !!on);
 }
 
 void pk_set_printk_time(int on)

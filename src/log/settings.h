@@ -85,6 +85,7 @@ int pk_store_notice_seq(uint64_t *seq, int level, const char *fmt, ...) PK_PRINT
 /* console_loglevel of the default log (shared by every process using it). */
 int pk_cfg_console_loglevel(void);
 int pk_cfg_ignore_loglevel(void);
+extern _Atomic int pk_cfg_ignore_loglevel_flag; /* what it reads, for printk's fast path */
 /* Set ignore_loglevel (pk_set_ignore_loglevel() also has the sites decide again). */
 void pk_cfg_store_ignore_loglevel(int on);
 int pk_cfg_default_message_loglevel(void);

@@ -39,6 +39,7 @@
 
 #include "base/clock.h"
 #include "base/hints.h"
+#include "console/console_internal.h"
 #include "console/console_line.h"
 #include "format/deferred.h"
 #include "format/vsprintf.h"
@@ -634,8 +635,9 @@ static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_
 	int level = sf->f.level < 0 ? pk_cfg_default_message_loglevel() : sf->f.level;
 	uint64_t ref;
 
-	if (!pk_console_level_suppressed(level) ||
-	    pk_deferred_site_ref(rb, sf, fmt, parse_headers, PK_PRINTK_FMT_MAX, &ref))
+	if (!pk_console_level_suppressed_in(rb, level) ||
+	    (!pk_deferred_site_ref_cached(rb, sf, &ref) &&
+	     pk_deferred_site_ref(rb, sf, fmt, parse_headers, PK_PRINTK_FMT_MAX, &ref)))
 		return -1;
 
 	struct prb_lane_res res;
@@ -650,7 +652,7 @@ static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_
 	uint64_t ts = pk_clock_ns_own();
 	/* A simple layout's walk reads the arguments from its own copy:
 	 * *@args is still whole for store() if this path gives up. */
-	int len = pk_deferred_encode_site(sf, ref, args, blob, cap);
+	int len = pk_deferred_encode_lane(sf, ref, args, blob, cap);
 
 	/* Not deferrable, or more than the lane's contiguous room: store()
 	 * decides (it encodes with the whole PRB_TEXT_MAX, pads, merges). */
