@@ -72,8 +72,8 @@
 #define TAB_HDR	       PK_DEFERRED_TAB_HDR
 #define PK_SOH	       0x01 /* a level header's first byte (KERN_SOH) */
 #define ENTRY_MAGIC    PK_DEFERRED_ENTRY_MAGIC
-#define BAD_PTR_LOW    4096u /* vsprintf.c prints "(efault)" below this, and (null) */
-#define BAD_PTR_HIGH   4095u /* ... and among the top 4095 addresses */
+#define BAD_PTR_LOW    PK_DEFERRED_BAD_PTR_LOW  /* vsprintf.c prints "(efault)" below this, and (null) */
+#define BAD_PTR_HIGH   PK_DEFERRED_BAD_PTR_HIGH /* ... and among the top 4095 addresses */
 #define CACHE_TABLES   4u
 #define CACHE_SLOTS    512u
 #define CACHE_PROBES   8u
@@ -89,6 +89,11 @@ enum cls { C_INT, C_LONG, C_LLONG, C_DBL, C_STR };
 #define DOP_CHAR   0x4 /* %c */
 #define DOP_FIXED  0x8 /* %f, %F: every digit before the point */
 #define DOP_LEAD   0x10 /* at the start of the text, or after leading ones only */
+
+/* deferred.h's inline lane walk reads these by its own names. */
+_Static_assert(C_INT == PK_DCLS_INT && C_LONG == PK_DCLS_LONG && C_LLONG == PK_DCLS_LLONG &&
+		       C_DBL == PK_DCLS_DBL && DOP_FIXED == PK_DOP_FIXED,
+	       "deferred.h's classes are this file's");
 
 struct conv {
 	size_t start; /* index of its '%' */
@@ -927,91 +932,6 @@ int pk_deferred_encode_site(const struct pk_sfmt *sf, uint64_t ref, va_list *ap,
 	}
 	if (bound <= f->out_max)
 		len = (int)o.n;
-out:
-	va_end(aq);
-	return len;
-}
-
-int pk_deferred_encode_lane(const struct pk_sfmt *sf, uint64_t ref, va_list *ap, char *blob,
-			    size_t cap)
-{
-	const struct pk_dfmt *f = &sf->f;
-
-	/* Room checked once: the fixed part, then what is left for the
-	 * strings' bytes. A %s that reaches that is refused (it might not
-	 * fit: pk_deferred_encode_site() with all PRB_TEXT_MAX decides);
-	 * one below it leaves pk_deferred_encode_site()'s own limit, at
-	 * least as large, unreached, so both take the same length. */
-	if (PK_UNLIKELY(!sf->simple) || cap < sf->fixed_size)
-		return -1;
-
-	size_t left = cap - sf->fixed_size;
-	size_t bound = sf->fixed_bound;
-	char *o = blob;
-	int len = -1;
-	va_list aq;
-
-	memcpy(o, &ref, sizeof(ref));
-	o += sizeof(ref);
-	va_copy(aq, *ap);
-	for (const struct pk_dop *op = f->ops, *end = f->ops + f->nops; op < end; op++) {
-		switch (op->cls) {
-		case C_INT: {
-			int32_t v = va_arg(aq, int);
-
-			memcpy(o, &v, 4);
-			o += 4;
-			break;
-		}
-		case C_LONG: {
-			int64_t v = va_arg(aq, long);
-
-			memcpy(o, &v, 8);
-			o += 8;
-			break;
-		}
-		case C_LLONG: {
-			int64_t v = va_arg(aq, long long);
-
-			memcpy(o, &v, 8);
-			o += 8;
-			break;
-		}
-		case C_DBL: {
-			double v = va_arg(aq, double);
-
-			if ((op->flags & DOP_FIXED) && isfinite(v) && !(v < 1e17 && v > -1e17))
-				goto out;
-			memcpy(o, &v, 8);
-			o += 8;
-			break;
-		}
-		default: {
-			const char *s = va_arg(aq, const char *);
-			int p = op->prec;
-
-			if ((uintptr_t)s < BAD_PTR_LOW || (uintptr_t)s > UINTPTR_MAX - BAD_PTR_HIGH)
-				goto out;
-
-			size_t lim = p >= 0 && (size_t)p <= left ? (size_t)p : left;
-			size_t n = strnlen(s, lim);
-
-			if (n == lim && !(p >= 0 && (size_t)p == n))
-				goto out;
-
-			uint16_t n16 = (uint16_t)n;
-
-			memcpy(o, &n16, 2);
-			memcpy(o + 2, s, n);
-			o += 2 + n;
-			left -= n;
-			bound += n > (size_t)op->width ? n : (size_t)op->width;
-			break;
-		}
-		}
-	}
-	if (bound <= f->out_max)
-		len = (int)(o - blob);
 out:
 	va_end(aq);
 	return len;

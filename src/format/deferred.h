@@ -24,10 +24,12 @@
 #ifndef PRINTK_DEFERRED_H
 #define PRINTK_DEFERRED_H
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/atomics.h"
 #include "base/hints.h"
@@ -44,7 +46,18 @@ struct prb;
  * finished). */
 #define PK_DEFERRED_BAD_TEXT "(deferred message: its format string is damaged)"
 
-/* One conversion of a compiled format (deferred.c's rules). */
+/* One conversion of a compiled format (deferred.c's rules). @cls: what its
+ * value is read as (PK_DCLS_*, %s the last); @flags: PK_DOP_FIXED and
+ * deferred.c's own. */
+#define PK_DCLS_INT   0
+#define PK_DCLS_LONG  1
+#define PK_DCLS_LLONG 2
+#define PK_DCLS_DBL   3
+#define PK_DOP_FIXED  0x8 /* %f, %F */
+/* Pointers %s prints as "(null)" or "(efault)": formatted eagerly. */
+#define PK_DEFERRED_BAD_PTR_LOW	 4096u
+#define PK_DEFERRED_BAD_PTR_HIGH 4095u
+
 struct pk_dop {
 	uint8_t cls;   /* what its value is read as */
 	uint8_t flags; /* '*' width, '*' precision, %c, %f */
@@ -186,8 +199,11 @@ static PK_ALWAYS_INLINE bool pk_deferred_site_ref_cached(const struct prb *rb, c
 	uint64_t r = pk_load_relaxed(&m->ref);
 	uint32_t off = (uint32_t)r;
 
+	/* A cached reference is one entry_add() gave (8-aligned); 0 is none
+	 * yet. The table's size is checked: another table may have taken
+	 * the address. */
 	if (PK_UNLIKELY(tab != (uintptr_t)rb->strtab) || PK_UNLIKELY(off < PK_DEFERRED_TAB_HDR) ||
-	    PK_UNLIKELY(off % 8) || PK_UNLIKELY((uint64_t)off + 8 > rb->strtab_size) ||
+	    PK_UNLIKELY((uint64_t)off + 8 > rb->strtab_size) ||
 	    PK_UNLIKELY(pk_load_acquire(&rb->strtab[off / 8]) !=
 			pk_deferred_entry_header(sf->f.body_len, (uint32_t)(r >> 32))))
 		return false;
@@ -204,16 +220,97 @@ int pk_deferred_encode_site(const struct pk_sfmt *sf, uint64_t ref, va_list *ap,
 			    size_t cap);
 
 /*
- * pk_deferred_encode_site() of a simple layout (@sf->simple) into @cap
+ * pk_deferred_encode_site() of a simple layout (@sf->simple: the caller
+ * checks) into @cap
  * bytes that may be fewer than PRB_TEXT_MAX (the room left in a lane):
  * the blob it returns is byte for byte pk_deferred_encode_site()'s, and
  * it returns -1 whenever that does with PRB_TEXT_MAX bytes, and also when
  * the blob might not fit @cap (a %s that fills what is left): the caller
- * then takes the general path. Reads the arguments from its own copy of
- * *@ap: *@ap is whole afterwards either way.
+ * then takes the general path. Consumes *@ap (the caller's copy; inline,
+ * so that the variadic function's own copy is read, with no call).
  */
-int pk_deferred_encode_lane(const struct pk_sfmt *sf, uint64_t ref, va_list *ap, char *blob,
-			    size_t cap);
+static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, uint64_t ref, va_list *ap,
+						    char *blob, size_t cap)
+{
+	const struct pk_dfmt *f = &sf->f;
+
+	/* Room checked once: the fixed part, then what is left for the
+	 * strings' bytes. A %s that reaches that is refused (it might not
+	 * fit: pk_deferred_encode_site() with all PRB_TEXT_MAX decides);
+	 * one below it leaves pk_deferred_encode_site()'s own limit, at
+	 * least as large, unreached, so both take the same length. */
+	if (PK_UNLIKELY(cap < sf->fixed_size))
+		return -1;
+
+	size_t left = cap - sf->fixed_size;
+	size_t bound = sf->fixed_bound;
+	char *o = blob;
+	int len = -1;
+
+	memcpy(o, &ref, sizeof(ref));
+	o += sizeof(ref);
+	for (const struct pk_dop *op = f->ops, *end = f->ops + f->nops; op < end; op++) {
+		switch (op->cls) {
+		case PK_DCLS_INT: {
+			int32_t v = va_arg(*ap, int);
+
+			memcpy(o, &v, 4);
+			o += 4;
+			break;
+		}
+		case PK_DCLS_LONG: {
+			int64_t v = va_arg(*ap, long);
+
+			memcpy(o, &v, 8);
+			o += 8;
+			break;
+		}
+		case PK_DCLS_LLONG: {
+			int64_t v = va_arg(*ap, long long);
+
+			memcpy(o, &v, 8);
+			o += 8;
+			break;
+		}
+		case PK_DCLS_DBL: {
+			double v = va_arg(*ap, double);
+
+			if ((op->flags & PK_DOP_FIXED) && isfinite(v) && !(v < 1e17 && v > -1e17))
+				goto out;
+			memcpy(o, &v, 8);
+			o += 8;
+			break;
+		}
+		default: {
+			const char *s = va_arg(*ap, const char *);
+			int p = op->prec;
+
+			if (PK_UNLIKELY((uintptr_t)s < PK_DEFERRED_BAD_PTR_LOW) ||
+			    PK_UNLIKELY((uintptr_t)s > UINTPTR_MAX - PK_DEFERRED_BAD_PTR_HIGH))
+				goto out;
+
+			size_t lim = p >= 0 && (size_t)p <= left ? (size_t)p : left;
+			size_t n = strnlen(s, lim);
+
+			if (PK_UNLIKELY(n == lim) && !(p >= 0 && (size_t)p == n))
+				goto out;
+
+			uint16_t n16 = (uint16_t)n;
+
+			memcpy(o, &n16, 2);
+			memcpy(o + 2, s, n);
+			o += 2 + n;
+			left -= n;
+			bound += n > (size_t)op->width ? n : (size_t)op->width;
+			break;
+		}
+		}
+	}
+	if (PK_LIKELY(bound <= f->out_max))
+		len = (int)(o - blob);
+out:
+	return len;
+}
 
 /*
  * Replace the deferred record @len bytes at @text by its text, cut at

@@ -650,8 +650,6 @@ static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_
 	/* The lane's clock, read where store_deferred() reads it: after
 	 * the level checks, before the arguments are copied. */
 	uint64_t ts = pk_clock_ns_own();
-	/* A simple layout's walk reads the arguments from its own copy:
-	 * *@args is still whole for store() if this path gives up. */
 	int len = pk_deferred_encode_lane(sf, ref, args, blob, cap);
 
 	/* Not deferrable, or more than the lane's contiguous room: store()
@@ -676,8 +674,14 @@ PK_HOT int pk__printk_lit_site(struct pk_site *site, const char *fmt, ...)
 
 	va_start(ap, fmt);
 
-	int r = lane_fast(site, fmt, &ap);
+	/* The fast path reads a copy: @ap stays whole for store(). */
+	va_list aq;
 
+	va_copy(aq, ap);
+
+	int r = lane_fast(site, fmt, &aq);
+
+	va_end(aq);
 	if (PK_LIKELY(r >= 0)) {
 		va_end(ap);
 		return r;

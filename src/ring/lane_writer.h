@@ -59,11 +59,11 @@ struct prb_lane_res {
 
 /*
  * Reserve room for a record in the calling thread's lane of @rb: returns
- * where its blob goes, with *@cap bytes (at most PRB_TEXT_MAX, whole words,
- * contiguous: a record that would cross the lane's end is
- * prb_lane_store()'s, which pads), and the busy flag set; or NULL, nothing
- * set. A non-NULL answer must be followed by prb_lane_publish() or
- * prb_lane_cancel().
+ * where its blob goes, with *@cap bytes for it (at most PRB_TEXT_MAX, and
+ * 8 more after them that prb_lane_publish() may zero; contiguous: a
+ * record that would cross the lane's end is prb_lane_store()'s, which
+ * pads), and the busy flag set; or NULL, nothing set. A non-NULL answer
+ * must be followed by prb_lane_publish() or prb_lane_cancel().
  */
 static PK_ALWAYS_INLINE char *prb_lane_reserve(struct prb *rb, struct prb_lane_res *res, size_t *cap)
 {
@@ -91,9 +91,9 @@ static PK_ALWAYS_INLINE char *prb_lane_reserve(struct prb *rb, struct prb_lane_r
 		goto none;
 	if (size - used < room)
 		room = size - used;
-	if (PK_UNLIKELY(room <= PRB_LANE_HDR_WORDS * 8))
+	if (PK_UNLIKELY(room <= (PRB_LANE_HDR_WORDS + 1) * 8))
 		goto none;
-	room -= PRB_LANE_HDR_WORDS * 8;
+	room -= (PRB_LANE_HDR_WORDS + 1) * 8;
 	*cap = room < PRB_TEXT_MAX ? (size_t)room : PRB_TEXT_MAX;
 
 	pk_a64 *p = rb->lanes + PRB_LANES_HDR / 8 + (size_t)idx * (size / 8) + at / 8;
@@ -120,26 +120,17 @@ static PK_ALWAYS_INLINE void prb_lane_cancel(void)
  * Publish the record whose blob, @len bytes (at most the reservation's
  * cap), was written at the reservation's address: its header words, the
  * blob's last word zero-padded (the bytes readers see are those of
- * prb_lane_store()), then the release store of widx (L1).
+ * prb_lane_store(): 8 zero bytes after the blob, within the reservation,
+ * the ones past the record's last word above widx), then the release
+ * store of widx (L1).
  */
 static PK_ALWAYS_INLINE void prb_lane_publish(const struct prb_lane_res *res, uint64_t ts,
 					      uint8_t level, size_t len)
 {
 	pk_a64 *p = res->p;
-	size_t tail = len & 7;
+	const uint64_t zero = 0;
 
-	if (tail) {
-		char *last = (char *)(void *)(p + PRB_LANE_HDR_WORDS) + (len - tail);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-		uint64_t v;
-
-		memcpy(&v, last, 8);
-		v &= (UINT64_C(1) << (tail * 8)) - 1;
-		memcpy(last, &v, 8);
-#else
-		memset(last + tail, 0, 8 - tail);
-#endif
-	}
+	memcpy((char *)(void *)(p + PRB_LANE_HDR_WORDS) + len, &zero, 8);
 	pk_store_relaxed(&p[0], (uint64_t)len | (uint64_t)level << 16 |
 					(uint64_t)(PRB_FLAG_NEWLINE | PRB_FLAG_DEFERRED) << 24 |
 					PRB_LANE_MAGIC << 32);
