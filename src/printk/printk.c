@@ -38,6 +38,7 @@
 #include <printk/printk.h>
 
 #include "base/clock.h"
+#include "base/clock_own.h"
 #include "base/hints.h"
 #include "console/console_internal.h"
 #include "console/console_line.h"
@@ -649,7 +650,7 @@ static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_
 
 	/* The lane's clock, read where store_deferred() reads it: after
 	 * the level checks, before the arguments are copied. */
-	uint64_t ts = pk_clock_ns_own();
+	uint64_t ts = pk_clock_ns_own_inline();
 	int len = pk_deferred_encode_lane(sf, ref, args, blob, cap);
 
 	/* Not deferrable, or more than the lane's contiguous room: store()
