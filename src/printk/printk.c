@@ -624,7 +624,7 @@ static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_
 						   __ATOMIC_ACQUIRE);
 	struct pk_log *log = atomic_load_explicit(&pk_printk_log_ptr, memory_order_acquire);
 
-	if (PK_UNLIKELY(!prb_lanes_enabled()) || PK_UNLIKELY((uintptr_t)sf <= PK_SITE_FMT_MARKS) ||
+	if (PK_UNLIKELY((uintptr_t)sf <= PK_SITE_FMT_MARKS) ||
 	    PK_UNLIKELY(sf->lit != fmt) || PK_UNLIKELY(!sf->simple) || PK_UNLIKELY(!log) || PK_UNLIKELY(held_open) ||
 	    PK_UNLIKELY(pk_load_relaxed(&nesting_dropped)))
 		return -1;
@@ -675,17 +675,19 @@ PK_HOT int pk__printk_lit_site(struct pk_site *site, const char *fmt, ...)
 
 	va_start(ap, fmt);
 
-	/* The fast path reads a copy: @ap stays whole for store(). */
-	va_list aq;
+	int r;
 
-	va_copy(aq, ap);
+	if (PK_UNLIKELY(prb_lanes_enabled())) {
+		/* The fast path reads a copy: @ap stays whole for store(). */
+		va_list aq;
 
-	int r = lane_fast(site, fmt, &aq);
-
-	va_end(aq);
-	if (PK_LIKELY(r >= 0)) {
-		va_end(ap);
-		return r;
+		va_copy(aq, ap);
+		r = lane_fast(site, fmt, &aq);
+		va_end(aq);
+		if (PK_LIKELY(r >= 0)) {
+			va_end(ap);
+			return r;
+		}
 	}
 	r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 1, site);
 	va_end(ap);
