@@ -40,10 +40,18 @@
 #define PRB_LANE_HDR_WORDS 3u
 
 /* The calling thread's lane: the region it was claimed in (@hdr: the
- * mapping's header, as rb->hdr), its index, the owner word's value
- * (pid | tid << 32) and whether a lane store is under way (L5). */
+ * mapping's header, as rb->hdr; NULL: none), its index, the owner word's
+ * value (pid | tid << 32) and whether a lane store is under way (L5).
+ * @lanes, @ctl, @data and @size are the pool, the lane's control block,
+ * its records and their size in that region when it was claimed: valid
+ * while rb->hdr and rb->lanes are still @hdr and @lanes (the same mapping
+ * and the same layout). */
 struct prb_lane_tl {
 	const void *hdr;
+	const pk_a64 *lanes;
+	pk_a64 *ctl;
+	pk_a64 *data;
+	uint64_t size;
 	unsigned idx;
 	uint64_t id;
 	volatile sig_atomic_t busy;
@@ -69,15 +77,14 @@ static PK_ALWAYS_INLINE char *prb_lane_reserve(struct prb *rb, struct prb_lane_r
 {
 	struct prb_lane_tl *t = &prb_lane_tl;
 
-	if (PK_UNLIKELY(t->busy) || PK_UNLIKELY(t->hdr != (const void *)rb->hdr) || PK_UNLIKELY(!rb->lanes) ||
-	    PK_UNLIKELY(!rb->writable))
+	if (PK_UNLIKELY(t->busy) || PK_UNLIKELY(t->hdr != (const void *)rb->hdr) ||
+	    PK_UNLIKELY(t->lanes != rb->lanes) || PK_UNLIKELY(!rb->writable))
 		return NULL;
 	t->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
 
-	unsigned idx = t->idx;
-	pk_a64 *c = rb->lanes + PRB_LANE_CTL_OFF + (size_t)idx * PRB_LANE_CTL_WORDS;
-	uint64_t size = rb->lane_bytes;
+	pk_a64 *c = t->ctl;
+	uint64_t size = t->size;
 
 	if (PK_UNLIKELY(pk_load_relaxed(&c[PRB_LANE_C_OWNER]) != t->id))
 		goto none;
@@ -96,7 +103,7 @@ static PK_ALWAYS_INLINE char *prb_lane_reserve(struct prb *rb, struct prb_lane_r
 	room -= (PRB_LANE_HDR_WORDS + 1) * 8;
 	*cap = room < PRB_TEXT_MAX ? (size_t)room : PRB_TEXT_MAX;
 
-	pk_a64 *p = rb->lanes + PRB_LANES_HDR / 8 + (size_t)idx * (size / 8) + at / 8;
+	pk_a64 *p = t->data + at / 8;
 
 	res->c = c;
 	res->p = p;

@@ -218,6 +218,10 @@ static PK_NOINLINE int claim(struct prb *rb)
 			pk_store_relaxed(&rb->lanes[P_USED], 1);
 		live_add(rb->hdr);
 		tl.hdr = rb->hdr;
+		tl.lanes = rb->lanes;
+		tl.ctl = ctl(rb, i);
+		tl.data = lane_data(rb, i);
+		tl.size = rb->lane_bytes;
 		tl.idx = i;
 		tl.id = me;
 		pthread_setspecific(exit_key, (void *)o);
