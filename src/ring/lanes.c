@@ -6,7 +6,10 @@
  * Owns the pool of lanes after the format string table (prb_lanes_size()
  * bytes, ringbuffer.h): which thread writes which lane, a lane's records,
  * the merge lock, and the read-only view of records not merged yet. The
- * design and its promises are in docs/lanes.md.
+ * design and its promises are in docs/lanes.md. The writer's fast path
+ * (printk's call sites) reserves and publishes through lane_writer.h's
+ * inline functions, on the thread state declared there, under the same
+ * invariants; prb_lane_store() is the general writer (it claims, pads).
  *
  * Pool (words of 8 bytes, shared with every process mapping the log):
  *   line 0       merge lock (pid:32 | tid:32 of the merger; 0: free), used
@@ -30,6 +33,9 @@
  *       the lane, then publishes them with one release store of widx. No
  *       atomic read-modify-write and no line another thread writes is
  *       written on that path (it reads ridx, which the merger writes).
+ *       The fast path (lane_writer.h) checks the room up to the lane's
+ *       end before its caller encodes a blob into it, writes nothing
+ *       past that room, and publishes the record the same way.
  *   L2  Only the holder of the merge lock reads records below widx for
  *       keeps and advances ridx (release), after the record is in the ring:
  *       each record enters the sequence once. The merger names the record
@@ -47,6 +53,8 @@
  *   L5  A signal handler that interrupts a lane store finds the thread's
  *       busy flag set and stores in the ring instead (prb_lane_store()
  *       returns -EBUSY); a full lane does the same (counted in full).
+ *       The fast path sets the flag before it reads widx and clears it
+ *       after the release of widx (or when it gives up).
  */
 #include <errno.h>
 #include <pthread.h>
