@@ -26,8 +26,8 @@
 
 /* clock.c's: the calibration in use (NULL: not the TSC), the test clock,
  * the thread's last value handed out. */
-extern const struct pk_clock_calib *_Atomic pk_clock_active;
-extern uint64_t (*_Atomic pk_clock_test_fn)(void);
+extern PK_HIDDEN const struct pk_clock_calib *_Atomic pk_clock_active;
+extern PK_HIDDEN uint64_t (*_Atomic pk_clock_test_fn)(void);
 extern _Thread_local PK_TLS_IE uint64_t pk_clock_thread_last_ns;
 
 /* ns = ns0 + (tsc - tsc0) * mult >> shift, with 64-bit products only: the

@@ -45,7 +45,7 @@ void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint);
 int pk_console_level_suppressed(int level);
 
 /* The highest level a console of its own has (console.c's; 0: none). */
-extern _Atomic int pk_console_own_level_max;
+extern PK_HIDDEN _Atomic int pk_console_own_level_max;
 
 /*
  * pk_console_level_suppressed() inline, for printk's fast path, given the
