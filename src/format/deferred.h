@@ -226,8 +226,9 @@ int pk_deferred_encode_site(const struct pk_sfmt *sf, uint64_t ref, va_list *ap,
  * the blob it returns is byte for byte pk_deferred_encode_site()'s, and
  * it returns -1 whenever that does with PRB_TEXT_MAX bytes, and also when
  * the blob might not fit @cap (a %s that fills what is left): the caller
- * then takes the general path. Consumes *@ap (the caller's copy; inline,
- * so that the variadic function's own copy is read, with no call).
+ * then takes the general path. Consumes *@ap (inline, so that the
+ * variadic function's own va_list is read with no call and no copy; it
+ * starts it again if it needs the arguments once more).
  */
 static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, uint64_t ref, va_list *ap,
 						    char *blob, size_t cap)

@@ -678,16 +678,13 @@ PK_HOT int pk__printk_lit_site(struct pk_site *site, const char *fmt, ...)
 	int r;
 
 	if (PK_UNLIKELY(prb_lanes_enabled())) {
-		/* The fast path reads a copy: @ap stays whole for store(). */
-		va_list aq;
-
-		va_copy(aq, ap);
-		r = lane_fast(site, fmt, &aq);
-		va_end(aq);
-		if (PK_LIKELY(r >= 0)) {
-			va_end(ap);
+		r = lane_fast(site, fmt, &ap);
+		va_end(ap);
+		if (PK_LIKELY(r >= 0))
 			return r;
-		}
+		/* It may have read some of the arguments: store() reads
+		 * them from the start. */
+		va_start(ap, fmt);
 	}
 	r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 1, site);
 	va_end(ap);
