@@ -293,7 +293,12 @@ static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, ui
 			size_t lim = p >= 0 && (size_t)p <= left ? (size_t)p : left;
 			size_t n = strnlen(s, lim);
 
-			if (PK_UNLIKELY(n == lim) && !(p >= 0 && (size_t)p == n))
+			/* Cut by its precision, or refused. A string below lim
+			 * leaves at least 3 bytes from its length on; one cut
+			 * at lim keeps pk_deferred_encode_site()'s rule that a
+			 * %s needs 3 bytes left, even an empty one. */
+			if (PK_UNLIKELY(n == lim) &&
+			    (!(p >= 0 && (size_t)p == n) || cap - (size_t)(o - blob) < 3))
 				goto out;
 
 			uint16_t n16 = (uint16_t)n;
