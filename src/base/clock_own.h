@@ -47,7 +47,8 @@ static PK_ALWAYS_INLINE uint64_t pk_clock_tsc_to_ns(const struct pk_clock_calib 
 static PK_ALWAYS_INLINE uint64_t pk_clock_ns_own_inline(void)
 {
 #if PK_CLOCK_OWN_TSC
-	const struct pk_clock_calib *c = atomic_load_explicit(&pk_clock_active, memory_order_acquire);
+	const struct pk_clock_calib *c =
+		atomic_load_explicit(&pk_clock_active, memory_order_acquire);
 
 	if (PK_LIKELY(c != NULL) &&
 	    PK_LIKELY(atomic_load_explicit(&pk_clock_test_fn, memory_order_relaxed) == NULL)) {

@@ -481,7 +481,8 @@ static PK_NOINLINE int con_level_skip(const struct console *con, int level)
 static PK_ALWAYS_INLINE int con_skips(const struct console *con, int level, int suppressed)
 {
 	return suppressed ||
-	       (PK_UNLIKELY(atomic_load_explicit(&pk_console_own_level_max, memory_order_relaxed)) && con_level_skip(con, level));
+	       (PK_UNLIKELY(atomic_load_explicit(&pk_console_own_level_max, memory_order_relaxed)) &&
+		con_level_skip(con, level));
 }
 
 /* The idle mark stands before @seq's predecessor: the writer of an earlier

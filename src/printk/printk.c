@@ -22,6 +22,10 @@
  *     only console in one write(2), printk formats its text straight into
  *     that console line and makes the write from its own frame
  *     (console_line.h).
+ * With lanes on, a call site's line no console prints usually takes
+ * lane_fast() instead, before any of that: its arguments go straight into
+ * the thread's lane (docs/lanes.md); whatever it cannot take goes the way
+ * above from the start.
  * Nothing on that path allocates, locks or waits; a signal handler may call
  * printk while the code it interrupted is inside printk: it gets a deeper
  * caller context (pk_sigdepth_enter), so its fragments never join the
@@ -624,8 +628,8 @@ static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_
 						   __ATOMIC_ACQUIRE);
 	struct pk_log *log = atomic_load_explicit(&pk_printk_log_ptr, memory_order_acquire);
 
-	if (PK_UNLIKELY((uintptr_t)sf <= PK_SITE_FMT_MARKS) ||
-	    PK_UNLIKELY(sf->lit != fmt) || PK_UNLIKELY(!sf->simple) || PK_UNLIKELY(!log) || PK_UNLIKELY(held_open) ||
+	if (PK_UNLIKELY((uintptr_t)sf <= PK_SITE_FMT_MARKS) || PK_UNLIKELY(sf->lit != fmt) ||
+	    PK_UNLIKELY(!sf->simple) || PK_UNLIKELY(!log) || PK_UNLIKELY(held_open) ||
 	    PK_UNLIKELY(pk_load_relaxed(&nesting_dropped)))
 		return -1;
 

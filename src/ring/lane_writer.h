@@ -73,7 +73,8 @@ struct prb_lane_res {
  * pads), and the busy flag set; or NULL, nothing set. A non-NULL answer
  * must be followed by prb_lane_publish() or prb_lane_cancel().
  */
-static PK_ALWAYS_INLINE char *prb_lane_reserve(struct prb *rb, struct prb_lane_res *res, size_t *cap)
+static PK_ALWAYS_INLINE char *prb_lane_reserve(struct prb *rb, struct prb_lane_res *res,
+					       size_t *cap)
 {
 	struct prb_lane_tl *t = &prb_lane_tl;
 
