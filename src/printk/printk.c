@@ -532,8 +532,12 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 			if (e == -ENOSPC) {
 				prb_lane_fell_back(rb);
 				/* Older lines of this thread wait in its lane: one
-				 * stored in the ring now would come before them. */
-				if (!prb_lane_own_empty(rb)) {
+				 * stored in the ring now would come before them.
+				 * Not so a signal handler's inside printk (it may
+				 * have interrupted this thread's own merge, which
+				 * is why there is no room): its line goes into the
+				 * ring, as one that interrupted a lane store does. */
+				if (depth == 1 && !prb_lane_own_empty(rb)) {
 					pk_fetch_add_relaxed(&unstored, 1);
 					*ret = 0;
 					return 1;
