@@ -14,7 +14,12 @@
  *   burst      lanes on, calls in bursts of 1000 that fit a lane, merged
  *              (untimed) between bursts: the lane store alone, what a
  *              thread pays while a reader keeps up;
- *   rdtsc      the floor: one time-stamp counter read.
+ *   rdtsc      the floor: one time-stamp counter read;
+ *   rdtsc+copy the task's floor for a lane store: a time-stamp counter
+ *              read and a 32-byte copy into a thread's own buffer;
+ *   spdlog     spdlog's null sink (bench/compare_spdlog.cpp, bench/compare's
+ *              case: the message formatted, written nowhere), when the
+ *              build has spdlog and a C++ compiler.
  *
  * Each with 1 and 2 writer threads: ns per call per thread (each thread
  * makes the calls, the figure is the wall time over the calls of one
@@ -36,6 +41,13 @@
 #include <printk/printk.h>
 
 #include "bench.h"
+#ifdef BENCH_HAVE_SPDLOG
+#include "compare.h"
+
+const char *const cmp_what[4] = { "request", "packet", "job", "frame" };
+#else
+#define BENCH_HAVE_SPDLOG 0
+#endif
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <x86intrin.h>
@@ -118,7 +130,46 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-enum mode { OFF, ON, ON_READER, BURST, TSC };
+/* The floor of a lane store: a counter read and a 32-byte copy into the
+ * thread's own memory (kept: the buffer escapes through @sink). */
+static void *tsc_copy(void *arg)
+{
+	long n = *(const long *)arg;
+	unsigned char buf[64][32];
+	unsigned char src[32 + 8];
+
+	memset(src, 0x5a, sizeof(src));
+	memset(buf, 0, sizeof(buf));
+	for (long i = 0; i < n; i++) {
+#if HAVE_TSC
+		uint64_t t = __rdtsc();
+#else
+		uint64_t t = (uint64_t)i;
+#endif
+		memcpy(buf[i & 63], src + (i & 7), 32);
+		memcpy(buf[i & 63], &t, sizeof(t));
+#if defined(__GNUC__) || defined(__clang__)
+		__asm__ volatile("" : : "r"(buf) : "memory"); /* the copy is kept */
+#else
+		sink += buf[i & 63][i & 31];
+#endif
+	}
+	sink += buf[n & 63][0];
+	return NULL;
+}
+
+#if BENCH_HAVE_SPDLOG
+static void *spdlog_writer(void *arg)
+{
+	long n = *(const long *)arg;
+
+	for (long i = 0; i < n; i++)
+		cmp_spdlog_log(i);
+	return NULL;
+}
+#endif
+
+enum mode { OFF, ON, ON_READER, BURST, TSC, TSC_COPY, SPDLOG };
 
 
 struct figure {
@@ -158,6 +209,17 @@ static void run(struct figure *f, int r, long n)
 		for (long i = 0; i < n; i++)
 			sink += __rdtsc();
 #endif
+	} else if (f->mode == TSC_COPY || f->mode == SPDLOG) {
+		void *(*fn)(void *) = tsc_copy;
+#if BENCH_HAVE_SPDLOG
+		if (f->mode == SPDLOG)
+			fn = spdlog_writer;
+#endif
+		if (f->threads > 1)
+			pthread_create(&th, NULL, fn, &n);
+		fn(&n);
+		if (f->threads > 1)
+			pthread_join(th, NULL);
 	} else {
 		if (f->threads > 1)
 			pthread_create(&th, NULL, writer, &n);
@@ -195,6 +257,15 @@ int main(int argc, char **argv)
 	pk_register_console(devnull);
 	pk_set_console_loglevel(1);
 
+#if BENCH_HAVE_SPDLOG
+	char why[200];
+
+	if (cmp_spdlog_setup(CMP_SPDLOG_NULL, NULL, why, sizeof(why))) {
+		fprintf(stderr, "bench/lanes: %s\n", why);
+		return 1;
+	}
+#endif
+
 	pthread_t rd;
 
 	pthread_create(&rd, NULL, reader, NULL);
@@ -209,8 +280,13 @@ int main(int argc, char **argv)
 		{ .name = "on+reader: lanes, a reader merges, 2 threads", .mode = ON_READER, .threads = 2 },
 		{ .name = "burst: lanes, a lane's worth, 1 thread", .mode = BURST, .threads = 1 },
 		{ .name = "burst: lanes, a lane's worth, 2 threads", .mode = BURST, .threads = 2 },
+		{ .name = "rdtsc + 32-byte copy, 1 thread", .mode = TSC_COPY, .threads = 1 },
+		{ .name = "rdtsc + 32-byte copy, 2 threads", .mode = TSC_COPY, .threads = 2 },
+		{ .name = "spdlog null sink, 1 thread", .mode = SPDLOG, .threads = 1 },
+		{ .name = "spdlog null sink, 2 threads", .mode = SPDLOG, .threads = 2 },
 	};
-	int nfig = (int)(sizeof(fig) / sizeof(fig[0]));
+	/* Without spdlog its two cases are left out. */
+	int nfig = (int)(sizeof(fig) / sizeof(fig[0])) - (BENCH_HAVE_SPDLOG ? 0 : 2);
 
 	printf("bench/lanes: %ld calls per thread x %d runs (median, runs interleaved), %ld CPUs, log %zu bytes\n",
 	       iters, RUNS, sysconf(_SC_NPROCESSORS_ONLN), pk_log_buf_len(pk_printk_log()));
@@ -248,6 +324,26 @@ int main(int argc, char **argv)
 	printf("ratio burst 2 threads / 1 thread = %.2f (target <= 1.3)\n", b2 / b1);
 	if (HAVE_TSC)
 		printf("ratio burst 1 thread / rdtsc = %.1f\n", b1 / tsc);
+
+	/* The task's targets: lanes on, 1 thread, at most 0.3 x spdlog's null
+	 * sink and 2 x rdtsc + a 32-byte copy; 2 threads / 1 thread at most
+	 * 1.3. "burst": the writer while its lane has room (a reader keeps
+	 * up); "on+reader": the writer while a reader merges. */
+	double cp1 = fig[9].median, cp2 = fig[10].median;
+
+	printf("ratio lanes / (rdtsc + 32-byte copy), 1 thread: burst %.2f, on+reader %.2f (target <= 2); "
+	       "2 threads / 1 thread: copy %.2f\n",
+	       b1 / cp1, rd1 / cp1, cp2 / cp1);
+#if BENCH_HAVE_SPDLOG
+	double sp1 = fig[11].median, sp2 = fig[12].median;
+
+	printf("ratio lanes / spdlog null sink, 1 thread: burst %.2f, on+reader %.2f (target <= 0.3); "
+	       "2 threads / 1 thread: lanes burst %.2f, lanes on+reader %.2f, spdlog %.2f\n",
+	       b1 / sp1, rd1 / sp1, b2 / b1, rd2 / rd1, sp2 / sp1);
+	cmp_spdlog_teardown();
+#else
+	printf("spdlog: not in this build (needs a C++ compiler and spdlog: Debian g++, libspdlog-dev)\n");
+#endif
 	(void)rd1;
 	(void)sink;
 	return 0;

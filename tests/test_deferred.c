@@ -811,6 +811,115 @@ static void test_expand_hostile_blobs(void **state)
 	pk_dfmt_cache_free(fc);
 }
 
+/* ------------------------------------------- the lanes' walk (printk.c) -- */
+
+/* Both walks of @sf's layout over the same arguments: the lanes' into
+ * @room bytes, the site's into PRB_TEXT_MAX. What each returned, in
+ * *@lane and *@site; the blobs compared when the lanes' succeeded. */
+static void lane_and_site(const struct pk_sfmt *sf, size_t room, int *lane, int *site, ...)
+{
+	char a[PRB_TEXT_MAX + 8], b[PRB_TEXT_MAX + 8];
+	const uint64_t ref = UINT64_C(0x1122334455667788);
+	va_list ap, aq;
+
+	va_start(ap, site);
+	va_copy(aq, ap);
+	*lane = pk_deferred_encode_lane(sf, ref, &ap, a, room);
+	*site = pk_deferred_encode_site(sf, ref, &aq, b, PRB_TEXT_MAX);
+	va_end(aq);
+	va_end(ap);
+	assert_true(*lane <= (int)room);
+	if (*lane >= 0) {
+		assert_int_equal(*lane, *site);
+		assert_memory_equal(a, b, (size_t)*lane);
+	}
+}
+
+/*
+ * The writer's fast path encodes by pk_deferred_encode_lane() straight
+ * into the room a lane has left (docs/lanes.md): whenever it succeeds its
+ * blob is the site walk's, byte for byte, and the site walk (all
+ * PRB_TEXT_MAX) succeeds too; it refuses only what might not fit its
+ * room (the caller then takes store()), so with the whole PRB_TEXT_MAX
+ * it refuses at most a %s that fills exactly what is left. Strings of
+ * every length around the limits, precisions, rooms around the blob's
+ * size.
+ */
+static void test_lane_walk_same_blob(void **state)
+{
+	(void)state;
+	static const char *const lane_fmts[] = {
+		KERN_INFO "w %d %s %lu us\n", KERN_INFO "a %.0s|%d\n", KERN_INFO "b %d %.0s\n",
+		KERN_INFO "c %.5s %s\n",      KERN_INFO "d %s\n",       KERN_INFO "e %lld %c %s %g\n",
+		KERN_INFO "f %8s|%-3s\n",
+		/* A cut %s that fills all the room a 1023-byte blob leaves,
+		 * then an empty one that has no 3 bytes left. */
+		KERN_INFO "g %.1011s%.0s\n",
+	};
+	static const void *slots[sizeof(lane_fmts) / sizeof(lane_fmts[0])];
+	static char str[PRB_TEXT_MAX + 64];
+	int both = 0, refused = 0;
+
+	memset(str, 'q', sizeof(str) - 1);
+	for (size_t f = 0; f < sizeof(lane_fmts) / sizeof(lane_fmts[0]); f++) {
+		const struct pk_sfmt *sf;
+
+		assert_int_equal(pk_deferred_site(&slots[f], lane_fmts[f], headers, PRB_TEXT_MAX + 1 + 64, &sf),
+				 PK_SITE_FMT_OK);
+		assert_true(sf->simple);
+		for (int round = 0; round < 4000; round++) {
+			size_t n1 = round % 5 ? rnd() % 64 : rnd() % (PRB_TEXT_MAX + 40);
+			size_t n2 = rnd() % (round % 3 ? 16 : PRB_TEXT_MAX + 40);
+			char *s1 = str + sizeof(str) - 1 - n1, *s2 = str + sizeof(str) - 1 - n2;
+			int lane, site;
+			size_t room = PRB_TEXT_MAX;
+
+			for (int pass = 0; pass < 2; pass++) {
+				switch (f) {
+				case 0:
+					lane_and_site(sf, room, &lane, &site, round, s1, (unsigned long)round * 7);
+					break;
+				case 1:
+					lane_and_site(sf, room, &lane, &site, s1, round);
+					break;
+				case 2:
+					lane_and_site(sf, room, &lane, &site, round, s1);
+					break;
+				case 3:
+				case 6:
+				case 7:
+					lane_and_site(sf, room, &lane, &site, s1, s2);
+					break;
+				case 4:
+					lane_and_site(sf, room, &lane, &site, s1);
+					break;
+				default:
+					lane_and_site(sf, room, &lane, &site, (long long)round << 33, 'a' + round % 26,
+						      s1, round / 7.0);
+					break;
+				}
+				if (pass == 0) {
+					/* With all PRB_TEXT_MAX: the same answer, but
+					 * for a %s that fills what is left. */
+					if (site >= 0 && lane < 0)
+						refused++;
+					else
+						assert_int_equal(lane >= 0, site >= 0);
+					if (site < 0)
+						break;
+					both++;
+					/* Then a lane's room around the blob's size. */
+					size_t at = (size_t)site + (size_t)(rnd() % 7) - 3;
+
+					room = at > PRB_TEXT_MAX ? PRB_TEXT_MAX : at;
+				}
+			}
+		}
+	}
+	assert_true(both > 10000);
+	assert_true(refused < both / 10);
+}
+
 /* ------------------------------------------------- a small signal stack -- */
 
 #define READ_STACK_MAX (6 * 1024) /* printk's own bound (test_printk_misc.c) */
@@ -990,6 +1099,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_table_full_falls_back, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_damaged_entry_placeholder, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_expand_hostile_blobs, setup_big, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_lane_walk_same_blob, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_threads_read_whole_records, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_signal_stack_use, setup_big, teardown_capture),
 	};

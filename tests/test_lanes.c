@@ -10,6 +10,8 @@
  *     comes first, also when B's lane comes before A's in the pool;
  *   - the lane's clock leaves the process-wide floor alone (a ring store
  *     raises it); a thread's records stay in time order across both;
+ *   - the writer's fast path (a call site's arguments encoded straight
+ *     into the lane) leaves the words store() and prb_lane_store() leave;
  *   - post-mortem: a writer process SIGKILLed with records not merged; a
  *     read-only reader sees them all, once, in a dense sequence, and so
  *     does udmesg; a writable reader then merges them and frees the lanes;
@@ -325,6 +327,96 @@ static void test_lane_clock_no_shared_floor(void **state)
 		last = r.ts_nsec;
 	}
 	assert_string_equal(r.text, "ring clock");
+}
+
+/* ------------------------------------------------- the writer's fast path -- */
+
+/*
+ * A call site's record (pr_info: the fast path, encoded straight into the
+ * lane) and the same message without a site (pk_printk_lit: store(),
+ * encoded on the stack and copied by prb_lane_store()) leave the same
+ * words in the lane but for the timestamp: header, caller, blob, and the
+ * zero padding of the blob's last word, also where the lane held other
+ * bytes before.
+ */
+static void test_fast_path_same_words(void **state)
+{
+	(void)state;
+	start_log(NULL, 1 << 20);
+
+	struct prb *rb = ring();
+
+	pr_info("claim %d\n", 0); /* compiles the site's format, claims the lane */
+	pr_info("claim %d\n", 1); /* the fast path from now on */
+
+	unsigned lane = PRB_LANES;
+
+	for (unsigned i = 0; i < PRB_LANES; i++)
+		if (atomic_load(&rb->lanes[8 + i * 24]) != 0)
+			lane = i;
+	assert_true(lane < PRB_LANES);
+
+	pk_a64 *c = rb->lanes + 8 + lane * 24;
+	unsigned char *d = (unsigned char *)(rb->lanes + PRB_LANES_HDR / 8 + lane * (rb->lane_bytes / 8));
+	uint64_t start = atomic_load(&c[0]);
+
+	/* Old bytes where the records go. */
+	memset(d + start, 0xa5, 48 * 1024);
+
+	char str[400];
+	int pairs = 0;
+
+	for (int k = 0; k < 60; k++) {
+		size_t n = (size_t)(k * 37) % sizeof(str);
+
+		memset(str, 'a' + k % 26, n);
+		str[n] = 0;
+		pr_info("fast %d %s %lu %c\n", k - 30, str, (unsigned long)k * 1000003u, 'x' + k % 3);
+		pk_printk_lit(KERN_INFO "fast %d %s %lu %c\n", k - 30, str, (unsigned long)k * 1000003u,
+			      'x' + k % 3);
+		pairs++;
+	}
+
+	uint64_t end = atomic_load(&c[0]);
+	uint64_t pos = start;
+
+	for (int k = 0; k < pairs; k++) {
+		uint64_t w[2][3 + (PRB_TEXT_MAX + 7) / 8];
+		size_t words = 0;
+
+		for (int j = 0; j < 2; j++) {
+			assert_true(pos < end);
+
+			uint64_t w0;
+
+			memcpy(&w0, d + pos % rb->lane_bytes, 8);
+			assert_int_equal(w0 >> 32, 0x454e414c);
+			assert_true((w0 & 0xffff) != 0xffff); /* no padding record: the lane did not wrap */
+
+			size_t n = 3 + ((w0 & 0xffff) + 7) / 8;
+
+			if (j)
+				assert_int_equal(n, words);
+			words = n;
+			memcpy(w[j], d + pos % rb->lane_bytes, n * 8);
+			pos += n * 8;
+		}
+		w[0][1] = w[1][1] = 0; /* the timestamps differ */
+		assert_memory_equal(w[0], w[1], words * 8);
+	}
+	assert_int_equal(pos, end);
+
+	/* And the readers' text. */
+	struct pk_record r;
+	uint64_t next = pk_log_next_seq(pk_printk_log());
+
+	char want[600];
+
+	snprintf(want, sizeof(want), "fast %d %s %lu %c", 29, str, 59ul * 1000003u, 'z');
+	for (uint64_t q = next - 2; q < next; q++) {
+		assert_int_equal(pk_log_read(pk_printk_log(), q, &r, 0), 0);
+		assert_string_equal(r.text, want);
+	}
 }
 
 /* --------------------------------------------------------- post-mortem -- */
@@ -1057,6 +1149,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_threads_read_once, teardown),
 		cmocka_unit_test_teardown(test_causal_order, teardown),
 		cmocka_unit_test_teardown(test_lane_clock_no_shared_floor, teardown),
+		cmocka_unit_test_teardown(test_fast_path_same_words, teardown),
 		cmocka_unit_test_teardown(test_postmortem_after_sigkill, teardown),
 		cmocka_unit_test_teardown(test_signal_handler_interrupts, teardown),
 		cmocka_unit_test_teardown(test_fork_child_own_lane, teardown),

@@ -30,7 +30,7 @@
  *    nothing and waits for nothing; a signal handler that interrupts a
  *    thread in the middle of a state change (state DECIDING, CALIBRATING)
  *    reads CLOCK_MONOTONIC;
- *  - a calibration, once published in the active pointer, is never
+ *  - a calibration, once published in the active pointer (pk_clock_active), is never
  *    changed: a new one (adopted from a log) takes another of a few static
  *    slots, so a reader holding the old pointer still reads a consistent
  *    one;
@@ -61,6 +61,7 @@
 #endif
 
 #include "base/clock.h"
+#include "base/clock_own.h"
 #include "base/hints.h"
 
 #define NS_PER_SEC	 1000000000ull
@@ -87,9 +88,9 @@ enum {
 	ST_MONO_CLAMPED /* CLOCK_MONOTONIC after TSC values: clamped */
 };
 
-static uint64_t (*_Atomic test_clock)(void);
+uint64_t (*_Atomic pk_clock_test_fn)(void); /* read inline: clock_own.h */
 static _Atomic int state;
-static const struct pk_clock_calib *_Atomic active;
+const struct pk_clock_calib *_Atomic pk_clock_active; /* read inline: clock_own.h */
 static struct pk_clock_calib slots[CALIB_SLOTS];
 static _Atomic unsigned slots_used;
 static _Atomic uint64_t last_ns;
@@ -151,18 +152,10 @@ static int cpu_invariant_tsc(void)
 }
 #endif
 
-/* ns = ns0 + (tsc - tsc0) * mult >> shift, with 64-bit products only: the
- * delta in two 32-bit halves (mult < 2^32, 1 <= shift <= 32), exact but
- * for the low half's dropped fraction (under 1 ns) and monotonic in tsc.
- * It cannot overflow while the result fits 64 bits: 584 years of uptime.
- * A TSC below the calibration's (a CPU whose counter lags a little) counts
- * as the calibration point itself. */
+/* The conversion: clock_own.h's (inline there for printk's lane path). */
 static inline uint64_t tsc_to_ns(const struct pk_clock_calib *c, uint64_t tsc)
 {
-	uint64_t d = tsc > c->tsc0 ? tsc - c->tsc0 : 0;
-
-	return c->ns0 + (((d >> 32) * c->mult) << (32 - c->shift)) +
-	       (((d & 0xffffffffu) * c->mult) >> c->shift);
+	return pk_clock_tsc_to_ns(c, tsc);
 }
 
 /*
@@ -176,17 +169,17 @@ static inline uint64_t tsc_to_ns(const struct pk_clock_calib *c, uint64_t tsc)
  * a change of calibration, or the fall-back to CLOCK_MONOTONIC, can put
  * out of order between threads to less than the grain.
  */
-static _Thread_local PK_TLS_IE uint64_t thread_last_ns;
+_Thread_local PK_TLS_IE uint64_t pk_clock_thread_last_ns; /* written inline too: clock_own.h */
 
 static inline uint64_t clamp(uint64_t t)
 {
 	uint64_t floor = atomic_load_explicit(&last_ns, memory_order_relaxed);
 
-	if (t < thread_last_ns)
-		t = thread_last_ns;
+	if (t < pk_clock_thread_last_ns)
+		t = pk_clock_thread_last_ns;
 	if (t < floor)
 		t = floor;
-	thread_last_ns = t;
+	pk_clock_thread_last_ns = t;
 	while (PK_UNLIKELY(t - floor >= PK_CLOCK_GRAIN_NS) &&
 	       !atomic_compare_exchange_weak_explicit(&last_ns, &floor, t, memory_order_relaxed,
 						      memory_order_relaxed))
@@ -254,7 +247,7 @@ static void clock_after_fork_child(void)
 	if (st == ST_DECIDING)
 		atomic_store(&state, ST_UNDECIDED);
 	else if (st == ST_CALIBRATING)
-		atomic_store(&state, atomic_load(&active) ? ST_TSC : ST_MONO_CLAMPED);
+		atomic_store(&state, atomic_load(&pk_clock_active) ? ST_TSC : ST_MONO_CLAMPED);
 }
 
 /* getenv() is read here, at load time, rather than on first use, which may
@@ -417,7 +410,7 @@ static void finish_calibration(void)
 		atomic_store_explicit(&state, ST_MONO_CLAMPED, memory_order_release);
 		return;
 	}
-	atomic_store_explicit(&active, slot, memory_order_release);
+	atomic_store_explicit(&pk_clock_active, slot, memory_order_release);
 	atomic_store_explicit(&state, ST_TSC, memory_order_release);
 }
 
@@ -428,7 +421,7 @@ static PK_NOINLINE uint64_t tsc_lost(void)
 
 	if (atomic_compare_exchange_strong(&state, &st, ST_CALIBRATING)) {
 		atomic_store(&why, "CLOCK_MONOTONIC (the TSC went back: reset by a suspend?)");
-		atomic_store_explicit(&active, NULL, memory_order_release);
+		atomic_store_explicit(&pk_clock_active, NULL, memory_order_release);
 		atomic_store_explicit(&state, ST_MONO_CLAMPED, memory_order_release);
 	}
 	return clamp(mono_ns());
@@ -462,7 +455,7 @@ static PK_NOINLINE uint64_t slow_ns(void)
 	if (st == ST_MONO)
 		return now;
 
-	const struct pk_clock_calib *c = atomic_load_explicit(&active, memory_order_acquire);
+	const struct pk_clock_calib *c = atomic_load_explicit(&pk_clock_active, memory_order_acquire);
 
 	if (c && atomic_load_explicit(&state, memory_order_acquire) == ST_TSC)
 		return tsc_now(c);
@@ -471,12 +464,12 @@ static PK_NOINLINE uint64_t slow_ns(void)
 
 PK_HOT uint64_t pk_clock_ns(void)
 {
-	uint64_t (*fn)(void) = atomic_load_explicit(&test_clock, memory_order_relaxed);
+	uint64_t (*fn)(void) = atomic_load_explicit(&pk_clock_test_fn, memory_order_relaxed);
 
 	if (PK_UNLIKELY(fn != NULL))
 		return fn();
 #if PK_HAVE_TSC
-	const struct pk_clock_calib *c = atomic_load_explicit(&active, memory_order_acquire);
+	const struct pk_clock_calib *c = atomic_load_explicit(&pk_clock_active, memory_order_acquire);
 
 	if (PK_LIKELY(c != NULL))
 		return tsc_now(c);
@@ -488,12 +481,12 @@ PK_HOT uint64_t pk_clock_ns(void)
 
 PK_HOT uint64_t pk_clock_ns_own(void)
 {
-	uint64_t (*fn)(void) = atomic_load_explicit(&test_clock, memory_order_relaxed);
+	uint64_t (*fn)(void) = atomic_load_explicit(&pk_clock_test_fn, memory_order_relaxed);
 
 	if (PK_UNLIKELY(fn != NULL))
 		return fn();
 #if PK_HAVE_TSC
-	const struct pk_clock_calib *c = atomic_load_explicit(&active, memory_order_acquire);
+	const struct pk_clock_calib *c = atomic_load_explicit(&pk_clock_active, memory_order_acquire);
 
 	if (PK_LIKELY(c != NULL)) {
 		/* The fence in read_tsc() stays: without it the read may run
@@ -506,9 +499,9 @@ PK_HOT uint64_t pk_clock_ns_own(void)
 
 		uint64_t t = tsc_to_ns(c, tsc);
 
-		if (PK_UNLIKELY(t < thread_last_ns))
-			t = thread_last_ns;
-		thread_last_ns = t;
+		if (PK_UNLIKELY(t < pk_clock_thread_last_ns))
+			t = pk_clock_thread_last_ns;
+		pk_clock_thread_last_ns = t;
 		return t;
 	}
 #endif
@@ -524,7 +517,7 @@ uint64_t pk_clock_floor_ns(void)
 
 void pk_set_test_clock(uint64_t (*clock_fn)(void))
 {
-	atomic_store(&test_clock, clock_fn);
+	atomic_store(&pk_clock_test_fn, clock_fn);
 }
 
 enum pk_clock_kind pk_clock_current(struct pk_clock_calib *calib)
@@ -532,7 +525,7 @@ enum pk_clock_kind pk_clock_current(struct pk_clock_calib *calib)
 	if (atomic_load(&state) == ST_UNDECIDED)
 		decide();
 
-	const struct pk_clock_calib *c = atomic_load_explicit(&active, memory_order_acquire);
+	const struct pk_clock_calib *c = atomic_load_explicit(&pk_clock_active, memory_order_acquire);
 
 	if (!c)
 		return PK_CLOCK_MONOTONIC;
@@ -725,7 +718,7 @@ int pk_clock_share(struct pk_log_clock *lc)
 
 		/* A TSC clock, calibrated or still measuring: this process may
 		 * convert the TSC. */
-		const struct pk_clock_calib *mine = atomic_load(&active);
+		const struct pk_clock_calib *mine = atomic_load(&pk_clock_active);
 		bool tsc_ok = mine || st == ST_PENDING;
 		struct pk_clock_calib theirs;
 		uint64_t id[2];
@@ -745,13 +738,13 @@ int pk_clock_share(struct pk_log_clock *lc)
 				if (!mine || memcmp(mine, &theirs, sizeof(theirs)) != 0)
 					slot = new_slot(&theirs);
 				if (slot) {
-					atomic_store_explicit(&active, slot, memory_order_release);
+					atomic_store_explicit(&pk_clock_active, slot, memory_order_release);
 					next = ST_TSC;
 					ret = PK_CLOCK_ADOPTED;
 				}
 			} else if (kind == PK_CLOCK_MONOTONIC && tsc_ok && forced != PK_CLOCK_TSC) {
 				/* They time with CLOCK_MONOTONIC: so do we. */
-				atomic_store_explicit(&active, NULL, memory_order_release);
+				atomic_store_explicit(&pk_clock_active, NULL, memory_order_release);
 				atomic_store(&why, "CLOCK_MONOTONIC (as the log's other writers)");
 				next = ST_MONO_CLAMPED;
 				ret = PK_CLOCK_ADOPTED;

@@ -16,6 +16,9 @@
  * cache line, so the code a printk runs spans few lines; measured with a
  * console on /dev/null, where a write(2) evicts some of them every call. */
 #define PK_HOT		 __attribute__((hot, aligned(64)))
+/* On the declaration of a library-internal variable read on printk's
+ * path: accessed directly, not through the GOT, in the shared library. */
+#define PK_HIDDEN	 __attribute__((visibility("hidden")))
 #else
 #define PK_TLS_IE
 #define PK_LIKELY(x)	 (x)
@@ -23,6 +26,7 @@
 #define PK_ALWAYS_INLINE inline
 #define PK_NOINLINE
 #define PK_HOT
+#define PK_HIDDEN
 #endif
 
 #endif

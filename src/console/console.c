@@ -420,7 +420,7 @@ static void console_unlock_idle(uint64_t next)
 
 /* The highest own level of a registered console (0 if none has one): a
  * record at or above console_loglevel may still be due on that console. */
-static _Atomic int own_level_max;
+_Atomic int pk_console_own_level_max; /* read inline: console_internal.h */
 /* The default log's console_levels_gen when the lock's holder last applied
  * its table of levels set from outside (apply_shared_levels()). */
 static pk_a32 loop_levels_gen;
@@ -463,7 +463,7 @@ static PK_ALWAYS_INLINE int shared_levels_moved(void)
 PK_HOT int pk_console_level_suppressed(int level)
 {
 	return !pk_cfg_ignore_loglevel() && level >= pk_cfg_console_loglevel() &&
-	       level >= atomic_load_explicit(&own_level_max, memory_order_relaxed);
+	       level >= atomic_load_explicit(&pk_console_own_level_max, memory_order_relaxed);
 }
 
 /* 1 if @con does not print records of @level: its own level, else
@@ -481,7 +481,8 @@ static PK_NOINLINE int con_level_skip(const struct console *con, int level)
 static PK_ALWAYS_INLINE int con_skips(const struct console *con, int level, int suppressed)
 {
 	return suppressed ||
-	       (PK_UNLIKELY(atomic_load_explicit(&own_level_max, memory_order_relaxed)) && con_level_skip(con, level));
+	       (PK_UNLIKELY(atomic_load_explicit(&pk_console_own_level_max, memory_order_relaxed)) &&
+		con_level_skip(con, level));
 }
 
 /* The idle mark stands before @seq's predecessor: the writer of an earlier
@@ -2125,7 +2126,7 @@ static int unlink_console(struct console *con)
 	return 0;
 }
 
-/* Holding the lock: own_level_max after a console's own level changed or
+/* Holding the lock: pk_console_own_level_max after a console's own level changed or
  * a console left. */
 static void recompute_own_level_max(void)
 {
@@ -2137,7 +2138,7 @@ static void recompute_own_level_max(void)
 		if (own > max)
 			max = own;
 	}
-	atomic_store(&own_level_max, max);
+	atomic_store(&pk_console_own_level_max, max);
 }
 
 /*

@@ -15,6 +15,11 @@
 
 #include <stdint.h>
 
+#include "base/atomics.h"
+#include "base/hints.h"
+#include "base/printk_limits.h"
+#include "log/log_shared.h"
+#include "log/settings.h"
 #include "ring/ringbuffer.h"
 
 /* What the print loop needs of a record: read from the ring, or handed over
@@ -38,6 +43,28 @@ void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint);
 
 /* 1 if no console prints messages of @level (console_loglevel, ignore_loglevel). */
 int pk_console_level_suppressed(int level);
+
+/* The highest level a console of its own has (console.c's; 0: none). */
+extern PK_HIDDEN _Atomic int pk_console_own_level_max;
+
+/*
+ * pk_console_level_suppressed() inline, for printk's fast path, given the
+ * default log's ring @rb (the log pk_cfg_console_loglevel() reads): the
+ * same answer; a console_loglevel it would correct (0, or out of range in
+ * a shared file) is left to it.
+ */
+static PK_ALWAYS_INLINE int pk_console_level_suppressed_in(const struct prb *rb, int level)
+{
+	if (atomic_load_explicit(&pk_cfg_ignore_loglevel_flag, memory_order_relaxed))
+		return 0;
+
+	uint32_t cl = pk_load_relaxed(&((struct pk_log_shared *)rb->user)->console_loglevel);
+
+	if (PK_UNLIKELY(cl - 1 >= PK_CONSOLE_LOGLEVEL_MAX))
+		return pk_console_level_suppressed(level);
+	return level >= (int)cl &&
+	       level >= atomic_load_explicit(&pk_console_own_level_max, memory_order_relaxed);
+}
 /* The filtered fast path: record @seq, of a level no console prints, was
  * just stored; returns 1 if all consoles were idle at @seq, so nothing has
  * to be printed and no console lock is needed. */

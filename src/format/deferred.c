@@ -69,11 +69,11 @@
 #include "format/vsprintf.h"
 #include "ring/ringbuffer.h"
 
-#define TAB_HDR	       64u
+#define TAB_HDR	       PK_DEFERRED_TAB_HDR
 #define PK_SOH	       0x01 /* a level header's first byte (KERN_SOH) */
-#define ENTRY_MAGIC    UINT64_C(0xd3f0)
-#define BAD_PTR_LOW    4096u /* vsprintf.c prints "(efault)" below this, and (null) */
-#define BAD_PTR_HIGH   4095u /* ... and among the top 4095 addresses */
+#define ENTRY_MAGIC    PK_DEFERRED_ENTRY_MAGIC
+#define BAD_PTR_LOW    PK_DEFERRED_BAD_PTR_LOW  /* vsprintf.c prints "(efault)" below this, and (null) */
+#define BAD_PTR_HIGH   PK_DEFERRED_BAD_PTR_HIGH /* ... and among the top 4095 addresses */
 #define CACHE_TABLES   4u
 #define CACHE_SLOTS    512u
 #define CACHE_PROBES   8u
@@ -89,6 +89,11 @@ enum cls { C_INT, C_LONG, C_LLONG, C_DBL, C_STR };
 #define DOP_CHAR   0x4 /* %c */
 #define DOP_FIXED  0x8 /* %f, %F: every digit before the point */
 #define DOP_LEAD   0x10 /* at the start of the text, or after leading ones only */
+
+/* deferred.h's inline lane walk reads these by its own names. */
+_Static_assert(C_INT == PK_DCLS_INT && C_LONG == PK_DCLS_LONG && C_LLONG == PK_DCLS_LLONG &&
+		       C_DBL == PK_DCLS_DBL && DOP_FIXED == PK_DOP_FIXED,
+	       "deferred.h's classes are this file's");
 
 struct conv {
 	size_t start; /* index of its '%' */
@@ -298,7 +303,7 @@ static inline uint64_t check_begin(uint32_t off, size_t len)
 
 static uint64_t entry_header(size_t len, uint32_t check)
 {
-	return ENTRY_MAGIC | (uint64_t)len << 16 | (uint64_t)check << 32;
+	return pk_deferred_entry_header(len, check);
 }
 
 /*
@@ -727,7 +732,7 @@ static pk_a32 site_used;
 static void site_bounds(struct pk_sfmt *sf)
 {
 	const struct pk_dfmt *f = &sf->f;
-	size_t b = f->body_len;
+	size_t b = f->body_len, size = sizeof(uint64_t);
 	bool simple = true;
 
 	for (unsigned i = 0; i < f->nops; i++) {
@@ -740,15 +745,19 @@ static void site_bounds(struct pk_sfmt *sf)
 		switch (op->cls) {
 		case C_INT:
 			most = op->flags & DOP_CHAR ? 1 : int_most(p);
+			size += 4;
 			break;
 		case C_LONG:
 		case C_LLONG:
 			most = int_most(p);
+			size += 8;
 			break;
 		case C_DBL:
 			most = DBL_OUT_MAX + (size_t)(p < 0 ? 6 : p);
+			size += 8;
 			break;
 		default:
+			size += 2;
 			continue; /* max(length, width), per call */
 		}
 		b += most > (size_t)w ? most : (size_t)w;
@@ -756,6 +765,7 @@ static void site_bounds(struct pk_sfmt *sf)
 	if (b > f->out_max)
 		simple = false;
 	sf->fixed_bound = (uint16_t)(b < UINT16_MAX ? b : UINT16_MAX);
+	sf->fixed_size = (uint16_t)size; /* at most 8 + 16 * 8 */
 	sf->simple = simple;
 }
 

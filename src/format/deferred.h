@@ -24,12 +24,16 @@
 #ifndef PRINTK_DEFERRED_H
 #define PRINTK_DEFERRED_H
 
+#include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/atomics.h"
 #include "base/hints.h"
+#include "ring/ringbuffer.h"
 
 struct prb;
 
@@ -42,7 +46,18 @@ struct prb;
  * finished). */
 #define PK_DEFERRED_BAD_TEXT "(deferred message: its format string is damaged)"
 
-/* One conversion of a compiled format (deferred.c's rules). */
+/* One conversion of a compiled format (deferred.c's rules). @cls: what its
+ * value is read as (PK_DCLS_*, %s the last); @flags: PK_DOP_FIXED and
+ * deferred.c's own. */
+#define PK_DCLS_INT   0
+#define PK_DCLS_LONG  1
+#define PK_DCLS_LLONG 2
+#define PK_DCLS_DBL   3
+#define PK_DOP_FIXED  0x8 /* %f, %F */
+/* Pointers %s prints as "(null)" or "(efault)": formatted eagerly. */
+#define PK_DEFERRED_BAD_PTR_LOW	 4096u
+#define PK_DEFERRED_BAD_PTR_HIGH 4095u
+
 struct pk_dop {
 	uint8_t cls;   /* what its value is read as */
 	uint8_t flags; /* '*' width, '*' precision, %c, %f */
@@ -113,6 +128,7 @@ struct pk_sfmt {
 	struct pk_dfmt f;
 	const char *lit;      /* the literal it was compiled from */
 	uint16_t fixed_bound; /* body_len + what the conversions other than %s print at most */
+	uint16_t fixed_size;  /* the blob's bytes but those of the %s strings (a simple layout) */
 	uint8_t simple;	      /* no '*', no conversion at the start: pk_deferred_encode_site()'s fast walk */
 	_Atomic uintptr_t tab; /* the table @ref belongs to (its address) */
 	pk_a64 ref;
@@ -163,6 +179,38 @@ unsigned pk_deferred_sites_used(void);
 int pk_deferred_site_ref(struct prb *rb, const struct pk_sfmt *sf, const char *fmt,
 			 pk_deferred_headers_fn headers, size_t fmt_max, uint64_t *ref);
 
+/* A table entry's header word (deferred.c's layout): magic, the format's
+ * length, the check its reference repeats. */
+#define PK_DEFERRED_ENTRY_MAGIC UINT64_C(0xd3f0)
+#define PK_DEFERRED_TAB_HDR	64u
+static PK_ALWAYS_INLINE uint64_t pk_deferred_entry_header(size_t len, uint32_t check)
+{
+	return PK_DEFERRED_ENTRY_MAGIC | (uint64_t)len << 16 | (uint64_t)check << 32;
+}
+
+/* pk_deferred_site_ref()'s cache hit, inline: true and *@ref when @sf's
+ * cached reference is @rb's table's and the entry's header still holds
+ * it; false: call pk_deferred_site_ref(). */
+static PK_ALWAYS_INLINE bool pk_deferred_site_ref_cached(const struct prb *rb, const struct pk_sfmt *sf,
+							 uint64_t *ref)
+{
+	struct pk_sfmt *m = (struct pk_sfmt *)(uintptr_t)sf; /* its cache only */
+	uintptr_t tab = atomic_load_explicit(&m->tab, memory_order_acquire);
+	uint64_t r = pk_load_relaxed(&m->ref);
+	uint32_t off = (uint32_t)r;
+
+	/* A cached reference is one entry_add() gave (8-aligned); 0 is none
+	 * yet. The table's size is checked: another table may have taken
+	 * the address. */
+	if (PK_UNLIKELY(tab != (uintptr_t)rb->strtab) || PK_UNLIKELY(off < PK_DEFERRED_TAB_HDR) ||
+	    PK_UNLIKELY((uint64_t)off + 8 > rb->strtab_size) ||
+	    PK_UNLIKELY(pk_load_acquire(&rb->strtab[off / 8]) !=
+			pk_deferred_entry_header(sf->f.body_len, (uint32_t)(r >> 32))))
+		return false;
+	*ref = r;
+	return true;
+}
+
 /*
  * pk_deferred_encode() for a site's compiled literal: the same blob and
  * the same answer (-1 in exactly the same cases), by a walk that knows
@@ -170,6 +218,105 @@ int pk_deferred_site_ref(struct prb *rb, const struct pk_sfmt *sf, const char *f
  */
 int pk_deferred_encode_site(const struct pk_sfmt *sf, uint64_t ref, va_list *ap, char *blob,
 			    size_t cap);
+
+/*
+ * pk_deferred_encode_site() of a simple layout (@sf->simple: the caller
+ * checks) into @cap
+ * bytes that may be fewer than PRB_TEXT_MAX (the room left in a lane):
+ * the blob it returns is byte for byte pk_deferred_encode_site()'s, and
+ * it returns -1 whenever that does with PRB_TEXT_MAX bytes, and also when
+ * the blob might not fit @cap (a %s that fills what is left): the caller
+ * then takes the general path. Consumes *@ap (inline, so that the
+ * variadic function's own va_list is read with no call and no copy; it
+ * starts it again if it needs the arguments once more).
+ */
+static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, uint64_t ref, va_list *ap,
+						    char *blob, size_t cap)
+{
+	const struct pk_dfmt *f = &sf->f;
+
+	/* Room checked once: the fixed part, then what is left for the
+	 * strings' bytes. A %s that reaches that is refused (it might not
+	 * fit: pk_deferred_encode_site() with all PRB_TEXT_MAX decides);
+	 * one below it leaves pk_deferred_encode_site()'s own limit, at
+	 * least as large, unreached, so both take the same length. */
+	if (PK_UNLIKELY(cap < sf->fixed_size))
+		return -1;
+
+	size_t left = cap - sf->fixed_size;
+	size_t bound = sf->fixed_bound;
+	char *o = blob;
+	int len = -1;
+
+	memcpy(o, &ref, sizeof(ref));
+	o += sizeof(ref);
+	for (const struct pk_dop *op = f->ops, *end = f->ops + f->nops; op < end; op++) {
+		switch (op->cls) {
+		case PK_DCLS_INT: {
+			int32_t v = va_arg(*ap, int);
+
+			memcpy(o, &v, 4);
+			o += 4;
+			break;
+		}
+		case PK_DCLS_LONG: {
+			int64_t v = va_arg(*ap, long);
+
+			memcpy(o, &v, 8);
+			o += 8;
+			break;
+		}
+		case PK_DCLS_LLONG: {
+			int64_t v = va_arg(*ap, long long);
+
+			memcpy(o, &v, 8);
+			o += 8;
+			break;
+		}
+		case PK_DCLS_DBL: {
+			double v = va_arg(*ap, double);
+
+			if ((op->flags & PK_DOP_FIXED) && isfinite(v) && !(v < 1e17 && v > -1e17))
+				goto out;
+			memcpy(o, &v, 8);
+			o += 8;
+			break;
+		}
+		default: {
+			const char *s = va_arg(*ap, const char *);
+			int p = op->prec;
+
+			if (PK_UNLIKELY((uintptr_t)s < PK_DEFERRED_BAD_PTR_LOW) ||
+			    PK_UNLIKELY((uintptr_t)s > UINTPTR_MAX - PK_DEFERRED_BAD_PTR_HIGH))
+				goto out;
+
+			size_t lim = p >= 0 && (size_t)p <= left ? (size_t)p : left;
+			size_t n = strnlen(s, lim);
+
+			/* Cut by its precision, or refused. A string below lim
+			 * leaves at least 3 bytes from its length on; one cut
+			 * at lim keeps pk_deferred_encode_site()'s rule that a
+			 * %s needs 3 bytes left, even an empty one. */
+			if (PK_UNLIKELY(n == lim) &&
+			    (!(p >= 0 && (size_t)p == n) || cap - (size_t)(o - blob) < 3))
+				goto out;
+
+			uint16_t n16 = (uint16_t)n;
+
+			memcpy(o, &n16, 2);
+			memcpy(o + 2, s, n);
+			o += 2 + n;
+			left -= n;
+			bound += n > (size_t)op->width ? n : (size_t)op->width;
+			break;
+		}
+		}
+	}
+	if (PK_LIKELY(bound <= f->out_max))
+		len = (int)(o - blob);
+out:
+	return len;
+}
 
 /*
  * Replace the deferred record @len bytes at @text by its text, cut at

@@ -38,12 +38,12 @@
 
 static _Atomic int initial_console_loglevel = PK_CONSOLE_LOGLEVEL_DEFAULT; /* for new logs */
 static _Atomic int default_message_loglevel = 4;
-static _Atomic int ignore_loglevel;
+_Atomic int pk_cfg_ignore_loglevel_flag; /* ignore_loglevel; read inline: settings.h */
 _Atomic int pk_printk_time_flag = PK_TIME_KERNEL; /* a style; read inline: settings.h */
 _Atomic int pk_printk_caller_flag;
 _Atomic int pk_default_log_used_flag;
 
-static _Atomic(struct pk_log *) printk_log;
+_Atomic(struct pk_log *) pk_printk_log_ptr; /* read inline: settings.h */
 static _Atomic size_t configured_log_len; /* 0: default */
 static char *configured_log_file;	  /* log_buf_file=, or NULL: memory */
 static unsigned configured_log_file_flags;
@@ -52,7 +52,7 @@ static unsigned configured_log_file_flags;
 
 PK_HOT static struct pk_log *ensure_log(void)
 {
-	struct pk_log *log = atomic_load_explicit(&printk_log, memory_order_acquire);
+	struct pk_log *log = atomic_load_explicit(&pk_printk_log_ptr, memory_order_acquire);
 
 	if (PK_LIKELY(log))
 		return log;
@@ -67,7 +67,7 @@ PK_HOT static struct pk_log *ensure_log(void)
 		return NULL;
 	pk_default_log_take_level(mine);
 	atomic_fetch_or(&pk_log_shared(mine)->roles, PK_LOG_ROLE_PRINTK);
-	if (!atomic_compare_exchange_strong(&printk_log, &log, mine)) {
+	if (!atomic_compare_exchange_strong(&pk_printk_log_ptr, &log, mine)) {
 		pk_log_destroy(mine);
 		return log;
 	}
@@ -81,7 +81,7 @@ struct pk_log *pk_printk_log(void)
 
 struct pk_log *pk_printk_log_peek(void)
 {
-	return atomic_load_explicit(&printk_log, memory_order_acquire);
+	return atomic_load_explicit(&pk_printk_log_ptr, memory_order_acquire);
 }
 
 PK_HOT struct prb *pk_printk_ring(void)
@@ -126,7 +126,7 @@ int pk_default_log_replace(struct pk_log *fresh, const char *path, unsigned flag
 	}
 	if (fresh)
 		atomic_fetch_or(&pk_log_shared(fresh)->roles, PK_LOG_ROLE_PRINTK);
-	*old = atomic_exchange(&printk_log, fresh);
+	*old = atomic_exchange(&pk_printk_log_ptr, fresh);
 	return 0;
 }
 
@@ -149,7 +149,7 @@ int pk_printk_log_damaged(int err)
 
 void pk_printk_sync(void)
 {
-	struct pk_log *log = atomic_load(&printk_log);
+	struct pk_log *log = atomic_load(&pk_printk_log_ptr);
 
 	if (log && (configured_log_file_flags & PK_LOG_SYNC))
 		pk_log_sync(log);
@@ -262,7 +262,7 @@ PK_HOT int pk_cfg_console_loglevel(void)
 
 PK_HOT int pk_cfg_ignore_loglevel(void)
 {
-	return atomic_load_explicit(&ignore_loglevel, memory_order_relaxed);
+	return atomic_load_explicit(&pk_cfg_ignore_loglevel_flag, memory_order_relaxed);
 }
 
 int pk_cfg_default_message_loglevel(void)
@@ -324,7 +324,7 @@ int pk_lanes(void)
  * module levels, whose sites then decide again. */
 void pk_cfg_store_ignore_loglevel(int on)
 {
-	atomic_store(&ignore_loglevel, !!on);
+	atomic_store(&pk_cfg_ignore_loglevel_flag, !!on);
 }
 
 void pk_set_printk_time(int on)

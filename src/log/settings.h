@@ -16,6 +16,7 @@
 #include <printk/log.h>
 #include <printk/printk.h>
 
+#include "base/hints.h"
 #include "format/vsprintf.h"
 #include "ring/ringbuffer.h"
 
@@ -25,12 +26,14 @@
  * public pk_printk_log() (<printk/printk.h>). */
 /* The default log if it exists (never creates it). */
 struct pk_log *pk_printk_log_peek(void);
+/* What pk_printk_log_peek() loads, for printk's fast path (no call). */
+extern PK_HIDDEN _Atomic(struct pk_log *) pk_printk_log_ptr;
 /* The default log's ring, created on first use; NULL if that failed. */
 struct prb *pk_printk_ring(void);
 
 /* Set once a record was stored in the default log: from then on its size and
  * file are fixed (pk_set_log_buf_len/file return -EBUSY). */
-extern _Atomic int pk_default_log_used_flag;
+extern PK_HIDDEN _Atomic int pk_default_log_used_flag;
 static inline void pk_default_log_mark_used(void)
 {
 	if (!atomic_load_explicit(&pk_default_log_used_flag, memory_order_relaxed))
@@ -83,6 +86,7 @@ int pk_store_notice_seq(uint64_t *seq, int level, const char *fmt, ...) PK_PRINT
 /* console_loglevel of the default log (shared by every process using it). */
 int pk_cfg_console_loglevel(void);
 int pk_cfg_ignore_loglevel(void);
+extern PK_HIDDEN _Atomic int pk_cfg_ignore_loglevel_flag; /* what it reads, for printk's fast path */
 /* Set ignore_loglevel (pk_set_ignore_loglevel() also has the sites decide again). */
 void pk_cfg_store_ignore_loglevel(int on);
 int pk_cfg_default_message_loglevel(void);

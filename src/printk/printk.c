@@ -22,6 +22,10 @@
  *     only console in one write(2), printk formats its text straight into
  *     that console line and makes the write from its own frame
  *     (console_line.h).
+ * With lanes on, a call site's line no console prints usually takes
+ * lane_fast() instead, before any of that: its arguments go straight into
+ * the thread's lane (docs/lanes.md); whatever it cannot take goes the way
+ * above from the start.
  * Nothing on that path allocates, locks or waits; a signal handler may call
  * printk while the code it interrupted is inside printk: it gets a deeper
  * caller context (pk_sigdepth_enter), so its fragments never join the
@@ -38,14 +42,18 @@
 #include <printk/printk.h>
 
 #include "base/clock.h"
+#include "base/clock_own.h"
 #include "base/hints.h"
+#include "console/console_internal.h"
 #include "console/console_line.h"
 #include "format/deferred.h"
 #include "format/vsprintf.h"
+#include "log/log_internal.h"
 #include "log/settings.h"
 #include "printk/dyndbg_watch.h"
 #include "printk/printk_internal.h"
 #include "ring/caller.h"
+#include "ring/lane_writer.h"
 #include "ring/store.h"
 #include "startup/setup_hooks.h"
 
@@ -527,8 +535,12 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 			if (e == -ENOSPC) {
 				prb_lane_fell_back(rb);
 				/* Older lines of this thread wait in its lane: one
-				 * stored in the ring now would come before them. */
-				if (!prb_lane_own_empty(rb)) {
+				 * stored in the ring now would come before them.
+				 * Not so a signal handler's inside printk (it may
+				 * have interrupted this thread's own merge, which
+				 * is why there is no room): its line goes into the
+				 * ring, as one that interrupted a lane store does. */
+				if (depth == 1 && !prb_lane_own_empty(rb)) {
 					pk_fetch_add_relaxed(&unstored, 1);
 					*ret = 0;
 					return 1;
@@ -591,6 +603,80 @@ PK_HOT int pk_printk_lit(const char *fmt, ...)
 	return r;
 }
 
+/*
+ * The lane's fast path (docs/lanes.md, "The writer's fast path"): a call
+ * site whose literal is compiled, a line no console prints, a thread that
+ * owns a lane of the default log with room in it. The arguments are
+ * encoded by the site's layout straight into the lane (no blob on the
+ * stack, no copy) and published with the one release of the lane's write
+ * index. Returns what printk returns, or -1 when anything is not so:
+ * nothing was stored, and store() takes the call from the start (it
+ * claims the lane, merges a full one, goes to the ring ...). The records
+ * are byte for byte store_deferred()'s.
+ *
+ * What store() does that this path may leave out: its nesting depth
+ * (this path calls nothing that logs, so it cannot recurse; a signal
+ * handler that interrupts it once the lane is reserved finds the lane's
+ * busy flag and goes to store(), into the ring, L5 in lanes.c; one that
+ * interrupts it before finds a lane nobody writes), the console lock and
+ * the printer threads (a suppressed line wakes none), the lane's claim
+ * (store(), at depth 1). What it keeps: dynamic debug's mailbox, the
+ * levels read on every call, the format table's entry checked, the log's
+ * existence (no log yet: store() makes it), a pending "nested too deep"
+ * notice or a held line (store() deals with them first).
+ */
+static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_list *args)
+{
+#ifdef PRINTK_NO_DEFERRED
+	(void)site, (void)fmt, (void)args;
+	return -1;
+#else
+	const struct pk_sfmt *sf = __atomic_load_n((const struct pk_sfmt *const *)(const void *)&site->format,
+						   __ATOMIC_ACQUIRE);
+	struct pk_log *log = atomic_load_explicit(&pk_printk_log_ptr, memory_order_acquire);
+
+	if (PK_UNLIKELY((uintptr_t)sf <= PK_SITE_FMT_MARKS) || PK_UNLIKELY(sf->lit != fmt) ||
+	    PK_UNLIKELY(!sf->simple) || PK_UNLIKELY(!log) || PK_UNLIKELY(held_open) ||
+	    PK_UNLIKELY(pk_load_relaxed(&nesting_dropped)))
+		return -1;
+
+	struct prb *rb = &log->rb;
+
+	pk_dyndbg_check(rb);
+
+	int level = sf->f.level < 0 ? pk_cfg_default_message_loglevel() : sf->f.level;
+	uint64_t ref;
+
+	if (!pk_console_level_suppressed_in(rb, level) ||
+	    (!pk_deferred_site_ref_cached(rb, sf, &ref) &&
+	     pk_deferred_site_ref(rb, sf, fmt, parse_headers, PK_PRINTK_FMT_MAX, &ref)))
+		return -1;
+
+	struct prb_lane_res res;
+	size_t cap;
+	char *blob = prb_lane_reserve(rb, &res, &cap);
+
+	if (!blob)
+		return -1;
+
+	/* The lane's clock, read where store_deferred() reads it: after
+	 * the level checks, before the arguments are copied. */
+	uint64_t ts = pk_clock_ns_own_inline();
+	int len = pk_deferred_encode_lane(sf, ref, args, blob, cap);
+
+	/* Not deferrable, or more than the lane's contiguous room: store()
+	 * decides (it encodes with the whole PRB_TEXT_MAX, pads, merges). */
+	if (PK_UNLIKELY(len < 0)) {
+		prb_lane_cancel();
+		return -1;
+	}
+	prb_lane_publish(&res, ts, (uint8_t)(level & 7), (size_t)len);
+	deferred_here++;
+	pk_default_log_mark_used();
+	return len;
+#endif
+}
+
 /* pk_printk_lit() of a call site (the pr_*() macros): its literal is
  * compiled once, into the site's format slot. */
 PK_HOT int pk__printk_lit_site(struct pk_site *site, const char *fmt, ...)
@@ -599,7 +685,19 @@ PK_HOT int pk__printk_lit_site(struct pk_site *site, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 1, site);
+
+	int r;
+
+	if (PK_UNLIKELY(prb_lanes_enabled())) {
+		r = lane_fast(site, fmt, &ap);
+		va_end(ap);
+		if (PK_LIKELY(r >= 0))
+			return r;
+		/* It may have read some of the arguments: store() reads
+		 * them from the start. */
+		va_start(ap, fmt);
+	}
+	r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 1, site);
 	va_end(ap);
 	write_line(&line);
 	return r;

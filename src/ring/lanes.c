@@ -6,7 +6,10 @@
  * Owns the pool of lanes after the format string table (prb_lanes_size()
  * bytes, ringbuffer.h): which thread writes which lane, a lane's records,
  * the merge lock, and the read-only view of records not merged yet. The
- * design and its promises are in docs/lanes.md.
+ * design and its promises are in docs/lanes.md. The writer's fast path
+ * (printk's call sites) reserves and publishes through lane_writer.h's
+ * inline functions, on the thread state declared there, under the same
+ * invariants; prb_lane_store() is the general writer (it claims, pads).
  *
  * Pool (words of 8 bytes, shared with every process mapping the log):
  *   line 0       merge lock (pid:32 | tid:32 of the merger; 0: free), used
@@ -30,6 +33,9 @@
  *       the lane, then publishes them with one release store of widx. No
  *       atomic read-modify-write and no line another thread writes is
  *       written on that path (it reads ridx, which the merger writes).
+ *       The fast path (lane_writer.h) checks the room up to the lane's
+ *       end before its caller encodes a blob into it, writes nothing
+ *       past that room, and publishes the record the same way.
  *   L2  Only the holder of the merge lock reads records below widx for
  *       keeps and advances ridx (release), after the record is in the ring:
  *       each record enters the sequence once. The merger names the record
@@ -47,6 +53,8 @@
  *   L5  A signal handler that interrupts a lane store finds the thread's
  *       busy flag set and stores in the ring instead (prb_lane_store()
  *       returns -EBUSY); a full lane does the same (counted in full).
+ *       The fast path sets the flag before it reads widx and clears it
+ *       after the release of widx (or when it gives up).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -62,6 +70,7 @@
 #include "base/clock.h"
 #include "base/hints.h"
 #include "ring/caller.h"
+#include "ring/lane_writer.h"
 #include "ring/ringbuffer.h"
 
 #define LREC_MAGIC UINT64_C(0x454e414c) /* "LANE" */
@@ -116,13 +125,16 @@ static bool pid_gone(const struct prb *rb, uint32_t pid)
 /* --------------------------------------------------------------- writer -- */
 
 /* The calling thread's lane: which region, which lane, and whether a lane
- * store is under way (L5). */
-static _Thread_local struct {
-	const void *hdr;
-	unsigned idx;
-	uint64_t id;
-	volatile sig_atomic_t busy;
-} tl;
+ * store is under way (L5). Declared in lane_writer.h, whose inline
+ * reserve and publish (printk's fast path) read it without a call. */
+_Thread_local PK_TLS_IE struct prb_lane_tl prb_lane_tl;
+#define tl prb_lane_tl
+
+_Static_assert(PRB_LANE_CTL_OFF == CTL_OFF && PRB_LANE_CTL_WORDS == CTL_WORDS &&
+		       PRB_LANE_C_WIDX == C_WIDX && PRB_LANE_C_OWNER == C_OWNER &&
+		       PRB_LANE_C_RIDX == C_RIDX && PRB_LANE_MAGIC == LREC_MAGIC &&
+		       PRB_LANE_HDR_WORDS == LREC_HDR,
+	       "lane_writer.h's layout is this file's");
 
 static pthread_key_t exit_key;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
@@ -214,6 +226,10 @@ static PK_NOINLINE int claim(struct prb *rb)
 			pk_store_relaxed(&rb->lanes[P_USED], 1);
 		live_add(rb->hdr);
 		tl.hdr = rb->hdr;
+		tl.lanes = rb->lanes;
+		tl.ctl = ctl(rb, i);
+		tl.data = lane_data(rb, i);
+		tl.size = rb->lane_bytes;
 		tl.idx = i;
 		tl.id = me;
 		pthread_setspecific(exit_key, (void *)o);

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "base/atomics.h"
+#include "base/hints.h"
 #include "base/printk_limits.h"
 
 /* Limits of one record, as the public API states them (printk_limits.h). */
@@ -404,7 +405,7 @@ int prb_ring_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned f
 
 /* Lanes on (1) or off (0) for this process's writers; on by default. */
 void prb_lanes_enable(int on);
-extern _Atomic int prb_lanes_on;
+extern PK_HIDDEN _Atomic int prb_lanes_on;
 static inline int prb_lanes_enabled(void)
 {
 	return atomic_load_explicit(&prb_lanes_on, memory_order_relaxed);

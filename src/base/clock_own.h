@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+/*
+ * clock_own.h - pk_clock_ns_own() (clock.h), its common case inline for
+ * the lanes' fast path in printk: the active TSC calibration, the fenced
+ * counter read, the conversion and the thread's own clamp, with no call.
+ * Anything else (no TSC calibration, a test clock, a counter below the
+ * calibration's) calls pk_clock_ns_own(), which decides as before.
+ *
+ * Owns nothing: the words it reads are clock.c's, declared here.
+ */
+#ifndef PRINTK_CLOCK_OWN_H
+#define PRINTK_CLOCK_OWN_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "base/clock.h"
+#include "base/hints.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <x86intrin.h>
+#define PK_CLOCK_OWN_TSC 1
+#else
+#define PK_CLOCK_OWN_TSC 0
+#endif
+
+/* clock.c's: the calibration in use (NULL: not the TSC), the test clock,
+ * the thread's last value handed out. */
+extern PK_HIDDEN const struct pk_clock_calib *_Atomic pk_clock_active;
+extern PK_HIDDEN uint64_t (*_Atomic pk_clock_test_fn)(void);
+extern _Thread_local PK_TLS_IE uint64_t pk_clock_thread_last_ns;
+
+/* ns = ns0 + (tsc - tsc0) * mult >> shift, with 64-bit products only: the
+ * delta in two 32-bit halves (mult < 2^32, 1 <= shift <= 32), exact but
+ * for the low half's dropped fraction (under 1 ns) and monotonic in tsc.
+ * It cannot overflow while the result fits 64 bits: 584 years of uptime.
+ * A TSC below the calibration's (a CPU whose counter lags a little) counts
+ * as the calibration point itself. */
+static PK_ALWAYS_INLINE uint64_t pk_clock_tsc_to_ns(const struct pk_clock_calib *c, uint64_t tsc)
+{
+	uint64_t d = tsc > c->tsc0 ? tsc - c->tsc0 : 0;
+
+	return c->ns0 + (((d >> 32) * c->mult) << (32 - c->shift)) +
+	       (((d & 0xffffffffu) * c->mult) >> c->shift);
+}
+
+static PK_ALWAYS_INLINE uint64_t pk_clock_ns_own_inline(void)
+{
+#if PK_CLOCK_OWN_TSC
+	const struct pk_clock_calib *c =
+		atomic_load_explicit(&pk_clock_active, memory_order_acquire);
+
+	if (PK_LIKELY(c != NULL) &&
+	    PK_LIKELY(atomic_load_explicit(&pk_clock_test_fn, memory_order_relaxed) == NULL)) {
+		/* Fenced, as pk_clock_ns_own()'s read: the causal order the
+		 * lanes' merge keeps rests on it. */
+		_mm_lfence();
+
+		uint64_t tsc = __rdtsc();
+
+		if (PK_LIKELY(tsc >= c->tsc0)) {
+			uint64_t t = pk_clock_tsc_to_ns(c, tsc);
+
+			if (PK_UNLIKELY(t < pk_clock_thread_last_ns))
+				t = pk_clock_thread_last_ns;
+			pk_clock_thread_last_ns = t;
+			return t;
+		}
+	}
+#endif
+	return pk_clock_ns_own();
+}
+
+#endif
