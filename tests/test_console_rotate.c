@@ -1056,6 +1056,57 @@ static void levels_from_outside(int lanes)
 	test_dir_remove();
 }
 
+/*
+ * One call site, compiled and with its thread's lane claimed after its
+ * first calls, so later calls take the lanes' fast path: a level set from
+ * outside between them must still reach the console lock's holder, which
+ * applies it and prints the waiting lane records and the later lines.
+ */
+static int outside_site_child(void *arg)
+{
+	struct console *app;
+	struct pk_log *other;
+	char lp[256], ap[256];
+
+	(void)arg;
+	snprintf(lp, sizeof(lp), "%s", test_dir_path("shared.log"));
+	snprintf(ap, sizeof(ap), "%s", test_dir_path("app.out"));
+	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
+	pk_printk_exit();
+	pk_set_lanes(1);
+	CHILD_CHECK(pk_set_log_buf_file(lp, 0) == 0);
+	CHILD_CHECK(pk_console_file_create(&app, ap) == 0);
+	strcpy(app->name, "app");
+	app->flags |= PK_CON_LOSSY;
+	CHILD_CHECK(pk_register_console(app) == 0);
+	pk_set_printk_time(0);
+	pk_set_console_loglevel(4);
+	CHILD_CHECK(pk_log_open_control(&other, lp) == 0);
+	for (int i = 0; i < 6; i++) {
+		if (i == 4)
+			CHILD_CHECK(pk_log_set_console_level(other, "app", 8) == 0);
+		pr_info("site %d\n", i);
+	}
+	pk_log_destroy(other);
+	return 0;
+}
+
+static void test_levels_from_outside_site(void **state)
+{
+	struct child_result res;
+
+	(void)state;
+	assert_int_equal(test_dir_make("pk_rotate"), 0);
+	run_child_ok(outside_site_child, NULL, 10000, &res);
+	child_result_free(&res);
+
+	char *a = slurp(test_dir_path("app.out"), NULL);
+
+	assert_string_equal(a, "site 0\nsite 1\nsite 2\nsite 3\nsite 4\nsite 5\n");
+	free(a);
+	test_dir_remove();
+}
+
 static void test_levels_from_outside(void **state)
 {
 	(void)state;
@@ -1087,6 +1138,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_console_time_style_race, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_levels_from_outside, setup_capture, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_levels_from_outside_lanes, setup_capture, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_levels_from_outside_site, setup_capture, teardown_capture),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -423,8 +423,8 @@ static void console_unlock_idle(uint64_t next)
 _Atomic int pk_console_own_level_max; /* read inline: console_internal.h */
 /* The default log's console_levels_gen when the lock's holder last applied
  * its table of levels set from outside (apply_shared_levels()). */
-static pk_a32 loop_levels_gen;
-static pk_a32 levels_reapply; /* a console was registered: apply the table to it */
+pk_a32 pk_console_loop_levels_gen;	/* read inline: console_internal.h */
+pk_a32 pk_console_levels_reapply;	/* a console was registered: apply the table to it */
 static void apply_shared_levels(void);
 
 /* apply_shared_levels() for a record whose suppressed flag printk worked
@@ -449,16 +449,8 @@ static PK_ALWAYS_INLINE struct pk_log_shared *levels_table(void)
  * apply_shared_levels(); NULL until then and after the log changed
  * (pk_console_reset_positions()), which sends the next printk to the
  * holder to look again. Cached: printk's filtered path reads it. */
-static pk_a32 *_Atomic levels_gen_word;
+pk_a32 *_Atomic pk_console_levels_gen_word; /* read inline: console_internal.h */
 
-/* Another process changed a console's level since the holder looked. */
-static PK_ALWAYS_INLINE int shared_levels_moved(void)
-{
-	pk_a32 *w = atomic_load_explicit(&levels_gen_word, memory_order_acquire);
-
-	return PK_UNLIKELY(!w) || pk_load_relaxed(w) != pk_load_relaxed(&loop_levels_gen) ||
-	       PK_UNLIKELY(pk_load_relaxed(&levels_reapply));
-}
 
 PK_HOT int pk_console_level_suppressed(int level)
 {
@@ -512,7 +504,7 @@ PK_HOT int pk_console_skip_suppressed(uint64_t seq)
 
 	/* A level set from outside may let the record through: the console
 	 * lock's holder applies it, and decides again, before it prints. */
-	if (PK_UNLIKELY(shared_levels_moved()))
+	if (PK_UNLIKELY(pk_console_shared_levels_moved()))
 		return 0;
 	if (seq >= CON_IDLE_MAX)
 		return 0;
@@ -525,20 +517,20 @@ PK_HOT int pk_console_skip_suppressed(uint64_t seq)
 PK_HOT int pk_console_threads_only(void)
 {
 	return atomic_load_explicit(&locked_consoles, memory_order_relaxed) == 0 &&
-	       PK_LIKELY(!shared_levels_moved()) && !pk_console_crashing();
+	       PK_LIKELY(!pk_console_shared_levels_moved()) && !pk_console_crashing();
 }
 
 PK_HOT int pk_console_levels_settled(void)
 {
-	if (PK_LIKELY(!shared_levels_moved()))
+	if (PK_LIKELY(!pk_console_shared_levels_moved()))
 		return 1;
 	/* Not looked at since the log changed: there is nothing to apply
 	 * while nobody ever set a level in its table (a new log), so its
 	 * first filtered lines need not go the holder's way. */
 	struct pk_log_shared *sh;
 
-	return !atomic_load_explicit(&levels_gen_word, memory_order_acquire) &&
-	       !pk_load_relaxed(&levels_reapply) &&
+	return !atomic_load_explicit(&pk_console_levels_gen_word, memory_order_acquire) &&
+	       !pk_load_relaxed(&pk_console_levels_reapply) &&
 	       (!(sh = levels_table()) || !pk_load_acquire(&sh->console_levels_gen));
 }
 
@@ -1748,9 +1740,9 @@ void pk_console_flush(struct prb *rb, const struct pk_con_rec *hint)
 			reopen_loop_consoles();
 		struct pk_con_rec fresh;
 
-		if (PK_UNLIKELY(shared_levels_moved()) && hint)
+		if (PK_UNLIKELY(pk_console_shared_levels_moved()) && hint)
 			hint = apply_shared_levels_to(hint, &fresh);
-		else if (PK_UNLIKELY(shared_levels_moved()))
+		else if (PK_UNLIKELY(pk_console_shared_levels_moved()))
 			apply_shared_levels();
 		hold_losable = 1;
 
@@ -1812,7 +1804,7 @@ PK_HOT void pk_console_flush_line(struct prb *rb, const struct pk_con_rec *hint,
 		reopen_loop_consoles();
 	struct pk_con_rec fresh;
 
-	if (PK_UNLIKELY(shared_levels_moved()))
+	if (PK_UNLIKELY(pk_console_shared_levels_moved()))
 		hint = apply_shared_levels_to(hint, &fresh);
 	if (!(con = hint_fast_console(hint)) || (fd = con->state->direct_fd) < 0) {
 		flush_line_locked(rb, hint, con, gen);
@@ -2100,7 +2092,7 @@ int pk_con_register(struct console *con)
 	count_locked_consoles();
 	/* A level another process set for this name applies to it too: the
 	 * next holder reads the table again. */
-	pk_store_relaxed(&levels_reapply, 1);
+	pk_store_relaxed(&pk_console_levels_reapply, 1);
 	console_unlock_raw();
 	pk_console_flush(rb, NULL);
 	return 0;
@@ -2153,9 +2145,9 @@ static PK_COLD PK_NOINLINE void apply_shared_levels(void)
 
 	if (!sh)
 		return;
-	atomic_store_explicit(&levels_gen_word, &sh->console_levels_gen, memory_order_release);
-	pk_store_relaxed(&levels_reapply, 0);
-	pk_store_relaxed(&loop_levels_gen, pk_load_acquire(&sh->console_levels_gen));
+	atomic_store_explicit(&pk_console_levels_gen_word, &sh->console_levels_gen, memory_order_release);
+	pk_store_relaxed(&pk_console_levels_reapply, 0);
+	pk_store_relaxed(&pk_console_loop_levels_gen, pk_load_acquire(&sh->console_levels_gen));
 	for (int i = 0; i < PK_LOG_CONSOLE_LEVELS; i++) {
 		struct pk_log_console_level *e = &sh->console_levels[i];
 		uint64_t w[2] = { pk_load_relaxed(&e->name[0]), pk_load_relaxed(&e->name[1]) };
@@ -2360,7 +2352,7 @@ int pk_console_shutdown(struct prb *rb, int release)
 {
 	int running = 0;
 
-	atomic_store(&levels_gen_word, NULL); /* the log may be going */
+	atomic_store(&pk_console_levels_gen_word, NULL); /* the log may be going */
 	/* A holder stuck in a write is taken over after PK_CONSOLE_STALL_MS
 	 * (C6); one stopped elsewhere keeps its consoles. */
 	if (!console_lock_wait(PK_CONSOLE_STALL_MS + 500))
@@ -2578,7 +2570,7 @@ void pk_console_after_fork(void)
 void pk_console_reset_positions(uint64_t seq)
 {
 	console_lock_wait(-1);
-	atomic_store(&levels_gen_word, NULL); /* the log's table moves with the log */
+	atomic_store(&pk_console_levels_gen_word, NULL); /* the log's table moves with the log */
 	for (struct console *con = console_list; con; con = con->state->next) {
 		struct pk_printer *p = con->state->printer;
 

@@ -79,6 +79,26 @@ int pk_console_threads_only(void);
  * for the console lock's holder to apply it: a record that looks
  * suppressed may print then, so it must reach the holder (not a lane). */
 int pk_console_levels_settled(void);
+
+/* What pk_console_levels_settled() looks at first, inline for the lanes'
+ * fast path: the table's generation the holder last applied. */
+extern PK_HIDDEN pk_a32 *_Atomic pk_console_levels_gen_word;
+extern PK_HIDDEN pk_a32 pk_console_loop_levels_gen;
+extern PK_HIDDEN pk_a32 pk_console_levels_reapply;
+
+static PK_ALWAYS_INLINE int pk_console_shared_levels_moved(void)
+{
+	pk_a32 *w = atomic_load_explicit(&pk_console_levels_gen_word, memory_order_acquire);
+
+	return PK_UNLIKELY(!w) || pk_load_relaxed(w) != pk_load_relaxed(&pk_console_loop_levels_gen) ||
+	       PK_UNLIKELY(pk_load_relaxed(&pk_console_levels_reapply));
+}
+
+/* pk_console_levels_settled() with its common answer inline. */
+static PK_ALWAYS_INLINE int pk_console_levels_settled_inline(void)
+{
+	return PK_LIKELY(!pk_console_shared_levels_moved()) || pk_console_levels_settled();
+}
 /* Wake printer threads that sleep (C7); a load when none does. After the
  * record is stored. Async-signal-safe. */
 void pk_console_wake_printers(void);

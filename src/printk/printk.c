@@ -647,7 +647,9 @@ static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_
 	int level = sf->f.level < 0 ? pk_cfg_default_message_loglevel() : sf->f.level;
 	uint64_t ref;
 
-	if (!pk_console_level_suppressed_in(rb, level) ||
+	/* A level set from another process that waits to be applied may
+	 * print this line: the console lock's holder decides (store()). */
+	if (!pk_console_level_suppressed_in(rb, level) || !pk_console_levels_settled_inline() ||
 	    (!pk_deferred_site_ref_cached(rb, sf, &ref) &&
 	     pk_deferred_site_ref(rb, sf, fmt, parse_headers, PK_PRINTK_FMT_MAX, &ref)))
 		return -1;
