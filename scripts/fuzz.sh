@@ -3,7 +3,7 @@
 # Build (with clang, if needed) and run one libFuzzer target of tests/fuzz.
 #
 # usage: scripts/fuzz.sh TARGET SECONDS
-#   TARGET   logfile, reader, writer, opts, format, udmesg (or fuzz_<name>)
+#   TARGET   logfile, reader, writer, lanes, opts, format, udmesg (or fuzz_<name>)
 #   SECONDS  how long to fuzz
 # Prints executions, executions per second and coverage at the end. Exits
 # non-zero on any crash, hang (an input running longer than FUZZ_TIMEOUT),
@@ -68,7 +68,7 @@ fi
 # Log images are large (a 4 KiB log is a 16 KiB region, an 84 KiB file);
 # the text inputs are small.
 case $name in
-logfile | reader | writer) max_len=65536 ;;
+logfile | reader | writer | lanes) max_len=65536 ;;
 *) max_len=4096 ;;
 esac
 
