@@ -510,8 +510,10 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 
 			/* Full: merge (this lane's records first enter the
 			 * sequence, so the thread's order holds), try again. */
+			int room = 0;
+
 			for (int tries = 0; e == -ENOSPC && tries < 4; tries++) {
-				if (prb_lane_make_room(rb))
+				if ((room = prb_lane_make_room(rb)) != 0)
 					break;
 				e = prb_lane_store(rb, ts, (uint8_t)(level & 7), blob, (size_t)len, false);
 			}
@@ -524,8 +526,12 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 			if (e == -ENOSPC) {
 				prb_lane_fell_back(rb);
 				/* Older lines of this thread wait in its lane: one
-				 * stored in the ring now would come before them. */
-				if (!prb_lane_own_empty(rb)) {
+				 * stored in the ring now would come before them. Not
+				 * for a signal handler that interrupted its thread's
+				 * own merge (-EBUSY): as one that interrupted a lane
+				 * store, it stores in the ring, out of the thread's
+				 * order, rather than lose its line. */
+				if (room != -EBUSY && !prb_lane_own_empty(rb)) {
 					pk_fetch_add_relaxed(&unstored, 1);
 					*ret = 0;
 					return 1;
