@@ -20,7 +20,9 @@
  * Properties (a violation aborts): no crash, no sanitizer report, no hang
  * (-timeout), only documented error codes, records sane and in increasing
  * seq order, at most what the region can hold; the view's count bounded by
- * the pool's size; and when the merge ran on a pool with no record in
+ * the pool's size; a merge that meets a lane whose records are not whole
+ * (checked here from the layout docs/lanes.md gives) counts it damaged;
+ * and when the merge ran on a pool with no record in
  * flight, with no lane counted damaged, no ring store refused and the lines
  * stored within a reader's reach (not behind records that do not
  * validate), it accounts for every record: those merged plus those still
@@ -46,6 +48,49 @@ static char line[PK_MESSAGE_MAX + 64];
 /* Pool words (lanes.c): the merge lock and the record in flight. */
 #define POOL_LOCK     0
 #define POOL_INFLIGHT 4
+
+/*
+ * Whether lane @i's records, from its read index, are whole up to its
+ * write index, as docs/lanes.md lays them out (written here from the
+ * layout, not from lanes.c): a header word of length, level, flags and the
+ * magic "LANE" (length 0xffff: padding to the lane's end, never at its
+ * start, never twice in a row), the timestamp and caller words, the text
+ * in whole words, inside the lane and before the write index.
+ */
+static int lane_whole(struct prb *rb, unsigned i)
+{
+	const pk_a64 *c = rb->lanes + 8 + 24 * (size_t)i;
+	const pk_a64 *d = rb->lanes + 4096 / 8 + i * (rb->lane_bytes / 8);
+	uint64_t size = rb->lane_bytes, pos = pk_load_relaxed(&c[8]), end = pk_load_relaxed(&c[0]);
+	int padded = 0;
+
+	if (end - pos > size)
+		return 0;
+	while (pos != end) {
+		uint64_t at = pos % size, w0;
+
+		if (end - pos < 24)
+			return 0;
+		w0 = pk_load_relaxed(&d[at / 8]);
+		if (w0 >> 32 != 0x454e414c)
+			return 0;
+		if ((w0 & 0xffff) == 0xffff) {
+			if (padded || at == 0 || size - at > end - pos)
+				return 0;
+			padded = 1;
+			pos += size - at;
+			continue;
+		}
+
+		uint64_t len = w0 & 0xffff, bytes = 8 * (3 + (len + 7) / 8);
+
+		if (len > PRB_TEXT_MAX || at + bytes > size || bytes > end - pos)
+			return 0;
+		padded = 0;
+		pos += bytes;
+	}
+	return 1;
+}
 
 static uint64_t pool_bound(struct prb *rb)
 {
@@ -166,6 +211,18 @@ static int run(const uint8_t *data, size_t size, size_t len, const uint8_t *ctrl
 
 	int reachable = mid1.pending == mid0.pending + stored;
 
+	/* Lanes the merge takes to their end (another process's, or free: on
+	 * a region of no file every other pid is gone) that are not whole. A
+	 * pool whose "used" word (1) says no lane was ever claimed is not
+	 * looked at by a merge at all. */
+	int damaged = 0, used = rb->lanes && pk_load_relaxed(&rb->lanes[1]);
+
+	for (unsigned i = 0; rb->lanes && i < PRB_LANES; i++) {
+		uint64_t owner = pk_load_relaxed(&rb->lanes[8 + 24 * (size_t)i + 2]);
+
+		if ((uint32_t)owner != (uint32_t)getpid() && !lane_whole(rb, i))
+			damaged = 1;
+	}
 	prb_lanes_merge(rb);
 	prb_lanes_stats(rb, &after);
 	prb_get_stats(rb, &rs1);
@@ -181,6 +238,11 @@ static int run(const uint8_t *data, size_t size, size_t len, const uint8_t *ctrl
 	    after.merged - before.merged + after.pending != viewed + stored)
 		fail("a merge lost or made lane records", (long long)(after.merged - before.merged),
 		     (long long)(viewed + stored - after.pending));
+	/* Damage is counted: a clean merge that met a lane not whole says so. */
+	if (rb->lanes && merge_clean && used && damaged && after.corrupt == before.corrupt &&
+	    rs1.reserve_failed == rs0.reserve_failed && rs1.holes == rs0.holes &&
+	    !atomic_load(&rb->broken))
+		fail("a merge passed a damaged lane without counting it", 0, 0);
 	if (!read_pass(log, pk_log_first_seq(log), PK_READ_UNFINALIZED, &rec))
 		kmsg_pass(log);
 	pk_log_destroy(log);
