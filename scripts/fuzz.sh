@@ -3,7 +3,7 @@
 # Build (with clang, if needed) and run one libFuzzer target of tests/fuzz.
 #
 # usage: scripts/fuzz.sh TARGET SECONDS
-#   TARGET   logfile, reader, writer, opts, format, udmesg (or fuzz_<name>)
+#   TARGET   logfile, reader, writer, lanes, opts, format, udmesg (or fuzz_<name>)
 #   SECONDS  how long to fuzz
 # Prints executions, executions per second and coverage at the end. Exits
 # non-zero on any crash, hang (an input running longer than FUZZ_TIMEOUT),
@@ -69,7 +69,7 @@ fi
 # the "lanes" seed, a 32 KiB log with its lane pool, 147 KiB); the text
 # inputs are small.
 case $name in
-logfile | reader | writer) max_len=163840 ;;
+logfile | reader | writer | lanes) max_len=163840 ;;
 *) max_len=4096 ;;
 esac
 

@@ -33,6 +33,25 @@
  *   of killed threads overall. At the end a read-only post-mortem pass reads
  *   the whole file again.
  *
+ * The same loop with lanes (docs/lanes.md; two configurations of 100
+ *   iterations, a 1 MiB log and a 16 KiB one that wraps): the log file is
+ *   made with lanes on and the
+ *   child's threads print pr_info() lines no console prints, so they go into
+ *   their lanes and are merged into the ring by the child itself whenever a
+ *   lane fills; the kill lands inside a lane store, inside a merge (the
+ *   merge lock and the record in flight left behind) or inside a ring store.
+ *   Each thread publishes in shared memory how many of its calls returned.
+ *   The parent reads to the end (its own record, then the lane records a
+ *   merge gives the next seqs): on odd iterations first through the
+ *   read-only handle, which sees the unmerged records in its view, then
+ *   through the writer handle, which merges them: the same records at the
+ *   same seqs. Checked besides the above: every call that returned is read,
+ *   exactly once and in its thread's order (at most the one in flight when
+ *   the kill came is missing: a lane store is published by one release); no
+ *   lane is left claimed or pending and none is counted damaged. A last
+ *   child is killed with its records unmerged, and the file is read by a
+ *   fresh read-only handle, then merged by a fresh writable one: the same.
+ *
  * Regression (see test_logfile.c, test_dead_unclaimed_slot_passed): a writer
  * killed between its head CAS and its claim used to leave a slot readers never
  * passed while the ring was not full. The loop notices it (a reader still
@@ -56,9 +75,11 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,6 +100,7 @@
 #endif
 
 #define KILL_ITERATIONS	 200
+#define LANE_ITERATIONS	 100 /* each reads up to the whole log twice */
 #define STORE_BOUND_MS	 1000 /* the parent's store may stall this long at most */
 /*
  * A reader blocked this long with nobody writing is a failure. Each slot a
@@ -403,7 +425,12 @@ struct kill_cfg {
 	unsigned threads; /* writer threads in the child (pk_log_store) */
 	int printk;	  /* the child writes printk lines instead */
 	int wrap;	  /* after each kill the parent stores a whole lap of the ring */
+	int lanes;	  /* the child's threads print filtered pr_info() lines: lanes */
+	unsigned iterations; /* 0: KILL_ITERATIONS */
 };
+
+/* Lanes: how many calls of each child thread returned (shared memory). */
+static _Atomic unsigned *lane_done;
 
 struct killer_thread {
 	struct pk_log *log;
@@ -455,11 +482,65 @@ static void child_printk(unsigned w, int ready_fd)
 	}
 }
 
+/* make_text()'s line, printed: the format is a literal, so the line, which
+ * no console prints, goes into the thread's lane. */
+static void lane_line(unsigned w, unsigned t, unsigned c)
+{
+	char text[128], padbuf[64];
+	size_t n = make_text(text, w, t, c);
+	int pre = snprintf(padbuf, sizeof(padbuf), "w%u t%u c%u ", w, t, c);
+	size_t plen = n - 10 - (size_t)pre; /* " #" and 8 digits end it */
+
+	memcpy(padbuf, text + pre, plen);
+	padbuf[plen] = '\0';
+	pr_info("w%u t%u c%u %s #%08x\n", w, t, c, padbuf, fnv32(text, n - 10));
+}
+
+struct lane_thread {
+	unsigned w, t;
+	int ready_fd;
+};
+
+static void *child_lane_writer(void *arg)
+{
+	struct lane_thread *k = arg;
+
+	for (unsigned c = 0;; c++) {
+		lane_line(k->w, k->t, c);
+		atomic_store(&lane_done[k->t], c + 1);
+		if (c == 0 && k->t == 0 && write(k->ready_fd, "r", 1) != 1)
+			_exit(5);
+	}
+	return NULL;
+}
+
+static void child_lanes(const struct kill_cfg *cfg, unsigned w, int ready_fd)
+{
+	pk_printk_exit(); /* forget the inherited default log: no consoles either */
+	pk_set_lanes(1);
+	if (pk_set_log_buf_file(path, 0) != 0)
+		_exit(6);
+	pk_set_console_loglevel(1); /* pr_info() is filtered: lanes */
+
+	struct lane_thread k[4];
+	pthread_t th[4];
+
+	for (unsigned t = 0; t < cfg->threads; t++) {
+		k[t] = (struct lane_thread){ .w = w, .t = t, .ready_fd = ready_fd };
+		if (t + 1 < cfg->threads && pthread_create(&th[t], NULL, child_lane_writer, &k[t]))
+			_exit(7);
+	}
+	child_lane_writer(&k[cfg->threads - 1]);
+	_exit(0);
+}
+
 static void kill_child_main(const struct kill_cfg *cfg, struct pk_log *log, unsigned w,
 			    int ready_fd)
 {
 	if (cfg->printk)
 		child_printk(w, ready_fd);
+	if (cfg->lanes)
+		child_lanes(cfg, w, ready_fd);
 
 	struct killer_thread k[4];
 	pthread_t th[4];
@@ -482,7 +563,46 @@ struct kill_totals {
 	uint64_t max_stall_ms;	 /* longest wait of a parent store */
 	uint64_t max_iter_ms;
 	unsigned unclaimed_blocked; /* readers stuck at an unclaimed slot: must be 0 */
+	/* lanes: where the kills came (pool words 0 and 4, lanes.c) */
+	unsigned kill_pending;	 /* lane records not merged yet */
+	unsigned kill_in_merge;	 /* the child held the merge lock */
+	unsigned kill_inflight;	 /* ...with a record named in flight */
+	unsigned ro_views;	 /* read-only reads that then matched the merge */
 };
+
+/* Lanes: (seq, text hash) of every record a read-only pass read, to be
+ * found again at the same seqs by the writer handle after it merged. */
+struct seen_rec {
+	uint64_t seq;
+	uint32_t hash;
+	char text[80];
+};
+static struct seen_rec *captured;
+static size_t ncaptured, capcap;
+static int capturing;
+
+static void capture(uint64_t seq, const char *text, size_t len)
+{
+	if (!capturing)
+		return;
+	if (ncaptured == capcap) {
+		capcap = capcap ? 2 * capcap : 4096;
+		captured = realloc(captured, capcap * sizeof(*captured));
+		assert_non_null(captured);
+	}
+	captured[ncaptured] = (struct seen_rec){ seq, fnv32(text, len), "" };
+	memcpy(captured[ncaptured].text, text, len < 79 ? len : 79);
+	captured[ncaptured++].text[len < 79 ? len : 79] = '\0';
+}
+
+/* A lane record still waits in a lane (not merged). */
+static uint64_t lanes_pending(struct pk_log *log)
+{
+	struct prb_lanes_stats st;
+
+	prb_lanes_stats(pk_log_ring(log), &st);
+	return st.pending;
+}
 
 /* What the reader learned about one killed thread in this iteration. */
 struct thread_seen {
@@ -498,15 +618,31 @@ static void read_to_parent(struct pk_log *log, const struct kill_cfg *cfg, unsig
 {
 	struct thread_seen seen[4] = { { 0 } };
 	uint64_t first = pk_log_first_seq(log); /* nobody writes now: stable */
-	uint64_t missing = 0;
+	uint64_t missing = 0, overwritten = 0, t_end = 0;
+	int seen_parent = 0;
 
 	if (*seq < first) {
-		tot->overwritten += first - *seq;
+		overwritten = first - *seq;
+		tot->overwritten += overwritten;
 		*seq = first;
 	}
 	for (;;) {
 		int err = pk_log_read(log, *seq, &rec, 0);
 
+		/* Lanes: the records a merge numbers after the parent's; the end
+		 * is where nothing waits in a lane (a read-only view shows them
+		 * all; a writer handle merges them as the ring takes them). */
+		if (err == -EAGAIN && cfg->lanes && seen_parent && *seq >= pk_log_next_seq(log)) {
+			if (!pk_log_ring(log)->writable || !lanes_pending(log))
+				break;
+			if (!t_end)
+				t_end = now_ms();
+			if (now_ms() - t_end > 10000)
+				fail_msg("%s iteration %u: %llu lane records not merged after 10 s",
+					 cfg->name, iter, (unsigned long long)lanes_pending(log));
+			usleep(1000);
+			continue;
+		}
 		if (err == -EAGAIN) {
 			/* Nobody writes: a reader must not stay blocked. */
 			uint64_t t0 = now_ms();
@@ -535,8 +671,14 @@ static void read_to_parent(struct pk_log *log, const struct kill_cfg *cfg, unsig
 		missing += rec.seq - *seq;
 		*seq = rec.seq + 1;
 		tot->records++;
-		if (!strcmp(rec.text, until_text))
-			break;
+		capture(rec.seq, rec.text, rec.text_len);
+		if (!strcmp(rec.text, until_text)) {
+			assert_false(seen_parent); /* once */
+			seen_parent = 1;
+			if (!cfg->lanes)
+				break;
+			continue;
+		}
 
 		unsigned w, t, c;
 
@@ -596,12 +738,204 @@ static void read_to_parent(struct pk_log *log, const struct kill_cfg *cfg, unsig
 		seen[t].any = 1;
 		seen[t].last = c;
 	}
+	if (cfg->lanes) {
+		/* Every call that returned is there (the newest records are never
+		 * the overwritten ones), and at most the one in flight beyond. */
+		for (unsigned t = 0; t < cfg->threads; t++) {
+			unsigned done = atomic_load(&lane_done[t]);
+
+			if (!seen[t].any) {
+				if (done && !overwritten)
+					fail_msg("%s iteration %u: thread %u returned from %u calls, "
+						 "none read", cfg->name, iter, t, done);
+				continue;
+			}
+			if (seen[t].last + 1 < done || seen[t].last > done)
+				fail_msg("%s iteration %u: thread %u returned from %u calls, "
+					 "the last read is call %u", cfg->name, iter, t, done,
+					 seen[t].last);
+		}
+	}
 	/* Only the in-flight record of each killed thread may be missing. */
 	if (missing > cfg->threads)
 		print_message("%s iteration %u: %llu records missing\n", cfg->name, iter,
 			      (unsigned long long)missing);
 	assert_true(missing <= cfg->threads);
 	tot->missing += missing;
+}
+
+/* Lanes: where the kill came, from the pool's words (lanes.c: word 0 the
+ * merge lock, pid | tid << 32; word 4 the record in flight). */
+static void note_lane_kill(struct pk_log *w, uint32_t pid, struct kill_totals *tot)
+{
+	pk_a64 *pool = pk_log_ring(w)->lanes;
+	uint64_t lock = pk_load_relaxed(&pool[0]);
+
+	tot->kill_pending += lanes_pending(w) > 0;
+	if ((uint32_t)lock == pid) {
+		tot->kill_in_merge++;
+		tot->kill_inflight += pk_load_relaxed(&pool[4]) != 0;
+	}
+}
+
+/* The writer handle merges what a read-only view showed up to @end: every
+ * record captured is at the same seq with the same text. */
+static void merged_as_viewed(struct pk_log *w, uint64_t end, const struct kill_cfg *cfg,
+			     unsigned iter)
+{
+	uint64_t t0 = now_ms();
+
+	for (;;) {
+		/* A writer handle's merges; a dead writer's unfinished record
+		 * holds the ring's next seq back until it is read. */
+		pk_log_next_seq(w);
+
+		uint64_t next = prb_next_reserve_seq(pk_log_ring(w));
+
+		if (next >= end && !lanes_pending(w))
+			break;
+		if (now_ms() - t0 > 10000) {
+			struct prb_lanes_stats ls;
+			struct prb_stats rs;
+
+			prb_lanes_stats(pk_log_ring(w), &ls);
+			prb_get_stats(pk_log_ring(w), &rs);
+			print_message("lanes: in_use %llu merged %llu corrupt %llu full %llu; ring: holes "
+				      "%llu stolen %llu corrupt %llu reserve_failed %llu reserve %llu\n",
+				      (unsigned long long)ls.in_use, (unsigned long long)ls.merged,
+				      (unsigned long long)ls.corrupt, (unsigned long long)ls.full,
+				      (unsigned long long)rs.holes, (unsigned long long)rs.stolen,
+				      (unsigned long long)rs.corrupt, (unsigned long long)rs.reserve_failed,
+				      (unsigned long long)prb_next_reserve_seq(pk_log_ring(w)));
+			for (size_t i = 0; i < ncaptured; i++) {
+				if (pk_log_read(w, captured[i].seq, &rec, 0) || rec.seq != captured[i].seq ||
+				    fnv32(rec.text, rec.text_len) != captured[i].hash) {
+					print_message("first difference: view's record %zu of %zu, seq %llu "
+						      "\"%s\": merged %llu \"%s\"\n", i, ncaptured,
+						      (unsigned long long)captured[i].seq, captured[i].text,
+						      (unsigned long long)rec.seq, rec.text);
+					char why[256];
+
+					prb_describe_slot(pk_log_ring(w), captured[i].seq, why, sizeof(why));
+					print_message("slot: %s\n", why);
+					break;
+				}
+			}
+			fail_msg("%s iteration %u: %llu lane records not merged after 10 s (next %llu, "
+				 "view's end %llu)", cfg->name, iter,
+				 (unsigned long long)lanes_pending(w),
+				 (unsigned long long)pk_log_next_seq(w), (unsigned long long)end);
+		}
+		usleep(1000);
+	}
+	assert_int_equal(prb_next_reserve_seq(pk_log_ring(w)), end);
+
+	uint64_t first = pk_log_first_seq(w);
+
+	for (size_t i = 0; i < ncaptured; i++) {
+		if (captured[i].seq < first)
+			continue; /* overwritten by the merge's stores (a small ring) */
+		assert_int_equal(pk_log_read(w, captured[i].seq, &rec, 0), 0);
+		if (rec.seq != captured[i].seq || fnv32(rec.text, rec.text_len) != captured[i].hash)
+			fail_msg("%s iteration %u: the view's record %llu is \"%s\" (%llu) merged",
+				 cfg->name, iter, (unsigned long long)captured[i].seq, rec.text,
+				 (unsigned long long)rec.seq);
+	}
+}
+
+/* Lanes, post-mortem: a last child killed with its records in its lanes;
+ * every handle closed; the file read by a fresh read-only handle (the view),
+ * then merged by a fresh writable one. Every call that returned is read
+ * once, at the seq the view gave it. */
+static void lanes_post_mortem(const struct kill_cfg *cfg, struct pk_log **w, struct pk_log **ro)
+{
+	int ready[2], status;
+	unsigned iter = 100000; /* numbers no iteration had */
+	struct pk_log *r;
+
+	/* A kill right after a merge (of all lanes) may leave nothing in
+	 * them: another child then, until one does. */
+	for (;; iter++) {
+		assert_true(iter < 100010);
+		for (unsigned t = 0; t < 4; t++)
+			atomic_store(&lane_done[t], 0);
+		assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+
+		pid_t pid = fork();
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			close(ready[0]);
+			kill_child_main(cfg, *w, iter, ready[1]);
+		}
+		close(ready[1]);
+		wait_ready(ready[0], ITERATION_MS);
+		close(ready[0]);
+		usleep((useconds_t)(rand() % 3001));
+		assert_int_equal(kill(pid, SIGKILL), 0);
+		test_reap(pid, &status, ITERATION_MS);
+		assert_true(WIFSIGNALED(status));
+		assert_int_equal(pk_log_open_file(&r, path, 0, PK_LOG_RDONLY), 0);
+
+		uint64_t waiting = prb_lanes_view_count(pk_log_ring(r));
+
+		pk_log_destroy(r);
+		if (waiting)
+			break;
+	}
+	pk_log_destroy(*ro);
+	pk_log_destroy(*w);
+
+	struct thread_seen seen[4] = { { 0 } };
+
+	assert_int_equal(pk_log_open_file(&r, path, 0, PK_LOG_RDONLY), 0);
+	assert_true(prb_lanes_view_count(pk_log_ring(r)) > 0);
+	ncaptured = 0;
+	capturing = 1;
+
+	uint64_t seq = pk_log_first_seq(r), end = pk_log_next_seq(r);
+
+	while (seq < end) {
+		int err = pk_log_read(r, seq, &rec, 0);
+
+		if (err == -EAGAIN) { /* the child's unfinished ring record */
+			struct prb_record pr;
+
+			assert_int_equal(prb_read(pk_log_ring(r), seq, &pr, PRB_READ_SKIP_UNFINISHED), 0);
+			seq = pr.seq;
+			continue;
+		}
+		assert_int_equal(err, 0);
+		capture(rec.seq, rec.text, rec.text_len);
+		seq = rec.seq + 1;
+
+		unsigned a, t, c;
+
+		if (strncmp(rec.text, "parent ", 7) == 0)
+			continue;
+		assert_int_equal(check_text(rec.text, rec.text_len, &a, &t, &c), 0);
+		if (a != iter)
+			continue;
+		assert_true(t < cfg->threads);
+		if (seen[t].any)
+			assert_int_equal(c, seen[t].last + 1);
+		seen[t].any = 1;
+		seen[t].last = c;
+	}
+	capturing = 0;
+	for (unsigned t = 0; t < cfg->threads; t++) {
+		unsigned done = atomic_load(&lane_done[t]);
+
+		assert_true(seen[t].any || !done || cfg->wrap); /* wrap: a starved thread's overwritten */
+		assert_true(!seen[t].any || (seen[t].last + 1 >= done && seen[t].last <= done));
+	}
+	pk_log_destroy(r);
+
+	/* A writable open: the merge gives them the seqs the view did. */
+	assert_int_equal(pk_log_open_file(w, path, 0, 0), 0);
+	merged_as_viewed(*w, end, cfg, iter);
+	assert_int_equal(pk_log_open_file(ro, path, 0, PK_LOG_RDONLY), 0);
+	assert_int_equal(prb_lanes_view_count(pk_log_ring(*ro)), 0);
 }
 
 static void kill_loop(const struct kill_cfg *cfg)
@@ -615,17 +949,30 @@ static void kill_loop(const struct kill_cfg *cfg)
 
 	srand(seed);
 	unlink(path);
+	if (cfg->lanes) {
+		/* The file gets the lane pool when it is made with lanes on. */
+		lane_done = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		assert_true(lane_done != MAP_FAILED);
+		pk_set_lanes(1);
+	}
 	assert_int_equal(pk_log_open_file(&w, path, cfg->log_len, 0), 0);
+	pk_set_lanes(0);
 	assert_int_equal(pk_log_open_file(&ro, path, 0, PK_LOG_RDONLY), 0);
+	assert_true(!cfg->lanes || pk_log_ring(w)->lanes);
 
 	uint64_t lap = pk_log_ring(w)->desc_count + pk_log_buf_len(w) / 32;
 	uint64_t t_start = now_ms();
 
-	for (unsigned iter = 0; iter < KILL_ITERATIONS; iter++) {
+	unsigned iterations = cfg->iterations ? cfg->iterations : KILL_ITERATIONS;
+
+	for (unsigned iter = 0; iter < iterations; iter++) {
 		uint64_t t_iter = now_ms();
 		int ready[2], status;
 
 		get_stats(w, &st0);
+		if (cfg->lanes)
+			for (unsigned t = 0; t < 4; t++)
+				atomic_store(&lane_done[t], 0);
 		assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
 
 		pid_t pid = fork();
@@ -644,14 +991,35 @@ static void kill_loop(const struct kill_cfg *cfg)
 		test_reap(pid, &status, ITERATION_MS);
 		assert_true(WIFSIGNALED(status));
 		tot.killed_threads += cfg->printk ? 1 : cfg->threads;
+		if (cfg->lanes)
+			note_lane_kill(w, (uint32_t)pid, &tot);
 
 		/* The log keeps working for the writers that live on. */
 		int n = snprintf(text, sizeof(text), "parent %u done", iter);
 
 		store_or_retry(w, text, (size_t)n, &tot.max_stall_ms);
 		get_stats(w, &st1);
-		read_to_parent(iter & 1 ? ro : w, cfg, iter, (uint32_t)pid,
-			       st1.reserve_failed != st0.reserve_failed, text, &rseq, &tot);
+		if (cfg->lanes && (iter & 1)) {
+			/* The read-only view first, then the merge: the same. */
+			ncaptured = 0;
+			capturing = 1;
+			read_to_parent(ro, cfg, iter, (uint32_t)pid,
+				       st1.reserve_failed != st0.reserve_failed, text, &rseq, &tot);
+			capturing = 0;
+			merged_as_viewed(w, rseq, cfg, iter);
+			tot.ro_views++;
+		} else {
+			read_to_parent(iter & 1 ? ro : w, cfg, iter, (uint32_t)pid,
+				       st1.reserve_failed != st0.reserve_failed, text, &rseq, &tot);
+		}
+		if (cfg->lanes) {
+			struct prb_lanes_stats ls;
+
+			prb_lanes_stats(pk_log_ring(w), &ls);
+			assert_int_equal(ls.pending, 0);
+			assert_int_equal(ls.in_use, 0); /* the dead child's lanes are free */
+			assert_int_equal(ls.corrupt, 0);
+		}
 		if (cfg->wrap) {
 			/* A lap: the tail passes the dead record (a hole already if a
 			 * writer handle read it, still RESERVED if a read-only one did). */
@@ -712,8 +1080,10 @@ static void kill_loop(const struct kill_cfg *cfg)
 		seq = rec.seq + 1;
 		n++;
 	}
-	assert_true(last_is_parent);
+	assert_true(last_is_parent || cfg->lanes); /* lanes: merged records come after it */
 	tot.unclaimed_blocked += pm_blocked;
+	if (cfg->lanes)
+		lanes_post_mortem(cfg, &w, &ro);
 	get_stats(w, &st1);
 	print_message("%s: %u iterations in %llu ms (longest %llu ms, seed %u), %llu records read, "
 		      "%llu overwritten before reading, %llu lost in %u killed threads "
@@ -726,6 +1096,20 @@ static void kill_loop(const struct kill_cfg *cfg)
 		      tot.killed_threads, (unsigned long long)st1.holes,
 		      (unsigned long long)st1.stolen, (unsigned long long)tot.max_stall_ms,
 		      (unsigned long long)n, pm_blocked, tot.unclaimed_blocked);
+	if (cfg->lanes) {
+		struct prb_lanes_stats ls;
+
+		prb_lanes_stats(pk_log_ring(w), &ls);
+		print_message("%s: kills with lane records unmerged %u, inside a merge %u "
+			      "(a record in flight %u), read-only views matched by the merge %u; "
+			      "%llu lane records merged, %llu found their lane full\n",
+			      cfg->name, tot.kill_pending, tot.kill_in_merge, tot.kill_inflight,
+			      tot.ro_views, (unsigned long long)ls.merged,
+			      (unsigned long long)ls.full);
+		assert_true(ls.merged > 0);
+		assert_true(tot.kill_pending > 0);
+		munmap((void *)lane_done, 4096);
+	}
 	pk_log_destroy(ro);
 	pk_log_destroy(w);
 	assert_true(tot.max_stall_ms <= STORE_BOUND_MS);
@@ -737,7 +1121,7 @@ static void kill_loop(const struct kill_cfg *cfg)
 static void test_kill_store_1thread(void **state)
 {
 	(void)state;
-	static const struct kill_cfg cfg = { "kill/store/1 thread", BIG_LOG, 1, 0, 0 };
+	static const struct kill_cfg cfg = { "kill/store/1 thread", BIG_LOG, 1, 0, 0, 0, 0 };
 
 	kill_loop(&cfg);
 }
@@ -745,7 +1129,7 @@ static void test_kill_store_1thread(void **state)
 static void test_kill_store_2threads_wrap(void **state)
 {
 	(void)state;
-	static const struct kill_cfg cfg = { "kill/store/2 threads/wrap", 16384, 2, 0, 1 };
+	static const struct kill_cfg cfg = { "kill/store/2 threads/wrap", 16384, 2, 0, 1, 0, 0 };
 
 	kill_loop(&cfg);
 }
@@ -753,7 +1137,23 @@ static void test_kill_store_2threads_wrap(void **state)
 static void test_kill_printk_lines(void **state)
 {
 	(void)state;
-	static const struct kill_cfg cfg = { "kill/printk lines", BIG_LOG, 1, 1, 0 };
+	static const struct kill_cfg cfg = { "kill/printk lines", BIG_LOG, 1, 1, 0, 0, 0 };
+
+	kill_loop(&cfg);
+}
+
+static void test_kill_lanes(void **state)
+{
+	(void)state;
+	static const struct kill_cfg cfg = { "kill/lanes/2 threads", BIG_LOG, 2, 0, 0, 1, LANE_ITERATIONS };
+
+	kill_loop(&cfg);
+}
+
+static void test_kill_lanes_wrap(void **state)
+{
+	(void)state;
+	static const struct kill_cfg cfg = { "kill/lanes/2 threads/wrap", 16384, 2, 0, 1, 1, LANE_ITERATIONS };
 
 	kill_loop(&cfg);
 }
@@ -765,6 +1165,8 @@ int main(void)
 		cmocka_unit_test(test_kill_store_1thread),
 		cmocka_unit_test(test_kill_store_2threads_wrap),
 		cmocka_unit_test(test_kill_printk_lines),
+		cmocka_unit_test(test_kill_lanes),
+		cmocka_unit_test(test_kill_lanes_wrap),
 	};
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -17,12 +17,19 @@
  *     started again: every record arrives once, in order; with a ring too
  *     small to hold them, "** N printk messages dropped **" with the exact
  *     count, followed by the records that were left;
- *   - console=syslog:... in PRINTK_OPTS (a child process).
+ *   - console=syslog:... in PRINTK_OPTS (a child process);
+ *   - pk-forward --once over TCP from a log written with lanes on
+ *     (docs/lanes.md) by a process SIGKILLed with records still in its
+ *     lanes: every record arrives once, exact text, with the seqs of one
+ *     dense sequence, each thread's in order; a writer that merges the
+ *     lanes afterwards finds each record at the seq it was sent with.
  * Label "daemons": run by scripts/test.sh in the gcc build only.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +47,9 @@
 #include <printk/printk.h>
 
 #include "daemon_util.h"
+#include "log/log_shared.h"
 #include "readers/reader.h"
+#include "ring/ringbuffer.h"
 #include "testutil.h"
 
 static void write_conf(void)
@@ -469,6 +478,147 @@ static void test_printk_opts(void **state)
 	got_free(&g);
 }
 
+/* ------------------------------------------------- pk-forward, lanes -- */
+
+#define LANE_THREADS 3
+#define LANE_LINES   150 /* per thread: their lanes fill and merge at least once */
+
+static void *lane_writer(void *arg)
+{
+	int t = (int)(intptr_t)arg;
+
+	for (int i = 0; i < LANE_LINES; i++)
+		pr_info("FL %d\n", t * LANE_LINES + i);
+	return NULL;
+}
+
+/* A child that makes @path the printk log with lanes on, prints the lines
+ * (into its threads' lanes: no console prints level 6), and is SIGKILLed
+ * with some of them still there. */
+static void lanes_writer_killed(const char *path)
+{
+	int ready[2], status;
+
+	assert_int_equal(pipe(ready), 0);
+
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pthread_t th[LANE_THREADS];
+		struct prb_lanes_stats st;
+
+		pk_printk_exit(); /* the test's own log and consoles: not the child's */
+		pk_set_lanes(1);
+		if (pk_set_log_buf_len(64 * 1024) || pk_set_log_buf_file(path, 0))
+			_exit(6);
+		pk_unregister_console(pk_console_stderr());
+		pk_set_console_loglevel(1);
+		for (int t = 0; t < LANE_THREADS; t++)
+			if (pthread_create(&th[t], NULL, lane_writer, (void *)(intptr_t)t))
+				_exit(7);
+		for (int t = 0; t < LANE_THREADS; t++)
+			pthread_join(th[t], NULL);
+		prb_lanes_stats(pk_log_ring(pk_printk_log()), &st);
+		/* records merged as lanes filled, and records left in them */
+		if (!st.pending || !st.merged)
+			_exit(8);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(9);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+
+	char c;
+
+	if (read(ready[0], &c, 1) != 1) {
+		test_reap(pid, &status, 10000);
+		fail_msg("the lanes writer failed: status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	}
+	close(ready[0]);
+	kill(pid, SIGKILL);
+	test_reap(pid, &status, 10000);
+	assert_true(WIFSIGNALED(status));
+}
+
+static void test_forward_lanes(void **state)
+{
+	(void)state;
+	const int n = LANE_THREADS * LANE_LINES;
+	const char *path = test_dir_path("lanes.log");
+	struct tally tl = { 0 };
+	struct got g = { 0 };
+	int seq_of[LANE_THREADS * LANE_LINES];
+
+	lanes_writer_killed(path);
+	assert_int_equal(daemon_pk_forward_once(rsyslogd_target("tcp"), "lanes.log"), 0);
+
+	char *c = slurp(test_dir_path("cursor")), want[64];
+
+	assert_non_null(c);
+	snprintf(want, sizeof(want), "next-seq %d\n", n);
+	if (!strstr(c, want))
+		fail_msg("cursor: %s", c);
+	free(c);
+	rsyslogd_wait_tally("FL", n, n, 20000, &tl);
+	assert_int_equal(tl.distinct, n);
+	assert_int_equal(tl.lines, n);
+	assert_int_equal(tl.dups, 0);
+	free(tl.seen);
+
+	/* the seqs: one dense sequence, each thread's lines in order */
+	rsyslogd_wait("FL ", n, &g);
+	assert_int_equal(g.n, n);
+	for (int k = 0; k < n; k++)
+		seq_of[k] = -1;
+	for (int k = 0; k < g.n; k++) {
+		char *msg = json_get(g.line[k], "msg", NULL), *sd = json_get(g.line[k], "structured_data", NULL);
+		char *p = msg ? strstr(msg, "FL ") : NULL, exact[32];
+		char *q = sd ? strstr(sd, "seq=\"") : NULL;
+
+		assert_non_null(p);
+		assert_non_null(q);
+
+		int i = atoi(p + 3), seq = atoi(q + 5);
+
+		assert_true(i >= 0 && i < n && seq >= 0 && seq < n);
+		snprintf(exact, sizeof(exact), "\xef\xbb\xbf" "FL %d", i);
+		assert_string_equal(msg, exact);
+		assert_int_equal(seq_of[i], -1);
+		seq_of[i] = seq;
+		free(msg);
+		free(sd);
+	}
+	for (int i = 0; i < n; i++)
+		if (i % LANE_LINES)
+			assert_true(seq_of[i] > seq_of[i - 1]);
+	got_free(&g);
+
+	/* A writer merges the lanes: each record at the seq it was sent with. */
+	struct pk_log *log;
+	struct pk_record *rec = malloc(sizeof(*rec));
+
+	assert_non_null(rec);
+	assert_int_equal(pk_log_open_file(&log, path, 0, 0), 0);
+	assert_int_equal(pk_log_next_seq(log), (uint64_t)n);
+	for (int i = 0; i < n; i++) {
+		char text[32];
+
+		snprintf(text, sizeof(text), "FL %d", i);
+		assert_int_equal(pk_log_read(log, (uint64_t)seq_of[i], rec, 0), 0);
+		assert_int_equal(rec->seq, (uint64_t)seq_of[i]);
+		assert_string_equal(rec->text, text);
+	}
+
+	struct prb_lanes_stats st;
+
+	prb_lanes_stats(pk_log_ring(log), &st);
+	assert_int_equal(st.pending, 0);
+	pk_log_destroy(log);
+	free(rec);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--opts-child"))
@@ -488,6 +638,7 @@ int main(int argc, char **argv)
 		rsyslogd_unit_test(test_tcp_dropped),
 		rsyslogd_unit_test(test_tcp_lf_framing),
 		rsyslogd_unit_test(test_printk_opts),
+		rsyslogd_unit_test(test_forward_lanes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,9 +16,12 @@
  *                (set once a lane was ever claimed), merged, corrupt, and
  *                the record being stored (lane + 1 | its ridx << 8; 0: none)
  *   from 64      PRB_LANES controls of 3 lines each:
- *                line A, written by the lane's owner: widx, full, and the
+ *                line A, written by the lane's owner: widx, full, the
  *                owner word (pid:32 | tid:32; 0: free), which changes hands
- *                by compare-and-swap only when it is free or its owner gone
+ *                by compare-and-swap only when it is free or its owner gone,
+ *                and the owner's writer registry code (code | pid << 32,
+ *                set after the claim, cleared before the lane is given back;
+ *                0: none, then kill() tells a dead owner)
  *                line B, written by the merger: ridx
  *   from 4096    PRB_LANES lanes of prb_lane_bytes() bytes, each a ring of
  *                8-byte words indexed by widx/ridx (byte counts that only
@@ -46,7 +49,10 @@
  *       time it read before looking at any lane, so a record committed
  *       before another thread's call began (causal order) is merged first.
  *       A lane whose owner is gone (exited thread, dead process, a fork's
- *       parent on a private ring) is merged to its end and then freed.
+ *       parent on a private ring) is merged to its end and then freed. On a
+ *       log file a process is gone when the writer registry says so for the
+ *       code the lane names (rb->owner_alive, the log layer's oracle, as for
+ *       a dead writer's ring records).
  *   L4  A reader trusts nothing in the pool: widx - ridx is checked against
  *       the lane's size and every record's length against what is left; a
  *       lane that does not validate is skipped to its widx, counted.
@@ -88,6 +94,7 @@
 #define C_WIDX	  0
 #define C_FULL	  1
 #define C_OWNER	  2
+#define C_CODE	  3 /* rb->owner | pid << 32 of the owner; 0: none */
 #define C_RIDX	  8
 
 _Static_assert((CTL_OFF + PRB_LANES * CTL_WORDS) * 8 <= PRB_LANES_HDR, "lane controls overflow");
@@ -120,6 +127,31 @@ static bool pid_gone(const struct prb *rb, uint32_t pid)
 	if (!rb->owner_alive)
 		return true; /* a private ring: another pid is a fork's parent */
 	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+/*
+ * Whether lane @i's owner (@owner, its owner word) is gone. A lane claimed
+ * on a log file names its owner's writer registry code (C_CODE): the log's
+ * oracle then answers as it does for the ring's records, and a pid since
+ * taken by another process does not keep the lane claimed once the dead
+ * owner's registry slot has a new owner. A lane without a code (claimed
+ * an instant ago, or a log without a registry) is told by kill().
+ */
+static bool lane_owner_gone(const struct prb *rb, unsigned i, uint64_t owner)
+{
+	uint32_t pid = (uint32_t)owner;
+
+	if (pid == pk_caller_pid())
+		return false;
+	if (!rb->owner_alive)
+		return pid_gone(rb, pid);
+
+	uint64_t code = pk_load_acquire(&ctl(rb, i)[C_CODE]);
+	unsigned oc = (unsigned)(code & 0xffff);
+
+	if (oc && (uint32_t)(code >> 32) == pid && pk_load_acquire(&ctl(rb, i)[C_OWNER]) == owner)
+		return !rb->owner_alive((struct prb *)rb, oc, pid);
+	return pid_gone(rb, pid);
 }
 
 /* --------------------------------------------------------------- writer -- */
@@ -184,8 +216,10 @@ static void lane_release(void *p)
 	pk_a64 *owner = p;
 	uint64_t me = tl.id;
 
-	if (owner && me && tl.hdr && live_has(tl.hdr))
+	if (owner && me && tl.hdr && live_has(tl.hdr) && pk_load_relaxed(owner) == me) {
+		pk_store_relaxed(owner - C_OWNER + C_CODE, 0);
 		atomic_compare_exchange_strong(owner, &me, 0);
+	}
 	tl.hdr = NULL;
 }
 
@@ -222,6 +256,10 @@ static PK_NOINLINE int claim(struct prb *rb)
 			continue;
 		if (!atomic_compare_exchange_strong(o, &cur, me))
 			continue;
+		/* The registry code after the claim: a loser of the race never
+		 * writes it, so it is the owner's or 0. */
+		if (rb->owner)
+			pk_store_release(&ctl(rb, i)[C_CODE], (uint64_t)rb->owner | (me & 0xffffffffu) << 32);
 		if (!pk_load_relaxed(&rb->lanes[P_USED]))
 			pk_store_relaxed(&rb->lanes[P_USED], 1);
 		live_add(rb->hdr);
@@ -581,7 +619,7 @@ static int merge(struct prb *rb, bool *busy)
 		uint64_t owner = pk_load_relaxed(&ctl(rb, i)[C_OWNER]);
 
 		cu[i].owner = owner;
-		cu[i].gone = owner == 0 || pid_gone(rb, (uint32_t)owner);
+		cu[i].gone = owner == 0 || lane_owner_gone(rb, i, owner);
 		if (!load_bounds(rb, i, &cu[i]) || !peek(rb, i, &cu[i], &rec)) {
 			pk_store_release(&ctl(rb, i)[C_RIDX], cu[i].end);
 			pk_fetch_add_relaxed(&rb->lanes[P_CORRUPT], 1);
@@ -645,9 +683,11 @@ static int merge(struct prb *rb, bool *busy)
 		pk_a64 *o = &ctl(rb, i)[C_OWNER];
 		uint64_t owner = cu[i].owner;
 
-		if (owner && cu[i].gone &&
-		    pk_load_acquire(&ctl(rb, i)[C_RIDX]) == pk_load_acquire(&ctl(rb, i)[C_WIDX]))
+		if (owner && cu[i].gone && pk_load_relaxed(o) == owner &&
+		    pk_load_acquire(&ctl(rb, i)[C_RIDX]) == pk_load_acquire(&ctl(rb, i)[C_WIDX])) {
+			pk_store_relaxed(&ctl(rb, i)[C_CODE], 0);
 			atomic_compare_exchange_strong(o, &owner, 0);
+		}
 	}
 	pk_store_release(&rb->lanes[P_LOCK], 0);
 	return merged;

@@ -24,6 +24,17 @@
  *               records merged from a lane into the ring, and records
  *               still waiting in the lane
  *
+ * fuzz_lanes: the "lanes" region with its two control bytes in front, and
+ * copies of it whose pool went wrong:
+ *
+ *   lanes          as made: records merged, records waiting in a lane
+ *   lanes_merger   a merger died between storing the lane's oldest record
+ *                  in the ring and moving the lane past it: the merge lock
+ *                  names a dead process, the record is named in flight
+ *   lanes_bounds   a lane's write index more than a lane ahead of its read
+ *                  index
+ *   lanes_record   the second waiting record's length word changed
+ *
  * and, for fuzz_reader and fuzz_writer, damaged copies of "wrapped", each a
  * way a file was found to go wrong:
  *
@@ -277,6 +288,101 @@ static void fill(struct pk_log *log, const char *name)
 	}
 }
 
+/* fuzz_lanes's control bytes (fuzz_lanes.c): lines to store, whether to
+ * free the merge lock, a length seed. */
+static const unsigned char lanes_ctrl[][2] = { { 0x25, 17 }, { 0x03, 90 }, { 0x3f, 200 } };
+
+/* A process that is gone: its pid. */
+static pid_t dead_pid(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		die("fork", 0);
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, &status, 0);
+	return pid;
+}
+
+static void emit_lanes_seed(const char *name, const unsigned char *mem, size_t size, unsigned v)
+{
+	char out[PATH_MAX];
+	size_t len = cut_zeros(mem, size, size);
+
+	snprintf(out, sizeof(out), "fuzz_lanes/%s", name);
+	emit_bytes(out, lanes_ctrl[v % 3], 2, mem, len);
+	printf("%-25s %6zu bytes (region %zu)\n", out, len, size);
+}
+
+/*
+ * fuzz_lanes's seeds from the live "lanes" log in @mem (see the list at the
+ * top). Pool words as lanes.c lays them out: the merge lock at word 0, the
+ * record in flight (lane + 1 | its read index << 8) at word 4, lane i's
+ * control at word 8 + 24 i (write index +0, read index +8), its data at
+ * byte 4096 + i * lane_bytes.
+ */
+static void emit_lanes(struct pk_log *log, const unsigned char *mem, size_t size)
+{
+	struct prb *rb = pk_log_ring(log);
+	unsigned char *copy = malloc(size);
+	pk_a64 *pool = rb->lanes;
+	uint64_t lb = rb->lane_bytes;
+
+	if (!copy || !pool)
+		die("lanes seeds", 0);
+
+	size_t pool_off = (size_t)((const unsigned char *)pool - mem);
+	pk_a64 *c0 = pool + 8;
+	uint64_t ridx = pk_load_relaxed(&c0[8]), widx = pk_load_relaxed(&c0[0]);
+	const pk_a64 *d0 = pool + 4096 / 8;
+
+	if (widx == ridx)
+		die("lanes seeds: nothing waits in lane 0", 0);
+	emit_lanes_seed("lanes", mem, size, 0);
+
+	/* the second waiting record's length word */
+	uint64_t w0 = pk_load_relaxed(&d0[(ridx % lb) / 8]);
+	uint64_t second = ridx + 8 * (3 + ((w0 & 0xffff) + 7) / 8);
+
+	memcpy(copy, mem, size);
+	copy[pool_off + 4096 + second % lb] ^= 0x40;
+	emit_lanes_seed("lanes_record", copy, size, 1);
+
+	/* the write index far ahead */
+	memcpy(copy, mem, size);
+	uint64_t bad = ridx + 3 * lb + 8;
+
+	memcpy(copy + pool_off + 8 * 8, &bad, 8);
+	emit_lanes_seed("lanes_bounds", copy, size, 2);
+
+	/* A merger that stored the oldest waiting record and died: the same
+	 * record in the ring, the lock a dead process's, the record named. */
+	uint64_t at = (ridx % lb) / 8, len = w0 & 0xffff;
+	struct prb_meta m = {
+		.ts_nsec = pk_load_relaxed(&d0[at + 1]),
+		.level = (uint8_t)((w0 >> 16) & 7),
+		.flags = (uint8_t)(w0 >> 24),
+	};
+	uint64_t caller = pk_load_relaxed(&d0[at + 2]);
+	char text[PK_TEXT_MAX + 8];
+
+	m.caller.pid = (uint32_t)caller;
+	m.caller.tid = (uint32_t)(caller >> 32);
+	for (uint64_t k = 0; k < (len + 7) / 8; k++) {
+		uint64_t v = pk_load_relaxed(&d0[at + 3 + k]);
+
+		memcpy(text + 8 * k, &v, 8);
+	}
+	if (prb_store(rb, &m, text, len, NULL, 0, true, NULL))
+		die("lanes seeds: the merger's store", 0);
+	pk_store_relaxed(&pool[0], (uint64_t)(uint32_t)dead_pid() | (uint64_t)1 << 32);
+	pk_store_relaxed(&pool[4], 1 | ridx << 8);
+	emit_lanes_seed("lanes_merger", mem, size, 0);
+	free(copy);
+}
+
 /* fuzz_writer's control bytes: records to store, a length seed, levels. */
 static const unsigned char writer_ctrl[][3] = { { 0, 0, 0 }, { 5, 17, 0x36 }, { 31, 200, 0x75 } };
 
@@ -404,7 +510,7 @@ int main(int argc, char **argv)
 	if (!mkdtemp(tmpdir))
 		die("mkdtemp", 0);
 	static const char *const dirs[] = { "fuzz_logfile", "fuzz_reader", "fuzz_writer",
-					    "fuzz_opts", "fuzz_format" };
+					    "fuzz_opts", "fuzz_format", "fuzz_lanes" };
 
 	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		snprintf(name, sizeof(name), "%s/%s", outdir, dirs[i]);
@@ -433,7 +539,6 @@ int main(int argc, char **argv)
 		if (err)
 			die("pk_log_create_in", err);
 		fill(log, logs[i].name);
-		pk_log_destroy(log);
 
 		size_t len = cut_zeros(mem, size, size);
 
@@ -442,6 +547,9 @@ int main(int argc, char **argv)
 		printf("%-25s %6zu bytes (region %zu)\n", name, len, size);
 		snprintf(name, sizeof(name), "fuzz_writer/%s", logs[i].name);
 		emit_bytes(name, writer_ctrl[i % 3], 3, mem, len);
+		if (!strcmp(logs[i].name, "lanes"))
+			emit_lanes(log, mem, size); /* changes the log: last */
+		pk_log_destroy(log);
 		munmap(mem, size);
 	}
 

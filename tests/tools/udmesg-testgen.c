@@ -22,6 +22,15 @@
  *                                   console printing level 6, then filled
  *                                   (and wrapped) by pr_info() of one message
  *                                   with three arguments: deferred records
+ *   udmesg-testgen lanes FILE N     FILE made the printk log (64 KiB) with
+ *                                   printk.lanes on and level 6 printed by no
+ *                                   console; 3 threads print N lines each,
+ *                                   "lane T line I <pad>", into their lanes
+ *                                   (merged into the ring as lanes fill);
+ *                                   prints "pending K" (lane records not
+ *                                   merged, K > 0), then SIGKILLs itself
+ *   udmesg-testgen merge FILE       FILE opened by a writer, which merges
+ *                                   what waits in its lanes; prints "next N"
  *   udmesg-testgen mixed FILE       a 4 MiB log of such lines mixed with
  *                                   empty, escaped, multi-line, UTF-8 and
  *                                   1023-byte records, timestamps that grow
@@ -59,6 +68,7 @@
 #include <printk/printk.h>
 
 #include "log/log_shared.h"
+#include "ring/ringbuffer.h"
 
 #define NS 1000000000ull
 /* The wall-clock offset of the golden log: 2023-11-14 22:13:20.25 UTC at 0. */
@@ -264,6 +274,71 @@ static void deferred(const char *path, unsigned mib)
 			break;
 	}
 	pk_log_sync(log);
+}
+
+/* "lanes": one thread's lines. */
+struct lane_job {
+	unsigned t, n;
+};
+
+static void *lane_lines(void *arg)
+{
+	const struct lane_job *j = arg;
+	static const char pad[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+
+	for (unsigned i = 0; i < j->n; i++)
+		pr_info("lane %u line %u %.*s\n", j->t, i, (int)((i * 7 + j->t) % 30), pad);
+	return NULL;
+}
+
+static void lanes(const char *path, unsigned n)
+{
+	struct lane_job job[3];
+	pthread_t th[3];
+	int err;
+
+	unlink(path);
+	pk_set_lanes(1);
+	if ((err = pk_set_log_buf_len(64 * 1024)) || (err = pk_set_log_buf_file(path, 0)))
+		die(path, err);
+	pk_unregister_console(pk_console_stderr());
+	pk_set_console_loglevel(1);
+	for (unsigned t = 0; t < 3; t++) {
+		job[t] = (struct lane_job){ t, n };
+		if (pthread_create(&th[t], NULL, lane_lines, &job[t]))
+			die("pthread_create", -EAGAIN);
+	}
+	for (unsigned t = 0; t < 3; t++)
+		pthread_join(th[t], NULL);
+
+	/* Records still in the lanes: the exited threads gave their lanes
+	 * back; their records wait for a merge. */
+	struct prb_lanes_stats st;
+
+	prb_lanes_stats(pk_log_ring(pk_printk_log()), &st);
+	if (!st.pending)
+		die("no lane record left unmerged", -EAGAIN);
+	printf("pending %llu\n", (unsigned long long)st.pending);
+	fflush(stdout);
+	raise(SIGKILL);
+}
+
+static void merge(const char *path)
+{
+	struct pk_log *log;
+	struct prb_lanes_stats st;
+	int err = pk_log_open_file(&log, path, 0, 0);
+
+	if (err)
+		die(path, err);
+
+	uint64_t next = pk_log_next_seq(log); /* a writer's: merges */
+
+	prb_lanes_stats(pk_log_ring(log), &st);
+	if (st.pending)
+		die("lane records left after a merge", -EAGAIN);
+	printf("next %llu\n", (unsigned long long)next);
+	pk_log_destroy(log);
 }
 
 /* Fill @log with bench lines up to @bytes of text, timestamps from @ts0 in
@@ -478,6 +553,10 @@ int main(int argc, char **argv)
 		bench(argv[2], (unsigned)atoi(argv[3]));
 	else if (argc >= 4 && !strcmp(argv[1], "deferred"))
 		deferred(argv[2], (unsigned)atoi(argv[3]));
+	else if (argc >= 3 && !strcmp(argv[1], "merge"))
+		merge(argv[2]);
+	else if (argc >= 4 && !strcmp(argv[1], "lanes"))
+		lanes(argv[2], (unsigned)atoi(argv[3]));
 	else if (argc >= 3 && !strcmp(argv[1], "state"))
 		state(argv[2]);
 	else if (argc >= 3 && !strcmp(argv[1], "writers"))
@@ -487,8 +566,8 @@ int main(int argc, char **argv)
 	else if (argc >= 3 && !strcmp(argv[1], "kmsg"))
 		kmsg(argv[2], argc >= 4 && !strcmp(argv[3], "caller"));
 	else {
-		fprintf(stderr, "usage: udmesg-testgen golden|partial|live|mixed|stuck|state|far|kmsg "
-				"FILE | bench|deferred FILE MIB\n");
+		fprintf(stderr, "usage: udmesg-testgen golden|partial|live|mixed|stuck|state|far|kmsg|merge "
+				"FILE | bench|deferred FILE MIB | lanes FILE N\n");
 		return 2;
 	}
 	return 0;
