@@ -34,7 +34,7 @@
  *   the whole file again.
  *
  * The same loop with lanes (docs/lanes.md; two configurations of 100
- *   iterations, a 1 MiB log and a 16 KiB one that wraps): the log file is
+ *   iterations, a 1 MiB log and a 32 KiB one that wraps (the smallest log with lanes)): the log file is
  *   made with lanes on and the
  *   child's threads print pr_info() lines no console prints, so they go into
  *   their lanes and are merged into the ring by the child itself whenever a
@@ -1153,7 +1153,7 @@ static void test_kill_lanes(void **state)
 static void test_kill_lanes_wrap(void **state)
 {
 	(void)state;
-	static const struct kill_cfg cfg = { "kill/lanes/2 threads/wrap", 16384, 2, 0, 1, 1, LANE_ITERATIONS };
+	static const struct kill_cfg cfg = { "kill/lanes/2 threads/wrap", 32768, 2, 0, 1, 1, LANE_ITERATIONS };
 
 	kill_loop(&cfg);
 }

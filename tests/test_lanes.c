@@ -579,6 +579,89 @@ static void test_postmortem_after_sigkill(void **state)
 	pk_log_destroy(log);
 }
 
+/*
+ * A read-only reader numbers unmerged lane records after the ring's newest
+ * record; a line another handle then stores in the ring comes after them
+ * (the store merges first), so the numbers the reader saw hold and a
+ * reader that reads on finds the new line next.
+ */
+static void test_readonly_numbers_hold_after_store(void **state)
+{
+	(void)state;
+	const char *path = test_dir_path("renumber.log");
+	int ready[2], go[2];
+	char c;
+
+	pk_printk_exit();
+	unlink(path);
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(go), 0);
+
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		start_log(path, 1 << 17);
+		pr_err("made\n");
+		if (write(ready[1], "x", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(3);
+		for (int i = 0; i < 10; i++)
+			pr_info("L%d %s\n", i, "lane");
+		if (write(ready[1], "x", 1) != 1)
+			_exit(3);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	close(go[0]);
+
+	int status;
+	struct pk_log *ro, *w;
+
+	/* The other handle is open before the lines are written. */
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	assert_int_equal(pk_log_open_file(&w, path, 0, 0), 0);
+	assert_int_equal(write(go[1], "x", 1), 1);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	close(go[1]);
+	kill(pid, SIGKILL);
+	test_reap(pid, &status, 30000);
+	assert_true(WIFSIGNALED(status));
+
+	struct pk_record r;
+	char want[32];
+
+	/* seq 0 is "made", then the lane records. */
+	assert_int_equal(pk_log_open_file(&ro, path, 0, PK_LOG_RDONLY), 0);
+	assert_int_equal(pk_log_next_seq(ro), 11);
+	for (uint64_t q = 1; q < 11; q++) {
+		assert_int_equal(pk_log_read(ro, q, &r, 0), 0);
+		snprintf(want, sizeof(want), "L%d lane", (int)q - 1);
+		assert_string_equal(r.text, want);
+	}
+	assert_int_equal(pk_log_read(ro, 11, &r, 0), -EAGAIN);
+
+	/* The other handle stores a line of its own: pk_log_store() (and
+	 * every ring store: printk's, a /dev/kmsg write's, a notice) merges
+	 * first. */
+	assert_int_equal(pk_log_store(w, 1, 5, "X", 1, NULL, 0), 0);
+	assert_int_equal(pk_log_next_seq(w), 12);
+	for (uint64_t q = 1; q < 11; q++) {
+		assert_int_equal(pk_log_read(w, q, &r, 0), 0);
+		snprintf(want, sizeof(want), "L%d lane", (int)q - 1);
+		assert_string_equal(r.text, want);
+	}
+
+	/* The reader reads on: the new line, once, at the next number. */
+	assert_int_equal(pk_log_read(ro, 11, &r, 0), 0);
+	assert_int_equal(r.seq, 11);
+	assert_string_equal(r.text, "X");
+	assert_int_equal(pk_log_read(ro, 12, &r, 0), -EAGAIN);
+	pk_log_destroy(w);
+	pk_log_destroy(ro);
+}
+
 /* ------------------------------------------------------------- signals -- */
 
 static atomic_uint handler_stored;
@@ -1151,6 +1234,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_lane_clock_no_shared_floor, teardown),
 		cmocka_unit_test_teardown(test_fast_path_same_words, teardown),
 		cmocka_unit_test_teardown(test_postmortem_after_sigkill, teardown),
+		cmocka_unit_test_teardown(test_readonly_numbers_hold_after_store, teardown),
 		cmocka_unit_test_teardown(test_signal_handler_interrupts, teardown),
 		cmocka_unit_test_teardown(test_fork_child_own_lane, teardown),
 		cmocka_unit_test_teardown(test_thread_exit_returns_lane, teardown),

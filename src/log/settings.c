@@ -187,10 +187,7 @@ static int store_notice_v(uint64_t *seqp, int level, const char *fmt, va_list ap
 
 	/* As a printed line: this thread's lane records, older than the
 	 * notice (a crash report after its lines), enter the sequence first
-	 * (docs/lanes.md). */
-	if (prb_lanes_enabled())
-		prb_lanes_merge(rb);
-
+	 * (pk_store_line(), docs/lanes.md). */
 	int err = pk_store_line(rb, &l, &me, &seq);
 
 	if (err >= 0)

@@ -321,10 +321,8 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 	uint64_t seq;
 
 	/* Lane records older than this line enter the sequence before it
-	 * (docs/lanes.md: causal order across the two paths). */
-	if (PK_UNLIKELY(prb_lanes_enabled()))
-		prb_lanes_merge(rb);
-
+	 * (docs/lanes.md: causal order across the two paths): in
+	 * pk_store_line(). */
 	int stored = pk_store_line(rb, &l, &me, &seq);
 
 	if (PK_UNLIKELY(stored == -EUCLEAN) && pk_printk_log_damaged(stored))
@@ -548,8 +546,10 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 			}
 			/* No lane, a nested store, or room again: the ring. */
 		}
-		prb_lanes_merge(rb);
 	}
+	/* As pk_store_line() does: lane records first (docs/lanes.md). */
+	if (rb->lanes)
+		prb_lanes_merge(rb);
 
 	if (lazy_ts)
 		ts = pk_clock_ns();

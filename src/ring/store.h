@@ -95,6 +95,14 @@ static PK_ALWAYS_INLINE int pk_store_line(struct prb *rb, struct pk_line *l, str
 			return PK_STORED_JOINED;
 	}
 
+	/* Records waiting in lanes enter the sequence before a new one
+	 * (docs/lanes.md, "One sequence"): a read-only reader numbered them
+	 * after the ring's newest record, and a merge after this store would
+	 * give them other numbers. Whatever the process's own lanes setting:
+	 * another process may have filled the pool of a shared file. */
+	if (rb->lanes)
+		prb_lanes_merge(rb);
+
 	struct prb_meta meta = {
 		.ts_nsec = l->ts_nsec,
 		.caller = *caller,
