@@ -658,6 +658,11 @@ static inline void testpoint(enum prb_testpoint tp)
 		hook(tp);
 }
 
+void prb_testpoint(enum prb_testpoint tp)
+{
+	testpoint(tp);
+}
+
 /* ---------------------------------------------------------------- waking -- */
 
 static long futex(pk_a32 *addr, int op, uint32_t val, const struct timespec *ts)
@@ -1094,7 +1099,7 @@ static inline void prefetch_record(const struct prb *rb, uint64_t id, uint64_t b
  * head (the snapshot was stale, or something other than a push changed),
  * -ENOBUFS if blocked, -EUCLEAN if the ring is broken.
  */
-PK_HOT static int make_room(struct prb *rb, uint64_t id, uint64_t end)
+PK_HOT static int make_room(struct prb *rb, uint64_t id, uint64_t end, unsigned pushes)
 {
 	uint64_t t = pk_load_acquire(&rb->hdr->tail); /* P1, P3 */
 
@@ -1113,8 +1118,8 @@ PK_HOT static int make_room(struct prb *rb, uint64_t id, uint64_t end)
 		case PUSH_BROKEN:
 			return declare_broken(rb);
 		case PUSH_PASSED:
-			if (i < 4)
-				continue; /* a bigger record may need more than one */
+			if (i < pushes)
+				continue; /* a bigger record (or a batch) may need more than one */
 			return 0;
 		default:
 			return 0;
@@ -1379,7 +1384,7 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 		id = (w_id(h) + 1) & ID_MASK;
 		place(rb, w_pos(h), units, &begin, &end);
 		prefetch_record(rb, id, begin, end);
-		int room = make_room(rb, id, end);
+		int room = make_room(rb, id, end, 4);
 
 		if (room < 0)
 			return room;
@@ -1469,6 +1474,366 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 	return 0;
 }
 
+/*
+ * Batches (prb_store_batch): the lanes' merger hands over up to
+ * PRB_BATCH_MAX complete records and gets one reservation for all of them.
+ * Every invariant above holds per record; what is shared is only the work
+ * around them:
+ * B1  One head CAS reserves ids id0 .. id0 + n - 1 and their blocks, placed
+ *     one after another as n stores in a row would place them (place()), so
+ *     blocks still lie in id order and I2, I3 and make_room() see nothing
+ *     new: the tail is pushed until the last id and the last block fit.
+ * B2  Each record is then claimed, written and committed FINAL in id order
+ *     exactly as prb_store() does it (extent and tag first, I7; the claim;
+ *     D9's look; the check value, D8; the commit CAS), so a reader, a tail
+ *     pusher or a reclaimer cannot tell a batch record from a single one.
+ *     An unclaimed record of a batch whose writer died is stolen like any
+ *     unclaimed slot (I8), a claimed one made a hole like any dead writer's.
+ * B3  The seq of id0 comes from claimed_seq() (D10); the others follow it,
+ *     ids and seqs being dense alike.
+ * B4  The caller's journal gets id0 + 1 (release) after the head CAS and
+ *     before the first claim, and the number of records committed after
+ *     each commit: whoever finds the journal of a writer that died knows
+ *     that records below that number are in the ring, the one at it is in
+ *     the ring only if its slot says so (prb_batch_stored()), and the rest
+ *     are not (their slots become holes).
+ * B5  A record that cannot be claimed or committed (stolen after a stall,
+ *     taken by D9) ends the batch: the records after it, still unclaimed,
+ *     become holes at once (counted as stolen), so nobody waits for them.
+ * B6  Waiters are woken once, after the last commit: its seq_cst load of
+ *     the waiter count comes after every commit of the batch (P5).
+ * B7  The batch of a writer that died is finished by the next one that
+ *     holds the caller's exclusive right to it (prb_batch_resume(): lanes.c
+ *     calls it under the merge lock, taken over from a dead process): the
+ *     same records into the same ids and blocks (placed again from the
+ *     journal's first position), a record the dead writer committed passed,
+ *     one it claimed taken over (its writer is gone: nothing else writes
+ *     the slot), unclaimed ones claimed. A slot made a hole meanwhile (a
+ *     tail pusher or a reader found the writer dead, or the slot unclaimed
+ *     for PRB_STALL_NS) ends it as B5 does. Sequence numbers then stay
+ *     dense across a killed merge.
+ */
+
+/* The words of a lane record into the block @dst, the bytes past @len in
+ * the last word zeroed, and D_ALLOC as alloc_word() computes it from them:
+ * each word loaded once from the (untrusted, shared) source. */
+static PK_ALWAYS_INLINE uint64_t copy_checked(uint64_t id, uint64_t info, uint64_t ts, pk_a64 *dst,
+					      pk_a64 *src, size_t len)
+{
+	uint64_t a = check_mix(check_mix(id, ts), 0), b = check_mix(check_mix(info, 0), 0);
+	size_t n = (len + 7) / 8, rem = len & 7, i = 0;
+
+	if (!n)
+		goto out;
+	for (; i + 2 < n; i += 2) {
+		uint64_t x = pk_load_relaxed(&src[i]), y = pk_load_relaxed(&src[i + 1]);
+
+		pk_store_relaxed(&dst[i], x);
+		pk_store_relaxed(&dst[i + 1], y);
+		a = check_mix(a, x);
+		b = check_mix(b, y);
+	}
+	if (i + 2 == n) {
+		uint64_t x = pk_load_relaxed(&src[i++]);
+
+		pk_store_relaxed(&dst[i - 1], x);
+		a = check_mix(a, x);
+	}
+
+	uint64_t x = pk_load_relaxed(&src[i]);
+
+	if (rem) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		x &= (UINT64_C(1) << (8 * rem)) - 1;
+#else
+		char c[8];
+
+		memcpy(c, &x, 8);
+		memset(c + rem, 0, 8 - rem);
+		memcpy(&x, c, 8);
+#endif
+	}
+	pk_store_relaxed(&dst[i], x);
+	if (i & 1)
+		b = check_mix(b, x);
+	else
+		a = check_mix(a, x);
+out:;
+	uint64_t c = check_end(a ^ b * CHECK_MUL);
+
+	return ((c ^ c << 32) & ~UINT64_C(0xffffffff)) | alloc_tag(id);
+}
+
+/* B5: the reserved ids [@id, @last] not claimed by us become holes. */
+static void batch_abandon(struct prb *rb, uint64_t id, uint64_t last)
+{
+	for (; ((last - id) & ID_MASK) < ID_HALF; id = (id + 1) & ID_MASK) {
+		uint64_t v = ST_LOAD(rb, id, load_relaxed_fn);
+
+		if (st_id(v) == ((id - rb->desc_count) & ID_MASK) &&
+		    (st_state(v) == ST_FINAL || st_state(v) == ST_HOLE) &&
+		    st_cas(rb, id, &v, st_make(ST_HOLE, 0, 0, id), CAS_SC))
+			pk_fetch_add_relaxed(&rb->hdr->stolen, 1);
+	}
+}
+
+/*
+ * Claim, write and commit the @n records of a batch reserved from @id0
+ * with their blocks placed from @pos0 (B2); @done records of the batch
+ * before them are stored (the journal counts them too). @resume: the batch
+ * of a writer that died (B7): a record may be committed already, and one
+ * it claimed is taken over. Returns how many of the @n are stored (a
+ * prefix), or a negative errno when that is none.
+ */
+static int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n, uint64_t id0,
+		      uint64_t pos0, unsigned done, pk_a64 *journal, bool resume)
+{
+	/* The geometry in locals: the stores below go through pointers the
+	 * compiler cannot tell from the handle's fields. */
+	pk_a64 *const descs = rb->descs, *const data = rb->data;
+	const uint64_t ndesc = rb->desc_count, units_mask = rb->data_units - 1;
+	const uint64_t base = rb->id_base, owner = rb->owner;
+	uint64_t pos = pos0, seq0 = 0;
+	bool have_seq = false;
+	unsigned j;
+	int err = 0;
+
+	for (j = 0; j < n; j++) {
+		const struct prb_batch_rec *r = &recs[j];
+		uint64_t id = (id0 + j) & ID_MASK, begin;
+		uint64_t units = units_for(r->len), idx = pos & units_mask;
+
+		/* place() */
+		if (idx + units > units_mask + 1)
+			pos += units_mask + 1 - idx;
+		begin = pos & POS_MASK;
+		pos = (pos + units) & POS_MASK;
+
+		pk_a64 *d = descs + (id & (ndesc - 1)) * PRB_DESC_WORDS;
+		uint64_t prev_id = (base - ndesc + ((id - base) & (ndesc - 1))) & ID_MASK;
+		/* state_key(): the slot's first occupant, FINAL, one lap back */
+		uint64_t key = st_make(ST_FINAL, 0, 0, prev_id);
+		uint64_t raw = pk_load_relaxed(&d[D_STATE]), v = raw ^ key;
+
+		prev_id = (id - ndesc) & ID_MASK;
+
+		bool claimable = st_id(v) == prev_id && (st_state(v) == ST_FINAL || st_state(v) == ST_HOLE);
+
+		if (PK_UNLIKELY(resume) && st_id(v) == id) {
+			/* B7: committed before the kill, or claimed by the
+			 * dead writer (ours to take over); a hole is lost. */
+			if (st_state(v) == ST_FINAL || st_state(v) == ST_COMMITTED) {
+				if (!prb_batch_stored(rb, id, r->ts_nsec, r->caller))
+					break;
+				pk_store_release(&journal[1], (done + j + 1) | pos << 8);
+				continue;
+			}
+			if (st_state(v) != ST_RESERVED)
+				break;
+			claimable = true;
+		} else if (PK_UNLIKELY(!claimable)) {
+			/* As in prb_store(): stolen and come round, or damaged. */
+			if (((id - w_id(pk_load_acquire(&rb->hdr->tail))) & ID_MASK) >= ndesc) {
+				pk_fetch_add_relaxed(&rb->hdr->reserve_failed, 1);
+				err = -ENOBUFS;
+				break;
+			}
+			if (st_id(v) == id && st_state(v) != ST_HOLE) {
+				err = declare_broken(rb);
+				break;
+			}
+		}
+		pk_store_relaxed(&d[D_EXTENT], begin | pos << 32);
+		pk_store_relaxed(&d[D_CALLER], r->caller);
+		pk_store_release(&d[D_ALLOC], alloc_tag(id)); /* I7 */
+
+		uint64_t mine = st_make(ST_RESERVED, 0, owner, id);
+
+		if (PK_UNLIKELY(!claimable || !pk_cas_release(&d[D_STATE], &raw, mine ^ key))) {
+			if (resume)
+				break;
+			err = claim_failed(rb, id, raw ^ key);
+			if (err)
+				break;
+		}
+		testpoint(PRB_TP_CLAIMED);
+		if (PK_UNLIKELY(pk_load_relaxed(&d[D_STATE]) != (mine ^ key))) {
+			err = -ENOBUFS; /* D9 */
+			break;
+		}
+		if (PK_UNLIKELY(!have_seq)) {
+			uint64_t sq;
+
+			if (PK_UNLIKELY(!claimed_seq(rb, id, &sq))) {
+				uint64_t cur = mine;
+
+				if (st_cas(rb, id, &cur, st_with_state(mine, ST_HOLE), CAS_SC))
+					pk_fetch_add_relaxed(&rb->hdr->holes, 1);
+				err = declare_broken(rb);
+				break;
+			}
+			seq0 = sq - j;
+			have_seq = true;
+		}
+
+		uint64_t info = pack_info(r->len, 0, r->level & 7, 0, r->flags, 0);
+		uint64_t at = (id - base) & (ndesc - 1);
+
+		/* SEQ_STORE() */
+		pk_store_relaxed(&d[D_SEQ], (seq0 + j) ^ (at - ndesc));
+		pk_store_relaxed(&d[D_TS], r->ts_nsec);
+		pk_store_relaxed(&d[D_CTX], 0);
+		pk_store_relaxed(&d[D_INFO], info);
+		pk_store_relaxed(&d[D_ALLOC], copy_checked(id, info, r->ts_nsec,
+							   data + (begin & units_mask) * (PRB_UNIT / 8),
+							   r->words, r->len));
+		testpoint(PRB_TP_BEFORE_COMMIT);
+
+		uint64_t cur = mine ^ key;
+
+		if (PK_UNLIKELY(!pk_cas_sc(&d[D_STATE], &cur, st_with_state(mine, ST_FINAL) ^ key))) {
+			err = -ENOBUFS; /* taken from us (D9): counted as a hole */
+			break;
+		}
+		pk_store_release(&journal[1], (done + j + 1) | pos << 8); /* B4 */
+		testpoint(PRB_TP_BATCH_COMMITTED);
+	}
+	if (j < n)
+		batch_abandon(rb, (id0 + j + 1) & ID_MASK, (id0 + n - 1) & ID_MASK);
+	if (j)
+		wake_waiters(rb); /* B6 */
+	return j ? (int)j : err;
+}
+
+int prb_store_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n, pk_a64 *journal)
+{
+	if (!rb || !recs || !journal || n == 0 || n > PRB_BATCH_MAX)
+		return -EINVAL;
+	if (!rb->writable)
+		return -EPERM;
+	if (PK_UNLIKELY(pk_load_relaxed(&rb->broken)))
+		return -EUCLEAN;
+
+	uint64_t total = 0;
+
+	for (unsigned j = 0; j < n; j++) {
+		if (recs[j].len > PRB_TEXT_MAX || (recs[j].len && !recs[j].words))
+			return -EINVAL;
+		total += units_for(recs[j].len);
+	}
+	/* B1: a batch takes at most a quarter of the ring, so it never needs
+	 * the records of another writer that is still at work. */
+	if (n > rb->desc_count / 4 || total > rb->data_units / 4)
+		return -E2BIG;
+
+	prefetch_w(&rb->hdr->head);
+	prefetch_w(&rb->hdr->tail);
+
+	uint64_t h = pk_load_acquire(&rb->hdr->head);
+	uint64_t id0, last, end;
+
+	for (unsigned tries = 0;;) {
+		uint64_t begin;
+
+		id0 = (w_id(h) + 1) & ID_MASK;
+		last = (id0 + n - 1) & ID_MASK;
+		end = w_pos(h);
+		if ((end & (rb->data_units - 1)) + total <= rb->data_units)
+			end = (end + total) & POS_MASK; /* no block reaches the array's end */
+		else
+			for (unsigned j = 0; j < n; j++)
+				place(rb, end, units_for(recs[j].len), &begin, &end);
+
+		int room = make_room(rb, last, end, n + 4);
+
+		if (room < 0)
+			return room;
+		if (room == 0)
+			h = pk_load_acquire(&rb->hdr->head);
+		else if (pk_cas_sc(&rb->hdr->head, &h, mk_word(last, end, false)))
+			break;
+		if (PK_UNLIKELY(++tries >= PRB_STORE_RETRIES))
+			return give_up(rb); /* D1 */
+	}
+
+	testpoint(PRB_TP_HEAD_RESERVED);
+	if (h & HEAD_OPEN)
+		finalize(rb, w_id(h));
+	pk_fence_release(); /* P3 */
+	/* B4: named before any claim */
+	pk_store_relaxed(&journal[1], w_pos(h) << 8);
+	pk_store_release(&journal[0], id0 + 1);
+	return fill_batch(rb, recs, n, id0, w_pos(h), 0, journal, false);
+}
+
+int prb_batch_resume(struct prb *rb, const struct prb_batch_rec *recs, unsigned n, pk_a64 *journal)
+{
+	if (!rb || !recs || !journal || n == 0 || n > PRB_BATCH_MAX)
+		return -EINVAL;
+	if (!rb->writable)
+		return -EPERM;
+	if (PK_UNLIKELY(pk_load_relaxed(&rb->broken)))
+		return -EUCLEAN;
+
+	uint64_t id1 = pk_load_acquire(&journal[0]), w = pk_load_acquire(&journal[1]);
+	uint64_t done = w & 0xff, pos = (w >> 8) & POS_MASK;
+
+	if (!id1)
+		return 0;
+	if (done > n)
+		return -EINVAL;
+	if (done == n)
+		return (int)n;
+	for (unsigned j = (unsigned)done; j < n; j++)
+		if (recs[j].len > PRB_TEXT_MAX || (recs[j].len && !recs[j].words))
+			return -EINVAL;
+	/* Placed from where the last committed record's block ended: the
+	 * records before it may have left their lanes already. */
+	int got = fill_batch(rb, recs + done, (unsigned)(n - done), (id1 - 1 + done) & ID_MASK, pos,
+			     (unsigned)done, journal, true);
+
+	return got < 0 ? (done ? (int)done : got) : (int)done + got;
+}
+
+bool prb_batch_open(struct prb *rb, uint64_t id)
+{
+	id &= ID_MASK;
+
+	uint64_t v = ST_LOAD(rb, id, load_acquire_fn);
+
+	if (st_id(v) == id)
+		return st_state(v) == ST_RESERVED;
+	return st_id(v) == ((id - rb->desc_count) & ID_MASK) &&
+	       (st_state(v) == ST_FINAL || st_state(v) == ST_HOLE);
+}
+
+uint64_t prb_seq_id(struct prb *rb, uint64_t seq)
+{
+	return seq_to_id(rb, seq);
+}
+
+uint64_t prb_id_distance(struct prb *rb, uint64_t from, uint64_t to)
+{
+	(void)rb;
+	return (to - from) & ID_MASK;
+}
+
+bool prb_batch_stored(struct prb *rb, uint64_t id, uint64_t ts_nsec, uint64_t caller)
+{
+	id &= ID_MASK;
+
+	pk_a64 *d = slot(rb, id);
+	uint64_t v = ST_LOAD(rb, id, load_acquire_fn);
+
+	if (st_id(v) != id || (st_state(v) != ST_FINAL && st_state(v) != ST_COMMITTED))
+		return false;
+
+	bool same = pk_load_relaxed(&d[D_TS]) == ts_nsec && pk_load_relaxed(&d[D_CALLER]) == caller;
+
+	pk_fence_acquire();
+	return same && ST_LOAD(rb, id, load_relaxed_fn) == v;
+}
+
 static bool caller_matches(pk_a64 *d, const struct prb_caller *c)
 {
 	uint64_t who = pk_load_relaxed(&d[D_CALLER]);
@@ -1539,7 +1904,7 @@ int prb_extend(struct prb *rb, const struct prb_caller *caller, const char *text
 			} else {
 				place(rb, w_pos(h), need, &nbegin, &nend);
 			}
-			int room = make_room(rb, id, nend);
+			int room = make_room(rb, id, nend, 4);
 
 			if (room < 0) {
 				err = room;

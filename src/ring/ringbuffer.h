@@ -287,6 +287,61 @@ void prb_abandon_unfinished(struct prb *rb);
  */
 unsigned prb_recover(struct prb *rb, struct prb_record *scratch);
 
+/*
+ * A batch: complete records (final, no dictionary, no caller context) that
+ * lanes.c's merger stores with one reservation (prb_store_batch()). The
+ * text is read from @words, whole words (bytes past @len in the last one
+ * are not stored): memory another process may share, loaded once each.
+ */
+#define PRB_BATCH_MAX 32u
+struct prb_batch_rec {
+	pk_a64 *words;
+	uint64_t ts_nsec;
+	uint64_t caller; /* pid | tid << 32 */
+	uint16_t len;
+	uint8_t level;
+	uint8_t flags;
+};
+
+/*
+ * Store @n records (at most PRB_BATCH_MAX, and at most a quarter of the
+ * ring's descriptors and data) as n prb_store() calls in a row would store
+ * them, with one reservation: ids, seqs and blocks consecutive. The
+ * journal (three words the caller keeps, in memory that outlives the process
+ * when the ring does) gets the first record's id + 1 (word 0) and the
+ * position its block was placed from (word 2) before anything is claimed,
+ * and the number committed (word 1) after each commit, so that records of
+ * a batch whose writer was killed can be told apart and finished
+ * (prb_batch_resume()): below that number stored, at it
+ * prb_batch_stored() decides, after it not stored yet.
+ * Returns how many were stored (a prefix of @recs), or a negative errno
+ * when none was: -ENOBUFS (the ring refuses, as for prb_store()),
+ * -EUCLEAN, -E2BIG (too many, or too large for the ring), -EINVAL, -EPERM.
+ */
+int prb_store_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n, pk_a64 *journal);
+
+/* Whether the record reserved as @id (a batch journal's id + k) is in the
+ * ring, committed, with this time and caller. False also once the ring
+ * overwrote it. */
+bool prb_batch_stored(struct prb *rb, uint64_t id, uint64_t ts_nsec, uint64_t caller);
+
+/*
+ * Finish the batch named by @journal, whose writer died (B7 in
+ * ringbuffer.c): @recs are the same @n records. Only for the holder of the
+ * right the journal belongs to (lanes.c's merge lock). Returns how many of
+ * the batch are stored now (a prefix), or a negative errno.
+ */
+int prb_batch_resume(struct prb *rb, const struct prb_batch_rec *recs, unsigned n, pk_a64 *journal);
+
+/* Whether the slot reserved as @id can still be filled by a resumed batch:
+ * not claimed yet, or claimed and not committed. */
+bool prb_batch_open(struct prb *rb, uint64_t id);
+
+/* The id a record of sequence number @seq has (or will have), and how
+ * many ids @to lies after @from (modulo the ids' width). */
+uint64_t prb_seq_id(struct prb *rb, uint64_t seq);
+uint64_t prb_id_distance(struct prb *rb, uint64_t from, uint64_t to);
+
 /* Finalize the newest record if it is still open (e.g. at exit or on panic). */
 void prb_finalize_last(struct prb *rb);
 /* The same, only if the newest record was written by process @pid (at exit:
@@ -385,8 +440,13 @@ enum prb_testpoint {
 	PRB_TP_CLAIMED,	      /* slot claimed (RESERVED), content not yet written */
 	PRB_TP_BEFORE_COMMIT, /* content written, not yet committed */
 	PRB_TP_REOPENED,      /* prb_extend reopened the newest record */
+	PRB_TP_BATCH_COMMITTED, /* prb_store_batch committed a record and counted it */
+	PRB_TP_MERGE_JOURNAL, /* lanes.c: a batch named in the pool, nothing reserved yet */
+	PRB_TP_MERGE_ADVANCED, /* lanes.c: one lane moved past its stored records */
 };
 void prb_set_testpoint_hook(void (*hook)(enum prb_testpoint tp));
+/* Run the hook at @tp (lanes.c's points). */
+void prb_testpoint(enum prb_testpoint tp);
 
 /* ------------------------------------------------------------ lanes -- */
 /* lanes.c: per-thread single-writer lanes in the pool after the format
