@@ -666,15 +666,24 @@ static void journal_recover(struct prb *rb)
 		if (got < (int)js.done)
 			got = (int)js.done;
 
-		unsigned moved = journal_ends(&js, (unsigned)got, ends);
-
+		journal_ends(&js, (unsigned)got, ends);
 		for (unsigned i = 0; i < PRB_LANES; i++)
 			if (ends[i] != js.ridx[i])
 				pk_store_release(&ctl(rb, i)[C_RIDX], ends[i]);
-		if (moved)
-			pk_fetch_add_relaxed(&rb->lanes[P_MERGED], moved);
+		/* The dead merger counts a batch once its journal is cleared. */
+		if (got)
+			pk_fetch_add_relaxed(&rb->lanes[P_MERGED], (uint64_t)got);
 	}
 	pk_store_release(&rb->lanes[P_JCOUNT], 0);
+}
+
+void prb_lanes_finish(struct prb *rb)
+{
+	if (!rb->lanes || !rb->writable || !pk_load_relaxed(&rb->lanes[P_JCOUNT]) ||
+	    !lock_merge(rb, my_id()))
+		return;
+	journal_recover(rb);
+	pk_store_release(&rb->lanes[P_LOCK], 0);
 }
 
 /* Drop entry @k of the @na lanes in @act. */

@@ -1756,13 +1756,14 @@ int prb_store_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n
 			return give_up(rb); /* D1 */
 	}
 
+	/* B4: named before any claim, right after the reservation (a kill in
+	 * between leaves unclaimed slots, stolen as holes: B5's case) */
+	pk_store_relaxed(&journal[1], w_pos(h) << 8);
+	pk_store_release(&journal[0], id0 + 1);
 	testpoint(PRB_TP_HEAD_RESERVED);
 	if (h & HEAD_OPEN)
 		finalize(rb, w_id(h));
 	pk_fence_release(); /* P3 */
-	/* B4: named before any claim */
-	pk_store_relaxed(&journal[1], w_pos(h) << 8);
-	pk_store_release(&journal[0], id0 + 1);
 	return fill_batch(rb, recs, n, id0, w_pos(h), 0, journal, false);
 }
 
@@ -2484,7 +2485,12 @@ unsigned prb_recover(struct prb *rb, struct prb_record *scratch)
 	uint64_t first, next, h;
 	unsigned made = 0;
 
-	if (!rb->writable || reader_bounds(rb, &first, &next, &h) != HDR_OK)
+	if (!rb->writable)
+		return 0;
+	/* A merger that died in a batch: its records go where it reserved
+	 * them before the reservations nobody finishes become holes (B7). */
+	prb_lanes_finish(rb);
+	if (reader_bounds(rb, &first, &next, &h) != HDR_OK)
 		return 0;
 	for (uint64_t seq = first; seq < next; seq++) {
 		uint64_t id = seq_to_id(rb, seq);

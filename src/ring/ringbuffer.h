@@ -497,6 +497,11 @@ int prb_lane_make_room(struct prb *rb);
 bool prb_lane_own_empty(struct prb *rb);
 void prb_lane_fell_back(struct prb *rb);
 
+/* Finish the batch of a merger that died (its journal), if the merge lock
+ * can be had without waiting; nothing else is merged. prb_recover() calls
+ * it before it makes holes of reservations nobody finishes. */
+void prb_lanes_finish(struct prb *rb);
+
 /* A read-only handle's view: how many lane records wait to be merged, and
  * the @k-th of them in merge order as record @seq_base + @k (0, or
  * -EAGAIN). */
