@@ -11,12 +11,16 @@
  * Pool (words of 8 bytes, shared with every process mapping the log):
  *   line 0       merge lock (pid:32 | tid:32 of the merger; 0: free), used
  *                (set once a lane was ever claimed), merged, corrupt, and
- *                the record being stored (lane + 1 | its ridx << 8; 0: none)
+ *                the batch journal's head: its record count, then the
+ *                ring's three words (prb_store_batch(): first id + 1, the
+ *                count committed | the next block's position << 8, spare)
  *   from 64      PRB_LANES controls of 3 lines each:
  *                line A, written by the lane's owner: widx, full, and the
  *                owner word (pid:32 | tid:32; 0: free), which changes hands
  *                by compare-and-swap only when it is free or its owner gone
  *                line B, written by the merger: ridx
+ *   from 3584    the batch journal: PRB_BATCH_MAX entries, lane:8 |
+ *                the record's lane position (low 56 bits)
  *   from 4096    PRB_LANES lanes of prb_lane_bytes() bytes, each a ring of
  *                8-byte words indexed by widx/ridx (byte counts that only
  *                grow).
@@ -32,10 +36,24 @@
  *       written on that path (it reads ridx, which the merger writes).
  *   L2  Only the holder of the merge lock reads records below widx for
  *       keeps and advances ridx (release), after the record is in the ring:
- *       each record enters the sequence once. The merger names the record
- *       it is storing in the pool first; one killed between the ring store
- *       and the advance leaves that name, and the next merger looks for the
- *       record among the ring's newest before it stores it again.
+ *       each record enters the sequence once. The merge stores records in
+ *       batches (prb_store_batch(): one reservation for up to
+ *       PRB_BATCH_MAX), each named in the pool's journal first:
+ *       J1  the entries (lane and position of each record, in the order
+ *           they are stored), then the count (release), before anything
+ *           is reserved; the ring adds the batch's first id and, after each
+ *           commit, how many are committed;
+ *       J2  the lanes are advanced past a batch's records only once the
+ *           ring holds them; a record below the committed count is in the
+ *           ring, the one at it is if its slot says so, the rest are not;
+ *       J3  the count is cleared (release) after the lanes moved. A merger
+ *           that finds a journal (the last one died: the lock is taken over
+ *           only from a dead process) finishes the batch where it was
+ *           reserved (prb_batch_resume()), moves the lanes past what the
+ *           ring holds, and clears it; so does prb_recover() before it
+ *           makes holes of unfinished reservations. A read-only view reads
+ *           such a batch's records at their reserved seqs and leaves them
+ *           out of its numbering after the ring's.
  *   L3  A merge takes the records of all lanes in time order, up to the
  *       time it read before looking at any lane, so a record committed
  *       before another thread's call began (causal order) is merged first.

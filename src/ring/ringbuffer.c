@@ -227,7 +227,8 @@
  * A region of version 4 has a pool of per-thread lanes after the format
  * string table (prb_lanes_size() bytes; lanes.c owns it, docs/lanes.md). A
  * lane record enters this ring, and gets its seq, when a merger stores it
- * here with prb_store(); until then only lanes.c's view shows it. The ring
+ * here in a batch (prb_store_batch(), B1-B7 below); until then only
+ * lanes.c's view shows it. The ring
  * places the pool, makes a region with it only while lanes are on
  * (new_abi()), and attaches version 3 regions without one. prb_next_seq()
  * and prb_read() are lanes.c's, around ring_next_seq() and ring_read().
