@@ -43,9 +43,12 @@
  *           they are stored), then the count (release), before anything
  *           is reserved; the ring adds the batch's first id and, after each
  *           commit, how many are committed;
- *       J2  the lanes are advanced past a batch's records only once the
- *           ring holds them; a record below the committed count is in the
- *           ring, the one at it is if its slot says so, the rest are not;
+ *       J2  a lane is advanced past a batch's record only once the ring
+ *           holds it and the journal counts it (the ring stores the read
+ *           index after the count, record by record: a merge frees lane
+ *           space as it goes); a record below the committed count is in
+ *           the ring, the one at it is if its slot says so, the rest are
+ *           not;
  *       J3  the count is cleared (release) after the lanes moved. A merger
  *           that finds a journal (the last one died: the lock is taken over
  *           only from a dead process) finishes the batch where it was
@@ -396,6 +399,7 @@ static uint64_t parse(const struct prb *rb, unsigned i, uint64_t pos, uint64_t e
 
 /* One lane's cursor during a merge or a view. */
 struct cursor {
+	pk_a64 *d; /* the lane's words */
 	uint64_t pos, end;
 	struct lhead h; /* of the record at pos, when have */
 	uint64_t n;	/* its size in the lane */
@@ -408,6 +412,7 @@ static bool load_bounds(const struct prb *rb, unsigned i, struct cursor *cu)
 {
 	pk_a64 *c = ctl(rb, i);
 
+	cu->d = lane_data(rb, i);
 	cu->pos = pk_load_acquire(&c[C_RIDX]);
 	cu->end = pk_load_acquire(&c[C_WIDX]);
 	cu->have = false;
@@ -421,7 +426,8 @@ static PK_ALWAYS_INLINE bool peek(const struct prb *rb, unsigned i, struct curso
 	cu->have = false;
 	if (cu->pos == cu->end)
 		return true;
-	cu->n = lane_head(lane_data(rb, i), rb->lane_bytes, cu->pos, cu->end, &cu->h);
+	(void)i;
+	cu->n = lane_head(cu->d, rb->lane_bytes, cu->pos, cu->end, &cu->h);
 	if (!cu->n)
 		return false;
 	cu->have = true;
@@ -676,6 +682,8 @@ static void journal_recover(struct prb *rb)
 				.len = h.len,
 				.level = h.level,
 				.flags = h.flags,
+				.done_word = &ctl(rb, js.lane[k])[C_RIDX],
+				.done_value = js.pos[k] + js.n[k],
 			};
 		}
 
@@ -792,12 +800,14 @@ static int merge(struct prb *rb, bool *busy)
 				from[i] = c->pos;
 			}
 			b[nb] = (struct prb_batch_rec){
-				.words = lane_data(rb, i) + c->h.at + LREC_HDR,
+				.words = c->d + c->h.at + LREC_HDR,
 				.ts_nsec = c->h.ts,
 				.caller = c->h.caller,
 				.len = c->h.len,
 				.level = c->h.level,
 				.flags = c->h.flags,
+				.done_word = &ctl(rb, i)[C_RIDX],
+				.done_value = c->pos + c->n,
 			};
 			pk_store_relaxed(&journal[nb], (c->pos & J_POS_MASK) | (uint64_t)i << 56);
 			lane_of[nb] = (uint8_t)i;

@@ -1494,7 +1494,8 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
  *     ids and seqs being dense alike.
  * B4  The caller's journal gets id0 + 1 (release) after the head CAS and
  *     before the first claim, and the number of records committed after
- *     each commit: whoever finds the journal of a writer that died knows
+ *     each commit (then the record's done word, if any: the lane's read
+ *     index, so a merge frees lane space record by record): whoever finds the journal of a writer that died knows
  *     that records below that number are in the ring, the one at it is in
  *     the ring only if its slot says so (prb_batch_stored()), and the rest
  *     are not (their slots become holes).
@@ -1627,6 +1628,8 @@ static int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned
 				if (!prb_batch_stored(rb, id, r->ts_nsec, r->caller))
 					break;
 				pk_store_release(&journal[1], (done + j + 1) | pos << 8);
+				if (r->done_word)
+					pk_store_release(r->done_word, r->done_value);
 				continue;
 			}
 			if (st_state(v) != ST_RESERVED)
@@ -1697,6 +1700,8 @@ static int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned
 			break;
 		}
 		pk_store_release(&journal[1], (done + j + 1) | pos << 8); /* B4 */
+		if (r->done_word)
+			pk_store_release(r->done_word, r->done_value);
 		testpoint(PRB_TP_BATCH_COMMITTED);
 	}
 	if (j < n)

@@ -301,6 +301,10 @@ struct prb_batch_rec {
 	uint16_t len;
 	uint8_t level;
 	uint8_t flags;
+	/* Stored (release) once the record is committed and counted in the
+	 * journal, when set: the merger's lane read index. */
+	pk_a64 *done_word;
+	uint64_t done_value;
 };
 
 /*
