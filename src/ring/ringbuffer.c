@@ -1100,7 +1100,7 @@ static inline void prefetch_record(const struct prb *rb, uint64_t id, uint64_t b
  * head (the snapshot was stale, or something other than a push changed),
  * -ENOBUFS if blocked, -EUCLEAN if the ring is broken.
  */
-PK_HOT static int make_room(struct prb *rb, uint64_t id, uint64_t end, unsigned pushes)
+PK_HOT static int make_room(struct prb *rb, uint64_t id, uint64_t end)
 {
 	uint64_t t = pk_load_acquire(&rb->hdr->tail); /* P1, P3 */
 
@@ -1119,8 +1119,8 @@ PK_HOT static int make_room(struct prb *rb, uint64_t id, uint64_t end, unsigned 
 		case PUSH_BROKEN:
 			return declare_broken(rb);
 		case PUSH_PASSED:
-			if (i < pushes)
-				continue; /* a bigger record (or a batch) may need more than one */
+			if (i < 4)
+				continue; /* a bigger record may need more than one */
 			return 0;
 		default:
 			return 0;
@@ -1385,7 +1385,7 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 		id = (w_id(h) + 1) & ID_MASK;
 		place(rb, w_pos(h), units, &begin, &end);
 		prefetch_record(rb, id, begin, end);
-		int room = make_room(rb, id, end, 4);
+		int room = make_room(rb, id, end);
 
 		if (room < 0)
 			return room;
@@ -1750,7 +1750,9 @@ int prb_store_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n
 			for (unsigned j = 0; j < n; j++)
 				place(rb, end, units_for(recs[j].len), &begin, &end);
 
-		int room = make_room(rb, last, end, n + 4);
+		/* A batch that needs more pushes than make_room() makes at a time
+		 * comes round again: the head is read anew each round. */
+		int room = make_room(rb, last, end);
 
 		if (room < 0)
 			return room;
@@ -1911,7 +1913,7 @@ int prb_extend(struct prb *rb, const struct prb_caller *caller, const char *text
 			} else {
 				place(rb, w_pos(h), need, &nbegin, &nend);
 			}
-			int room = make_room(rb, id, nend, 4);
+			int room = make_room(rb, id, nend);
 
 			if (room < 0) {
 				err = room;
