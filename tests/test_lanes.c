@@ -21,6 +21,7 @@
  *   - fork: the child takes a lane of its own;
  *   - a thread that exits gives its lane back;
  *   - hostile lane contents in a file: bounded, counted, never a crash;
+ *     so is a hostile batch journal;
  *   - an old-format log (no lane pool) gets no lanes; printk.lanes parses
  *     strictly.
  */
@@ -692,6 +693,93 @@ static void test_hostile_lanes_bounded(void **state)
 	assert_true(st.corrupt >= 1);
 }
 
+/* The merge's batch journal in the pool (words 4-7 and 448-479) is as
+ * untrusted as the lanes: random words, and plausible ones (a count, ids
+ * at the ring's head, entries at the lanes' fronts), never make a reader
+ * or a merger loop, crash, store a record twice or take a slot that was
+ * not the journal's. */
+static void test_hostile_journal_bounded(void **state)
+{
+	(void)state;
+	const char *path = test_dir_path("journal.log");
+	uint64_t rnd = 0x9E3779B97F4A7C15ull;
+	int nrec = 0;
+	static int seen[400];
+
+	start_log(path, 1 << 16);
+
+	struct prb *rb = ring();
+	pk_a64 *pool = rb->lanes;
+
+	for (int round = 0; round < 300; round++) {
+		if (round % 2 == 0) {
+			pr_info("rec %d\n", nrec++);
+			pr_info("rec %d\n", nrec++);
+		}
+
+		uint64_t ridx0 = atomic_load(&pool[8 + 8]); /* lane 0's read index */
+
+		for (unsigned w = 4; w < 8; w++) {
+			rnd ^= rnd << 13;
+			rnd ^= rnd >> 7;
+			rnd ^= rnd << 17;
+			atomic_store(&pool[w], rnd);
+		}
+		for (unsigned w = 448; w < 480; w++) {
+			rnd ^= rnd << 13;
+			rnd ^= rnd >> 7;
+			rnd ^= rnd << 17;
+			atomic_store(&pool[w], round % 2 ? rnd : (ridx0 + 8 * (rnd % 64)) | (rnd >> 60) << 56);
+		}
+		if (round % 2 == 0) {
+			/* plausible: a count, ids at the head, done 0-2, the
+			 * first entries at lane 0's front */
+			atomic_store(&pool[4], 1 + rnd % 3);
+			atomic_store(&pool[5], 1 + prb_seq_id(rb, prb_next_reserve_seq(rb) - rnd % 4));
+			atomic_store(&pool[6], (rnd >> 8) % 3);
+			atomic_store(&pool[448], ridx0);
+			atomic_store(&pool[449], ridx0 + 8 * (3 + (8 + 7) / 8));
+		}
+
+		struct pk_log *ro;
+		struct pk_record r;
+
+		assert_int_equal(pk_log_open_file(&ro, path, 0, PK_LOG_RDONLY), 0);
+
+		uint64_t first = pk_log_first_seq(ro), next = pk_log_next_seq(ro);
+
+		assert_true(next - first <= (uint64_t)nrec + 64);
+		for (uint64_t q = first; q < next; q++)
+			if (pk_log_read(ro, q, &r, 0) == 0)
+				assert_true(r.text_len <= PK_TEXT_MAX);
+		pk_log_destroy(ro);
+		if (round % 4 == 0)
+			prb_lanes_merge(rb); /* the writer: takes the journal in */
+	}
+
+	/* The writer merges: the journal goes; no record lost, none twice. */
+	struct prb_lanes_stats st;
+	struct pk_record r;
+	uint64_t first = pk_log_first_seq(pk_printk_log()), next = pk_log_next_seq(pk_printk_log());
+
+	assert_int_equal(first, 0);
+	assert_int_equal(atomic_load(&pool[4]), 0);
+	lanes_stats(&st);
+	assert_int_equal(st.pending, 0);
+	assert_true(st.corrupt >= 1);
+	for (uint64_t q = first; q < next; q++) {
+		int v;
+
+		assert_int_equal(pk_log_read(pk_printk_log(), q, &r, 0), 0);
+		if (sscanf(r.text, "rec %d", &v) == 1) {
+			assert_true(v >= 0 && v < nrec);
+			seen[v]++;
+		}
+	}
+	for (int v = 0; v < nrec; v++)
+		assert_int_equal(seen[v], 1);
+}
+
 /* ----------------------------------------------------- old format, option -- */
 
 static void test_old_format_no_lanes(void **state)
@@ -1059,6 +1147,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_fork_child_own_lane, teardown),
 		cmocka_unit_test_teardown(test_thread_exit_returns_lane, teardown),
 		cmocka_unit_test_teardown(test_hostile_lanes_bounded, teardown),
+		cmocka_unit_test_teardown(test_hostile_journal_bounded, teardown),
 		cmocka_unit_test_teardown(test_every_reader_sees_lanes, teardown),
 		cmocka_unit_test_teardown(test_follower_wakes, teardown),
 		cmocka_unit_test_teardown(test_old_format_no_lanes, teardown),

@@ -609,6 +609,10 @@ static int journal_scan(struct prb *rb, struct jscan *js)
 		js->n[k] = parse_head(rb, i, front[i], js->widx[i], &h);
 		if (!js->n[k])
 			return -2;
+		/* Below the count: in the ring, unless the ring moved on; a slot
+		 * holding another record means the journal lies (L4). */
+		if (k < done && !prb_batch_check(rb, js->id0 + k, h.ts, h.caller))
+			return -2;
 		js->pos[k] = front[i];
 		front[i] += js->n[k];
 	}

@@ -1588,7 +1588,7 @@ static void batch_abandon(struct prb *rb, uint64_t id, uint64_t last)
  * prefix), or a negative errno when that is none.
  */
 static int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n, uint64_t id0,
-		      uint64_t pos0, unsigned done, pk_a64 *journal, bool resume)
+		      uint64_t pos0, unsigned done, pk_a64 *journal, bool resume, uint64_t head_pos)
 {
 	/* The geometry in locals: the stores below go through pointers the
 	 * compiler cannot tell from the handle's fields. */
@@ -1610,6 +1610,9 @@ static int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned
 			pos += units_mask + 1 - idx;
 		begin = pos & POS_MASK;
 		pos = (pos + units) & POS_MASK;
+		/* B7: a journal's blocks lie below the head (it is untrusted) */
+		if (PK_UNLIKELY(resume) && ((head_pos - pos) & POS_MASK) >= POS_HALF)
+			break;
 
 		pk_a64 *d = descs + (id & (ndesc - 1)) * PRB_DESC_WORDS;
 		uint64_t prev_id = (base - ndesc + ((id - base) & (ndesc - 1))) & ID_MASK;
@@ -1632,7 +1635,11 @@ static int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned
 					pk_store_release(r->done_word, r->done_value);
 				continue;
 			}
-			if (st_state(v) != ST_RESERVED)
+			/* Claimed by the dead writer: it stored this extent
+			 * and caller before its claim (I7). */
+			if (st_state(v) != ST_RESERVED ||
+			    pk_load_relaxed(&d[D_EXTENT]) != (begin | pos << 32) ||
+			    pk_load_relaxed(&d[D_CALLER]) != r->caller)
 				break;
 			claimable = true;
 		} else if (PK_UNLIKELY(!claimable)) {
@@ -1772,7 +1779,7 @@ int prb_store_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n
 	if (h & HEAD_OPEN)
 		finalize(rb, w_id(h));
 	pk_fence_release(); /* P3 */
-	return fill_batch(rb, recs, n, id0, w_pos(h), 0, journal, false);
+	return fill_batch(rb, recs, n, id0, w_pos(h), 0, journal, false, 0);
 }
 
 int prb_batch_resume(struct prb *rb, const struct prb_batch_rec *recs, unsigned n, pk_a64 *journal)
@@ -1796,10 +1803,19 @@ int prb_batch_resume(struct prb *rb, const struct prb_batch_rec *recs, unsigned 
 	for (unsigned j = (unsigned)done; j < n; j++)
 		if (recs[j].len > PRB_TEXT_MAX || (recs[j].len && !recs[j].words))
 			return -EINVAL;
+	/* The journal is untrusted: its ids must have been reserved (at or
+	 * before the head, within a ring of it), its blocks below the head's
+	 * position (fill_batch()). */
+	uint64_t h = pk_load_acquire(&rb->hdr->head);
+	uint64_t last = (id1 - 1 + n - 1) & ID_MASK;
+
+	if (((w_id(h) - last) & ID_MASK) >= rb->desc_count)
+		return -EINVAL;
+
 	/* Placed from where the last committed record's block ended: the
 	 * records before it may have left their lanes already. */
 	int got = fill_batch(rb, recs + done, (unsigned)(n - done), (id1 - 1 + done) & ID_MASK, pos,
-			     (unsigned)done, journal, true);
+			     (unsigned)done, journal, true, w_pos(h));
 
 	return got < 0 ? (done ? (int)done : got) : (int)done + got;
 }
@@ -1827,20 +1843,33 @@ uint64_t prb_id_distance(struct prb *rb, uint64_t from, uint64_t to)
 	return (to - from) & ID_MASK;
 }
 
-bool prb_batch_stored(struct prb *rb, uint64_t id, uint64_t ts_nsec, uint64_t caller)
+int prb_batch_check(struct prb *rb, uint64_t id, uint64_t ts_nsec, uint64_t caller)
 {
 	id &= ID_MASK;
 
 	pk_a64 *d = slot(rb, id);
 	uint64_t v = ST_LOAD(rb, id, load_acquire_fn);
 
-	if (st_id(v) != id || (st_state(v) != ST_FINAL && st_state(v) != ST_COMMITTED))
-		return false;
+	if (st_id(v) != id) {
+		/* A later lap's occupant: the tail passed it. */
+		uint64_t ahead = (st_id(v) - id) & ID_MASK;
+
+		return ahead && ahead < ID_HALF && !(ahead & (rb->desc_count - 1)) ? -1 : 0;
+	}
+	if (st_state(v) != ST_FINAL && st_state(v) != ST_COMMITTED)
+		return 0;
 
 	bool same = pk_load_relaxed(&d[D_TS]) == ts_nsec && pk_load_relaxed(&d[D_CALLER]) == caller;
 
 	pk_fence_acquire();
-	return same && ST_LOAD(rb, id, load_relaxed_fn) == v;
+	if (ST_LOAD(rb, id, load_relaxed_fn) != v)
+		return -1; /* overwritten while we looked */
+	return same;
+}
+
+bool prb_batch_stored(struct prb *rb, uint64_t id, uint64_t ts_nsec, uint64_t caller)
+{
+	return prb_batch_check(rb, id, ts_nsec, caller) == 1;
 }
 
 static bool caller_matches(pk_a64 *d, const struct prb_caller *c)

@@ -328,6 +328,9 @@ int prb_store_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n
  * ring, committed, with this time and caller. False also once the ring
  * overwrote it. */
 bool prb_batch_stored(struct prb *rb, uint64_t id, uint64_t ts_nsec, uint64_t caller);
+/* The same, telling apart (-1) a slot that moved on to a later record
+ * (overwritten: nothing can be told) from one that holds another (0). */
+int prb_batch_check(struct prb *rb, uint64_t id, uint64_t ts_nsec, uint64_t caller);
 
 /*
  * Finish the batch named by @journal, whose writer died (B7 in
