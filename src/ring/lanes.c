@@ -53,7 +53,8 @@
  *           that finds a journal (the last one died: the lock is taken over
  *           only from a dead process) finishes the batch where it was
  *           reserved (prb_batch_resume()), moves the lanes past what the
- *           ring holds, and clears it; so does prb_recover() before it
+ *           ring holds, and clears it; so does prb_lanes_finish(), which
+ *           the first writer after a crash calls before prb_recover()
  *           makes holes of unfinished reservations. A read-only view reads
  *           such a batch's records at their reserved seqs and leaves them
  *           out of its numbering after the ring's.

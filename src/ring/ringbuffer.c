@@ -2522,12 +2522,7 @@ unsigned prb_recover(struct prb *rb, struct prb_record *scratch)
 	uint64_t first, next, h;
 	unsigned made = 0;
 
-	if (!rb->writable)
-		return 0;
-	/* A merger that died in a batch: its records go where it reserved
-	 * them before the reservations nobody finishes become holes (B7). */
-	prb_lanes_finish(rb);
-	if (reader_bounds(rb, &first, &next, &h) != HDR_OK)
+	if (!rb->writable || reader_bounds(rb, &first, &next, &h) != HDR_OK)
 		return 0;
 	for (uint64_t seq = first; seq < next; seq++) {
 		uint64_t id = seq_to_id(rb, seq);

@@ -505,8 +505,9 @@ bool prb_lane_own_empty(struct prb *rb);
 void prb_lane_fell_back(struct prb *rb);
 
 /* Finish the batch of a merger that died (its journal), if the merge lock
- * can be had without waiting; nothing else is merged. prb_recover() calls
- * it before it makes holes of reservations nobody finishes. */
+ * can be had without waiting; nothing else is merged. For the first writer
+ * after a crash, before prb_recover() makes holes of reservations nobody
+ * finishes (logfile.c). */
 void prb_lanes_finish(struct prb *rb);
 
 /* A read-only handle's view: how many lane records wait to be merged, and
