@@ -13,7 +13,8 @@
  *                (set once a lane was ever claimed), merged, corrupt, and
  *                the batch journal's head: its record count, then the
  *                ring's three words (prb_store_batch(): first id + 1, the
- *                count committed | the next block's position << 8, spare)
+ *                count committed | the next block's position << 8, the
+ *                head its reservation leaves)
  *   from 64      PRB_LANES controls of 3 lines each:
  *                line A, written by the lane's owner: widx, full, and the
  *                owner word (pid:32 | tid:32; 0: free), which changes hands
@@ -99,7 +100,7 @@
 #define P_JCOUNT  4 /* records in the batch named at J_OFF; 0: none */
 #define P_JID	  5 /* the ring's journal: id of the first record + 1 (0: not reserved yet), */
 #define P_JDONE	  6 /* how many are committed | where the next block goes << 8, */
-#define P_JSPARE  7 /* and a word it leaves alone */
+#define P_JHEAD	  7 /* and the head word its reservation leaves (prb_store_batch()) */
 #define J_OFF	  448u /* words: PRB_BATCH_MAX entries, lane << 56 | position */
 #define J_POS_MASK ((UINT64_C(1) << 56) - 1)
 #define CTL_OFF	  8u  /* words */
@@ -573,17 +574,19 @@ static int journal_scan(struct prb *rb, struct jscan *js)
 	if (count > PRB_BATCH_MAX)
 		return -2;
 
-	uint64_t id1 = pk_load_acquire(&rb->lanes[P_JID]);
+	uint64_t id0;
+
+	if (!prb_batch_first(rb, &rb->lanes[P_JID], (unsigned)count, &id0))
+		return -1; /* killed before its reservation: nothing claimed */
+
 	uint64_t done = pk_load_acquire(&rb->lanes[P_JDONE]) & 0xff;
 	const pk_a64 *j = &rb->lanes[J_OFF];
 	uint64_t front[PRB_LANES];
 	struct lhead h;
 
-	if (!id1)
-		return -1; /* killed before its reservation: nothing claimed */
 	if (done > count)
 		return -2;
-	js->id0 = id1 - 1;
+	js->id0 = id0;
 	js->count = (unsigned)count;
 	js->done = (unsigned)done;
 	for (unsigned i = 0; i < PRB_LANES; i++) {

@@ -323,6 +323,8 @@
 #define ID_HALF	  (UINT64_C(1) << (ID_BITS - 1))
 #define POS_HALF  (UINT64_C(1) << (POS_BITS - 1))
 #define HEAD_OPEN (UINT64_C(1) << 63)
+/* A batch journal's first word: named, not yet reserved for sure (B8). */
+#define J_TENTATIVE (UINT64_C(1) << 63)
 
 /* State word: [state:2][spare:2][reopen:12][owner:16][id:32]. */
 #define ST_SHIFT     62
@@ -1514,6 +1516,12 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
  *     tail pusher or a reader found the writer dead, or the slot unclaimed
  *     for PRB_STALL_NS) ends it as B5 does. Sequence numbers then stay
  *     dense across a killed merge.
+ * B8  The name comes before the head CAS, marked tentative with the head
+ *     word the CAS will leave, and is confirmed right after it: a writer
+ *     killed between the two leaves a name that prb_batch_first() checks
+ *     against the ring (none of the ids claimed, and the head still the
+ *     one the CAS left or the next record placed where the batch ended),
+ *     so no moment between reservation and naming costs the batch's seqs.
  */
 
 /* The words of a lane record into the block @dst, the bytes past @len in
@@ -1761,25 +1769,88 @@ int prb_store_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n
 		 * comes round again: the head is read anew each round. */
 		int room = make_room(rb, last, end);
 
-		if (room < 0)
+		if (room < 0) {
+			pk_store_relaxed(&journal[0], 0);
 			return room;
-		if (room == 0)
+		}
+		if (room == 0) {
 			h = pk_load_acquire(&rb->hdr->head);
-		else if (pk_cas_sc(&rb->hdr->head, &h, mk_word(last, end, false)))
-			break;
-		if (PK_UNLIKELY(++tries >= PRB_STORE_RETRIES))
+		} else {
+			/* B4: the reservation named before it is made, marked
+			 * tentative with the head it leaves (B8) */
+			pk_store_relaxed(&journal[1], w_pos(h) << 8);
+			pk_store_relaxed(&journal[2], mk_word(last, end, false));
+			pk_store_release(&journal[0], (id0 + 1) | J_TENTATIVE);
+			testpoint(PRB_TP_BATCH_NAMED);
+			if (pk_cas_sc(&rb->hdr->head, &h, mk_word(last, end, false)))
+				break;
+		}
+		if (PK_UNLIKELY(++tries >= PRB_STORE_RETRIES)) {
+			pk_store_relaxed(&journal[0], 0);
 			return give_up(rb); /* D1 */
+		}
 	}
 
-	/* B4: named before any claim, right after the reservation (a kill in
-	 * between leaves unclaimed slots, stolen as holes: B5's case) */
-	pk_store_relaxed(&journal[1], w_pos(h) << 8);
-	pk_store_release(&journal[0], id0 + 1);
 	testpoint(PRB_TP_HEAD_RESERVED);
+	/* B4: confirmed before any claim */
+	pk_store_release(&journal[0], id0 + 1);
 	if (h & HEAD_OPEN)
 		finalize(rb, w_id(h));
 	pk_fence_release(); /* P3 */
 	return fill_batch(rb, recs, n, id0, w_pos(h), 0, journal, false, 0);
+}
+
+/*
+ * B8: whether the batch of @n named by @journal was reserved, and its first
+ * id. A confirmed name was; a tentative one (its writer died between naming
+ * it and confirming it, around its head CAS) was if the CAS succeeded:
+ * none of the ids is claimed (the dead writer claimed nothing before it
+ * confirmed) and the head is still the one the CAS left, or the record
+ * after the batch was placed where the batch ended. Another writer's
+ * reservations could only look the same by ending at the same id and
+ * position; their unclaimed slots would then be taken as a steal takes
+ * them (I8).
+ */
+bool prb_batch_first(struct prb *rb, pk_a64 *journal, unsigned n, uint64_t *id0)
+{
+	uint64_t j0 = pk_load_acquire(&journal[0]);
+
+	if (!j0 || n == 0 || n > PRB_BATCH_MAX)
+		return false;
+	*id0 = ((j0 & ~J_TENTATIVE) - 1) & ID_MASK;
+	if (!(j0 & J_TENTATIVE))
+		return true;
+
+	uint64_t want = pk_load_relaxed(&journal[2]);
+	uint64_t last = (*id0 + n - 1) & ID_MASK, end = w_pos(want);
+
+	if (w_id(want) != last || (want & HEAD_OPEN))
+		return false;
+	for (unsigned j = 0; j < n; j++) {
+		uint64_t id = (*id0 + j) & ID_MASK;
+
+		if (st_id(ST_LOAD(rb, id, load_acquire_fn)) == id)
+			return false;
+	}
+
+	uint64_t h = pk_load_acquire(&rb->hdr->head);
+
+	if ((h & ~HEAD_OPEN) == want)
+		return true;
+	if (((w_id(h) - last) & ID_MASK) >= ID_HALF || w_id(h) == last)
+		return false;
+
+	uint64_t next = (last + 1) & ID_MASK;
+	pk_a64 *d = slot(rb, next);
+
+	if ((pk_load_acquire(&d[D_ALLOC]) & 0xffffffffu) != alloc_tag(next))
+		return false;
+
+	uint64_t begin = pk_load_relaxed(&d[D_EXTENT]) & 0xffffffffu;
+
+	/* where the batch ended, or the next lap's start if it did not fit */
+	return begin == end ||
+	       (!(begin & (rb->data_units - 1)) && ((begin - end) & POS_MASK) <= rb->data_units);
 }
 
 int prb_batch_resume(struct prb *rb, const struct prb_batch_rec *recs, unsigned n, pk_a64 *journal)
@@ -1791,11 +1862,15 @@ int prb_batch_resume(struct prb *rb, const struct prb_batch_rec *recs, unsigned 
 	if (PK_UNLIKELY(pk_load_relaxed(&rb->broken)))
 		return -EUCLEAN;
 
-	uint64_t id1 = pk_load_acquire(&journal[0]), w = pk_load_acquire(&journal[1]);
+	uint64_t id0;
+
+	if (!prb_batch_first(rb, journal, n, &id0))
+		return 0;
+	pk_store_release(&journal[0], id0 + 1); /* confirmed (B8): we claim next */
+
+	uint64_t id1 = id0 + 1, w = pk_load_acquire(&journal[1]);
 	uint64_t done = w & 0xff, pos = (w >> 8) & POS_MASK;
 
-	if (!id1)
-		return 0;
 	if (done > n)
 		return -EINVAL;
 	if (done == n)

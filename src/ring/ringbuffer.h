@@ -312,9 +312,10 @@ struct prb_batch_rec {
  * ring's descriptors and data) as n prb_store() calls in a row would store
  * them, with one reservation: ids, seqs and blocks consecutive. The
  * journal (three words the caller keeps, in memory that outlives the process
- * when the ring does) gets the first record's id + 1 (word 0) and the
- * position its block was placed from (word 2) before anything is claimed,
- * and the number committed (word 1) after each commit, so that records of
+ * when the ring does) gets the first record's id + 1 (word 0, tentative
+ * until the reservation is made: B8) with the position its blocks are
+ * placed from and the head the reservation leaves, before anything is
+ * claimed, and the number committed (word 1) after each commit, so that records of
  * a batch whose writer was killed can be told apart and finished
  * (prb_batch_resume()): below that number stored, at it
  * prb_batch_stored() decides, after it not stored yet.
@@ -339,6 +340,11 @@ int prb_batch_check(struct prb *rb, uint64_t id, uint64_t ts_nsec, uint64_t call
  * the batch are stored now (a prefix), or a negative errno.
  */
 int prb_batch_resume(struct prb *rb, const struct prb_batch_rec *recs, unsigned n, pk_a64 *journal);
+
+/* Whether the journal of a batch of @n names a reservation (B8 in
+ * ringbuffer.c: a tentative name is checked against the ring), and *@id0,
+ * the batch's first id. */
+bool prb_batch_first(struct prb *rb, pk_a64 *journal, unsigned n, uint64_t *id0);
 
 /* Whether the slot reserved as @id can still be filled by a resumed batch:
  * not claimed yet, or claimed and not committed. */
@@ -448,6 +454,7 @@ enum prb_testpoint {
 	PRB_TP_BEFORE_COMMIT, /* content written, not yet committed */
 	PRB_TP_REOPENED,      /* prb_extend reopened the newest record */
 	PRB_TP_BATCH_COMMITTED, /* prb_store_batch committed a record and counted it */
+	PRB_TP_BATCH_NAMED,   /* prb_store_batch named its reservation, before its head CAS */
 	PRB_TP_MERGE_JOURNAL, /* lanes.c: a batch named in the pool, nothing reserved yet */
 	PRB_TP_MERGE_ADVANCED, /* lanes.c: one lane moved past its stored records */
 };
