@@ -42,8 +42,9 @@
  *       PRB_BATCH_MAX), each named in the pool's journal first:
  *       J1  the entries (lane and position of each record, in the order
  *           they are stored), then the count (release), before anything
- *           is reserved; the ring adds the batch's first id and, after each
- *           commit, how many are committed;
+ *           is reserved; the ring adds the batch's first id (tentative
+ *           until its head CAS is done: B8 in ringbuffer.c) and, after
+ *           each commit, how many are committed;
  *       J2  a lane is advanced past a batch's record only once the ring
  *           holds it and the journal counts it (the ring stores the read
  *           index after the count, record by record: a merge frees lane
