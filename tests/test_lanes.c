@@ -12,6 +12,9 @@
  *     raises it); a thread's records stay in time order across both;
  *   - the writer's fast path (a call site's arguments encoded straight
  *     into the lane) leaves the words store() and prb_lane_store() leave;
+ *   - a merger SIGKILLed at each of its steps (batch journal, reservation,
+ *     claim, commit, a lane's advance): read-only and writable readers read
+ *     every record once, dense, in time order, alike;
  *   - post-mortem: a writer process SIGKILLed with records not merged; a
  *     read-only reader sees them all, once, in a dense sequence, and so
  *     does udmesg; a writable reader then merges them and frees the lanes;
@@ -22,6 +25,7 @@
  *     udmesg -w shows a live writer's lane records;
  *   - a thread that exits gives its lane back;
  *   - hostile lane contents in a file: bounded, counted, never a crash;
+ *     so is a hostile batch journal;
  *   - an old-format log (no lane pool) gets no lanes; printk.lanes parses
  *     strictly and is on by default: a default log of 32 KiB or more has
  *     the pool, a smaller one none.
@@ -869,6 +873,93 @@ static void test_hostile_lanes_bounded(void **state)
 	assert_true(st.corrupt >= 1);
 }
 
+/* The merge's batch journal in the pool (words 4-7 and 448-479) is as
+ * untrusted as the lanes: random words, and plausible ones (a count, ids
+ * at the ring's head, entries at the lanes' fronts), never make a reader
+ * or a merger loop, crash, store a record twice or take a slot that was
+ * not the journal's. */
+static void test_hostile_journal_bounded(void **state)
+{
+	(void)state;
+	const char *path = test_dir_path("journal.log");
+	uint64_t rnd = 0x9E3779B97F4A7C15ull;
+	int nrec = 0;
+	static int seen[400];
+
+	start_log(path, 1 << 16);
+
+	struct prb *rb = ring();
+	pk_a64 *pool = rb->lanes;
+
+	for (int round = 0; round < 300; round++) {
+		if (round % 2 == 0) {
+			pr_info("rec %d\n", nrec++);
+			pr_info("rec %d\n", nrec++);
+		}
+
+		uint64_t ridx0 = atomic_load(&pool[8 + 8]); /* lane 0's read index */
+
+		for (unsigned w = 4; w < 8; w++) {
+			rnd ^= rnd << 13;
+			rnd ^= rnd >> 7;
+			rnd ^= rnd << 17;
+			atomic_store(&pool[w], rnd);
+		}
+		for (unsigned w = 448; w < 480; w++) {
+			rnd ^= rnd << 13;
+			rnd ^= rnd >> 7;
+			rnd ^= rnd << 17;
+			atomic_store(&pool[w], round % 2 ? rnd : (ridx0 + 8 * (rnd % 64)) | (rnd >> 60) << 56);
+		}
+		if (round % 2 == 0) {
+			/* plausible: a count, ids at the head, done 0-2, the
+			 * first entries at lane 0's front */
+			atomic_store(&pool[4], 1 + rnd % 3);
+			atomic_store(&pool[5], 1 + prb_seq_id(rb, prb_next_reserve_seq(rb) - rnd % 4));
+			atomic_store(&pool[6], (rnd >> 8) % 3);
+			atomic_store(&pool[448], ridx0);
+			atomic_store(&pool[449], ridx0 + 8 * (3 + (8 + 7) / 8));
+		}
+
+		struct pk_log *ro;
+		struct pk_record r;
+
+		assert_int_equal(pk_log_open_file(&ro, path, 0, PK_LOG_RDONLY), 0);
+
+		uint64_t first = pk_log_first_seq(ro), next = pk_log_next_seq(ro);
+
+		assert_true(next - first <= (uint64_t)nrec + 64);
+		for (uint64_t q = first; q < next; q++)
+			if (pk_log_read(ro, q, &r, 0) == 0)
+				assert_true(r.text_len <= PK_TEXT_MAX);
+		pk_log_destroy(ro);
+		if (round % 4 == 0)
+			prb_lanes_merge(rb); /* the writer: takes the journal in */
+	}
+
+	/* The writer merges: the journal goes; no record lost, none twice. */
+	struct prb_lanes_stats st;
+	struct pk_record r;
+	uint64_t first = pk_log_first_seq(pk_printk_log()), next = pk_log_next_seq(pk_printk_log());
+
+	assert_int_equal(first, 0);
+	assert_int_equal(atomic_load(&pool[4]), 0);
+	lanes_stats(&st);
+	assert_int_equal(st.pending, 0);
+	assert_true(st.corrupt >= 1);
+	for (uint64_t q = first; q < next; q++) {
+		int v;
+
+		assert_int_equal(pk_log_read(pk_printk_log(), q, &r, 0), 0);
+		if (sscanf(r.text, "rec %d", &v) == 1) {
+			assert_true(v >= 0 && v < nrec);
+			seen[v]++;
+		}
+	}
+	for (int v = 0; v < nrec; v++)
+		assert_int_equal(seen[v], 1);
+}
+
 /* ----------------------------------------------------- old format, option -- */
 
 static void test_old_format_no_lanes(void **state)
@@ -1225,6 +1316,160 @@ static void test_thread_exit_returns_lane(void **state)
 	assert_int_equal(pk_log_next_seq(pk_printk_log()) - pk_log_first_seq(pk_printk_log()), 40);
 }
 
+/* ---------------------------------------------- a merger killed anywhere -- */
+
+/*
+ * The merge stores lane records in batches of up to PRB_BATCH_MAX with one
+ * ring reservation, named in the pool's journal first (docs/lanes.md, "The
+ * merge"). A child writes KS_PER records from each of 3 threads, taking
+ * turns so their timestamps interleave across the lanes, lets the threads
+ * exit, then merges; a test point hook SIGKILLs it at its k-th point, for
+ * every k until a merge runs to its end. After each kill a read-only
+ * reader, and then a writable one (which finishes the dead merger's batch
+ * where it was reserved), must each read every record exactly once, seqs
+ * dense from 0 (no record lost, none made a hole), all in timestamp order,
+ * the two alike; no lane record is left pending.
+ */
+#define KS_THREADS 3
+#define KS_PER	   14 /* 42 records: a batch of 32 and one of 10 */
+
+static sem_t ks_go[KS_THREADS], ks_done;
+static atomic_int ks_points;
+static int ks_kill_at;
+
+static void *ks_writer(void *arg)
+{
+	int t = (int)(intptr_t)arg;
+
+	for (int n = 0; n < KS_PER; n++) {
+		sem_wait(&ks_go[t]);
+		pr_info("t%d n%d %s\n", t, n, "lane");
+		sem_post(&ks_done);
+	}
+	return NULL;
+}
+
+static void ks_hook(enum prb_testpoint tp)
+{
+	(void)tp;
+	if (atomic_fetch_add(&ks_points, 1) + 1 == ks_kill_at)
+		raise(SIGKILL);
+}
+
+static void ks_child(const char *path, int kill_at)
+{
+	pthread_t th[KS_THREADS];
+
+	start_log(path, 1 << 17); /* what a small-ids build's ring holds */
+	sem_init(&ks_done, 0, 0);
+	for (int t = 0; t < KS_THREADS; t++) {
+		sem_init(&ks_go[t], 0, 0);
+		pthread_create(&th[t], NULL, ks_writer, (void *)(intptr_t)t);
+	}
+	for (int n = 0; n < KS_PER; n++)
+		for (int t = 0; t < KS_THREADS; t++) {
+			sem_post(&ks_go[t]);
+			sem_wait(&ks_done);
+		}
+	for (int t = 0; t < KS_THREADS; t++)
+		pthread_join(th[t], NULL);
+
+	struct prb_lanes_stats st;
+
+	prb_lanes_stats(ring(), &st);
+	if (st.pending != KS_THREADS * KS_PER || st.merged != 0)
+		_exit(3);
+	ks_kill_at = kill_at;
+	prb_set_testpoint_hook(ks_hook);
+	prb_lanes_merge(ring());
+	prb_set_testpoint_hook(NULL);
+	prb_lanes_stats(ring(), &st);
+	_exit(st.merged == KS_THREADS * KS_PER && st.pending == 0 ? 0 : 4);
+}
+
+/* Every record once, seqs dense from 0, time order; texts into @texts. */
+static void ks_read(struct pk_log *log, char texts[][32])
+{
+	int seen[KS_THREADS] = { 0 };
+	struct pk_record r;
+	uint64_t next = pk_log_next_seq(log), last_ts = 0;
+
+	assert_int_equal(pk_log_first_seq(log), 0);
+	assert_int_equal(next, KS_THREADS * KS_PER);
+	for (uint64_t q = 0; q < next; q++) {
+		int t, n;
+
+		assert_int_equal(pk_log_read(log, q, &r, 0), 0);
+		assert_int_equal(r.seq, q);
+		assert_int_equal(sscanf(r.text, "t%d n%d", &t, &n), 2);
+		assert_true(t >= 0 && t < KS_THREADS);
+		assert_int_equal(n, seen[t]);
+		seen[t]++;
+		assert_true(r.ts_nsec >= last_ts);
+		last_ts = r.ts_nsec;
+		assert_true(strlen(r.text) < 32);
+		memcpy(texts[q], r.text, strlen(r.text) + 1);
+	}
+	assert_int_equal(pk_log_read(log, next, &r, 0), -EAGAIN);
+}
+
+static void test_merger_killed_each_step(void **state)
+{
+	(void)state;
+	const char *path = test_dir_path("merger.log");
+	static char ro_text[KS_THREADS * KS_PER][32], rw_text[KS_THREADS * KS_PER][32];
+	int kills = 0;
+
+	need_log_len(1 << 17);
+	for (int k = 1;; k++) {
+		pk_printk_exit();
+		unlink(path);
+
+		pid_t pid = fork();
+
+		assert_true(pid >= 0);
+		if (pid == 0)
+			ks_child(path, k);
+
+		int status;
+
+		test_reap(pid, &status, 30000);
+		if (WIFEXITED(status)) {
+			/* The merge ran to its end: every point was tried. */
+			assert_int_equal(WEXITSTATUS(status), 0);
+			break;
+		}
+		assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+		kills++;
+
+		struct pk_log *log;
+		struct prb_lanes_stats st;
+
+		assert_int_equal(pk_log_open_file(&log, path, 0, PK_LOG_RDONLY), 0);
+		ks_read(log, ro_text);
+		pk_log_destroy(log);
+
+		assert_int_equal(pk_log_open_file(&log, path, 0, 0), 0);
+		ks_read(log, rw_text);
+		prb_lanes_stats(pk_log_ring(log), &st);
+		assert_int_equal(st.pending, 0);
+		assert_int_equal(st.merged, KS_THREADS * KS_PER);
+		assert_int_equal(st.corrupt, 0);
+		assert_int_equal(st.in_use, 0);
+
+		struct prb_stats rs;
+
+		prb_get_stats(pk_log_ring(log), &rs);
+		assert_int_equal(rs.holes + rs.stolen, 0);
+		pk_log_destroy(log);
+		for (int q = 0; q < KS_THREADS * KS_PER; q++)
+			assert_string_equal(ro_text[q], rw_text[q]);
+	}
+	/* Two batches: a journal, its name before and after the reservation,
+	 * three points a record, a lane's advance each. */
+	assert_true(kills >= 2 * 3 + 3 * KS_THREADS * KS_PER);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1235,10 +1480,12 @@ int main(void)
 		cmocka_unit_test_teardown(test_fast_path_same_words, teardown),
 		cmocka_unit_test_teardown(test_postmortem_after_sigkill, teardown),
 		cmocka_unit_test_teardown(test_readonly_numbers_hold_after_store, teardown),
+		cmocka_unit_test_teardown(test_merger_killed_each_step, teardown),
 		cmocka_unit_test_teardown(test_signal_handler_interrupts, teardown),
 		cmocka_unit_test_teardown(test_fork_child_own_lane, teardown),
 		cmocka_unit_test_teardown(test_thread_exit_returns_lane, teardown),
 		cmocka_unit_test_teardown(test_hostile_lanes_bounded, teardown),
+		cmocka_unit_test_teardown(test_hostile_journal_bounded, teardown),
 		cmocka_unit_test_teardown(test_every_reader_sees_lanes, teardown),
 		cmocka_unit_test_teardown(test_follower_wakes, teardown),
 		cmocka_unit_test_teardown(test_readonly_follower_reads_on, teardown),

@@ -4,7 +4,10 @@
  * (src/ring/ringbuffer.c): round trips, wrap-around, overwrite and exact loss
  * accounting, reserve-in-last rules, header validation, waiting, peeking at
  * a record's state (prb_peek) at each step of its writer, and a writer
- * interrupted at each test point (what a signal handler would do).
+ * interrupted at each test point (what a signal handler would do), and
+ * batches (prb_store_batch: many laps, exact bytes and loss; a batch
+ * stopped at each test point and resumed from its journal; one whose
+ * record was taken).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -801,6 +804,291 @@ static void test_wait(void **state)
 	assert_string_equal(rec.text, "wake up");
 }
 
+/* ------------------------------------------------------------- batches -- */
+
+/* A batch's records as lane memory holds them: whole words, the bytes
+ * after the text set (the ring stores them zeroed: the check covers them). */
+#define B_MAX PRB_BATCH_MAX
+static pk_a64 b_words[B_MAX][PRB_TEXT_MAX / 8 + 1];
+static struct prb_batch_rec b_recs[B_MAX];
+static char b_text[B_MAX][PRB_TEXT_MAX + 1];
+
+static void batch_make(unsigned n, unsigned salt)
+{
+	for (unsigned j = 0; j < n; j++) {
+		unsigned len = (salt * 37 + j * 101) % 200;
+		char *t = b_text[j];
+
+		for (unsigned k = 0; k < len; k++)
+			t[k] = (char)('a' + (salt + j * 7 + k) % 26);
+		t[len] = '\0';
+		for (unsigned w = 0; w < PRB_TEXT_MAX / 8 + 1; w++) {
+			uint64_t v = 0xdeadbeefcafef00dull; /* garbage after the text */
+
+			if (8 * w < len)
+				memcpy(&v, t + 8 * w, len - 8 * w < 8 ? len - 8 * w : 8);
+			pk_store_relaxed(&b_words[j][w], v);
+		}
+		b_recs[j] = (struct prb_batch_rec){
+			.words = b_words[j],
+			.ts_nsec = 1000000ull * salt + j,
+			.caller = 77 | (uint64_t)(100 + j) << 32,
+			.len = (uint16_t)len,
+			.level = (uint8_t)(j % 8),
+			.flags = PRB_FLAG_NEWLINE | PRB_FLAG_DEFERRED,
+		};
+	}
+}
+
+/* Record @seq is batch record @j of batch_make(@salt) exactly. */
+static void batch_check(struct prb *rb, uint64_t seq, unsigned j)
+{
+	assert_int_equal(prb_read(rb, seq, &rec, 0), 0);
+	assert_int_equal(rec.seq, seq);
+	assert_int_equal(rec.text_len, b_recs[j].len);
+	assert_memory_equal(rec.text, b_text[j], b_recs[j].len);
+	assert_int_equal(rec.ts_nsec, b_recs[j].ts_nsec);
+	assert_int_equal(rec.caller.pid, 77);
+	assert_int_equal(rec.caller.tid, 100 + j);
+	assert_int_equal(rec.caller.ctx, 0);
+	assert_int_equal(rec.level, j % 8);
+	assert_int_equal(rec.facility, 0);
+	assert_int_equal(rec.flags, PRB_FLAG_NEWLINE | PRB_FLAG_DEFERRED);
+	assert_int_equal(rec.dict_len, 0);
+}
+
+/* Many laps of a small ring: batches of every size between single stores
+ * and an open line; every seq dense, every record exact (its check value
+ * verified by the read), loss exact once the ring overwrites. */
+static void test_batch_round_trip(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(14, 0); /* 16 KiB, 512 descriptors */
+	pk_a64 journal[3] = { 0 };
+	uint64_t next = 0, refused = 0;
+	struct prb_stats st;
+
+	for (unsigned round = 0; round < 600; round++) {
+		unsigned n = 1 + round % 32;
+
+		batch_make(n, round);
+		if (round % 3 == 0)
+			assert_int_equal(store_text(rb, 9, "single", true), next++);
+		if (round % 5 == 1)
+			assert_int_equal(store_text(rb, 9, "open ", false), next++); /* finalized by the batch */
+
+		int got = prb_store_batch(rb, b_recs, n, journal);
+		unsigned units = 0;
+
+		for (unsigned j = 0; j < n; j++)
+			units += (b_recs[j].len + 15u) / 16u;
+		if (units > 1024 / 4) {
+			/* over a quarter of the ring's data: refused whole */
+			assert_int_equal(got, -E2BIG);
+			assert_int_equal(prb_next_reserve_seq(rb), next);
+			refused++;
+			continue;
+		}
+		assert_int_equal(got, (int)n);
+		/* The journal names the batch: its first id, all committed. */
+		assert_int_equal(pk_load_relaxed(&journal[1]) & 0xff, n);
+		assert_int_equal(pk_load_relaxed(&journal[0]) - 1, prb_seq_id(rb, next));
+		for (unsigned j = 0; j < n; j++)
+			batch_check(rb, next + j, j);
+		assert_int_equal(prb_next_seq(rb), next + n);
+		next += n;
+
+		/* Readers from the oldest: dense up to the end. */
+		uint64_t q = prb_first_seq(rb);
+
+		assert_int_equal(prb_read(rb, q, &rec, 0), 0);
+		assert_int_equal(rec.seq, q);
+	}
+	assert_true(next > 4000); /* some 40 laps */
+	assert_true(refused > 0 && refused < 100);
+	prb_get_stats(rb, &st);
+	assert_int_equal(st.corrupt + st.holes + st.stolen + st.reserve_failed, 0);
+}
+
+static void test_batch_arguments(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(14, 6); /* 64 descriptors: at most 16 a batch */
+	pk_a64 journal[3] = { 0 };
+
+	batch_make(B_MAX, 1);
+	for (unsigned j = 0; j < B_MAX; j++)
+		b_recs[j].len = 1;
+	assert_int_equal(prb_store_batch(rb, b_recs, 0, journal), -EINVAL);
+	assert_int_equal(prb_store_batch(rb, b_recs, B_MAX + 1, journal), -EINVAL);
+	assert_int_equal(prb_store_batch(rb, b_recs, 1, NULL), -EINVAL);
+	assert_int_equal(prb_store_batch(rb, b_recs, 17, journal), -E2BIG);
+	b_recs[0].len = PRB_TEXT_MAX + 1;
+	assert_int_equal(prb_store_batch(rb, b_recs, 1, journal), -EINVAL);
+	assert_int_equal(prb_next_reserve_seq(rb), 0);
+}
+
+/* A batch's writer stopped at each of its test points (as if killed: the
+ * hook leaves by longjmp), then the batch resumed from its journal: the
+ * same records at the same seqs, dense, nothing a hole; the ring goes on. */
+static jmp_buf b_jmp;
+static int b_points, b_stop_at;
+
+static void batch_stop(enum prb_testpoint tp)
+{
+	(void)tp;
+	if (++b_points == b_stop_at)
+		longjmp(b_jmp, 1);
+}
+
+static void test_batch_resume_each_step(void **state)
+{
+	(void)state;
+	static int stops;
+
+	stops = 0;
+	for (b_stop_at = 1;; b_stop_at++) {
+		struct prb *rb = new_ring(14, 0);
+		pk_a64 journal[3] = { 0 };
+		volatile int got = -1;
+		struct prb_stats st;
+
+		store_text(rb, 9, "before", true);
+		batch_make(12, 3);
+		b_points = 0;
+		prb_set_testpoint_hook(batch_stop);
+		if (!setjmp(b_jmp))
+			got = prb_store_batch(rb, b_recs, 12, journal);
+		prb_set_testpoint_hook(NULL);
+		if (got >= 0) {
+			assert_int_equal(got, 12);
+			break;
+		}
+		stops++;
+		/* Readers stop before what is not committed. */
+		uint64_t done = pk_load_relaxed(&journal[1]) & 0xff;
+
+		assert_int_equal(prb_next_seq(rb), 1 + done);
+
+		int r = prb_batch_resume(rb, b_recs, 12, journal);
+
+		if (r == 0) {
+			/* stopped before its head CAS: nothing reserved */
+			assert_int_equal(b_stop_at, 1);
+			assert_int_equal(prb_next_reserve_seq(rb), 1);
+			assert_int_equal(prb_store_batch(rb, b_recs, 12, journal), 12);
+		} else {
+			assert_int_equal(r, 12);
+		}
+		assert_int_equal(pk_load_relaxed(&journal[1]) & 0xff, 12);
+		/* A second resume finds everything stored. */
+		assert_int_equal(prb_batch_resume(rb, b_recs, 12, journal), 12);
+		for (unsigned j = 0; j < 12; j++)
+			batch_check(rb, 1 + j, j);
+		assert_int_equal(store_text(rb, 9, "after", true), 13);
+		assert_int_equal(prb_next_seq(rb), 14);
+		prb_get_stats(rb, &st);
+		assert_int_equal(st.corrupt + st.holes + st.stolen + st.reserve_failed, 0);
+	}
+	/* named, reserved, then claim, before commit, committed for each */
+	assert_int_equal(stops, 2 + 3 * 12);
+}
+
+/* A batch whose records were taken (a slot made a hole while its writer
+ * stalled) ends there: the records after it become holes too, counted,
+ * and nothing waits for them. */
+static void test_batch_abandoned(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(14, 0);
+	pk_a64 journal[3] = { 0 };
+	volatile int got = -1;
+
+	batch_make(10, 5);
+	b_points = 0;
+	b_stop_at = 2 + 3 * 4 + 1; /* record 4 claimed */
+	prb_set_testpoint_hook(batch_stop);
+	if (!setjmp(b_jmp))
+		got = prb_store_batch(rb, b_recs, 10, journal);
+	prb_set_testpoint_hook(NULL);
+	assert_int_equal(got, -1);
+	/* A resume whose record 4 became a hole stores 4 records. */
+	prb_abandon_unfinished(rb);
+	assert_int_equal(prb_batch_resume(rb, b_recs, 10, journal), 4);
+
+	struct prb_stats st;
+
+	prb_get_stats(rb, &st);
+	assert_int_equal(st.holes, 1);	/* record 4, claimed */
+	assert_int_equal(st.stolen, 5); /* records 5-9, unclaimed */
+	for (unsigned j = 0; j < 4; j++)
+		batch_check(rb, j, j);
+	assert_int_equal(prb_read(rb, 4, &rec, 0), -EAGAIN);
+	assert_int_equal(store_text(rb, 9, "after", true), 10);
+	assert_int_equal(prb_read(rb, 4, &rec, 0), 0);
+	assert_int_equal(rec.seq, 10); /* 4-9 lost, counted */
+	assert_string_equal(rec.text, "after");
+}
+
+/* Batches and single stores from two threads at once: every record read
+ * once, seqs dense, each batch's records consecutive and exact. */
+static struct prb *race_rb;
+
+static void *race_single(void *arg)
+{
+	(void)arg;
+	for (unsigned i = 0; i < 1500; i++) {
+		char t[32];
+		struct prb_meta m = meta_of(9, 0);
+		int n = snprintf(t, sizeof(t), "w%u", i);
+
+		assert_int_equal(prb_store(race_rb, &m, t, (size_t)n, NULL, 0, true, NULL), 0);
+	}
+	return NULL;
+}
+
+static void test_batch_races_stores(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(17, 0); /* no record overwritten */
+	pk_a64 journal[3] = { 0 };
+	pthread_t th;
+
+	race_rb = rb;
+	batch_make(8, 2);
+	for (unsigned j = 0; j < 8; j++)
+		b_recs[j].len = (uint16_t)(b_recs[j].len % 40);
+	for (unsigned j = 0; j < 8; j++)
+		b_text[j][b_recs[j].len] = '\0';
+	assert_int_equal(pthread_create(&th, NULL, race_single, NULL), 0);
+	for (unsigned i = 0; i < 150; i++)
+		assert_int_equal(prb_store_batch(rb, b_recs, 8, journal), 8);
+	assert_int_equal(pthread_join(th, NULL), 0);
+
+	uint64_t next = prb_next_seq(rb), singles = 0, batches = 0;
+
+	assert_int_equal(prb_first_seq(rb), 0);
+	assert_int_equal(next, 1500 + 150 * 8);
+	for (uint64_t q = 0; q < next;) {
+		assert_int_equal(prb_read(rb, q, &rec, 0), 0);
+		assert_int_equal(rec.seq, q);
+		if (rec.caller.tid == 9) {
+			char want[32];
+
+			snprintf(want, sizeof(want), "w%llu", (unsigned long long)singles++);
+			assert_string_equal(rec.text, want);
+			q++;
+			continue;
+		}
+		for (unsigned j = 0; j < 8; j++)
+			batch_check(rb, q + j, j);
+		q += 8;
+		batches++;
+	}
+	assert_int_equal(singles, 1500);
+	assert_int_equal(batches, 150);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -824,6 +1112,11 @@ int main(void)
 		cmocka_unit_test(test_dead_writer_tail_push),
 		cmocka_unit_test(test_unclaimed_slot_stolen),
 		cmocka_unit_test(test_wait),
+		cmocka_unit_test(test_batch_round_trip),
+		cmocka_unit_test(test_batch_arguments),
+		cmocka_unit_test(test_batch_resume_each_step),
+		cmocka_unit_test(test_batch_abandoned),
+		cmocka_unit_test(test_batch_races_stores),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

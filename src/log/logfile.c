@@ -756,6 +756,9 @@ static void recover_after_crash(struct pk_log *log)
 	struct prb_stats before, after;
 
 	prb_get_stats(&log->rb, &before);
+	/* A lanes' merger that died in a batch: its records go where it
+	 * reserved them before what nobody finishes becomes holes. */
+	prb_lanes_finish(&log->rb);
 	unsigned made = prb_recover(&log->rb, r);
 
 	free(r);

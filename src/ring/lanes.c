@@ -14,7 +14,10 @@
  * Pool (words of 8 bytes, shared with every process mapping the log):
  *   line 0       merge lock (pid:32 | tid:32 of the merger; 0: free), used
  *                (set once a lane was ever claimed), merged, corrupt, and
- *                the record being stored (lane + 1 | its ridx << 8; 0: none)
+ *                the batch journal's head: its record count, then the
+ *                ring's three words (prb_store_batch(): first id + 1, the
+ *                count committed | the next block's position << 8, the
+ *                head its reservation leaves)
  *   from 64      PRB_LANES controls of 3 lines each:
  *                line A, written by the lane's owner: widx, full, the
  *                owner word (pid:32 | tid:32; 0: free), which changes hands
@@ -23,6 +26,8 @@
  *                set after the claim, cleared before the lane is given back;
  *                0: none, then kill() tells a dead owner)
  *                line B, written by the merger: ridx
+ *   from 3584    the batch journal: PRB_BATCH_MAX entries, lane:8 |
+ *                the record's lane position (low 56 bits)
  *   from 4096    PRB_LANES lanes of prb_lane_bytes() bytes, each a ring of
  *                8-byte words indexed by widx/ridx (byte counts that only
  *                grow).
@@ -41,10 +46,29 @@
  *       past that room, and publishes the record the same way.
  *   L2  Only the holder of the merge lock reads records below widx for
  *       keeps and advances ridx (release), after the record is in the ring:
- *       each record enters the sequence once. The merger names the record
- *       it is storing in the pool first; one killed between the ring store
- *       and the advance leaves that name, and the next merger looks for the
- *       record among the ring's newest before it stores it again.
+ *       each record enters the sequence once. The merge stores records in
+ *       batches (prb_store_batch(): one reservation for up to
+ *       PRB_BATCH_MAX), each named in the pool's journal first:
+ *       J1  the entries (lane and position of each record, in the order
+ *           they are stored), then the count (release), before anything
+ *           is reserved; the ring adds the batch's first id (tentative
+ *           until its head CAS is done: B8 in ringbuffer.c) and, after
+ *           each commit, how many are committed;
+ *       J2  a lane is advanced past a batch's record only once the ring
+ *           holds it and the journal counts it (the ring stores the read
+ *           index after the count, record by record: a merge frees lane
+ *           space as it goes); a record below the committed count is in
+ *           the ring, the one at it is if its slot says so, the rest are
+ *           not;
+ *       J3  the count is cleared (release) after the lanes moved. A merger
+ *           that finds a journal (the last one died: the lock is taken over
+ *           only from a dead process) finishes the batch where it was
+ *           reserved (prb_batch_resume()), moves the lanes past what the
+ *           ring holds, and clears it; so does prb_lanes_finish(), which
+ *           the first writer after a crash calls before prb_recover()
+ *           makes holes of unfinished reservations. A read-only view reads
+ *           such a batch's records at their reserved seqs and leaves them
+ *           out of its numbering after the ring's.
  *   L3  A merge takes the records of all lanes in time order, up to the
  *       time it read before looking at any lane, so a record committed
  *       before another thread's call began (causal order) is merged first.
@@ -88,7 +112,13 @@
 #define P_USED	  1
 #define P_MERGED  2
 #define P_CORRUPT 3
-#define P_INFLIGHT 4 /* lane + 1 | ridx << 8 of the record a merger is storing */
+/* The batch journal (J1-J3): */
+#define P_JCOUNT  4 /* records in the batch named at J_OFF; 0: none */
+#define P_JID	  5 /* the ring's journal: id of the first record + 1 (0: not reserved yet), */
+#define P_JDONE	  6 /* how many are committed | where the next block goes << 8, */
+#define P_JHEAD	  7 /* and the head word its reservation leaves (prb_store_batch()) */
+#define J_OFF	  448u /* words: PRB_BATCH_MAX entries, lane << 56 | position */
+#define J_POS_MASK ((UINT64_C(1) << 56) - 1)
 #define CTL_OFF	  8u  /* words */
 #define CTL_WORDS 24u /* 3 lines */
 #define C_WIDX	  0
@@ -97,7 +127,8 @@
 #define C_CODE	  3 /* rb->owner | pid << 32 of the owner; 0: none */
 #define C_RIDX	  8
 
-_Static_assert((CTL_OFF + PRB_LANES * CTL_WORDS) * 8 <= PRB_LANES_HDR, "lane controls overflow");
+_Static_assert(CTL_OFF + PRB_LANES * CTL_WORDS <= J_OFF, "lane controls overflow");
+_Static_assert((J_OFF + PRB_BATCH_MAX) * 8 <= PRB_LANES_HDR, "batch journal overflows");
 
 
 static inline pk_a64 *ctl(const struct prb *rb, unsigned i)
@@ -346,20 +377,21 @@ out:
 
 /* --------------------------------------------------------------- reader -- */
 
-/* A lane's record at @pos (below @end), copied: its size in bytes (padding
- * included, so pos + size is the next one), 0 when it does not validate. */
-struct lrec {
+/* A lane record's header, validated: where its words are and what they say. */
+struct lhead {
 	uint64_t ts, caller;
+	uint64_t at; /* word index of the record's first word in the lane */
 	uint16_t len;
 	uint8_t level, flags;
-	char blob[PRB_TEXT_MAX + 8];
 };
 
-static uint64_t parse(const struct prb *rb, unsigned i, uint64_t pos, uint64_t end, struct lrec *out,
-		      bool copy)
+/* The record at @pos (below @end) of lane @i: its size in bytes (padding
+ * before it included, so pos + size is the next one), 0 when it does not
+ * validate (L4). */
+static PK_ALWAYS_INLINE uint64_t lane_head(const pk_a64 *d, uint64_t size, uint64_t pos, uint64_t end,
+					   struct lhead *out)
 {
-	uint64_t size = rb->lane_bytes, mask = size - 1, skipped = 0;
-	const pk_a64 *d = lane_data(rb, i);
+	uint64_t mask = size - 1, skipped = 0;
 
 	for (int round = 0; round < 2; round++) {
 		if (end - pos < LREC_HDR * 8 || end - pos > size)
@@ -387,24 +419,49 @@ static uint64_t parse(const struct prb *rb, unsigned i, uint64_t pos, uint64_t e
 		out->flags = (uint8_t)((w0 >> 24) & (PRB_FLAG_NEWLINE | PRB_FLAG_DEFERRED));
 		out->ts = pk_load_relaxed(&d[at / 8 + 1]);
 		out->caller = pk_load_relaxed(&d[at / 8 + 2]);
-		if (copy) {
-			for (uint64_t k = 0; k < (len + 7) / 8; k++) {
-				uint64_t v = pk_load_relaxed(&d[at / 8 + LREC_HDR + k]);
-
-				memcpy(out->blob + k * 8, &v, 8);
-			}
-		}
+		out->at = at / 8;
 		return skipped + words * 8;
 	}
 	return 0;
 }
 
+static uint64_t parse_head(const struct prb *rb, unsigned i, uint64_t pos, uint64_t end,
+			   struct lhead *out)
+{
+	return lane_head(lane_data(rb, i), rb->lane_bytes, pos, end, out);
+}
+
+/* A lane's record copied (read-only views). */
+struct lrec {
+	struct lhead h;
+	char blob[PRB_TEXT_MAX + 8];
+};
+
+static uint64_t parse(const struct prb *rb, unsigned i, uint64_t pos, uint64_t end, struct lrec *out,
+		      bool copy)
+{
+	uint64_t n = parse_head(rb, i, pos, end, &out->h);
+
+	if (n && copy) {
+		const pk_a64 *d = lane_data(rb, i) + out->h.at + LREC_HDR;
+
+		for (uint64_t k = 0; k < ((uint64_t)out->h.len + 7) / 8; k++) {
+			uint64_t v = pk_load_relaxed(&d[k]);
+
+			memcpy(out->blob + k * 8, &v, 8);
+		}
+	}
+	return n;
+}
+
 /* One lane's cursor during a merge or a view. */
 struct cursor {
+	pk_a64 *d; /* the lane's words */
 	uint64_t pos, end;
-	uint64_t ts; /* of the record at pos, when have */
+	struct lhead h; /* of the record at pos, when have */
+	uint64_t n;	/* its size in the lane */
 	uint64_t owner; /* when the merge began */
-	bool have, gone;
+	bool have, gone, bad;
 };
 
 /* Load lane @i's bounds; false when its indexes do not validate (L4). */
@@ -412,25 +469,25 @@ static bool load_bounds(const struct prb *rb, unsigned i, struct cursor *cu)
 {
 	pk_a64 *c = ctl(rb, i);
 
+	cu->d = lane_data(rb, i);
 	cu->pos = pk_load_acquire(&c[C_RIDX]);
 	cu->end = pk_load_acquire(&c[C_WIDX]);
 	cu->have = false;
+	cu->bad = false;
 	return cu->end - cu->pos <= rb->lane_bytes;
 }
 
-/* Look at the record at cu->pos: sets have/ts. A damaged one: false. */
-static bool peek(const struct prb *rb, unsigned i, struct cursor *cu, struct lrec *scratch)
+/* Look at the record at cu->pos: sets have, h and n. A damaged one: false. */
+static PK_ALWAYS_INLINE bool peek(const struct prb *rb, unsigned i, struct cursor *cu)
 {
 	cu->have = false;
 	if (cu->pos == cu->end)
 		return true;
-
-	uint64_t n = parse(rb, i, cu->pos, cu->end, scratch, false);
-
-	if (!n)
+	(void)i;
+	cu->n = lane_head(cu->d, rb->lane_bytes, cu->pos, cu->end, &cu->h);
+	if (!cu->n)
 		return false;
 	cu->have = true;
-	cu->ts = scratch->ts;
 	return true;
 }
 
@@ -440,7 +497,7 @@ static int oldest(const struct cursor *cu)
 	int best = -1;
 
 	for (unsigned i = 0; i < PRB_LANES; i++)
-		if (cu[i].have && (best < 0 || cu[i].ts < cu[best].ts))
+		if (cu[i].have && (best < 0 || cu[i].h.ts < cu[best].h.ts))
 			best = (int)i;
 	return best;
 }
@@ -449,14 +506,14 @@ static void fill_record(struct prb_record *r, const struct lrec *l, uint64_t seq
 {
 	memset(r, 0, offsetof(struct prb_record, text));
 	r->seq = seq;
-	r->ts_nsec = l->ts;
-	r->caller.pid = (uint32_t)l->caller;
-	r->caller.tid = (uint32_t)(l->caller >> 32);
-	r->level = l->level;
-	r->flags = l->flags;
-	r->text_len = l->len;
-	memcpy(r->text, l->blob, l->len);
-	r->text[l->len] = '\0';
+	r->ts_nsec = l->h.ts;
+	r->caller.pid = (uint32_t)l->h.caller;
+	r->caller.tid = (uint32_t)(l->h.caller >> 32);
+	r->level = l->h.level;
+	r->flags = l->h.flags;
+	r->text_len = l->h.len;
+	memcpy(r->text, l->blob, l->h.len);
+	r->text[l->h.len] = '\0';
 	r->dict[0] = '\0';
 }
 
@@ -544,54 +601,186 @@ void prb_lane_fell_back(struct prb *rb)
 		pk_store_relaxed(&c[C_FULL], pk_load_relaxed(&c[C_FULL]) + 1);
 }
 
-/* Whether the ring's newest records hold @rec (a merger that died stored
- * it, then died before it advanced the lane). */
-static bool in_ring(struct prb *rb, const struct lrec *rec, struct prb_record *rp)
-{
-#define r (*rp)
-	/* From the newest reserved record down: a record left unfinished by a
-	 * writer killed with the merger may lie before it (the ring's next
-	 * seq stops there). */
-	uint64_t next = prb_next_reserve_seq(rb), first = prb_first_seq(rb);
+/*
+ * L2, the batch journal (J1-J3 in the header comment), read back: which
+ * lane record each entry names and where it stands. Lanes are only moved
+ * past a batch's records after the ring took them, so an entry's record is
+ * at its lane's front or, stored already and passed, behind its read index.
+ */
+struct jscan {
+	uint64_t id0;
+	unsigned count, done;
+	uint8_t lane[PRB_BATCH_MAX];
+	uint64_t pos[PRB_BATCH_MAX]; /* J_PASSED: the lane moved past it */
+	uint64_t n[PRB_BATCH_MAX];
+	uint64_t ridx[PRB_LANES], widx[PRB_LANES];
+};
 
-	for (uint64_t k = 1; k <= 64 && k <= next - first; k++) {
-		if (prb_ring_read(rb, next - k, &r, PRB_READ_SKIP_UNFINISHED) || r.seq != next - k)
-			continue;
-		if (r.ts_nsec == rec->ts && r.caller.pid == (uint32_t)rec->caller &&
-		    r.caller.tid == (uint32_t)(rec->caller >> 32) && r.text_len == rec->len &&
-		    !memcmp(r.text, rec->blob, rec->len))
-			return true;
+#define J_PASSED UINT64_MAX
+
+/* 0: @js describes the journal; -1: there is none (or nothing of it was
+ * reserved); -2: it does not validate (L4). */
+static int journal_scan(struct prb *rb, struct jscan *js)
+{
+	uint64_t count = pk_load_acquire(&rb->lanes[P_JCOUNT]);
+
+	if (!count)
+		return -1;
+	if (count > PRB_BATCH_MAX)
+		return -2;
+
+	uint64_t id0;
+
+	if (!prb_batch_first(rb, &rb->lanes[P_JID], (unsigned)count, &id0))
+		return -1; /* killed before its reservation: nothing claimed */
+
+	uint64_t done = pk_load_acquire(&rb->lanes[P_JDONE]) & 0xff;
+	const pk_a64 *j = &rb->lanes[J_OFF];
+	uint64_t front[PRB_LANES];
+	struct lhead h;
+
+	if (done > count)
+		return -2;
+	js->id0 = id0;
+	js->count = (unsigned)count;
+	js->done = (unsigned)done;
+	for (unsigned i = 0; i < PRB_LANES; i++) {
+		js->ridx[i] = front[i] = pk_load_acquire(&ctl(rb, i)[C_RIDX]);
+		js->widx[i] = pk_load_acquire(&ctl(rb, i)[C_WIDX]);
 	}
-	return false;
-#undef r
+	for (unsigned k = 0; k < count; k++) {
+		uint64_t e = pk_load_relaxed(&j[k]);
+		unsigned i = (unsigned)(e >> 56);
+
+		if (i >= PRB_LANES)
+			return -2;
+
+		uint64_t p = e & J_POS_MASK, at = front[i] & J_POS_MASK;
+
+		js->lane[k] = (uint8_t)i;
+		if (p != at) {
+			/* Stored, and the lane moved past it before the kill. */
+			if (k >= done || ((at - p) & J_POS_MASK) > rb->lane_bytes)
+				return -2;
+			js->pos[k] = J_PASSED;
+			continue;
+		}
+		js->n[k] = parse_head(rb, i, front[i], js->widx[i], &h);
+		if (!js->n[k])
+			return -2;
+		/* Below the count: in the ring, unless the ring moved on; a slot
+		 * holding another record means the journal lies (L4). */
+		if (k < done && !prb_batch_check(rb, js->id0 + k, h.ts, h.caller))
+			return -2;
+		js->pos[k] = front[i];
+		front[i] += js->n[k];
+	}
+	return 0;
 }
 
-/* The merge lock holder's scratch record (one merger per process at a
- * time: the lock is the pool's). */
-static struct prb_record merge_scratch;
-
-/* L2: the record a killed merger was storing. */
-static void finish_inflight(struct prb *rb)
+/* Records [0, @upto) of the journal in the ring (or to be put there): the
+ * lanes' read indexes past them, in @ends; returns how many were not
+ * passed yet. */
+static unsigned journal_ends(const struct jscan *js, unsigned upto, uint64_t ends[PRB_LANES])
 {
-	uint64_t v = pk_load_relaxed(&rb->lanes[P_INFLIGHT]);
+	unsigned moved = 0;
 
-	if (!v)
+	for (unsigned i = 0; i < PRB_LANES; i++)
+		ends[i] = js->ridx[i];
+	for (unsigned k = 0; k < upto; k++) {
+		if (js->pos[k] == J_PASSED)
+			continue;
+		ends[js->lane[k]] = js->pos[k] + js->n[k];
+		moved++;
+	}
+	return moved;
+}
+
+/* How many of the journal's records a read-only reader sees at their
+ * reserved seqs: those stored, and those a resumed batch will put there
+ * (their slots still open, B7 in ringbuffer.c). */
+static unsigned journal_placed(struct prb *rb, const struct jscan *js)
+{
+	unsigned k = js->done;
+
+	for (; k < js->count; k++) {
+		uint64_t id = js->id0 + k;
+		struct lhead h;
+
+		if (js->pos[k] == J_PASSED)
+			return k; /* cannot happen after done (journal_scan) */
+		if (!parse_head(rb, js->lane[k], js->pos[k], js->widx[js->lane[k]], &h))
+			return k;
+		if (!(k == js->done && prb_batch_stored(rb, id, h.ts, h.caller)) && !prb_batch_open(rb, id))
+			return k;
+	}
+	return k;
+}
+
+/* A merger that died left its journal: finish its batch (B7), move the
+ * lanes past what is stored, then forget the journal (J3). Under the merge
+ * lock. */
+static void journal_recover(struct prb *rb)
+{
+	if (!pk_load_relaxed(&rb->lanes[P_JCOUNT]))
 		return;
 
-	unsigned i = (unsigned)(v & 0xff) - 1;
-	uint64_t pos = v >> 8;
-	struct lrec rec;
+	struct jscan js;
+	int e = journal_scan(rb, &js);
 
-	if (i < PRB_LANES && pk_load_acquire(&ctl(rb, i)[C_RIDX]) == pos) {
-		uint64_t end = pk_load_acquire(&ctl(rb, i)[C_WIDX]);
-		uint64_t n = parse(rb, i, pos, end, &rec, true);
+	if (e == -2)
+		pk_fetch_add_relaxed(&rb->lanes[P_CORRUPT], 1);
+	if (e == 0) {
+		struct prb_batch_rec b[PRB_BATCH_MAX];
+		uint64_t ends[PRB_LANES];
 
-		if (n && in_ring(rb, &rec, &merge_scratch)) {
-			pk_store_release(&ctl(rb, i)[C_RIDX], pos + n);
-			pk_fetch_add_relaxed(&rb->lanes[P_MERGED], 1);
+		for (unsigned k = js.done; k < js.count; k++) {
+			struct lhead h;
+
+			parse_head(rb, js.lane[k], js.pos[k], js.widx[js.lane[k]], &h);
+			b[k] = (struct prb_batch_rec){
+				.words = lane_data(rb, js.lane[k]) + h.at + LREC_HDR,
+				.ts_nsec = h.ts,
+				.caller = h.caller,
+				.len = h.len,
+				.level = h.level,
+				.flags = h.flags,
+				.done_word = &ctl(rb, js.lane[k])[C_RIDX],
+				.done_value = js.pos[k] + js.n[k],
+			};
 		}
+
+		int got = prb_batch_resume(rb, b, js.count, &rb->lanes[P_JID]);
+
+		if (got < (int)js.done)
+			got = (int)js.done;
+
+		journal_ends(&js, (unsigned)got, ends);
+		for (unsigned i = 0; i < PRB_LANES; i++)
+			if (ends[i] != js.ridx[i])
+				pk_store_release(&ctl(rb, i)[C_RIDX], ends[i]);
+		/* The dead merger counts a batch once its journal is cleared. */
+		if (got)
+			pk_fetch_add_relaxed(&rb->lanes[P_MERGED], (uint64_t)got);
 	}
-	pk_store_relaxed(&rb->lanes[P_INFLIGHT], 0);
+	pk_store_release(&rb->lanes[P_JCOUNT], 0);
+}
+
+void prb_lanes_finish(struct prb *rb)
+{
+	if (!rb->lanes || !rb->writable || !pk_load_relaxed(&rb->lanes[P_JCOUNT]) ||
+	    !lock_merge(rb, my_id()))
+		return;
+	journal_recover(rb);
+	pk_store_release(&rb->lanes[P_LOCK], 0);
+}
+
+/* Drop entry @k of the @na lanes in @act. */
+static void act_drop(uint8_t *act, unsigned *na, unsigned k)
+{
+	for (unsigned m = k + 1; m < *na; m++)
+		act[m - 1] = act[m];
+	(*na)--;
 }
 
 static int merge(struct prb *rb, bool *busy)
@@ -607,12 +796,13 @@ static int merge(struct prb *rb, bool *busy)
 		return 0;
 	}
 
-	finish_inflight(rb);
+	journal_recover(rb);
 
 	/* L3: the horizon is read before any lane is looked at. */
 	uint64_t horizon = pk_clock_ns();
 	struct cursor cu[PRB_LANES];
-	struct lrec rec;
+	uint8_t act[PRB_LANES]; /* lanes with a record to merge, in lane order */
+	unsigned na = 0;
 	int merged = 0;
 
 	for (unsigned i = 0; i < PRB_LANES; i++) {
@@ -620,60 +810,121 @@ static int merge(struct prb *rb, bool *busy)
 
 		cu[i].owner = owner;
 		cu[i].gone = owner == 0 || lane_owner_gone(rb, i, owner);
-		if (!load_bounds(rb, i, &cu[i]) || !peek(rb, i, &cu[i], &rec)) {
+		if (!load_bounds(rb, i, &cu[i]) || !peek(rb, i, &cu[i])) {
 			pk_store_release(&ctl(rb, i)[C_RIDX], cu[i].end);
 			pk_fetch_add_relaxed(&rb->lanes[P_CORRUPT], 1);
 			cu[i].pos = cu[i].end;
 			cu[i].have = false;
 		}
+		if (cu[i].have)
+			act[na++] = (uint8_t)i;
 	}
 
-	/* Bounded: every round moves one lane forward by at least a record
-	 * header, and no lane holds more than lane_bytes of them. */
-	uint64_t bound = PRB_LANES * (rb->lane_bytes / (LREC_HDR * 8) + 1);
+	/* B1: a batch is at most a quarter of the ring. */
+	unsigned max = PRB_BATCH_MAX;
+	uint64_t max_units = rb->data_units / 4;
 
-	for (uint64_t round = 0; round < bound; round++) {
-		int i = oldest(cu);
+	if (max > rb->desc_count / 4)
+		max = (unsigned)(rb->desc_count / 4);
 
-		if (i < 0)
+	struct prb_batch_rec b[PRB_BATCH_MAX];
+	uint64_t after[PRB_BATCH_MAX], from[PRB_LANES];
+	uint8_t lane_of[PRB_BATCH_MAX];
+	pk_a64 *journal = &rb->lanes[J_OFF];
+
+	/* Bounded: every batch takes at least one record or ends the merge. */
+	while (na) {
+		unsigned nb = 0;
+		uint64_t units = 0;
+		uint32_t touched = 0;
+
+		while (nb < max && na) {
+			unsigned k = 0;
+
+			for (unsigned m = 1; m < na; m++)
+				if (cu[act[m]].h.ts < cu[act[k]].h.ts)
+					k = m;
+
+			unsigned i = act[k];
+			struct cursor *c = &cu[i];
+
+			if (c->h.ts > horizon && !c->gone) {
+				/* not merged now; the other lanes may still be older */
+				act_drop(act, &na, k);
+				continue;
+			}
+
+			uint64_t u = ((uint64_t)c->h.len + 15) / 16;
+
+			if (nb && units + u > max_units)
+				break;
+			if (!(touched & 1u << i)) {
+				touched |= 1u << i;
+				from[i] = c->pos;
+			}
+			b[nb] = (struct prb_batch_rec){
+				.words = c->d + c->h.at + LREC_HDR,
+				.ts_nsec = c->h.ts,
+				.caller = c->h.caller,
+				.len = c->h.len,
+				.level = c->h.level,
+				.flags = c->h.flags,
+				.done_word = &ctl(rb, i)[C_RIDX],
+				.done_value = c->pos + c->n,
+			};
+			pk_store_relaxed(&journal[nb], (c->pos & J_POS_MASK) | (uint64_t)i << 56);
+			lane_of[nb] = (uint8_t)i;
+			c->pos += c->n;
+			after[nb++] = c->pos;
+			units += u;
+			if (!peek(rb, i, c)) {
+				c->bad = true; /* skipped once what is before it is stored */
+				c->have = false;
+			}
+			if (!c->have)
+				act_drop(act, &na, k);
+		}
+		if (!nb)
 			break;
-		if (cu[i].ts > horizon && !cu[i].gone) {
-			/* not merged now; the other lanes may still be older */
-			cu[i].have = false;
-			continue;
+
+		/* J1: the batch named before anything is reserved. */
+		pk_store_relaxed(&rb->lanes[P_JID], 0);
+		pk_store_relaxed(&rb->lanes[P_JDONE], 0);
+		pk_store_release(&rb->lanes[P_JCOUNT], nb);
+		prb_testpoint(PRB_TP_MERGE_JOURNAL);
+
+		int got = prb_store_batch(rb, b, nb, &rb->lanes[P_JID]);
+		bool all = got == (int)nb;
+
+		if (got < 0)
+			got = 0;
+		if (!all) {
+			/* The ring refused (L2: the rest waits), or took a
+			 * record from us: each lane stops before its first
+			 * record not stored. */
+			for (unsigned i = 0; i < PRB_LANES; i++)
+				if (touched & 1u << i)
+					cu[i].pos = from[i];
+			for (unsigned k = 0; k < (unsigned)got; k++)
+				cu[lane_of[k]].pos = after[k];
+			na = 0;
 		}
-
-		uint64_t n = parse(rb, (unsigned)i, cu[i].pos, cu[i].end, &rec, true);
-
-		if (!n)
-			break; /* cannot happen: peek() parsed it */
-
-		struct prb_meta meta = {
-			.ts_nsec = rec.ts,
-			.caller = { .pid = (uint32_t)rec.caller, .tid = (uint32_t)(rec.caller >> 32) },
-			.level = rec.level,
-			.flags = rec.flags,
-		};
-		pk_store_relaxed(&rb->lanes[P_INFLIGHT], (uint64_t)(i + 1) | cu[i].pos << 8);
-		pk_fence_release(); /* the name before the record: L2 */
-
-		int err = prb_store(rb, &meta, rec.blob, rec.len, NULL, 0, true, NULL);
-
-		if (err == -ENOBUFS || err == -EUCLEAN) {
-			pk_store_relaxed(&rb->lanes[P_INFLIGHT], 0);
-			break; /* the ring refuses now: the records wait (L2) */
+		for (unsigned i = 0; i < PRB_LANES; i++) {
+			if (!(touched & 1u << i))
+				continue;
+			if (cu[i].bad && all) {
+				cu[i].pos = cu[i].end;
+				pk_fetch_add_relaxed(&rb->lanes[P_CORRUPT], 1);
+			}
+			if (cu[i].pos != from[i]) {
+				pk_store_release(&ctl(rb, i)[C_RIDX], cu[i].pos);
+				prb_testpoint(PRB_TP_MERGE_ADVANCED);
+			}
 		}
-		cu[i].pos += n;
-		pk_store_release(&ctl(rb, (unsigned)i)[C_RIDX], cu[i].pos);
-		pk_store_relaxed(&rb->lanes[P_INFLIGHT], 0);
-		if (!err) {
-			merged++;
-			pk_fetch_add_relaxed(&rb->lanes[P_MERGED], 1);
-		}
-		if (!peek(rb, (unsigned)i, &cu[i], &rec)) {
-			pk_store_release(&ctl(rb, (unsigned)i)[C_RIDX], cu[i].end);
-			pk_fetch_add_relaxed(&rb->lanes[P_CORRUPT], 1);
-			cu[i].pos = cu[i].end;
+		pk_store_release(&rb->lanes[P_JCOUNT], 0); /* J3 */
+		if (got) {
+			merged += got;
+			pk_fetch_add_relaxed(&rb->lanes[P_MERGED], (uint64_t)got);
 		}
 	}
 
@@ -705,39 +956,54 @@ struct lview {
 	uint64_t k;
 	uint64_t ridx[PRB_LANES];
 	struct cursor cu[PRB_LANES];
-	struct prb_record scratch;
 };
 
 static void view_start(struct prb *rb, struct lview *v)
 {
-	struct lrec rec;
+	uint64_t ends[PRB_LANES];
+	struct jscan js;
 
+	/* Records of a batch a merger stored, or will store at their reserved
+	 * seqs (it is at work, or died and its batch will be finished), are
+	 * the ring's (L2). */
+	bool journal = !journal_scan(rb, &js);
+
+	if (journal)
+		journal_ends(&js, journal_placed(rb, &js), ends);
 	v->hdr = rb->hdr;
 	v->k = 0;
 	for (unsigned i = 0; i < PRB_LANES; i++) {
-		if (!load_bounds(rb, i, &v->cu[i]) || !peek(rb, i, &v->cu[i], &rec)) {
+		bool ok = load_bounds(rb, i, &v->cu[i]);
+
+		v->ridx[i] = v->cu[i].pos;
+		if (ok && journal && ends[i] - v->cu[i].pos <= v->cu[i].end - v->cu[i].pos)
+			v->cu[i].pos = ends[i];
+		if (!ok || !peek(rb, i, &v->cu[i])) {
 			v->cu[i].pos = v->cu[i].end;
 			v->cu[i].have = false;
 		}
-		v->ridx[i] = v->cu[i].pos;
 	}
+}
 
-	/* A record a merger stored but has not passed yet (or never will: it
-	 * died there) is in the ring already (L2). */
-	uint64_t f = pk_load_relaxed(&rb->lanes[P_INFLIGHT]);
-	unsigned i = (unsigned)(f & 0xff) - 1;
+/* A read-only reader's record @seq when it is one of a journal's batch
+ * that the ring does not hold yet but will (journal_placed()): 0, or
+ * -ENOENT. */
+static int journal_read(struct prb *rb, uint64_t seq, struct prb_record *r)
+{
+	struct jscan js;
 
-	if (f && i < PRB_LANES && v->cu[i].have && v->cu[i].pos == f >> 8) {
-		uint64_t n = parse(rb, i, v->cu[i].pos, v->cu[i].end, &rec, true);
+	if (journal_scan(rb, &js))
+		return -ENOENT;
 
-		if (n && in_ring(rb, &rec, &v->scratch)) {
-			v->cu[i].pos += n;
-			if (!peek(rb, i, &v->cu[i], &rec)) {
-				v->cu[i].pos = v->cu[i].end;
-				v->cu[i].have = false;
-			}
-		}
-	}
+	uint64_t k = prb_id_distance(rb, js.id0, prb_seq_id(rb, seq));
+	struct lrec rec;
+
+	if (k >= js.count || k >= journal_placed(rb, &js) || js.pos[k] == J_PASSED)
+		return -ENOENT;
+	if (!parse(rb, js.lane[k], js.pos[k], js.widx[js.lane[k]], &rec, true))
+		return -ENOENT;
+	fill_record(r, &rec, seq);
+	return 0;
 }
 
 static bool view_fresh(struct prb *rb, const struct lview *v)
@@ -774,9 +1040,7 @@ static bool view_step(struct prb *rb, struct lview *v, struct lrec *rec)
 		return false;
 	v->cu[i].pos += n;
 
-	struct lrec scratch;
-
-	if (!peek(rb, (unsigned)i, &v->cu[i], &scratch)) {
+	if (!peek(rb, (unsigned)i, &v->cu[i])) {
 		v->cu[i].pos = v->cu[i].end;
 		v->cu[i].have = false;
 	}
@@ -904,10 +1168,11 @@ uint64_t prb_next_seq(struct prb *rb)
 			prb_lanes_merge(rb);
 		} else {
 			/* Numbered after every record reserved in the ring, as a
-			 * merge would store them. */
+			 * merge would store them; a batch a merger has not
+			 * finished (L2) is read where it was reserved. */
 			uint64_t n = prb_lanes_view_count(rb);
 
-			if (n)
+			if (n || pk_load_relaxed(&rb->lanes[P_JCOUNT]))
 				return prb_next_reserve_seq(rb) + n;
 		}
 	}
@@ -916,6 +1181,20 @@ uint64_t prb_next_seq(struct prb *rb)
 
 int prb_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags)
 {
+	if (rb && rb->lanes && PK_UNLIKELY(pk_load_relaxed(&rb->lanes[P_JCOUNT]) != 0)) {
+		/* A batch being stored, or left by a merger that died: finish
+		 * it before this reader makes holes of its slots, or read it
+		 * where it will be (read-only). */
+		if (rb->writable) {
+			prb_lanes_merge(rb);
+		} else {
+			int err = prb_ring_read(rb, seq, r, flags);
+
+			if ((!err && r->seq == seq) || !journal_read(rb, seq, r))
+				return 0;
+		}
+	}
+
 	int err = prb_ring_read(rb, seq, r, flags);
 
 	if (PK_LIKELY(err != -EAGAIN) || !rb || !rb->lanes)

@@ -227,10 +227,10 @@
  * A region of version 4 has a pool of per-thread lanes after the format
  * string table (prb_lanes_size() bytes; lanes.c owns it, docs/lanes.md). A
  * lane record enters this ring, and gets its seq, when a merger stores it
- * here with prb_store(); until then only lanes.c's view shows it. The ring
- * places the pool, makes a region with it only while lanes are on (the
- * default) and the data area is at least 32 KiB (new_abi()), and attaches
- * version 3 regions without one. prb_next_seq()
+ * here in a batch (prb_store_batch(), B1-B8 below); until then only
+ * lanes.c's view shows it. The ring places the pool, makes a region with
+ * it only while lanes are on (the default) and the data area is at least
+ * 32 KiB (new_abi()), and attaches version 3 regions without one. prb_next_seq()
  * and prb_read() are lanes.c's, around ring_next_seq() and ring_read().
  *
  * All shared words are accessed through atomics.h, so speculative copies are
@@ -323,6 +323,8 @@
 #define ID_HALF	  (UINT64_C(1) << (ID_BITS - 1))
 #define POS_HALF  (UINT64_C(1) << (POS_BITS - 1))
 #define HEAD_OPEN (UINT64_C(1) << 63)
+/* A batch journal's first word: named, not yet reserved for sure (B8). */
+#define J_TENTATIVE (UINT64_C(1) << 63)
 
 /* State word: [state:2][spare:2][reopen:12][owner:16][id:32]. */
 #define ST_SHIFT     62
@@ -657,6 +659,11 @@ static inline void testpoint(enum prb_testpoint tp)
 
 	if (hook)
 		hook(tp);
+}
+
+void prb_testpoint(enum prb_testpoint tp)
+{
+	testpoint(tp);
 }
 
 /* ---------------------------------------------------------------- waking -- */
@@ -1468,6 +1475,476 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 	if (seq_out)
 		*seq_out = seq;
 	return 0;
+}
+
+/*
+ * Batches (prb_store_batch): the lanes' merger hands over up to
+ * PRB_BATCH_MAX complete records and gets one reservation for all of them.
+ * Every invariant above holds per record; what is shared is only the work
+ * around them:
+ * B1  One head CAS reserves ids id0 .. id0 + n - 1 and their blocks, placed
+ *     one after another as n stores in a row would place them (place()), so
+ *     blocks still lie in id order and I2, I3 and make_room() see nothing
+ *     new: the tail is pushed until the last id and the last block fit.
+ * B2  Each record is then claimed, written and committed FINAL in id order
+ *     exactly as prb_store() does it (extent and tag first, I7; the claim;
+ *     D9's look; the check value, D8; the commit CAS), so a reader, a tail
+ *     pusher or a reclaimer cannot tell a batch record from a single one.
+ *     An unclaimed record of a batch whose writer died is stolen like any
+ *     unclaimed slot (I8), a claimed one made a hole like any dead writer's.
+ * B3  The seq of id0 comes from claimed_seq() (D10); the others follow it,
+ *     ids and seqs being dense alike.
+ * B4  The caller's journal gets id0 + 1 (release) after the head CAS and
+ *     before the first claim, and the number of records committed after
+ *     each commit (then the record's done word, if any: the lane's read
+ *     index, so a merge frees lane space record by record): whoever finds the journal of a writer that died knows
+ *     that records below that number are in the ring, the one at it is in
+ *     the ring only if its slot says so (prb_batch_stored()), and the rest
+ *     are not (their slots become holes).
+ * B5  A record that cannot be claimed or committed (stolen after a stall,
+ *     taken by D9) ends the batch: the records after it, still unclaimed,
+ *     become holes at once (counted as stolen), so nobody waits for them.
+ * B6  Waiters are woken once, after the last commit: its seq_cst load of
+ *     the waiter count comes after every commit of the batch (P5).
+ * B7  The batch of a writer that died is finished by the next one that
+ *     holds the caller's exclusive right to it (prb_batch_resume(): lanes.c
+ *     calls it under the merge lock, taken over from a dead process): the
+ *     same records into the same ids and blocks (placed again from the
+ *     journal's first position), a record the dead writer committed passed,
+ *     one it claimed taken over (its writer is gone: nothing else writes
+ *     the slot), unclaimed ones claimed. A slot made a hole meanwhile (a
+ *     tail pusher or a reader found the writer dead, or the slot unclaimed
+ *     for PRB_STALL_NS) ends it as B5 does. Sequence numbers then stay
+ *     dense across a killed merge.
+ * B8  The name comes before the head CAS, marked tentative with the head
+ *     word the CAS will leave, and is confirmed right after it: a writer
+ *     killed between the two leaves a name that prb_batch_first() checks
+ *     against the ring (none of the ids claimed, and the head still the
+ *     one the CAS left or the next record placed where the batch ended),
+ *     so no moment between reservation and naming costs the batch's seqs.
+ */
+
+/* The words of a lane record into the block @dst, the bytes past @len in
+ * the last word zeroed, and D_ALLOC as alloc_word() computes it from them:
+ * each word loaded once from the (untrusted, shared) source. */
+static PK_ALWAYS_INLINE uint64_t copy_checked(uint64_t id, uint64_t info, uint64_t ts, pk_a64 *dst,
+					      pk_a64 *src, size_t len)
+{
+	uint64_t a = check_mix(check_mix(id, ts), 0), b = check_mix(check_mix(info, 0), 0);
+	size_t n = (len + 7) / 8, rem = len & 7, i = 0;
+
+	if (!n)
+		goto out;
+	for (; i + 2 < n; i += 2) {
+		uint64_t x = pk_load_relaxed(&src[i]), y = pk_load_relaxed(&src[i + 1]);
+
+		pk_store_relaxed(&dst[i], x);
+		pk_store_relaxed(&dst[i + 1], y);
+		a = check_mix(a, x);
+		b = check_mix(b, y);
+	}
+	if (i + 2 == n) {
+		uint64_t x = pk_load_relaxed(&src[i++]);
+
+		pk_store_relaxed(&dst[i - 1], x);
+		a = check_mix(a, x);
+	}
+
+	uint64_t x = pk_load_relaxed(&src[i]);
+
+	if (rem) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		x &= (UINT64_C(1) << (8 * rem)) - 1;
+#else
+		char c[8];
+
+		memcpy(c, &x, 8);
+		memset(c + rem, 0, 8 - rem);
+		memcpy(&x, c, 8);
+#endif
+	}
+	pk_store_relaxed(&dst[i], x);
+	if (i & 1)
+		b = check_mix(b, x);
+	else
+		a = check_mix(a, x);
+out:;
+	uint64_t c = check_end(a ^ b * CHECK_MUL);
+
+	return ((c ^ c << 32) & ~UINT64_C(0xffffffff)) | alloc_tag(id);
+}
+
+/* B5: the reserved ids [@id, @last] not claimed by us become holes. */
+static void batch_abandon(struct prb *rb, uint64_t id, uint64_t last)
+{
+	for (; ((last - id) & ID_MASK) < ID_HALF; id = (id + 1) & ID_MASK) {
+		uint64_t v = ST_LOAD(rb, id, load_relaxed_fn);
+
+		if (st_id(v) == ((id - rb->desc_count) & ID_MASK) &&
+		    (st_state(v) == ST_FINAL || st_state(v) == ST_HOLE) &&
+		    st_cas(rb, id, &v, st_make(ST_HOLE, 0, 0, id), CAS_SC))
+			pk_fetch_add_relaxed(&rb->hdr->stolen, 1);
+	}
+}
+
+/*
+ * Claim, write and commit the @n records of a batch reserved from @id0
+ * with their blocks placed from @pos0 (B2); @done records of the batch
+ * before them are stored (the journal counts them too). @resume: the batch
+ * of a writer that died (B7): a record may be committed already, and one
+ * it claimed is taken over. Returns how many of the @n are stored (a
+ * prefix), or a negative errno when that is none.
+ */
+static int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n, uint64_t id0,
+		      uint64_t pos0, unsigned done, pk_a64 *journal, bool resume, uint64_t head_pos)
+{
+	/* The geometry in locals: the stores below go through pointers the
+	 * compiler cannot tell from the handle's fields. */
+	pk_a64 *const descs = rb->descs, *const data = rb->data;
+	const uint64_t ndesc = rb->desc_count, units_mask = rb->data_units - 1;
+	const uint64_t base = rb->id_base, owner = rb->owner;
+	uint64_t pos = pos0, seq0 = 0;
+	bool have_seq = false;
+	unsigned j;
+	int err = 0;
+
+	for (j = 0; j < n; j++) {
+		const struct prb_batch_rec *r = &recs[j];
+		uint64_t id = (id0 + j) & ID_MASK, begin;
+		uint64_t units = units_for(r->len), idx = pos & units_mask;
+
+		/* place() */
+		if (idx + units > units_mask + 1)
+			pos += units_mask + 1 - idx;
+		begin = pos & POS_MASK;
+		pos = (pos + units) & POS_MASK;
+		/* B7: a journal's blocks lie below the head (it is untrusted) */
+		if (PK_UNLIKELY(resume) && ((head_pos - pos) & POS_MASK) >= POS_HALF)
+			break;
+
+		pk_a64 *d = descs + (id & (ndesc - 1)) * PRB_DESC_WORDS;
+		uint64_t prev_id = (base - ndesc + ((id - base) & (ndesc - 1))) & ID_MASK;
+		/* state_key(): the slot's first occupant, FINAL, one lap back */
+		uint64_t key = st_make(ST_FINAL, 0, 0, prev_id);
+		uint64_t raw = pk_load_relaxed(&d[D_STATE]), v = raw ^ key;
+
+		prev_id = (id - ndesc) & ID_MASK;
+
+		bool claimable = st_id(v) == prev_id && (st_state(v) == ST_FINAL || st_state(v) == ST_HOLE);
+
+		if (PK_UNLIKELY(resume) && st_id(v) == id) {
+			/* B7: committed before the kill, or claimed by the
+			 * dead writer (ours to take over); a hole is lost. */
+			if (st_state(v) == ST_FINAL || st_state(v) == ST_COMMITTED) {
+				if (!prb_batch_stored(rb, id, r->ts_nsec, r->caller))
+					break;
+				pk_store_release(&journal[1], (done + j + 1) | pos << 8);
+				if (r->done_word)
+					pk_store_release(r->done_word, r->done_value);
+				continue;
+			}
+			/* Claimed by the dead writer: it stored this extent
+			 * and caller before its claim (I7). */
+			if (st_state(v) != ST_RESERVED ||
+			    pk_load_relaxed(&d[D_EXTENT]) != (begin | pos << 32) ||
+			    pk_load_relaxed(&d[D_CALLER]) != r->caller)
+				break;
+			claimable = true;
+		} else if (PK_UNLIKELY(!claimable)) {
+			/* As in prb_store(): stolen and come round, or damaged. */
+			if (((id - w_id(pk_load_acquire(&rb->hdr->tail))) & ID_MASK) >= ndesc) {
+				pk_fetch_add_relaxed(&rb->hdr->reserve_failed, 1);
+				err = -ENOBUFS;
+				break;
+			}
+			if (st_id(v) == id && st_state(v) != ST_HOLE) {
+				err = declare_broken(rb);
+				break;
+			}
+		}
+		pk_store_relaxed(&d[D_EXTENT], begin | pos << 32);
+		pk_store_relaxed(&d[D_CALLER], r->caller);
+		pk_store_release(&d[D_ALLOC], alloc_tag(id)); /* I7 */
+
+		uint64_t mine = st_make(ST_RESERVED, 0, owner, id);
+
+		if (PK_UNLIKELY(!claimable || !pk_cas_release(&d[D_STATE], &raw, mine ^ key))) {
+			if (resume)
+				break;
+			err = claim_failed(rb, id, raw ^ key);
+			if (err)
+				break;
+		}
+		testpoint(PRB_TP_CLAIMED);
+		if (PK_UNLIKELY(pk_load_relaxed(&d[D_STATE]) != (mine ^ key))) {
+			err = -ENOBUFS; /* D9 */
+			break;
+		}
+		if (PK_UNLIKELY(!have_seq)) {
+			uint64_t sq;
+
+			if (PK_UNLIKELY(!claimed_seq(rb, id, &sq))) {
+				uint64_t cur = mine;
+
+				if (st_cas(rb, id, &cur, st_with_state(mine, ST_HOLE), CAS_SC))
+					pk_fetch_add_relaxed(&rb->hdr->holes, 1);
+				err = declare_broken(rb);
+				break;
+			}
+			seq0 = sq - j;
+			have_seq = true;
+		}
+
+		uint64_t info = pack_info(r->len, 0, r->level & 7, 0, r->flags, 0);
+		uint64_t at = (id - base) & (ndesc - 1);
+
+		/* SEQ_STORE() */
+		pk_store_relaxed(&d[D_SEQ], (seq0 + j) ^ (at - ndesc));
+		pk_store_relaxed(&d[D_TS], r->ts_nsec);
+		pk_store_relaxed(&d[D_CTX], 0);
+		pk_store_relaxed(&d[D_INFO], info);
+		pk_store_relaxed(&d[D_ALLOC], copy_checked(id, info, r->ts_nsec,
+							   data + (begin & units_mask) * (PRB_UNIT / 8),
+							   r->words, r->len));
+		testpoint(PRB_TP_BEFORE_COMMIT);
+
+		uint64_t cur = mine ^ key;
+
+		if (PK_UNLIKELY(!pk_cas_sc(&d[D_STATE], &cur, st_with_state(mine, ST_FINAL) ^ key))) {
+			err = -ENOBUFS; /* taken from us (D9): counted as a hole */
+			break;
+		}
+		pk_store_release(&journal[1], (done + j + 1) | pos << 8); /* B4 */
+		if (r->done_word)
+			pk_store_release(r->done_word, r->done_value);
+		testpoint(PRB_TP_BATCH_COMMITTED);
+	}
+	if (j < n)
+		batch_abandon(rb, (id0 + j + 1) & ID_MASK, (id0 + n - 1) & ID_MASK);
+	if (j)
+		wake_waiters(rb); /* B6 */
+	return j ? (int)j : err;
+}
+
+int prb_store_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n, pk_a64 *journal)
+{
+	if (!rb || !recs || !journal || n == 0 || n > PRB_BATCH_MAX)
+		return -EINVAL;
+	if (!rb->writable)
+		return -EPERM;
+	if (PK_UNLIKELY(pk_load_relaxed(&rb->broken)))
+		return -EUCLEAN;
+
+	uint64_t total = 0;
+
+	for (unsigned j = 0; j < n; j++) {
+		if (recs[j].len > PRB_TEXT_MAX || (recs[j].len && !recs[j].words))
+			return -EINVAL;
+		total += units_for(recs[j].len);
+	}
+	/* B1: a batch takes at most a quarter of the ring, so it never needs
+	 * the records of another writer that is still at work. */
+	if (n > rb->desc_count / 4 || total > rb->data_units / 4)
+		return -E2BIG;
+
+	prefetch_w(&rb->hdr->head);
+	prefetch_w(&rb->hdr->tail);
+
+	uint64_t h = pk_load_acquire(&rb->hdr->head);
+	uint64_t id0, last, end;
+
+	for (unsigned tries = 0;;) {
+		uint64_t begin;
+
+		id0 = (w_id(h) + 1) & ID_MASK;
+		last = (id0 + n - 1) & ID_MASK;
+		end = w_pos(h);
+		if ((end & (rb->data_units - 1)) + total <= rb->data_units)
+			end = (end + total) & POS_MASK; /* no block reaches the array's end */
+		else
+			for (unsigned j = 0; j < n; j++)
+				place(rb, end, units_for(recs[j].len), &begin, &end);
+
+		/* A batch that needs more pushes than make_room() makes at a time
+		 * comes round again: the head is read anew each round. */
+		int room = make_room(rb, last, end);
+
+		if (room < 0) {
+			pk_store_relaxed(&journal[0], 0);
+			return room;
+		}
+		if (room == 0) {
+			h = pk_load_acquire(&rb->hdr->head);
+		} else {
+			/* B4: the reservation named before it is made, marked
+			 * tentative with the head it leaves (B8) */
+			pk_store_relaxed(&journal[1], w_pos(h) << 8);
+			pk_store_relaxed(&journal[2], mk_word(last, end, false));
+			pk_store_release(&journal[0], (id0 + 1) | J_TENTATIVE);
+			testpoint(PRB_TP_BATCH_NAMED);
+			if (pk_cas_sc(&rb->hdr->head, &h, mk_word(last, end, false)))
+				break;
+		}
+		if (PK_UNLIKELY(++tries >= PRB_STORE_RETRIES)) {
+			pk_store_relaxed(&journal[0], 0);
+			return give_up(rb); /* D1 */
+		}
+	}
+
+	testpoint(PRB_TP_HEAD_RESERVED);
+	/* B4: confirmed before any claim */
+	pk_store_release(&journal[0], id0 + 1);
+	if (h & HEAD_OPEN)
+		finalize(rb, w_id(h));
+	pk_fence_release(); /* P3 */
+	return fill_batch(rb, recs, n, id0, w_pos(h), 0, journal, false, 0);
+}
+
+/*
+ * B8: whether the batch of @n named by @journal was reserved, and its first
+ * id. A confirmed name was; a tentative one (its writer died between naming
+ * it and confirming it, around its head CAS) was if the CAS succeeded:
+ * none of the ids is claimed (the dead writer claimed nothing before it
+ * confirmed) and the head is still the one the CAS left, or the record
+ * after the batch was placed where the batch ended. Another writer's
+ * reservations could only look the same by ending at the same id and
+ * position; their unclaimed slots would then be taken as a steal takes
+ * them (I8).
+ */
+bool prb_batch_first(struct prb *rb, pk_a64 *journal, unsigned n, uint64_t *id0)
+{
+	uint64_t j0 = pk_load_acquire(&journal[0]);
+
+	if (!j0 || n == 0 || n > PRB_BATCH_MAX)
+		return false;
+	*id0 = ((j0 & ~J_TENTATIVE) - 1) & ID_MASK;
+	if (!(j0 & J_TENTATIVE))
+		return true;
+
+	uint64_t want = pk_load_relaxed(&journal[2]);
+	uint64_t last = (*id0 + n - 1) & ID_MASK, end = w_pos(want);
+
+	if (w_id(want) != last || (want & HEAD_OPEN))
+		return false;
+	for (unsigned j = 0; j < n; j++) {
+		uint64_t id = (*id0 + j) & ID_MASK;
+
+		if (st_id(ST_LOAD(rb, id, load_acquire_fn)) == id)
+			return false;
+	}
+
+	uint64_t h = pk_load_acquire(&rb->hdr->head);
+
+	if ((h & ~HEAD_OPEN) == want)
+		return true;
+	if (((w_id(h) - last) & ID_MASK) >= ID_HALF || w_id(h) == last)
+		return false;
+
+	uint64_t next = (last + 1) & ID_MASK;
+	pk_a64 *d = slot(rb, next);
+
+	if ((pk_load_acquire(&d[D_ALLOC]) & 0xffffffffu) != alloc_tag(next))
+		return false;
+
+	uint64_t begin = pk_load_relaxed(&d[D_EXTENT]) & 0xffffffffu;
+
+	/* where the batch ended, or the next lap's start if it did not fit */
+	return begin == end ||
+	       (!(begin & (rb->data_units - 1)) && ((begin - end) & POS_MASK) <= rb->data_units);
+}
+
+int prb_batch_resume(struct prb *rb, const struct prb_batch_rec *recs, unsigned n, pk_a64 *journal)
+{
+	if (!rb || !recs || !journal || n == 0 || n > PRB_BATCH_MAX)
+		return -EINVAL;
+	if (!rb->writable)
+		return -EPERM;
+	if (PK_UNLIKELY(pk_load_relaxed(&rb->broken)))
+		return -EUCLEAN;
+
+	uint64_t id0;
+
+	if (!prb_batch_first(rb, journal, n, &id0))
+		return 0;
+	pk_store_release(&journal[0], id0 + 1); /* confirmed (B8): we claim next */
+
+	uint64_t id1 = id0 + 1, w = pk_load_acquire(&journal[1]);
+	uint64_t done = w & 0xff, pos = (w >> 8) & POS_MASK;
+
+	if (done > n)
+		return -EINVAL;
+	if (done == n)
+		return (int)n;
+	for (unsigned j = (unsigned)done; j < n; j++)
+		if (recs[j].len > PRB_TEXT_MAX || (recs[j].len && !recs[j].words))
+			return -EINVAL;
+	/* The journal is untrusted: its ids must have been reserved (at or
+	 * before the head, within a ring of it), its blocks below the head's
+	 * position (fill_batch()). */
+	uint64_t h = pk_load_acquire(&rb->hdr->head);
+	uint64_t last = (id1 - 1 + n - 1) & ID_MASK;
+
+	if (((w_id(h) - last) & ID_MASK) >= rb->desc_count)
+		return -EINVAL;
+
+	/* Placed from where the last committed record's block ended: the
+	 * records before it may have left their lanes already. */
+	int got = fill_batch(rb, recs + done, (unsigned)(n - done), (id1 - 1 + done) & ID_MASK, pos,
+			     (unsigned)done, journal, true, w_pos(h));
+
+	return got < 0 ? (done ? (int)done : got) : (int)done + got;
+}
+
+bool prb_batch_open(struct prb *rb, uint64_t id)
+{
+	id &= ID_MASK;
+
+	uint64_t v = ST_LOAD(rb, id, load_acquire_fn);
+
+	if (st_id(v) == id)
+		return st_state(v) == ST_RESERVED;
+	return st_id(v) == ((id - rb->desc_count) & ID_MASK) &&
+	       (st_state(v) == ST_FINAL || st_state(v) == ST_HOLE);
+}
+
+uint64_t prb_seq_id(struct prb *rb, uint64_t seq)
+{
+	return seq_to_id(rb, seq);
+}
+
+uint64_t prb_id_distance(struct prb *rb, uint64_t from, uint64_t to)
+{
+	(void)rb;
+	return (to - from) & ID_MASK;
+}
+
+int prb_batch_check(struct prb *rb, uint64_t id, uint64_t ts_nsec, uint64_t caller)
+{
+	id &= ID_MASK;
+
+	pk_a64 *d = slot(rb, id);
+	uint64_t v = ST_LOAD(rb, id, load_acquire_fn);
+
+	if (st_id(v) != id) {
+		/* A later lap's occupant: the tail passed it. */
+		uint64_t ahead = (st_id(v) - id) & ID_MASK;
+
+		return ahead && ahead < ID_HALF && !(ahead & (rb->desc_count - 1)) ? -1 : 0;
+	}
+	if (st_state(v) != ST_FINAL && st_state(v) != ST_COMMITTED)
+		return 0;
+
+	bool same = pk_load_relaxed(&d[D_TS]) == ts_nsec && pk_load_relaxed(&d[D_CALLER]) == caller;
+
+	pk_fence_acquire();
+	if (ST_LOAD(rb, id, load_relaxed_fn) != v)
+		return -1; /* overwritten while we looked */
+	return same;
+}
+
+bool prb_batch_stored(struct prb *rb, uint64_t id, uint64_t ts_nsec, uint64_t caller)
+{
+	return prb_batch_check(rb, id, ts_nsec, caller) == 1;
 }
 
 static bool caller_matches(pk_a64 *d, const struct prb_caller *c)

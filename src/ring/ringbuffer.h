@@ -293,6 +293,74 @@ void prb_abandon_unfinished(struct prb *rb);
  */
 unsigned prb_recover(struct prb *rb, struct prb_record *scratch);
 
+/*
+ * A batch: complete records (final, no dictionary, no caller context) that
+ * lanes.c's merger stores with one reservation (prb_store_batch()). The
+ * text is read from @words, whole words (bytes past @len in the last one
+ * are not stored): memory another process may share, loaded once each.
+ */
+#define PRB_BATCH_MAX 32u
+struct prb_batch_rec {
+	pk_a64 *words;
+	uint64_t ts_nsec;
+	uint64_t caller; /* pid | tid << 32 */
+	uint16_t len;
+	uint8_t level;
+	uint8_t flags;
+	/* Stored (release) once the record is committed and counted in the
+	 * journal, when set: the merger's lane read index. */
+	pk_a64 *done_word;
+	uint64_t done_value;
+};
+
+/*
+ * Store @n records (at most PRB_BATCH_MAX, and at most a quarter of the
+ * ring's descriptors and data) as n prb_store() calls in a row would store
+ * them, with one reservation: ids, seqs and blocks consecutive. The
+ * journal (three words the caller keeps, in memory that outlives the process
+ * when the ring does) gets the first record's id + 1 (word 0, tentative
+ * until the reservation is made: B8) with the position its blocks are
+ * placed from and the head the reservation leaves, before anything is
+ * claimed, and the number committed (word 1) after each commit, so that records of
+ * a batch whose writer was killed can be told apart and finished
+ * (prb_batch_resume()): below that number stored, at it
+ * prb_batch_stored() decides, after it not stored yet.
+ * Returns how many were stored (a prefix of @recs), or a negative errno
+ * when none was: -ENOBUFS (the ring refuses, as for prb_store()),
+ * -EUCLEAN, -E2BIG (too many, or too large for the ring), -EINVAL, -EPERM.
+ */
+int prb_store_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n, pk_a64 *journal);
+
+/* Whether the record reserved as @id (a batch journal's id + k) is in the
+ * ring, committed, with this time and caller. False also once the ring
+ * overwrote it. */
+bool prb_batch_stored(struct prb *rb, uint64_t id, uint64_t ts_nsec, uint64_t caller);
+/* The same, telling apart (-1) a slot that moved on to a later record
+ * (overwritten: nothing can be told) from one that holds another (0). */
+int prb_batch_check(struct prb *rb, uint64_t id, uint64_t ts_nsec, uint64_t caller);
+
+/*
+ * Finish the batch named by @journal, whose writer died (B7 in
+ * ringbuffer.c): @recs are the same @n records. Only for the holder of the
+ * right the journal belongs to (lanes.c's merge lock). Returns how many of
+ * the batch are stored now (a prefix), or a negative errno.
+ */
+int prb_batch_resume(struct prb *rb, const struct prb_batch_rec *recs, unsigned n, pk_a64 *journal);
+
+/* Whether the journal of a batch of @n names a reservation (B8 in
+ * ringbuffer.c: a tentative name is checked against the ring), and *@id0,
+ * the batch's first id. */
+bool prb_batch_first(struct prb *rb, pk_a64 *journal, unsigned n, uint64_t *id0);
+
+/* Whether the slot reserved as @id can still be filled by a resumed batch:
+ * not claimed yet, or claimed and not committed. */
+bool prb_batch_open(struct prb *rb, uint64_t id);
+
+/* The id a record of sequence number @seq has (or will have), and how
+ * many ids @to lies after @from (modulo the ids' width). */
+uint64_t prb_seq_id(struct prb *rb, uint64_t seq);
+uint64_t prb_id_distance(struct prb *rb, uint64_t from, uint64_t to);
+
 /* Finalize the newest record if it is still open (e.g. at exit or on panic). */
 void prb_finalize_last(struct prb *rb);
 /* The same, only if the newest record was written by process @pid (at exit:
@@ -391,8 +459,14 @@ enum prb_testpoint {
 	PRB_TP_CLAIMED,	      /* slot claimed (RESERVED), content not yet written */
 	PRB_TP_BEFORE_COMMIT, /* content written, not yet committed */
 	PRB_TP_REOPENED,      /* prb_extend reopened the newest record */
+	PRB_TP_BATCH_COMMITTED, /* prb_store_batch committed a record and counted it */
+	PRB_TP_BATCH_NAMED,   /* prb_store_batch named its reservation, before its head CAS */
+	PRB_TP_MERGE_JOURNAL, /* lanes.c: a batch named in the pool, nothing reserved yet */
+	PRB_TP_MERGE_ADVANCED, /* lanes.c: one lane moved past its stored records */
 };
 void prb_set_testpoint_hook(void (*hook)(enum prb_testpoint tp));
+/* Run the hook at @tp (lanes.c's points). */
+void prb_testpoint(enum prb_testpoint tp);
 
 /* ------------------------------------------------------------ lanes -- */
 /* lanes.c: per-thread single-writer lanes in the pool after the format
@@ -442,6 +516,12 @@ int prb_lanes_merge(struct prb *rb);
 int prb_lane_make_room(struct prb *rb);
 bool prb_lane_own_empty(struct prb *rb);
 void prb_lane_fell_back(struct prb *rb);
+
+/* Finish the batch of a merger that died (its journal), if the merge lock
+ * can be had without waiting; nothing else is merged. For the first writer
+ * after a crash, before prb_recover() makes holes of reservations nobody
+ * finishes (logfile.c). */
+void prb_lanes_finish(struct prb *rb);
 
 /* A read-only handle's view: how many lane records wait to be merged, and
  * the @k-th of them in merge order as record @seq_base + @k (0, or
