@@ -84,6 +84,15 @@ static PK_ALWAYS_INLINE int pk_store_line(struct prb *rb, struct pk_line *l, str
 	if (l->dict_len)
 		l->newline = true;
 
+	/* Records waiting in lanes enter the sequence before a new one or a
+	 * continuation's join (which must not join across them)
+	 * (docs/lanes.md, "One sequence"): a read-only reader numbered them
+	 * after the ring's newest record, and a merge after this store would
+	 * give them other numbers. Whatever the process's own lanes setting:
+	 * another process may have filled the pool of a shared file. */
+	if (rb->lanes)
+		prb_lanes_merge(rb);
+
 	pk_caller_get(caller);
 	if (l->cont || !l->newline)
 		caller->ctx = pk_caller_context();
@@ -94,14 +103,6 @@ static PK_ALWAYS_INLINE int pk_store_line(struct prb *rb, struct pk_line *l, str
 			       l->newline ? PRB_FLAG_NEWLINE : 0, NULL) == 0)
 			return PK_STORED_JOINED;
 	}
-
-	/* Records waiting in lanes enter the sequence before a new one
-	 * (docs/lanes.md, "One sequence"): a read-only reader numbered them
-	 * after the ring's newest record, and a merge after this store would
-	 * give them other numbers. Whatever the process's own lanes setting:
-	 * another process may have filled the pool of a shared file. */
-	if (rb->lanes)
-		prb_lanes_merge(rb);
 
 	struct prb_meta meta = {
 		.ts_nsec = l->ts_nsec,
