@@ -548,8 +548,7 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 		}
 	}
 	/* As pk_store_line() does: lane records first (docs/lanes.md). */
-	if (rb->lanes)
-		prb_lanes_merge(rb);
+	prb_lanes_merge_pending(rb);
 
 	if (lazy_ts)
 		ts = pk_clock_ns();

@@ -109,7 +109,7 @@
 
 /* Pool words. */
 #define P_LOCK	  0
-#define P_USED	  1
+#define P_USED	  PRB_LANES_USED_WORD
 #define P_MERGED  2
 #define P_CORRUPT 3
 /* The batch journal (J1-J3): */

@@ -506,6 +506,15 @@ int prb_lane_store(struct prb *rb, uint64_t ts, uint8_t level, const char *blob,
  * handles only; async-signal-safe.
  */
 int prb_lanes_merge(struct prb *rb);
+/* Pool word 1 (lanes.c's P_USED): set once a lane was ever claimed. */
+#define PRB_LANES_USED_WORD 1
+/* prb_lanes_merge() for stores that are not mergers: the common answer
+ * (no pool, a read-only handle, no lane ever claimed) without a call. */
+static inline void prb_lanes_merge_pending(struct prb *rb)
+{
+	if (rb->lanes && rb->writable && pk_load_relaxed(&rb->lanes[PRB_LANES_USED_WORD]))
+		prb_lanes_merge(rb);
+}
 
 /* After prb_lane_store() found the lane full: merge, waiting at most 1 s
  * while another merger is at work or the ring refuses stores. 0: there

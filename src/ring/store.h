@@ -90,8 +90,7 @@ static PK_ALWAYS_INLINE int pk_store_line(struct prb *rb, struct pk_line *l, str
 	 * after the ring's newest record, and a merge after this store would
 	 * give them other numbers. Whatever the process's own lanes setting:
 	 * another process may have filled the pool of a shared file. */
-	if (rb->lanes)
-		prb_lanes_merge(rb);
+	prb_lanes_merge_pending(rb);
 
 	pk_caller_get(caller);
 	if (l->cont || !l->newline)
