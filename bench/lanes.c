@@ -21,6 +21,9 @@
  *              case: the message formatted, written nowhere), when the
  *              build has spdlog and a C++ compiler.
  *
+ * `lanes --count-spdlog N` makes N calls of spdlog's null sink and nothing
+ * else (bench/count.sh counts them with callgrind).
+ *
  * Each with 1 and 2 writer threads: ns per call per thread (each thread
  * makes the calls, the figure is the wall time over the calls of one
  * thread), median of RUNS. Every run stores into the same log of 1 MiB
@@ -245,6 +248,27 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--quick"))
 		iters = 50000;
+	/* N calls of spdlog's null sink and nothing else, for bench/count.sh
+	 * (callgrind): the baseline's instructions per call. */
+	if (argc > 2 && !strcmp(argv[1], "--count-spdlog")) {
+		long n = strtol(argv[2], NULL, 10);
+#if BENCH_HAVE_SPDLOG
+		char why[200];
+
+		if (n <= 0 || cmp_spdlog_setup(CMP_SPDLOG_NULL, NULL, why, sizeof(why))) {
+			fprintf(stderr, "bench/lanes: --count-spdlog N: %s\n", n <= 0 ? "N must be > 0" : why);
+			return 1;
+		}
+		for (long i = 0; i < n; i++)
+			cmp_spdlog_log(i);
+		cmp_spdlog_teardown();
+		return 0;
+#else
+		(void)n;
+		fprintf(stderr, "bench/lanes: built without spdlog (Debian: libspdlog-dev, g++)\n");
+		return 1;
+#endif
+	}
 	if (fd < 0 || pk_console_fd_create(&devnull, fd, "null")) {
 		fprintf(stderr, "bench/lanes: cannot open /dev/null\n");
 		return 1;
