@@ -429,8 +429,53 @@ void rsyslogd_stop(int sig)
 	if (rs_pid < 0)
 		return;
 	kill(rs_pid, sig);
+	kill(rs_pid, SIGCONT); /* one frozen (rsyslogd_freeze) takes @sig now */
 	test_reap(rs_pid, &st, 10000);
 	rs_pid = -1;
+}
+
+/* 1 once every thread of @pid is stopped ("T" in its stat). */
+static int all_threads_stopped(pid_t pid)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *e;
+	int stopped = 1, seen = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return 0;
+	while (stopped && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+
+		char stat_path[sizeof(path) + sizeof(e->d_name) + 8];
+		char *st, *paren;
+
+		snprintf(stat_path, sizeof(stat_path), "%s/%s/stat", path, e->d_name);
+		st = slurp(stat_path);
+		/* "TID (COMM) STATE ...": the state follows the last ')' */
+		paren = st ? strrchr(st, ')') : NULL;
+		stopped = paren && paren[1] == ' ' && paren[2] == 'T';
+		seen++;
+		free(st);
+	}
+	closedir(d);
+	return stopped && seen;
+}
+
+void rsyslogd_freeze(void)
+{
+	uint64_t start = now_ms();
+
+	assert_true(rs_pid >= 0);
+	kill(rs_pid, SIGSTOP);
+	while (!all_threads_stopped(rs_pid)) {
+		if (now_ms() - start > 10000)
+			fail_msg("rsyslogd (pid %d) did not stop within 10 s of SIGSTOP",
+				 (int)rs_pid);
+		usleep(1000);
+	}
 }
 
 int rsyslogd_test_teardown(void **state)
@@ -782,8 +827,14 @@ pid_t daemon_pk_forward(const char *target, const char *logname, const char *ext
 
 	const char *argv[] = { bin, "-c", cur, extra ? extra : target, extra ? target : logp,
 			       extra ? logp : NULL, NULL };
+	pid_t pid = spawn_logged(argv, test_dir_path("fwd.err"), NULL);
 
-	return spawn_logged(argv, test_dir_path("fwd.err"), NULL);
+	/* Never -1 to a caller: its kill(pid, SIGTERM) would signal every
+	 * process it may (run outside ctest, PRINTK_TEST_BUILD_DIR unset). */
+	if (pid <= 0)
+		fail_msg("%s could not be started (PRINTK_TEST_BUILD_DIR: the build directory)",
+			 bin);
+	return pid;
 }
 
 int daemon_pk_forward_once(const char *target, const char *logname)

@@ -141,6 +141,10 @@ int rsyslogd_test_teardown(void **state);
 	cmocka_unit_test_setup_teardown(f, rsyslogd_test_setup, rsyslogd_test_teardown)
 /* Send @sig to rsyslogd (if it runs) and reap it. */
 void rsyslogd_stop(int sig);
+/* Stop rsyslogd (SIGSTOP) and return once every thread of it is stopped
+ * (10 s at most, or the test fails): it reads nothing more until killed
+ * (rsyslogd_stop) or continued. */
+void rsyslogd_freeze(void);
 /* Start it again as rsyslogd_setup() did, with the same configuration. */
 void rsyslogd_restart(void);
 

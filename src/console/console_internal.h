@@ -138,6 +138,14 @@ void pk_console_after_fork(void);
  * forwarder ends its session there, so the receiver sees it closed, not
  * broken. Installed by the forwarding layer; one hook for all. */
 void pk_console_set_exit_close(void (*fn)(struct console *con));
+/* A threaded console's thread that found nothing to print calls @fn for
+ * a write_record console, holding the console's owner word, before it
+ * sleeps (so at least every printer_idle_ms while nothing comes): a
+ * forwarder watches its connection there, which may break while it has
+ * nothing to write. @fn returns 1 if the thread should look for records
+ * again at once (it made a connection records may be waiting for), else 0.
+ * Installed by the forwarding layer; one hook for all. */
+void pk_console_set_idle_hook(int (*fn)(struct console *con));
 /* How long exit and unregistration wait for printer threads (PRINTK_OPTS
  * console_drain_ms=; default 3000). */
 void pk_console_set_drain_ms(int ms);

@@ -34,10 +34,14 @@
  *      word (PRINTER_OTHER). A write_record
  *      that answers -EAGAIN leaves the position on its record, uncounted as
  *      a failure (a forwarder whose receiver is away); the records the ring
- *      overwrites meanwhile are counted for pk_console_take_dropped(). The
- *      thread publishes its position for pr_flush(); exit asks it to drain
- *      and waits console_drain_ms (console.c's) at most; after fork() the child starts its
- *      own.
+ *      overwrites meanwhile are counted for pk_console_take_dropped().
+ *      With nothing to print, the thread runs the forwarding layer's idle
+ *      hook on a write_record console, holding the owner word, before it
+ *      sleeps: a connection that broke while nothing was written into it
+ *      is noticed within printer_idle_ms. The thread publishes its
+ *      position for pr_flush(); exit asks it to drain and waits
+ *      console_drain_ms (console.c's) at most; after fork() the child
+ *      starts its own.
  *   P1 A thread holding a printer's word as PRINTER_OTHER is counted
  *      (printer_words_held): a printk it makes meanwhile must not wait for
  *      a lossless console (C8), whose thread may be waiting for that word.
@@ -109,6 +113,14 @@ static _Atomic int printer_idle_ms = 1000;
 void pk_console_set_printer_idle_ms(int ms)
 {
 	atomic_store(&printer_idle_ms, ms < 1 ? 1 : ms);
+}
+
+/* The forwarding layer's idle hook (console_internal.h). */
+static int (*_Atomic printer_idle_hook)(struct console *con);
+
+void pk_console_set_idle_hook(int (*fn)(struct console *con))
+{
+	atomic_store(&printer_idle_hook, fn);
 }
 
 static long printer_futex(int op, uint32_t val, const struct timespec *ts)
@@ -234,6 +246,21 @@ static int printer_pass(struct console *con, struct pk_printer *p, int stop, int
 	return progress;
 }
 
+/* C7: nothing to print on @con: the idle hook, holding the owner word as
+ * for a record. 1 if the thread should look for records again at once. */
+static int printer_idle(struct console *con, struct pk_printer *p)
+{
+	int (*fn)(struct console *) = atomic_load(&printer_idle_hook);
+	int again;
+
+	if (!fn || !con->write_record || !(con->flags & PK_CON_ENABLED) ||
+	    !printer_own(p, PRINTER_THREAD))
+		return 0;
+	again = fn(con);
+	printer_release(p);
+	return again;
+}
+
 /*
  * On @p's thread, holding nothing, after its console was disabled
  * (want_fallback()): take the console lock as registration does, let stderr
@@ -307,6 +334,11 @@ static void *printer_main(void *arg)
 			continue;
 		}
 		busy = 0;
+		/* Nothing to print: a forwarder checks its connection, which
+		 * may have broken with records it wrote unread (console_net.c,
+		 * N8), and may have made a new one records wait for. */
+		if (stop == PRINTER_RUN && printer_idle(con, p))
+			continue;
 
 		/* Nothing to print: announce the sleep, then look once more
 		 * (C7: a printk that missed the announcement stored before it),

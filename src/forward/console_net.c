@@ -57,6 +57,16 @@
  *      the ring still holds is not lost, what had arrived arrives twice.
  *      A record the ring overwrote meanwhile, or one that left a full
  *      window unconfirmed, is counted lost and announced (N6).
+ *   N8 A connection breaks whether or not the console writes: a receiver
+ *      killed after the console wrote its last record leaves that record
+ *      unread, and no later write would notice. A registered console
+ *      with a resend window is therefore watched by its printer thread
+ *      whenever it has nothing to print (the console layer's idle hook,
+ *      at least every printer_idle_ms, IDLE_CHECK_MS apart at most once):
+ *      a connection the receiver closed or reset is given up and
+ *      announced (N6), and one that broke with records in the window, or
+ *      was lost, is made again with the same backoff (N2) and carries the
+ *      window again (N7), announced, with no new record needed.
  *   N5 Commit points (pk_console_forward_commit(), for a forwarder that keeps
  *      a cursor): 0 only if every message handed over since the previous
  *      commit was accepted by the transport without a break in between.
@@ -90,6 +100,7 @@
 
 #define RESEND_MAX	65536 /* N7: records a console keeps for a resend (1 MiB, touched as used) */
 #define RESEND_SLACK_MS 2000  /* N7: the receiver's time to read what its kernel took */
+#define IDLE_CHECK_MS	100   /* N8: the idle thread looks at its connection at most this often */
 
 /*
  * The transports a "syslog:" target may name, by their prefix. Adding one
@@ -336,6 +347,43 @@ static int net_write_record(struct console *con, const struct pk_record *rec)
 	return err;
 }
 
+/* N8: the printer thread has nothing to print (the console layer's idle
+ * hook, holding the owner word, N1). 1 if it made a connection: records
+ * may wait for it. */
+static int net_idle(struct console *con)
+{
+	struct net_console *nc = (struct net_console *)con;
+
+	if (!pk_console_net_owns(con) || !nc->rs || !con->state)
+		return 0;
+
+	uint64_t now = pk_clock_ns();
+
+	if (now - nc->idle_check_ns < (uint64_t)IDLE_CHECK_MS * 1000000u)
+		return 0;
+	nc->idle_check_ns = now;
+
+	/* A connection of ours to look at, a window to send again, or a
+	 * connection lost: else nothing to do before the next record (a
+	 * forked child's inherited socket is left to that record, N4). */
+	int had = nc->fd >= 0 && nc->fd_pid == (pid_t)pk_caller_pid();
+	int lost = atomic_load_explicit(&nc->state, memory_order_relaxed) == PK_CONSOLE_LOST;
+
+	if (!had && !nc->rs_pending && !lost)
+		return 0;
+
+	uint64_t pos = atomic_load_explicit(&nc->pos, memory_order_relaxed);
+
+	/* open: a connection the receiver ended is closed and announced,
+	 * and one is made when the backoff allows */
+	if (!nc->ops->open(nc, pos) && !(nc->rs_pending && resend_window(nc, pos))) {
+		resend_prune(nc);
+		pk_fwd_went_up(nc, pos);
+	}
+	publish_state(nc);
+	return !had && nc->fd >= 0;
+}
+
 /* ------------------------------------------------------- construction -- */
 
 int pk_console_net_owns(const struct console *con)
@@ -420,6 +468,8 @@ static int net_create(struct console **conp, const struct pk_fwd_transport_ops *
 	}
 	if (ops->exit_close || (ops->flags & PK_FWD_RESEND))
 		pk_console_set_exit_close(net_exit_close);
+	if (ops->flags & PK_FWD_RESEND)
+		pk_console_set_idle_hook(net_idle);
 	*conp = &nc->con;
 	return 0;
 }

@@ -145,6 +145,7 @@ struct net_console {
 	int rs_pending;	    /* the connection broke: send the window again */
 	uint64_t rs_unkept; /* left the full window unconfirmed */
 	uint64_t rs_resent; /* sent again at the last reconnection */
+	uint64_t idle_check_ns; /* N8: when the idle thread last looked at the connection */
 	_Atomic unsigned rs_slack_ms;
 	struct pk_record rs_rec;
 	/* N6: a transport's own words for @why_err (TLS: OpenSSL's reason a
