@@ -843,13 +843,41 @@ static void merged_as_viewed(struct pk_log *w, uint64_t end, const struct kill_c
 	}
 }
 
+/* One child of kill_child_main() for iteration @iter, on @w (with lanes,
+ * lane_done cleared first): let write, then killed somewhere in the next
+ * 0-3 ms, and reaped. Returns its pid. */
+static pid_t kill_one_child(const struct kill_cfg *cfg, struct pk_log *w, unsigned iter)
+{
+	int ready[2], status;
+
+	if (cfg->lanes)
+		for (unsigned t = 0; t < 4; t++)
+			atomic_store(&lane_done[t], 0);
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(ready[0]);
+		kill_child_main(cfg, w, iter, ready[1]);
+	}
+	close(ready[1]);
+	wait_ready(ready[0], ITERATION_MS);
+	close(ready[0]);
+	usleep((useconds_t)(rand() % 3001));
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	test_reap(pid, &status, ITERATION_MS);
+	assert_true(WIFSIGNALED(status));
+	return pid;
+}
+
 /* Lanes, post-mortem: a last child killed with its records in its lanes;
  * every handle closed; the file read by a fresh read-only handle (the view),
  * then merged by a fresh writable one. Every call that returned is read
  * once, at the seq the view gave it. */
 static void lanes_post_mortem(const struct kill_cfg *cfg, struct pk_log **w, struct pk_log **ro)
 {
-	int ready[2], status;
 	unsigned iter = 100000; /* numbers no iteration had */
 	struct pk_log *r;
 
@@ -857,24 +885,7 @@ static void lanes_post_mortem(const struct kill_cfg *cfg, struct pk_log **w, str
 	 * them: another child then, until one does. */
 	for (;; iter++) {
 		assert_true(iter < 100010);
-		for (unsigned t = 0; t < 4; t++)
-			atomic_store(&lane_done[t], 0);
-		assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
-
-		pid_t pid = fork();
-
-		assert_true(pid >= 0);
-		if (pid == 0) {
-			close(ready[0]);
-			kill_child_main(cfg, *w, iter, ready[1]);
-		}
-		close(ready[1]);
-		wait_ready(ready[0], ITERATION_MS);
-		close(ready[0]);
-		usleep((useconds_t)(rand() % 3001));
-		assert_int_equal(kill(pid, SIGKILL), 0);
-		test_reap(pid, &status, ITERATION_MS);
-		assert_true(WIFSIGNALED(status));
+		kill_one_child(cfg, *w, iter);
 		assert_int_equal(pk_log_open_file(&r, path, 0, PK_LOG_RDONLY), 0);
 
 		uint64_t waiting = prb_lanes_view_count(pk_log_ring(r));
@@ -967,29 +978,11 @@ static void kill_loop(const struct kill_cfg *cfg)
 
 	for (unsigned iter = 0; iter < iterations; iter++) {
 		uint64_t t_iter = now_ms();
-		int ready[2], status;
 
 		get_stats(w, &st0);
-		if (cfg->lanes)
-			for (unsigned t = 0; t < 4; t++)
-				atomic_store(&lane_done[t], 0);
-		assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
 
-		pid_t pid = fork();
+		pid_t pid = kill_one_child(cfg, w, iter);
 
-		assert_true(pid >= 0);
-		if (pid == 0) {
-			close(ready[0]);
-			kill_child_main(cfg, w, iter, ready[1]);
-		}
-		close(ready[1]);
-		/* Let it write, then kill it somewhere in the next 0-3 ms. */
-		wait_ready(ready[0], ITERATION_MS);
-		close(ready[0]);
-		usleep((useconds_t)(rand() % 3001));
-		assert_int_equal(kill(pid, SIGKILL), 0);
-		test_reap(pid, &status, ITERATION_MS);
-		assert_true(WIFSIGNALED(status));
 		tot.killed_threads += cfg->printk ? 1 : cfg->threads;
 		if (cfg->lanes)
 			note_lane_kill(w, (uint32_t)pid, &tot);

@@ -571,19 +571,56 @@ static void test_tls_console_refused(void **state)
  * the break and the reconnection are announced. */
 #define N_KILL 5000
 
-static void test_tls_console_restart(void **state)
+/* A tls: console to rsyslogd that checks it against ca.pem, its window
+ * kept a minute, as in test_daemon_relp's kill: the tests check the
+ * window, not how far a loaded rsyslogd lags. */
+static struct console *make_tls_console_kept(void)
 {
-	(void)state;
 	char opts[600];
-	struct tally t = { 0 };
 
 	snprintf(opts, sizeof(opts), "ca=%s", cert("ca.pem"));
 
 	struct console *con = make_console(tls_target(rsyslogd_port("tcp"), opts));
 
-	/* the window kept a minute, as in test_daemon_relp's kill: the test
-	 * checks the window, not how far a loaded rsyslogd lags */
 	pk_console_net_set_resend_slack(con, 60000);
+	return con;
+}
+
+/* All @n records of @t arrived; if not, fails naming the first missing
+ * (@note follows the counts). */
+static void assert_all_arrived(const struct tally *t, int n, const char *note)
+{
+	if (t->distinct != n) {
+		char miss[128];
+
+		tally_first_missing(t, n, miss, sizeof(miss));
+		fail_msg("%d of %d arrived%s; missing:%s", t->distinct, n, note, miss);
+	}
+}
+
+/* The console lost its connection and delivers again (two changes of
+ * state at least); the records can be on disk before its thread announced
+ * the reconnection: waited for, a minute at most. */
+static void wait_delivering_again(struct console *con, struct pk_console_stats *cs)
+{
+	uint64_t start = now_ms();
+
+	do {
+		assert_int_equal(pk_console_stats(con, cs), 0);
+		if (cs->state == PK_CONSOLE_DELIVERING && cs->changes >= 2)
+			break;
+		usleep(20000);
+	} while (now_ms() - start < 60000);
+	assert_int_equal(cs->state, PK_CONSOLE_DELIVERING);
+	assert_true(cs->changes >= 2);
+}
+
+static void test_tls_console_restart(void **state)
+{
+	(void)state;
+	struct tally t = { 0 };
+	struct console *con = make_tls_console_kept();
+
 	for (int i = 0; i < N_KILL; i++)
 		pk_printk_emit(1, 5, NULL, 0, "TK %d\n", i);
 	rsyslogd_wait_tally("TK", N_KILL, N_KILL / 10, 20000, &t);
@@ -594,30 +631,19 @@ static void test_tls_console_restart(void **state)
 
 	rsyslogd_restart();
 	rsyslogd_wait_tally("TK", N_KILL, N_KILL, 120000, &t);
-	if (t.distinct != N_KILL) {
-		char miss[128];
 
-		tally_first_missing(&t, N_KILL, miss, sizeof(miss));
-		fail_msg("%d of %d arrived (%d before the kill); missing:%s", t.distinct, N_KILL,
-			 before, miss);
-	}
+	char note[64];
+
+	snprintf(note, sizeof(note), " (%d before the kill)", before);
+	assert_all_arrived(&t, N_KILL, note);
 	print_message("tls: console, rsyslogd killed after %d of %d: all arrived, %d twice\n", before,
 		      N_KILL, t.dups);
 	/* Lost and reconnected, announced, even when all of them had arrived
-	 * before the kill; the records can be on disk before the thread
-	 * announced the reconnection: waited for. */
+	 * before the kill. */
 	struct pk_console_stats cs;
 	struct pk_forward_stats fs;
-	uint64_t start = now_ms();
 
-	do {
-		assert_int_equal(pk_console_stats(con, &cs), 0);
-		if (cs.state == PK_CONSOLE_DELIVERING && cs.changes >= 2)
-			break;
-		usleep(20000);
-	} while (now_ms() - start < 60000);
-	assert_int_equal(cs.state, PK_CONSOLE_DELIVERING);
-	assert_true(cs.changes >= 2);
+	wait_delivering_again(con, &cs);
 	assert_int_equal(pk_console_forward_stats(con, &fs), 0);
 	assert_true(fs.connects >= 2);
 	free(t.seen);
@@ -634,14 +660,9 @@ static void test_tls_console_restart(void **state)
 static void test_tls_console_kill_idle(void **state)
 {
 	(void)state;
-	char opts[600];
 	struct tally t = { 0 };
+	struct console *con = make_tls_console_kept();
 
-	snprintf(opts, sizeof(opts), "ca=%s", cert("ca.pem"));
-
-	struct console *con = make_console(tls_target(rsyslogd_port("tcp"), opts));
-
-	pk_console_net_set_resend_slack(con, 60000);
 	pk_printk_emit(1, 5, NULL, 0, "TI %d\n", 0);
 	rsyslogd_wait_tally("TI", N_IDLE, 1, 20000, &t);
 	assert_int_equal(t.distinct, 1);
@@ -652,24 +673,11 @@ static void test_tls_console_kill_idle(void **state)
 	rsyslogd_stop(SIGKILL);
 	rsyslogd_restart();
 	rsyslogd_wait_tally("TI", N_IDLE, N_IDLE, 60000, &t);
-	if (t.distinct != N_IDLE) {
-		char miss[128];
-
-		tally_first_missing(&t, N_IDLE, miss, sizeof(miss));
-		fail_msg("%d of %d arrived; missing:%s", t.distinct, N_IDLE, miss);
-	}
+	assert_all_arrived(&t, N_IDLE, "");
 
 	struct pk_console_stats cs;
-	uint64_t start = now_ms();
 
-	do {
-		assert_int_equal(pk_console_stats(con, &cs), 0);
-		if (cs.state == PK_CONSOLE_DELIVERING && cs.changes >= 2)
-			break;
-		usleep(20000);
-	} while (now_ms() - start < 60000);
-	assert_int_equal(cs.state, PK_CONSOLE_DELIVERING);
-	assert_true(cs.changes >= 2);
+	wait_delivering_again(con, &cs);
 	assert_int_equal(cs.lost, 0);
 	free(t.seen);
 	daemon_drop_console(con);

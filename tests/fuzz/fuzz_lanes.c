@@ -134,18 +134,7 @@ static void kmsg_pass(struct pk_log *log)
 
 	if (err)
 		fail("pk_kmsg_open_log", err, 0);
-	for (unsigned n = 0;; n++) {
-		ssize_t r = pk_kmsg_read(f, line, sizeof(line));
-
-		if (n >= 2 * READ_CAP)
-			fail("kmsg_read returns records without end", n, r);
-		if (r == -EAGAIN || r == -EIO)
-			break;
-		if (r == -EPIPE)
-			continue;
-		if (r <= 0 || (size_t)r > PK_MESSAGE_MAX)
-			fail("unexpected result from kmsg_read", r, n);
-	}
+	kmsg_read_all(f, line, sizeof(line));
 	pk_kmsg_close(f);
 }
 
@@ -251,17 +240,5 @@ static int run(const uint8_t *data, size_t size, size_t len, const uint8_t *ctrl
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	uint8_t ctrl[CTRL] = { 0 };
-	size_t len;
-
-	region_init();
-	memcpy(ctrl, data, size < CTRL ? size : CTRL);
-	data += size < CTRL ? size : CTRL;
-	size -= size < CTRL ? size : CTRL;
-	len = region_load(data, size, 0);
-	if (run(data, size, len, ctrl) == -ENOSPC && size < REGION_MAX) {
-		len = region_load(data, size, 1);
-		run(data, size, len, ctrl);
-	}
-	return 0;
+	return region_run_input(data, size, CTRL, run);
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * fuzz_region.h - what fuzz_reader and fuzz_writer share: a log region
- * made from the fuzzer's input, in memory (no file per execution), and the
- * checks every record read from it must pass.
+ * fuzz_region.h - what fuzz_reader, fuzz_writer and fuzz_lanes share: a
+ * log region made from the fuzzer's input, in memory (no file per
+ * execution), and the checks every record read from it (or from a
+ * /dev/kmsg file on it) must pass.
  *
  * The region lives in one mapping of REGION_MAX bytes, 64-byte aligned as
  * pk_log_attach() requires. An input is first attached at its own length;
@@ -19,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/types.h>
 
+#include <printk/kmsg.h>
 #include <printk/log.h>
 
 #define REGION_MAX (64u * 1024) /* a 16 KiB log's region fits */
@@ -80,6 +83,39 @@ static inline void region_check_unchanged(const uint8_t *data, size_t size, size
 	}
 }
 
+#define REGION_CTRL_MAX 4 /* control bytes an input may start with */
+
+/*
+ * A target's whole execution, for an input of @nctrl control bytes (zeros
+ * where it is shorter) followed by a region image: @run with the image
+ * loaded at its own length, then, if that was refused as truncated, with
+ * it zero-extended. @run gets the image, the length it is loaded at and
+ * the control bytes, and returns what pk_log_attach() returned. Returns 0,
+ * what LLVMFuzzerTestOneInput() returns.
+ */
+typedef int (*region_run_fn)(const uint8_t *data, size_t size, size_t len, const uint8_t *ctrl);
+
+static inline int region_run_input(const uint8_t *data, size_t size, size_t nctrl,
+				   region_run_fn run)
+{
+	uint8_t ctrl[REGION_CTRL_MAX] = { 0 };
+	size_t n = size < nctrl ? size : nctrl;
+	size_t len;
+
+	if (nctrl > REGION_CTRL_MAX)
+		abort();
+	region_init();
+	memcpy(ctrl, data, n);
+	data += n;
+	size -= n;
+	len = region_load(data, size, 0);
+	if (run(data, size, len, ctrl) == -ENOSPC && size < REGION_MAX) {
+		len = region_load(data, size, 1);
+		run(data, size, len, ctrl);
+	}
+	return 0;
+}
+
 static inline void check_attach_error(int err)
 {
 	switch (err) {
@@ -136,6 +172,28 @@ static inline int read_pass(struct pk_log *log, uint64_t seq, unsigned flags, st
 		if (rec->seq == UINT64_MAX)
 			return 0;
 		seq = rec->seq + 1;
+	}
+}
+
+/*
+ * Read @f, a non-blocking /dev/kmsg file, into @buf until it ends (-EAGAIN,
+ * or -EIO on a log that stopped making sense): each read one record that
+ * fits a kmsg line, a gap (-EPIPE) passed over, and an end within twice
+ * READ_CAP reads.
+ */
+static inline void kmsg_read_all(struct kmsg_file *f, char *buf, size_t cap)
+{
+	for (unsigned n = 0;; n++) {
+		ssize_t r = pk_kmsg_read(f, buf, cap);
+
+		if (n >= 2 * READ_CAP)
+			fail("kmsg_read returns records without end", n, r);
+		if (r == -EAGAIN || r == -EIO)
+			break;
+		if (r == -EPIPE)
+			continue;
+		if (r <= 0 || (size_t)r > PK_MESSAGE_MAX)
+			fail("unexpected result from kmsg_read", r, n);
 	}
 }
 

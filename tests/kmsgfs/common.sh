@@ -79,6 +79,20 @@ expect() {
 	fi
 }
 
+# expect_dump OK FAILED KMSG WANT GOT: kmsgfs-probe dumps the file KMSG into
+# GOT; one check, "ok OK" if GOT has WANT's bytes, else "FAIL FAILED" and
+# how they differ.
+expect_dump() {
+	"$PROBE" dump "$3" >"$5"
+	checks=$((checks + 1))
+	if cmp -s "$4" "$5"; then
+		ok "$1"
+	else
+		fail "$2"
+		show_diff "$4" "$5"
+	fi
+}
+
 # wait_wchan PID PATTERN SECONDS: until PID sleeps in a kernel function
 # matching PATTERN (request_wait_answer: a FUSE request the file system has
 # not answered, i.e. a parked read; poll: in poll(2)), SECONDS at most.

@@ -56,34 +56,17 @@ expect "kmsg_read: every record once, in order (unmerged ones in the view)" \
 	"3 x $N lines, seq 0-$((3 * N - 1))" "$(check_records "$TMP/want" 2>&1)"
 
 start_fs "$M" "$L"
-"$PROBE" dump "$M/kmsg" >"$TMP/got"
-checks=$((checks + 1))
-if cmp -s "$TMP/want" "$TMP/got"; then
-	ok "through pk-kmsgfs: kmsg_read's bytes, unmerged records included"
-else
-	fail "through pk-kmsgfs: bytes differ from kmsg_read's"
-	show_diff "$TMP/want" "$TMP/got"
-fi
+expect_dump "through pk-kmsgfs: kmsg_read's bytes, unmerged records included" \
+	"through pk-kmsgfs: bytes differ from kmsg_read's" "$M/kmsg" "$TMP/want" "$TMP/got"
 
 # A writer merges the lanes: the same records, at the same seqs.
 expect "a writer merges them" "next $((3 * N))" "$("$TESTGEN" merge "$L")"
-"$PROBE" dump "$M/kmsg" >"$TMP/got2"
-checks=$((checks + 1))
-if cmp -s "$TMP/want" "$TMP/got2"; then
-	ok "after the merge, the file system serving all along: the same bytes"
-else
-	fail "after the merge, the file system serving all along: bytes differ"
-	show_diff "$TMP/want" "$TMP/got2"
-fi
+expect_dump "after the merge, the file system serving all along: the same bytes" \
+	"after the merge, the file system serving all along: bytes differ" \
+	"$M/kmsg" "$TMP/want" "$TMP/got2"
 stop_fs
 start_fs "$TMP/mnt2" "$L"
-"$PROBE" dump "$TMP/mnt2/kmsg" >"$TMP/got3"
-checks=$((checks + 1))
-if cmp -s "$TMP/want" "$TMP/got3"; then
-	ok "after the merge, a new file system: the same bytes"
-else
-	fail "after the merge, a new file system: bytes differ"
-	show_diff "$TMP/want" "$TMP/got3"
-fi
+expect_dump "after the merge, a new file system: the same bytes" \
+	"after the merge, a new file system: bytes differ" "$TMP/mnt2/kmsg" "$TMP/want" "$TMP/got3"
 stop_fs
 finish

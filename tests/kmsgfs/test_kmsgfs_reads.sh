@@ -39,14 +39,8 @@ wait_for() {
 expect "readdir" "golden.kmsg kmsg mixed.kmsg" "$(ls "$M" | tr '\n' ' ' | sed 's/ $//')"
 for n in golden mixed; do
 	"$TESTGEN" kmsg "$TMP/$n.log" >"$TMP/$n.want"
-	"$PROBE" dump "$M/$n.kmsg" >"$TMP/$n.got"
-	checks=$((checks + 1))
-	if cmp -s "$TMP/$n.want" "$TMP/$n.got"; then
-		ok "bytes of $n.kmsg are kmsg_read's"
-	else
-		fail "bytes of $n.kmsg differ from kmsg_read's"
-		show_diff "$TMP/$n.want" "$TMP/$n.got"
-	fi
+	expect_dump "bytes of $n.kmsg are kmsg_read's" "bytes of $n.kmsg differ from kmsg_read's" \
+		"$M/$n.kmsg" "$TMP/$n.want" "$TMP/$n.got"
 done
 
 start_fs "$TMP/caller" --caller "$TMP/golden.log"
