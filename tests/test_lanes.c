@@ -15,6 +15,10 @@
  *   - a merger SIGKILLed at each of its steps (batch journal, reservation,
  *     claim, commit, a lane's advance): read-only and writable readers read
  *     every record once, dense, in time order, alike;
+ *   - a live merger stopped inside its batch of another process's (dead or
+ *     live) lane records is that record's claimer: a third writer that
+ *     stores, reads and recovers meanwhile makes no hole of it, and the
+ *     records keep their writer as caller;
  *   - post-mortem: a writer process SIGKILLed with records not merged; a
  *     read-only reader sees them all, once, in a dense sequence, and so
  *     does udmesg; a writable reader then merges them and frees the lanes;
@@ -1470,6 +1474,213 @@ static void test_merger_killed_each_step(void **state)
 	assert_true(kills >= 2 * 3 + 3 * KS_THREADS * KS_PER);
 }
 
+/*
+ * A merger storing another process's lane records is that record's
+ * claimer, not the lane's writer. Process D writes CM_N lines into its
+ * lane and is SIGKILLed (or stays alive); process M opens the file and
+ * merges them, and stops itself (SIGSTOP) inside the batch at the last
+ * record's claim, or after its content, before the commit. While M is
+ * stopped, the test process (a third writer, writable handle) stores a
+ * line, reads the record in flight and runs the dead-writer recovery: the
+ * record is still being written by a live process, so the read waits
+ * (-EAGAIN) and nothing is made a hole. After SIGCONT, M's merge ends; every
+ * record reads back once, dense, D's with D's pid and tid as their caller.
+ * (The ring used to ask the writer registry about M's code with D's pid,
+ * which it answers with "dead": the record became a hole, M's commit
+ * failed and the record came back later under another seq.)
+ */
+#define CM_N 3
+
+static atomic_int cm_points;
+static int cm_point, cm_fd;
+
+static void cm_hook(enum prb_testpoint tp)
+{
+	if ((int)tp == cm_point && atomic_fetch_add(&cm_points, 1) + 1 == CM_N) {
+		if (write(cm_fd, "s", 1) != 1)
+			_exit(5);
+		raise(SIGSTOP);
+	}
+}
+
+/* Wait (bounded) until @pid has stopped; false if it exited instead. */
+static bool wait_stopped(pid_t pid)
+{
+	for (int i = 0; i < 30000; i++) {
+		int status;
+		pid_t r = waitpid(pid, &status, WNOHANG | WUNTRACED);
+
+		if (r == pid)
+			return WIFSTOPPED(status);
+		if (r < 0)
+			return false;
+		usleep(1000);
+	}
+	return false;
+}
+
+static void cm_case(const char *path, bool d_alive, enum prb_testpoint point)
+{
+	int ready[2], hold[2], stopped[2];
+
+	pk_printk_exit();
+	unlink(path);
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(hold), 0);
+	assert_int_equal(pipe(stopped), 0);
+
+	pid_t d = fork();
+
+	assert_true(d >= 0);
+	if (d == 0) {
+		struct prb_lanes_stats st;
+		char c;
+
+		close(hold[1]);
+		start_log(path, 1 << 17);
+		for (int n = 0; n < CM_N; n++)
+			pr_info("d n%d %s\n", n, "lane");
+		lanes_stats(&st);
+		if (st.pending != CM_N || write(ready[1], "r", 1) != 1)
+			_exit(3);
+		if (!d_alive)
+			raise(SIGKILL);
+		/* Alive until the test is done; no exit handler merges. */
+		if (read(hold[0], &c, 1) < 0)
+			_exit(4);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(hold[0]);
+
+	char c;
+
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	if (!d_alive) {
+		int status;
+
+		test_reap(d, &status, 30000);
+		assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	}
+
+	pid_t m = fork();
+
+	assert_true(m >= 0);
+	if (m == 0) {
+		struct pk_log *log;
+		struct prb_lanes_stats st;
+
+		close(stopped[0]);
+		cm_fd = stopped[1];
+		cm_point = (int)point;
+		/* A writable handle merges as it opens (it looks for the
+		 * ring's end): the hook is in place before. */
+		prb_set_testpoint_hook(cm_hook);
+		if (pk_log_open_file(&log, path, 0, 0))
+			_exit(3);
+		prb_lanes_merge(pk_log_ring(log));
+		prb_set_testpoint_hook(NULL);
+		prb_lanes_stats(pk_log_ring(log), &st);
+		_exit(atomic_load(&cm_points) == CM_N && st.merged == CM_N && st.pending == 0 ? 0 : 6);
+	}
+	close(stopped[1]);
+
+	/* M inside its batch: the last record claimed, not committed. */
+	bool m_stopped = read(stopped[0], &c, 1) == 1 && wait_stopped(m);
+	struct pk_log *log = NULL;
+	struct pk_record *r = malloc(sizeof(*r));
+	struct prb_record *scratch = malloc(sizeof(*scratch));
+	int open_err = -1, store_err = -1, inflight_err = 0;
+	uint64_t inflight_seq = UINT64_MAX;
+	unsigned made = 1;
+	struct prb_stats rs = { 0 };
+
+	close(stopped[0]);
+	assert_non_null(r);
+	assert_non_null(scratch);
+	if (m_stopped && !(open_err = pk_log_open_file(&log, path, 0, 0))) {
+		/* The third writer: a store (the merge lock is M's: not
+		 * waited for), the record in flight, the recovery of dead
+		 * writers' records. Results checked once M runs again. */
+		store_err = pk_log_store(log, 0, 6, "third", 5, NULL, 0);
+		inflight_err = pk_log_read(log, CM_N - 1, r, 0);
+		if (!inflight_err)
+			inflight_seq = r->seq;
+		made = prb_recover(pk_log_ring(log), scratch);
+		prb_get_stats(pk_log_ring(log), &rs);
+	}
+	kill(m, SIGCONT);
+
+	int status;
+
+	test_reap(m, &status, 30000);
+	if (!m_stopped)
+		print_message("the merger did not stop: status 0x%x\n", (unsigned)status);
+	assert_true(m_stopped);
+	assert_int_equal(open_err, 0);
+	assert_int_equal(store_err, 0);
+	if (inflight_err != -EAGAIN)
+		print_message("the record in flight read as %d (seq %llu)\n", inflight_err,
+			      (unsigned long long)inflight_seq);
+	assert_int_equal(inflight_err, -EAGAIN);
+	assert_int_equal(made, 0);
+	assert_int_equal(rs.holes + rs.stolen, 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	/* Every record once, dense: D's three (its caller), then the third's. */
+	assert_int_equal(pk_log_first_seq(log), 0);
+	assert_int_equal(pk_log_next_seq(log), CM_N + 1);
+	for (uint64_t q = 0; q <= CM_N; q++) {
+		char want[32];
+
+		assert_int_equal(pk_log_read(log, q, r, 0), 0);
+		assert_int_equal(r->seq, q);
+		assert_int_equal(r->sigdepth, 0);
+		if (q == CM_N) {
+			assert_string_equal(r->text, "third");
+			assert_int_equal(r->pid, (uint32_t)getpid());
+			continue;
+		}
+		snprintf(want, sizeof(want), "d n%d lane", (int)q);
+		assert_string_equal(r->text, want);
+		assert_int_equal(r->pid, (uint32_t)d);
+		assert_int_equal(r->tid, (uint32_t)d);
+	}
+	assert_int_equal(pk_log_read(log, CM_N + 1, r, 0), -EAGAIN);
+	prb_get_stats(pk_log_ring(log), &rs);
+	assert_int_equal(rs.holes + rs.stolen + rs.corrupt, 0);
+
+	struct prb_lanes_stats st;
+
+	prb_lanes_stats(pk_log_ring(log), &st);
+	assert_int_equal(st.pending, 0);
+	assert_int_equal(st.merged, CM_N);
+	pk_log_destroy(log);
+	free(r);
+	free(scratch);
+
+	close(hold[1]); /* D, if alive, exits */
+	if (d_alive) {
+		test_reap(d, &status, 30000);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+}
+
+static void test_merger_of_other_process(void **state)
+{
+	(void)state;
+	const char *path = test_dir_path("claimer.log");
+
+	need_log_len(1 << 17);
+	cm_case(path, false, PRB_TP_CLAIMED);
+	cm_case(path, false, PRB_TP_BEFORE_COMMIT);
+	cm_case(path, true, PRB_TP_CLAIMED);
+	cm_case(path, true, PRB_TP_BEFORE_COMMIT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1481,6 +1692,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_postmortem_after_sigkill, teardown),
 		cmocka_unit_test_teardown(test_readonly_numbers_hold_after_store, teardown),
 		cmocka_unit_test_teardown(test_merger_killed_each_step, teardown),
+		cmocka_unit_test_teardown(test_merger_of_other_process, teardown),
 		cmocka_unit_test_teardown(test_signal_handler_interrupts, teardown),
 		cmocka_unit_test_teardown(test_fork_child_own_lane, teardown),
 		cmocka_unit_test_teardown(test_thread_exit_returns_lane, teardown),

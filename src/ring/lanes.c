@@ -69,6 +69,10 @@
  *           makes holes of unfinished reservations. A read-only view reads
  *           such a batch's records at their reserved seqs and leaves them
  *           out of its numbering after the ring's.
+ *       While the ring stores a batch, its records' claimer is the merger
+ *       (C1 in ringbuffer.c), their caller the lane's writer: a record of
+ *       a dead process's lane in flight is not taken from a live merger,
+ *       and one left by a dead merger is taken over as its (J3).
  *   L3  A merge takes the records of all lanes in time order, up to the
  *       time it read before looking at any lane, so a record committed
  *       before another thread's call began (causal order) is merged first.

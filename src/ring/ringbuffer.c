@@ -34,7 +34,8 @@
  * the next lap; the skipped bytes belong to its extent.
  *
  * Descriptor states (top two bits of the state word, next to the id, a 12-bit
- * reopen count and the 16-bit id of the writer (process) that claimed it)
+ * reopen count, the 16-bit id of the writer (process) that claimed it and
+ * the merged bit, C1)
  * --------------------------------------------------------------------------
  *   RESERVED   a writer owns the slot and is filling it.
  *   COMMITTED  complete and consistent; while it is the newest record, its
@@ -197,6 +198,21 @@
  *     Undamaged, they always agree: every slot holds some occupant's true
  *     seq, laps back or a lap ahead, which fixes the seq of any id within
  *     half the id space (claimed_seq()).
+ * Claimer
+ * -------
+ * C1  The oracle (rb->owner_alive) is asked about a RESERVED record's
+ *     claimer: the writer code in its state word and the pid of the process
+ *     that claimed it. A record stored by prb_store() is claimed by its
+ *     caller, whose pid D_CALLER holds (stored before the claim, I7). A
+ *     batch record (prb_store_batch()) is claimed by the merger while
+ *     D_CALLER names the lane record's writer, often another process, dead
+ *     or alive (the registry would take that pid for a later owner of the
+ *     merger's slot, and the merger for dead): its claim sets ST_MERGED and
+ *     D_CTX holds the merger's pid | tid << 32, stored before the claim like
+ *     D_CALLER, so a live merger's record is never taken as a dead writer's,
+ *     while readers still see the writer's pid and tid as its caller. A
+ *     merged record has no caller context: readers get ctx 0 (claimer()
+ *     and copy_record()).
  * Retire guard
  * ------------
  * G1  A FINAL record is retired only after the process's retire guard (if
@@ -282,6 +298,7 @@
 #include <unistd.h>
 
 #include "base/hints.h"
+#include "ring/caller.h"
 #include "ring/ringbuffer.h"
 
 #define PRB_MAGIC	0x31474f4c4b545250ull /* "PRTKLOG1" */
@@ -326,7 +343,7 @@
 /* A batch journal's first word: named, not yet reserved for sure (B8). */
 #define J_TENTATIVE (UINT64_C(1) << 63)
 
-/* State word: [state:2][spare:2][reopen:12][owner:16][id:32]. */
+/* State word: [state:2][merged:1][spare:1][reopen:12][owner:16][id:32]. */
 #define ST_SHIFT     62
 #define ST_RESERVED  UINT64_C(0)
 #define ST_COMMITTED UINT64_C(1)
@@ -336,6 +353,10 @@
 #define RC_MASK	     UINT64_C(0xfff)
 #define OWNER_SHIFT  32
 #define OWNER_MASK   UINT64_C(0xffff)
+/* C1: claimed by a batch's writer (the lanes' merger), whose pid is in
+ * D_CTX; D_CALLER is the record's caller, not its claimer. Kept through
+ * the commit and a hole. */
+#define ST_MERGED    (UINT64_C(1) << 61)
 
 /* Descriptor word indexes. */
 enum {
@@ -347,7 +368,8 @@ enum {
 	D_INFO,	  /* text_len:16 | dict_len:16 | level:8 | facility:8 | flags:8 | ctx:8 */
 	D_ALLOC,  /* low 32: 1 + the id whose extent D_EXTENT holds, stored after it,
 		   * before the claim; high 32: the check value (D8), before the commit */
-	D_CTX,	  /* the writer's caller context (prb_caller.ctx) */
+	D_CTX,	  /* the writer's caller context (prb_caller.ctx); a merged
+		   * record's (ST_MERGED): its merger, pid | tid << 32 (C1) */
 };
 
 /*
@@ -772,6 +794,14 @@ static inline uint64_t st_owner(uint64_t v)
 	return (v >> OWNER_SHIFT) & OWNER_MASK;
 }
 
+/* The pid of the process that claimed @id (state @v, loaded with acquire:
+ * the word is stored before the claim, I7): its caller's, or a merged
+ * record's merger (C1). */
+static uint32_t claimer_pid(const struct prb *rb, uint64_t id, uint64_t v)
+{
+	return (uint32_t)pk_load_relaxed(&slot(rb, id)[(v & ST_MERGED) ? D_CTX : D_CALLER]);
+}
+
 /* The writer that claimed @id (state @v) is gone for good (shared logs
  * only). The pid it stored before claiming tells its registry slot's later
  * owners from it. */
@@ -782,7 +812,7 @@ static bool owner_dead(struct prb *rb, uint64_t id, uint64_t v)
 
 	if (owner == 0 || !alive)
 		return false;
-	return !alive(rb, (unsigned)owner, (uint32_t)pk_load_relaxed(&slot(rb, id)[D_CALLER]));
+	return !alive(rb, (unsigned)owner, claimer_pid(rb, id, v));
 }
 
 /*
@@ -1262,9 +1292,9 @@ static PK_ALWAYS_INLINE bool commit(struct prb *rb, uint64_t id, uint64_t mine, 
  * another slot, is a damaged state word: the tail passed id - N before our
  * head CAS, and nothing else writes that slot until we claim it, so we claim
  * it as it is, counted. (Our id in another state was caught before: the head
- * went back.) Returns 0 when the slot is ours.
+ * went back.) Returns 0 when the slot is ours, claimed as @mine.
  */
-static int claim_failed(struct prb *rb, uint64_t id, uint64_t v)
+static int claim_failed(struct prb *rb, uint64_t id, uint64_t v, uint64_t mine)
 {
 	uint64_t prev_id = (id - rb->desc_count) & ID_MASK;
 
@@ -1272,7 +1302,7 @@ static int claim_failed(struct prb *rb, uint64_t id, uint64_t v)
 		bool prev = st_id(v) == prev_id;
 
 		if (prev && (st_state(v) == ST_FINAL || st_state(v) == ST_HOLE)) {
-			if (st_cas(rb, id, &v, st_make(ST_RESERVED, 0, rb->owner, id), CAS_RELEASE))
+			if (st_cas(rb, id, &v, mine, CAS_RELEASE))
 				return 0;
 			continue;
 		}
@@ -1289,7 +1319,7 @@ static int claim_failed(struct prb *rb, uint64_t id, uint64_t v)
 			if (((id - w_id(pk_load_acquire(&rb->hdr->tail))) & ID_MASK) >= rb->desc_count)
 				break;
 		}
-		if (st_cas(rb, id, &v, st_make(ST_RESERVED, 0, rb->owner, id), CAS_RELEASE)) {
+		if (st_cas(rb, id, &v, mine, CAS_RELEASE)) {
 			pk_fetch_add_relaxed(&rb->hdr->corrupt, 1);
 			return 0;
 		}
@@ -1434,7 +1464,7 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 	uint64_t mine = st_make(ST_RESERVED, 0, rb->owner, id);
 
 	if (PK_UNLIKELY(!claimable || !st_cas(rb, id, &v, mine, CAS_RELEASE))) {
-		int err = claim_failed(rb, id, v);
+		int err = claim_failed(rb, id, v, mine);
 
 		if (err)
 			return err;
@@ -1489,9 +1519,12 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
  * B2  Each record is then claimed, written and committed FINAL in id order
  *     exactly as prb_store() does it (extent and tag first, I7; the claim;
  *     D9's look; the check value, D8; the commit CAS), so a reader, a tail
- *     pusher or a reclaimer cannot tell a batch record from a single one.
- *     An unclaimed record of a batch whose writer died is stolen like any
- *     unclaimed slot (I8), a claimed one made a hole like any dead writer's.
+ *     pusher or a reclaimer treats a batch record as a single one. Its
+ *     claim names the batch's writer as the claimer (C1: ST_MERGED, its pid
+ *     in D_CTX) and D_CALLER the record's own writer, so a record of a
+ *     dead process's lane is not taken from a live merger. An unclaimed
+ *     record of a batch whose writer died is stolen like any unclaimed
+ *     slot (I8), a claimed one made a hole like any dead writer's.
  * B3  The seq of id0 comes from claimed_seq() (D10); the others follow it,
  *     ids and seqs being dense alike.
  * B4  The caller's journal gets id0 + 1 (release) after the head CAS and
@@ -1527,10 +1560,10 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
 /* The words of a lane record into the block @dst, the bytes past @len in
  * the last word zeroed, and D_ALLOC as alloc_word() computes it from them:
  * each word loaded once from the (untrusted, shared) source. */
-static PK_ALWAYS_INLINE uint64_t copy_checked(uint64_t id, uint64_t info, uint64_t ts, pk_a64 *dst,
-					      pk_a64 *src, size_t len)
+static PK_ALWAYS_INLINE uint64_t copy_checked(uint64_t id, uint64_t info, uint64_t ts, uint64_t ctx,
+					      pk_a64 *dst, pk_a64 *src, size_t len)
 {
-	uint64_t a = check_mix(check_mix(id, ts), 0), b = check_mix(check_mix(info, 0), 0);
+	uint64_t a = check_mix(check_mix(id, ts), 0), b = check_mix(check_mix(info, ctx), 0);
 	size_t n = (len + 7) / 8, rem = len & 7, i = 0;
 
 	if (!n)
@@ -1603,11 +1636,16 @@ static int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned
 	pk_a64 *const descs = rb->descs, *const data = rb->data;
 	const uint64_t ndesc = rb->desc_count, units_mask = rb->data_units - 1;
 	const uint64_t base = rb->id_base, owner = rb->owner;
-	uint64_t pos = pos0, seq0 = 0;
+	uint64_t pos = pos0, seq0 = 0, claimer;
+	struct prb_caller me;
 	bool have_seq = false;
 	unsigned j;
 	int err = 0;
 
+	/* C1: the claimer the oracle is asked about is us, not the records'
+	 * writers. */
+	pk_caller_get(&me);
+	claimer = (uint64_t)me.pid | (uint64_t)me.tid << 32;
 	for (j = 0; j < n; j++) {
 		const struct prb_batch_rec *r = &recs[j];
 		uint64_t id = (id0 + j) & ID_MASK, begin;
@@ -1644,8 +1682,8 @@ static int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned
 				continue;
 			}
 			/* Claimed by the dead writer: it stored this extent
-			 * and caller before its claim (I7). */
-			if (st_state(v) != ST_RESERVED ||
+			 * and caller before its claim (I7), as a merger (C1). */
+			if (st_state(v) != ST_RESERVED || !(v & ST_MERGED) ||
 			    pk_load_relaxed(&d[D_EXTENT]) != (begin | pos << 32) ||
 			    pk_load_relaxed(&d[D_CALLER]) != r->caller)
 				break;
@@ -1664,14 +1702,15 @@ static int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned
 		}
 		pk_store_relaxed(&d[D_EXTENT], begin | pos << 32);
 		pk_store_relaxed(&d[D_CALLER], r->caller);
+		pk_store_relaxed(&d[D_CTX], claimer); /* C1 */
 		pk_store_release(&d[D_ALLOC], alloc_tag(id)); /* I7 */
 
-		uint64_t mine = st_make(ST_RESERVED, 0, owner, id);
+		uint64_t mine = st_make(ST_RESERVED, 0, owner, id) | ST_MERGED;
 
 		if (PK_UNLIKELY(!claimable || !pk_cas_release(&d[D_STATE], &raw, mine ^ key))) {
 			if (resume)
 				break;
-			err = claim_failed(rb, id, raw ^ key);
+			err = claim_failed(rb, id, raw ^ key, mine);
 			if (err)
 				break;
 		}
@@ -1701,9 +1740,8 @@ static int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned
 		/* SEQ_STORE() */
 		pk_store_relaxed(&d[D_SEQ], (seq0 + j) ^ (at - ndesc));
 		pk_store_relaxed(&d[D_TS], r->ts_nsec);
-		pk_store_relaxed(&d[D_CTX], 0);
 		pk_store_relaxed(&d[D_INFO], info);
-		pk_store_relaxed(&d[D_ALLOC], copy_checked(id, info, r->ts_nsec,
+		pk_store_relaxed(&d[D_ALLOC], copy_checked(id, info, r->ts_nsec, claimer,
 							   data + (begin & units_mask) * (PRB_UNIT / 8),
 							   r->words, r->len));
 		testpoint(PRB_TP_BEFORE_COMMIT);
@@ -2218,12 +2256,12 @@ static bool extent_ok(const struct prb *rb, uint64_t info, uint64_t ext)
 }
 
 /*
- * Copy the geometry-checked record at @id into @r. Returns false when the
- * descriptor's lengths or extent are impossible or the block fails its
- * check; the caller's post-check decides whether it raced an overwrite or
- * the file is corrupt.
+ * Copy the geometry-checked record at @id (state @v, as the caller loaded
+ * it before the copy) into @r. Returns false when the descriptor's lengths
+ * or extent are impossible or the block fails its check; the caller's
+ * post-check decides whether it raced an overwrite or the file is corrupt.
  */
-static bool copy_record(struct prb *rb, uint64_t id, struct prb_record *r)
+static bool copy_record(struct prb *rb, uint64_t id, uint64_t v, struct prb_record *r)
 {
 	pk_a64 *d = slot(rb, id);
 	uint64_t info = pk_load_relaxed(&d[D_INFO]);
@@ -2253,6 +2291,8 @@ static bool copy_record(struct prb *rb, uint64_t id, struct prb_record *r)
 	/* D8: bytes of another record, or of none, fail the check. */
 	if (pk_load_relaxed(&d[D_ALLOC]) != alloc_word(id, info, r->ts_nsec, r->caller.ctx, words))
 		return false;
+	if (v & ST_MERGED)
+		r->caller.ctx = 0; /* its merger's id, not a caller context (C1) */
 	return true;
 }
 
@@ -2292,7 +2332,7 @@ static bool read_fast(struct prb *rb, uint64_t seq, struct prb_record *r)
 	if (st_id(v1) != id || st_state(v1) != ST_FINAL)
 		return false;
 
-	bool sane = copy_record(rb, id, r);
+	bool sane = copy_record(rb, id, v1, r);
 
 	if (!copy_intact(rb, id, v1) || !sane || r->seq != seq)
 		return false;
@@ -2565,7 +2605,7 @@ static int ring_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigne
 			break;
 		}
 
-		bool sane = copy_record(rb, id, r);
+		bool sane = copy_record(rb, id, v1, r);
 
 		if (!copy_intact(rb, id, v1))
 			continue; /* changed or overwritten while we copied */
@@ -2618,7 +2658,7 @@ unsigned prb_recover(struct prb *rb, struct prb_record *scratch)
 				break;
 			case ST_COMMITTED:
 			case ST_FINAL:
-				if (!copy_record(rb, id, scratch) || scratch->seq != seq)
+				if (!copy_record(rb, id, v, scratch) || scratch->seq != seq)
 					counter = &rb->hdr->corrupt;
 				hole = st_with_state(v, ST_HOLE);
 				break;
@@ -2746,13 +2786,12 @@ int prb_describe_slot(struct prb *rb, uint64_t seq, char *buf, size_t size)
 	int alive = -1;
 
 	if (st_state(v) == ST_RESERVED && rb->owner_alive)
-		alive = rb->owner_alive(rb, (unsigned)st_owner(v),
-					(uint32_t)pk_load_relaxed(&slot(rb, id)[D_CALLER]));
+		alive = rb->owner_alive(rb, (unsigned)st_owner(v), claimer_pid(rb, id, v));
 	return snprintf(buf, size,
-			"seq %llu id %llu: slot id %llu %s owner %llu pid %u alive %d; head id %llu%s tail id %llu stall %llu w%d o%d",
+			"seq %llu id %llu: slot id %llu %s%s owner %llu pid %u alive %d; head id %llu%s tail id %llu stall %llu w%d o%d",
 			(unsigned long long)seq, (unsigned long long)id, (unsigned long long)st_id(v),
-			names[st_state(v)], (unsigned long long)st_owner(v),
-			(unsigned)pk_load_relaxed(&slot(rb, id)[D_CALLER]), alive,
+			names[st_state(v)], (v & ST_MERGED) ? " merged" : "",
+			(unsigned long long)st_owner(v), (unsigned)claimer_pid(rb, id, v), alive,
 			(unsigned long long)w_id(h), (h & HEAD_OPEN) ? " open" : "",
 			(unsigned long long)w_id(t),
 			(unsigned long long)pk_load_relaxed(&rb->hdr->stall[0][0]), rb->writable,

@@ -298,6 +298,10 @@ unsigned prb_recover(struct prb *rb, struct prb_record *scratch);
  * lanes.c's merger stores with one reservation (prb_store_batch()). The
  * text is read from @words, whole words (bytes past @len in the last one
  * are not stored): memory another process may share, loaded once each.
+ * @caller is the record's writer, what readers see as its caller; while a
+ * record is being stored its claimer is the calling process (C1 in
+ * ringbuffer.c): the ring's dead-writer check asks about the caller of
+ * prb_store_batch(), never about @caller's process.
  */
 #define PRB_BATCH_MAX 32u
 struct prb_batch_rec {
