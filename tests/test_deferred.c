@@ -530,45 +530,12 @@ static void fill_file(const char *path, int lit, uint64_t seed)
 	}
 }
 
-/* udmesg's output for @path with @args into @out (NUL-terminated). */
+/* udmesg's output for @path with @arg into @out (NUL-terminated). */
 static size_t run_udmesg(const char *path, const char *arg, char *out, size_t size)
 {
-	const char *build = getenv("PRINTK_TEST_BUILD_DIR");
-	char udmesg[PATH_MAX];
-	int fds[2];
+	const char *const args[] = { arg, NULL };
 
-	assert_non_null(build);
-	snprintf(udmesg, sizeof(udmesg), "%s/tools/udmesg", build);
-	if (access(udmesg, X_OK))
-		fail_msg("%s is not built", udmesg);
-	assert_int_equal(pipe(fds), 0);
-
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		execl(udmesg, "udmesg", "-B", path, "-P", "--noescape", arg, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-
-	size_t n = 0;
-	ssize_t r;
-
-	while ((r = read(fds[0], out + n, size - 1 - n)) > 0)
-		n += (size_t)r;
-	close(fds[0]);
-
-	int status;
-
-	test_reap(pid, &status, 20000);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-	out[n] = '\0';
-	return n;
+	return test_udmesg_output(path, args, out, size);
 }
 
 /* --kmsg output without each record's time (the 3rd field). */

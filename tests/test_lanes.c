@@ -443,41 +443,7 @@ static void *pm_writer(void *arg)
 /* udmesg's output for @path (read-only, another process). */
 static size_t run_udmesg(const char *path, char *out, size_t size)
 {
-	const char *build = getenv("PRINTK_TEST_BUILD_DIR");
-	char udmesg[PATH_MAX];
-	int fds[2];
-
-	assert_non_null(build);
-	snprintf(udmesg, sizeof(udmesg), "%s/tools/udmesg", build);
-	if (access(udmesg, X_OK))
-		fail_msg("%s is not built", udmesg);
-	assert_int_equal(pipe(fds), 0);
-
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		execl(udmesg, "udmesg", "-B", path, "-P", "--noescape", (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-
-	size_t n = 0;
-	ssize_t k;
-
-	while (n + 1 < size && (k = read(fds[0], out + n, size - 1 - n)) > 0)
-		n += (size_t)k;
-	out[n] = '\0';
-	close(fds[0]);
-
-	int status;
-
-	test_reap(pid, &status, 30000);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	return n;
+	return test_udmesg_output(path, NULL, out, size);
 }
 
 static void check_file_once(struct pk_log *log, uint64_t first, int threads)
@@ -1243,36 +1209,22 @@ static bool wait_output(int fd, char *buf, size_t size, size_t *len, const char 
 static void test_udmesg_follows_lanes(void **state)
 {
 	(void)state;
-	const char *build = getenv("PRINTK_TEST_BUILD_DIR");
 	const char *path = test_dir_path("udmesg-w.log");
-	char udmesg[PATH_MAX], out[4096] = "", want[32];
+	const char *const follow[] = { "-w", NULL };
+	char out[4096] = "", want[32];
 	size_t len = 0;
-	int fds[2];
+	int fd;
 
-	assert_non_null(build);
-	snprintf(udmesg, sizeof(udmesg), "%s/tools/udmesg", build);
-	if (access(udmesg, X_OK))
-		fail_msg("%s is not built", udmesg);
 	start_log(path, 1 << 17); /* the default; small-id builds too */
 	pr_info("follow %s\n", "start");
-	assert_int_equal(pipe(fds), 0);
 
-	pid_t pid = fork();
+	pid_t pid = test_spawn_udmesg(path, follow, &fd);
 
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		execl(udmesg, "udmesg", "-B", path, "-w", "-P", "--noescape", (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	assert_true(wait_output(fds[0], out, sizeof(out), &len, "follow start\n"));
+	assert_true(wait_output(fd, out, sizeof(out), &len, "follow start\n"));
 	for (int i = 0; i < 5; i++) {
 		snprintf(want, sizeof(want), "follow %d\n", i);
 		pr_info("follow %d\n", i);
-		if (!wait_output(fds[0], out, sizeof(out), &len, want)) {
+		if (!wait_output(fd, out, sizeof(out), &len, want)) {
 			kill(pid, SIGKILL);
 			fail_msg("udmesg -w did not show \"follow %d\" in 20 s; it showed:\n%s", i, out);
 		}
@@ -1287,7 +1239,7 @@ static void test_udmesg_follows_lanes(void **state)
 	int status;
 
 	test_reap(pid, &status, 30000);
-	close(fds[0]);
+	close(fd);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 

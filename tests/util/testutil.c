@@ -207,6 +207,57 @@ void test_reap(pid_t pid, int *status, unsigned ms)
 	assert_int_equal(r, pid);
 }
 
+pid_t test_spawn_udmesg(const char *path, const char *const *args, int *out_fd)
+{
+	const char *build = getenv("PRINTK_TEST_BUILD_DIR");
+	const char *argv[16] = { "udmesg", "-B", path, "-P", "--noescape" };
+	char udmesg[PATH_MAX];
+	unsigned n = 5;
+	int fds[2];
+
+	assert_non_null(build);
+	snprintf(udmesg, sizeof(udmesg), "%s/tools/udmesg", build);
+	if (access(udmesg, X_OK))
+		fail_msg("%s is not built", udmesg);
+	for (; args && *args; args++) {
+		assert_true(n + 1 < sizeof(argv) / sizeof(argv[0]));
+		argv[n++] = *args;
+	}
+	argv[n] = NULL;
+	assert_int_equal(pipe(fds), 0);
+
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execv(udmesg, (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	*out_fd = fds[0];
+	return pid;
+}
+
+size_t test_udmesg_output(const char *path, const char *const *args, char *out, size_t size)
+{
+	int fd, status;
+	pid_t pid = test_spawn_udmesg(path, args, &fd);
+	size_t n = 0;
+	ssize_t k;
+
+	while (n + 1 < size && (k = read(fd, out + n, size - 1 - n)) > 0)
+		n += (size_t)k;
+	out[n] = '\0';
+	close(fd);
+	test_reap(pid, &status, 30000);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	return n;
+}
+
 void test_log_store(struct pk_log *log, const char *text)
 {
 	assert_int_equal(pk_log_store(log, 0, 6, text, strlen(text), NULL, 0), 0);

@@ -63,6 +63,15 @@ int test_dir_remove(void);
 /* Reap @pid within @ms, or kill it and fail the test: nothing may hang. */
 void test_reap(pid_t pid, int *status, unsigned ms);
 
+/* The built udmesg ($PRINTK_TEST_BUILD_DIR/tools/udmesg) run with
+ * "-B @path -P --noescape" and the NULL-terminated @args after them, its
+ * stdout into a pipe whose reading end goes to *@out_fd: its pid. Fails the
+ * test when udmesg is not built. */
+pid_t test_spawn_udmesg(const char *path, const char *const *args, int *out_fd);
+/* test_spawn_udmesg() to its end: its stdout in @out (NUL-terminated, at
+ * most @size - 1 bytes), and it must exit 0 within 30 s. Returns the bytes. */
+size_t test_udmesg_output(const char *path, const char *const *args, char *out, size_t size);
+
 struct pk_log;
 /* pk_log_store() of @text at facility 0, level 6, which must succeed. */
 void test_log_store(struct pk_log *log, const char *text);
