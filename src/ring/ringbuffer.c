@@ -1764,7 +1764,9 @@ static int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned
 	return j ? (int)j : err;
 }
 
-int prb_store_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n, pk_a64 *journal)
+/* What prb_store_batch() and prb_batch_resume() refuse before they look
+ * at the ring: 0, or the errno they return. */
+static int batch_args(const struct prb *rb, const struct prb_batch_rec *recs, unsigned n, const pk_a64 *journal)
 {
 	if (!rb || !recs || !journal || n == 0 || n > PRB_BATCH_MAX)
 		return -EINVAL;
@@ -1772,6 +1774,15 @@ int prb_store_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n
 		return -EPERM;
 	if (PK_UNLIKELY(pk_load_relaxed(&rb->broken)))
 		return -EUCLEAN;
+	return 0;
+}
+
+int prb_store_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n, pk_a64 *journal)
+{
+	int err = batch_args(rb, recs, n, journal);
+
+	if (err)
+		return err;
 
 	uint64_t total = 0;
 
@@ -1893,12 +1904,10 @@ bool prb_batch_first(struct prb *rb, pk_a64 *journal, unsigned n, uint64_t *id0)
 
 int prb_batch_resume(struct prb *rb, const struct prb_batch_rec *recs, unsigned n, pk_a64 *journal)
 {
-	if (!rb || !recs || !journal || n == 0 || n > PRB_BATCH_MAX)
-		return -EINVAL;
-	if (!rb->writable)
-		return -EPERM;
-	if (PK_UNLIKELY(pk_load_relaxed(&rb->broken)))
-		return -EUCLEAN;
+	int err = batch_args(rb, recs, n, journal);
+
+	if (err)
+		return err;
 
 	uint64_t id0;
 
