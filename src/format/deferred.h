@@ -270,10 +270,16 @@ static PK_ALWAYS_INLINE size_t pk_deferred_copy_str(char *d, const char *s, size
 
 	if (PK_UNLIKELY(!lim))
 		return 0;
-	/* The aligned word that holds s[0]; the bytes before s shifted out
-	 * and read as 0xff (not a terminator). */
-	memcpy(&w, (const char *)(uintptr_t)((uintptr_t)s - mis), 8);
-	w = w >> (8 * mis) | ~(~UINT64_C(0) >> (8 * mis));
+	if (PK_LIKELY(((uintptr_t)s & 4095) <= 4096 - 8)) {
+		/* 8 bytes from s[0], all on its page (pages are 4 KiB or
+		 * larger): the walk goes on from the next aligned word. */
+		memcpy(&w, s, 8);
+	} else {
+		/* The aligned word that holds s[0]; the bytes before s
+		 * shifted out and read as 0xff (not a terminator). */
+		memcpy(&w, (const char *)(uintptr_t)((uintptr_t)s - mis), 8);
+		w = w >> (8 * mis) | ~(~UINT64_C(0) >> (8 * mis));
+	}
 	memcpy(d, &w, 8);
 
 	uint64_t z = (w - ones) & ~w & highs; /* its lowest bit: the first zero byte */
