@@ -261,14 +261,16 @@ int pk_deferred_encode_site(const struct pk_sfmt *sf, uint64_t ref, va_list *ap,
  * room has them: its reservation's 8 spare bytes, and what it writes
  * after the string, the record's zero padding included, covers them).
  */
-static PK_ALWAYS_INLINE size_t pk_deferred_copy_str(char *d, const char *s, size_t lim)
+static PK_ALWAYS_INLINE size_t pk_deferred_copy_str(char *d, const char *s, size_t lim, bool terminated)
 {
 #if PK_DEFERRED_WORD_COPY
 	const uint64_t ones = UINT64_C(0x0101010101010101), highs = UINT64_C(0x8080808080808080);
 	unsigned mis = (unsigned)((uintptr_t)s & 7);
 	uint64_t w;
 
-	if (PK_UNLIKELY(!lim))
+	/* Nothing to read, and s[0] perhaps not readable (a %.0s): but for
+	 * a string printf would read whole (@terminated), whose s[0] is. */
+	if (!terminated && PK_UNLIKELY(!lim))
 		return 0;
 	if (PK_LIKELY(((uintptr_t)s & 4095) <= 4096 - 8)) {
 		/* 8 bytes from s[0], all on its page (pages are 4 KiB or
@@ -283,20 +285,28 @@ static PK_ALWAYS_INLINE size_t pk_deferred_copy_str(char *d, const char *s, size
 	memcpy(d, &w, 8);
 
 	uint64_t z = (w - ones) & ~w & highs; /* its lowest bit: the first zero byte */
-	size_t base = 0, next = 8 - mis;
+	size_t base = 0;
 
-	while (!z && next < lim) {
-		base = next;
-		memcpy(&w, s + base, 8);
-		memcpy(d + base, &w, 8);
-		z = (w - ones) & ~w & highs;
-		next = base + 8;
+	if (PK_UNLIKELY(!z)) {
+		size_t next = 8 - mis; /* bytes known to be no terminator */
+
+		do {
+			if (next >= lim)
+				return lim;
+			base = next;
+			memcpy(&w, s + base, 8);
+			memcpy(d + base, &w, 8);
+			z = (w - ones) & ~w & highs;
+			next = base + 8;
+		} while (!z);
 	}
 
-	size_t n = z ? base + (size_t)__builtin_ctzll(z) / 8 : next;
+	size_t n = base + (size_t)__builtin_ctzll(z) / 8;
 
 	return n < lim ? n : lim;
 #else
+	(void)terminated;
+
 	size_t n = strnlen(s, lim);
 
 	memcpy(d, s, n);
@@ -369,7 +379,7 @@ static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, ui
 
 				/* A string that reaches what is left might not
 				 * fit: refused, as below. */
-				size_t n = pk_deferred_copy_str(o + 2, s, left);
+				size_t n = pk_deferred_copy_str(o + 2, s, left, true);
 
 				if (PK_UNLIKELY(n == left))
 					return -1;
@@ -436,7 +446,7 @@ static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, ui
 				goto out;
 
 			size_t lim = p >= 0 && (size_t)p <= left ? (size_t)p : left;
-			size_t n = pk_deferred_copy_str(o + 2, s, lim);
+			size_t n = pk_deferred_copy_str(o + 2, s, lim, false);
 
 			/* Cut by its precision, or refused. A string below lim
 			 * leaves at least 3 bytes from its length on; one cut
