@@ -764,6 +764,7 @@ static void site_bounds(struct pk_sfmt *sf)
 	}
 	if (b > f->out_max)
 		simple = false;
+	sf->entry_lo = (uint32_t)pk_deferred_entry_header(f->body_len, 0);
 	sf->fixed_bound = (uint16_t)(b < UINT16_MAX ? b : UINT16_MAX);
 	sf->fixed_size = (uint16_t)size; /* at most 8 + 16 * 8 */
 	sf->simple = simple;

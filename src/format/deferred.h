@@ -132,6 +132,7 @@ struct pk_sfmt {
 	uint8_t simple;	      /* no '*', no conversion at the start: pk_deferred_encode_site()'s fast walk;
 			       * PK_SFMT_PROG: and @prog is the lane walk's program */
 	uint16_t len_max;     /* PK_SFMT_PROG: the longest blob whose strings keep f.out_max */
+	uint32_t entry_lo;    /* its table entry's header word but the check: magic, length */
 	uint8_t prog[PK_DEFERRED_OPS_MAX + 1]; /* PK_DPROG_* a conversion, then PK_DPROG_END */
 	_Atomic uintptr_t tab; /* the table @ref belongs to (its address) */
 	pk_a64 ref;
@@ -218,7 +219,7 @@ static PK_ALWAYS_INLINE bool pk_deferred_site_ref_cached(const struct prb *rb, c
 	if (PK_UNLIKELY(tab != (uintptr_t)rb->strtab) || PK_UNLIKELY(off < PK_DEFERRED_TAB_HDR) ||
 	    PK_UNLIKELY((uint64_t)off + 8 > rb->strtab_size) ||
 	    PK_UNLIKELY(pk_load_acquire(&rb->strtab[off / 8]) !=
-			pk_deferred_entry_header(sf->f.body_len, (uint32_t)(r >> 32))))
+			((r & ~UINT64_C(0xffffffff)) | sf->entry_lo)))
 		return false;
 	*ref = r;
 	return true;
@@ -256,20 +257,20 @@ int pk_deferred_encode_site(const struct pk_sfmt *sf, uint64_t ref, va_list *ap,
 
 /*
  * strnlen(@s, @lim), and that many bytes of @s copied to @d, in one pass
- * with no call. The word walk stores whole words: it may write up to 8
- * bytes past @d + the length, never past @d + @lim + 7 (the lane walk's
- * room has them: its reservation's 8 spare bytes, and what it writes
- * after the string, the record's zero padding included, covers them).
+ * with no call; but where that is @lim, any value from @lim up may come
+ * back (the callers refuse or cut at @lim). The word walk stores whole
+ * words: it may write up to 8 bytes past @d + the length, never past
+ * @d + @lim + 7 (the lane walk's room has them: its reservation's 8
+ * spare bytes, and what it writes after the string, the record's zero
+ * padding included, covers them). @terminated: @s is a string printf
+ * would read whole (a plain %s), so s[0] is readable even when @lim is 0.
  */
 static PK_ALWAYS_INLINE size_t pk_deferred_copy_str(char *d, const char *s, size_t lim, bool terminated)
 {
 #if PK_DEFERRED_WORD_COPY
 	const uint64_t ones = UINT64_C(0x0101010101010101), highs = UINT64_C(0x8080808080808080);
-	unsigned mis = (unsigned)((uintptr_t)s & 7);
 	uint64_t w;
 
-	/* Nothing to read, and s[0] perhaps not readable (a %.0s): but for
-	 * a string printf would read whole (@terminated), whose s[0] is. */
 	if (!terminated && PK_UNLIKELY(!lim))
 		return 0;
 	if (PK_LIKELY(((uintptr_t)s & 4095) <= 4096 - 8)) {
@@ -279,6 +280,8 @@ static PK_ALWAYS_INLINE size_t pk_deferred_copy_str(char *d, const char *s, size
 	} else {
 		/* The aligned word that holds s[0]; the bytes before s
 		 * shifted out and read as 0xff (not a terminator). */
+		unsigned mis = (unsigned)((uintptr_t)s & 7);
+
 		memcpy(&w, (const char *)(uintptr_t)((uintptr_t)s - mis), 8);
 		w = w >> (8 * mis) | ~(~UINT64_C(0) >> (8 * mis));
 	}
@@ -288,7 +291,9 @@ static PK_ALWAYS_INLINE size_t pk_deferred_copy_str(char *d, const char *s, size
 	size_t base = 0;
 
 	if (PK_UNLIKELY(!z)) {
-		size_t next = 8 - mis; /* bytes known to be no terminator */
+		/* Bytes known to be no terminator: up to s's next aligned
+		 * word. */
+		size_t next = 8 - (size_t)((uintptr_t)s & 7);
 
 		do {
 			if (next >= lim)
@@ -300,10 +305,7 @@ static PK_ALWAYS_INLINE size_t pk_deferred_copy_str(char *d, const char *s, size
 			next = base + 8;
 		} while (!z);
 	}
-
-	size_t n = base + (size_t)__builtin_ctzll(z) / 8;
-
-	return n < lim ? n : lim;
+	return base + (size_t)__builtin_ctzll(z) / 8;
 #else
 	(void)terminated;
 
@@ -381,7 +383,7 @@ static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, ui
 				 * fit: refused, as below. */
 				size_t n = pk_deferred_copy_str(o + 2, s, left, true);
 
-				if (PK_UNLIKELY(n == left))
+				if (PK_UNLIKELY(n >= left))
 					return -1;
 
 				uint16_t n16 = (uint16_t)n;
@@ -447,6 +449,9 @@ static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, ui
 
 			size_t lim = p >= 0 && (size_t)p <= left ? (size_t)p : left;
 			size_t n = pk_deferred_copy_str(o + 2, s, lim, false);
+
+			if (n > lim)
+				n = lim;
 
 			/* Cut by its precision, or refused. A string below lim
 			 * leaves at least 3 bytes from its length on; one cut
