@@ -845,6 +845,7 @@ int pk_deferred_site(const void **slotp, const char *fmt, pk_deferred_headers_fn
 	e->f = f;
 	e->lit = fmt;
 	site_bounds(e);
+	e->lane_lit = e->simple ? fmt : NULL;
 	__atomic_store_n(slotp, (const void *)e, __ATOMIC_RELEASE);
 	*sf = e;
 	return PK_SITE_FMT_OK;

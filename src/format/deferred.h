@@ -127,6 +127,7 @@ int pk_deferred_encode(const struct pk_dfmt *f, uint64_t ref, va_list *ap, char 
 struct pk_sfmt {
 	struct pk_dfmt f;
 	const char *lit;      /* the literal it was compiled from */
+	const char *lane_lit; /* @lit when @simple (the lanes' fast path takes it), else NULL */
 	uint16_t fixed_bound; /* body_len + what the conversions other than %s print at most */
 	uint16_t fixed_size;  /* the blob's bytes but those of the %s strings (a simple layout) */
 	uint8_t simple;	      /* no '*', no conversion at the start: pk_deferred_encode_site()'s fast walk;
