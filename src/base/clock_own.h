@@ -30,9 +30,10 @@ extern PK_HIDDEN const struct pk_clock_calib *_Atomic pk_clock_active;
 extern PK_HIDDEN uint64_t (*_Atomic pk_clock_test_fn)(void);
 extern _Thread_local PK_TLS_IE uint64_t pk_clock_thread_last_ns;
 
-/* ns = ns0 + (tsc - tsc0) * mult >> shift, with 64-bit products only: the
- * delta in two 32-bit halves (mult < 2^32, 1 <= shift <= 32), exact but
- * for the low half's dropped fraction (under 1 ns) and monotonic in tsc.
+/* ns = ns0 + (tsc - tsc0) * mult >> shift: one 128-bit product where the
+ * compiler has it, else the delta in two 32-bit halves with 64-bit
+ * products (mult < 2^32, 1 <= shift <= 32), the same value: exact but for
+ * the dropped fraction (under 1 ns) and monotonic in tsc.
  * It cannot overflow while the result fits 64 bits: 584 years of uptime.
  * A TSC below the calibration's (a CPU whose counter lags a little) counts
  * as the calibration point itself. */
