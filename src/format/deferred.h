@@ -234,11 +234,14 @@ static PK_ALWAYS_INLINE bool pk_deferred_site_ref_cached(const struct prb *rb, c
 int pk_deferred_encode_site(const struct pk_sfmt *sf, uint64_t ref, va_list *ap, char *blob,
 			    size_t cap);
 
-/* The lane walk's %s copy reads the string by aligned words (a word that
- * holds one byte of the string is on that byte's page, so it is readable)
- * on little-endian 64-bit GNU C; sanitizers would report the bytes past
+/* The lane walk's %s copy reads the string by words on little-endian
+ * 64-bit GNU C: its first 8 bytes when they lie on one page, then aligned
+ * words (a word that holds one byte of the string is on that byte's
+ * page, so it is readable); sanitizers would report the bytes past
  * the terminator in the same word, so their builds, and other compilers,
- * take strnlen() and memcpy(). */
+ * take strnlen() and memcpy(); so does a build that defines
+ * PK_DEFERRED_WORD_COPY=0 (for valgrind's memcheck, which reports the
+ * first read when a heap string ends within it: docs/lanes.md). */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define PK_DEFERRED_WORD_COPY 0
 #elif defined(__has_feature)
