@@ -29,6 +29,7 @@
 #include <printk/printk.h>
 
 #include "base/clock.h"
+#include "base/clock_own.h"
 #include "log/log_shared.h"
 #include "readers/reader.h"
 #include "testutil.h"
@@ -751,6 +752,42 @@ static void test_untrusted_calibration(void **state)
  * (within what a calibration may be off), and nobody sees time go back:
  * not within a thread, and not by a grain (PK_CLOCK_GRAIN_NS) after another
  * thread's value. */
+/*
+ * The TSC conversion (clock_own.h) is one 128-bit product where the
+ * compiler has it: the same value as the two 32-bit halves with 64-bit
+ * products it replaces (the halves' sum is the exact product's floor),
+ * for deltas of every size up to centuries of uptime, every shift and
+ * multipliers up to 2^32 - 1.
+ */
+static void test_tsc_conversion_same_value(void **state)
+{
+	(void)state;
+	uint64_t x = UINT64_C(0x9e3779b97f4a7c15);
+
+	for (int i = 0; i < 200000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+
+		struct pk_clock_calib c = {
+			.tsc0 = x >> 20,
+			.ns0 = (x >> 3) & 0xffffffffffu,
+			.shift = 1 + (unsigned)(x % 32),
+		};
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		c.mult = (uint32_t)(x >> 32) | (i & 1 ? 0x80000000u : 0);
+
+		/* Deltas whose result fits 64 bits (about 2^64 ns). */
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		unsigned bits = 64 - 32 + c.shift - 1 - (unsigned)(i % 8);
+		uint64_t d = bits >= 64 ? x : x & ((UINT64_C(1) << bits) - 1);
+		uint64_t halves = c.ns0 + (((d >> 32) * c.mult) << (32 - c.shift)) +
+				  (((d & 0xffffffffu) * c.mult) >> c.shift);
+
+		assert_int_equal(pk_clock_delta_to_ns(&c, d), halves);
+		assert_int_equal(pk_clock_tsc_to_ns(&c, c.tsc0 + d), halves);
+	}
+}
+
 static void test_switch_clamped(void **state)
 {
 	(void)state;
@@ -839,6 +876,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_untrusted_calibration, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_monotonic_logs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_switch_clamped, setup, teardown),
+		cmocka_unit_test(test_tsc_conversion_same_value),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

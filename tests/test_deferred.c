@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -887,6 +888,85 @@ static void test_lane_walk_same_blob(void **state)
 	assert_true(refused < both / 10);
 }
 
+/*
+ * The lane walk reads a %s by words (deferred.h, pk_deferred_copy_str()),
+ * never past the page of the string's last byte it needs: strings of
+ * every length up to 40 that end at the end of a readable page before an
+ * unreadable one (terminated there, or, for a %.Ns, cut by its precision
+ * with no terminator at all), of bytes around the word walk's zero test
+ * (0x01, 0x7f, 0x80, 0xff), in layouts with a program (plain %s, one or
+ * two) and without (%.Ns, %Ns). Each blob is the site walk's; a read past
+ * the page would crash the test.
+ */
+static void test_lane_walk_page_end(void **state)
+{
+	(void)state;
+	static const char *const page_fmts[] = {
+		KERN_INFO "w %d %s %lu us\n", KERN_INFO "d %s\n", KERN_INFO "h %s%s|%d\n",
+		KERN_INFO "c %.5s %.40s\n", KERN_INFO "f %8s|%d\n",
+	};
+	static const void *slots[sizeof(page_fmts) / sizeof(page_fmts[0])];
+	static const unsigned char bytes[] = { 'q', 0x01, 0x7f, 0x80, 0xff, 0xfe };
+	long pg = sysconf(_SC_PAGESIZE);
+	char *map = mmap(NULL, (size_t)pg * 4, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int taken = 0;
+
+	assert_true(map != MAP_FAILED);
+	assert_int_equal(mprotect(map + pg, (size_t)pg, PROT_NONE), 0);
+	assert_int_equal(mprotect(map + 3 * pg, (size_t)pg, PROT_NONE), 0);
+
+	/* The first bytes that are not readable: terminated strings before
+	 * @end, unterminated ones before @cut. */
+	char *end = map + pg, *cut = map + 3 * pg;
+
+	for (size_t f = 0; f < sizeof(page_fmts) / sizeof(page_fmts[0]); f++) {
+		const struct pk_sfmt *sf;
+
+		assert_int_equal(pk_deferred_site(&slots[f], page_fmts[f], headers, PRB_TEXT_MAX + 1 + 64, &sf),
+				 PK_SITE_FMT_OK);
+		assert_true(sf->simple);
+		if (f < 3)
+			assert_int_equal(sf->simple, PK_SFMT_PROG);
+		for (size_t len = 0; len <= 40; len++) {
+			for (size_t b = 0; b < sizeof(bytes); b++) {
+				/* Terminated at the page's last byte; and len
+				 * bytes with no terminator, up to the page's end. */
+				char *t = end - 1 - len;
+				int lane, site;
+
+				for (size_t i = 0; i < len; i++)
+					t[i] = (char)(i % 3 ? bytes[b] : bytes[(b + i) % sizeof(bytes)]);
+				end[-1] = 0;
+				switch (f) {
+				case 0:
+					lane_and_site(sf, PRB_TEXT_MAX, &lane, &site, (int)len, t, (unsigned long)len);
+					break;
+				case 1:
+					lane_and_site(sf, PRB_TEXT_MAX, &lane, &site, t);
+					break;
+				case 2:
+					lane_and_site(sf, PRB_TEXT_MAX, &lane, &site, t, t + len / 2, (int)b);
+					break;
+				case 3:
+					/* Cut strings are read up to their
+					 * precision only: no terminator. */
+					for (size_t i = 0; i < 40; i++)
+						cut[-1 - (ptrdiff_t)i] = (char)bytes[(b + i) % sizeof(bytes)];
+					lane_and_site(sf, PRB_TEXT_MAX, &lane, &site, cut - 5, len == 40 ? cut - 40 : t);
+					break;
+				default:
+					lane_and_site(sf, PRB_TEXT_MAX, &lane, &site, t, (int)len);
+					break;
+				}
+				assert_true(lane >= 0);
+				taken++;
+			}
+		}
+	}
+	assert_int_equal(taken, 5 * 41 * 6);
+	munmap(map, (size_t)pg * 4);
+}
+
 /* ------------------------------------------------- a small signal stack -- */
 
 #define READ_STACK_MAX (6 * 1024) /* printk's own bound (test_printk_misc.c) */
@@ -1067,6 +1147,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_damaged_entry_placeholder, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_expand_hostile_blobs, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_lane_walk_same_blob, setup_big, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_lane_walk_page_end, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_threads_read_whole_records, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_signal_stack_use, setup_big, teardown_capture),
 	};

@@ -30,18 +30,28 @@ extern PK_HIDDEN const struct pk_clock_calib *_Atomic pk_clock_active;
 extern PK_HIDDEN uint64_t (*_Atomic pk_clock_test_fn)(void);
 extern _Thread_local PK_TLS_IE uint64_t pk_clock_thread_last_ns;
 
-/* ns = ns0 + (tsc - tsc0) * mult >> shift, with 64-bit products only: the
- * delta in two 32-bit halves (mult < 2^32, 1 <= shift <= 32), exact but
- * for the low half's dropped fraction (under 1 ns) and monotonic in tsc.
+/* ns = ns0 + (tsc - tsc0) * mult >> shift: one 128-bit product where the
+ * compiler has it, else the delta in two 32-bit halves with 64-bit
+ * products (mult < 2^32, 1 <= shift <= 32), the same value: exact but for
+ * the dropped fraction (under 1 ns) and monotonic in tsc.
  * It cannot overflow while the result fits 64 bits: 584 years of uptime.
  * A TSC below the calibration's (a CPU whose counter lags a little) counts
  * as the calibration point itself. */
-static PK_ALWAYS_INLINE uint64_t pk_clock_tsc_to_ns(const struct pk_clock_calib *c, uint64_t tsc)
+static PK_ALWAYS_INLINE uint64_t pk_clock_delta_to_ns(const struct pk_clock_calib *c, uint64_t d)
 {
-	uint64_t d = tsc > c->tsc0 ? tsc - c->tsc0 : 0;
-
+#ifdef __SIZEOF_INT128__
+	/* The same value (the halves' sum is the exact product's floor):
+	 * one multiplication and one shift. */
+	return c->ns0 + (uint64_t)(((unsigned __int128)d * c->mult) >> c->shift);
+#else
 	return c->ns0 + (((d >> 32) * c->mult) << (32 - c->shift)) +
 	       (((d & 0xffffffffu) * c->mult) >> c->shift);
+#endif
+}
+
+static PK_ALWAYS_INLINE uint64_t pk_clock_tsc_to_ns(const struct pk_clock_calib *c, uint64_t tsc)
+{
+	return pk_clock_delta_to_ns(c, tsc > c->tsc0 ? tsc - c->tsc0 : 0);
 }
 
 static PK_ALWAYS_INLINE uint64_t pk_clock_ns_own_inline(void)
@@ -59,7 +69,7 @@ static PK_ALWAYS_INLINE uint64_t pk_clock_ns_own_inline(void)
 		uint64_t tsc = __rdtsc();
 
 		if (PK_LIKELY(tsc >= c->tsc0)) {
-			uint64_t t = pk_clock_tsc_to_ns(c, tsc);
+			uint64_t t = pk_clock_delta_to_ns(c, tsc - c->tsc0);
 
 			if (PK_UNLIKELY(t < pk_clock_thread_last_ns))
 				t = pk_clock_thread_last_ns;

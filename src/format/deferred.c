@@ -764,9 +764,45 @@ static void site_bounds(struct pk_sfmt *sf)
 	}
 	if (b > f->out_max)
 		simple = false;
+	sf->entry_lo = (uint32_t)pk_deferred_entry_header(f->body_len, 0);
 	sf->fixed_bound = (uint16_t)(b < UINT16_MAX ? b : UINT16_MAX);
 	sf->fixed_size = (uint16_t)size; /* at most 8 + 16 * 8 */
 	sf->simple = simple;
+	if (!simple)
+		return;
+
+	/* The lane walk's program (deferred.h), when every conversion has
+	 * one: the blob's bound is then fixed_bound plus its strings' bytes,
+	 * so b <= out_max holds when the blob is at most len_max. */
+	size_t len_max = f->out_max - b + size;
+
+	if (len_max > UINT16_MAX)
+		return;
+	for (unsigned i = 0; i < f->nops; i++) {
+		const struct pk_dop *op = &f->ops[i];
+
+		switch (op->cls) {
+		case C_INT:
+			sf->prog[i] = PK_DPROG_INT;
+			break;
+		case C_LONG:
+			sf->prog[i] = PK_DPROG_LONG;
+			break;
+		case C_LLONG:
+			sf->prog[i] = PK_DPROG_LLONG;
+			break;
+		case C_STR:
+			if (op->width || op->prec >= 0)
+				return;
+			sf->prog[i] = PK_DPROG_STR;
+			break;
+		default:
+			return;
+		}
+	}
+	sf->prog[f->nops] = PK_DPROG_END;
+	sf->len_max = (uint16_t)len_max;
+	sf->simple = PK_SFMT_PROG;
 }
 
 int pk_deferred_site(const void **slotp, const char *fmt, pk_deferred_headers_fn headers,
@@ -809,6 +845,7 @@ int pk_deferred_site(const void **slotp, const char *fmt, pk_deferred_headers_fn
 	e->f = f;
 	e->lit = fmt;
 	site_bounds(e);
+	e->lane_lit = e->simple ? fmt : NULL;
 	__atomic_store_n(slotp, (const void *)e, __ATOMIC_RELEASE);
 	*sf = e;
 	return PK_SITE_FMT_OK;

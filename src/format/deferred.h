@@ -127,12 +127,27 @@ int pk_deferred_encode(const struct pk_dfmt *f, uint64_t ref, va_list *ap, char 
 struct pk_sfmt {
 	struct pk_dfmt f;
 	const char *lit;      /* the literal it was compiled from */
+	const char *lane_lit; /* @lit when @simple (the lanes' fast path takes it), else NULL */
 	uint16_t fixed_bound; /* body_len + what the conversions other than %s print at most */
 	uint16_t fixed_size;  /* the blob's bytes but those of the %s strings (a simple layout) */
-	uint8_t simple;	      /* no '*', no conversion at the start: pk_deferred_encode_site()'s fast walk */
+	uint8_t simple;	      /* no '*', no conversion at the start: pk_deferred_encode_site()'s fast walk;
+			       * PK_SFMT_PROG: and @prog is the lane walk's program */
+	uint16_t len_max;     /* PK_SFMT_PROG: the longest blob whose strings keep f.out_max */
+	uint32_t entry_lo;    /* its table entry's header word but the check: magic, length */
+	uint8_t prog[PK_DEFERRED_OPS_MAX + 1]; /* PK_DPROG_* a conversion, then PK_DPROG_END */
 	_Atomic uintptr_t tab; /* the table @ref belongs to (its address) */
 	pk_a64 ref;
 };
+
+/* A simple layout whose conversions are all integers, %c and plain %s (no
+ * width, no precision) gets a program: one byte a conversion, the lane
+ * walk's whole dispatch (no per-conversion width, precision or bound). */
+#define PK_SFMT_PROG   2
+#define PK_DPROG_END   0
+#define PK_DPROG_INT   1
+#define PK_DPROG_LONG  2
+#define PK_DPROG_LLONG 3
+#define PK_DPROG_STR   4
 
 /* What pk_deferred_site() says. */
 enum { PK_SITE_FMT_EAGER = 0, PK_SITE_FMT_OK = 1, PK_SITE_FMT_NONE = -1 };
@@ -205,7 +220,7 @@ static PK_ALWAYS_INLINE bool pk_deferred_site_ref_cached(const struct prb *rb, c
 	if (PK_UNLIKELY(tab != (uintptr_t)rb->strtab) || PK_UNLIKELY(off < PK_DEFERRED_TAB_HDR) ||
 	    PK_UNLIKELY((uint64_t)off + 8 > rb->strtab_size) ||
 	    PK_UNLIKELY(pk_load_acquire(&rb->strtab[off / 8]) !=
-			pk_deferred_entry_header(sf->f.body_len, (uint32_t)(r >> 32))))
+			((r & ~UINT64_C(0xffffffff)) | sf->entry_lo)))
 		return false;
 	*ref = r;
 	return true;
@@ -218,6 +233,92 @@ static PK_ALWAYS_INLINE bool pk_deferred_site_ref_cached(const struct prb *rb, c
  */
 int pk_deferred_encode_site(const struct pk_sfmt *sf, uint64_t ref, va_list *ap, char *blob,
 			    size_t cap);
+
+/* The lane walk's %s copy reads the string by words on little-endian
+ * 64-bit GNU C: its first 8 bytes when they lie on one page, then aligned
+ * words (a word that holds one byte of the string is on that byte's
+ * page, so it is readable); sanitizers would report the bytes past
+ * the terminator in the same word, so their builds, and other compilers,
+ * take strnlen() and memcpy(); so does a build that defines
+ * PK_DEFERRED_WORD_COPY=0 (for valgrind's memcheck, which reports the
+ * first read when a heap string ends within it: docs/lanes.md). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define PK_DEFERRED_WORD_COPY 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+	__has_feature(memory_sanitizer)
+#define PK_DEFERRED_WORD_COPY 0
+#endif
+#endif
+#ifndef PK_DEFERRED_WORD_COPY
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && \
+	__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && UINTPTR_MAX == UINT64_MAX
+#define PK_DEFERRED_WORD_COPY 1
+#else
+#define PK_DEFERRED_WORD_COPY 0
+#endif
+#endif
+
+/*
+ * strnlen(@s, @lim), and that many bytes of @s copied to @d, in one pass
+ * with no call; but where that is @lim, any value from @lim up may come
+ * back (the callers refuse or cut at @lim). The word walk stores whole
+ * words: it may write up to 8 bytes past @d + the length, never past
+ * @d + @lim + 7 (the lane walk's room has them: its reservation's 8
+ * spare bytes, and what it writes after the string, the record's zero
+ * padding included, covers them). @terminated: @s is a string printf
+ * would read whole (a plain %s), so s[0] is readable even when @lim is 0.
+ */
+static PK_ALWAYS_INLINE size_t pk_deferred_copy_str(char *d, const char *s, size_t lim, bool terminated)
+{
+#if PK_DEFERRED_WORD_COPY
+	const uint64_t ones = UINT64_C(0x0101010101010101), highs = UINT64_C(0x8080808080808080);
+	uint64_t w;
+
+	if (!terminated && PK_UNLIKELY(!lim))
+		return 0;
+	if (PK_LIKELY(((uintptr_t)s & 4095) <= 4096 - 8)) {
+		/* 8 bytes from s[0], all on its page (pages are 4 KiB or
+		 * larger): the walk goes on from the next aligned word. */
+		memcpy(&w, s, 8);
+	} else {
+		/* The aligned word that holds s[0]; the bytes before s
+		 * shifted out and read as 0xff (not a terminator). */
+		unsigned mis = (unsigned)((uintptr_t)s & 7);
+
+		memcpy(&w, (const char *)(uintptr_t)((uintptr_t)s - mis), 8);
+		w = w >> (8 * mis) | ~(~UINT64_C(0) >> (8 * mis));
+	}
+	memcpy(d, &w, 8);
+
+	uint64_t z = (w - ones) & ~w & highs; /* its lowest bit: the first zero byte */
+	size_t base = 0;
+
+	if (PK_UNLIKELY(!z)) {
+		/* Bytes known to be no terminator: up to s's next aligned
+		 * word. */
+		size_t next = 8 - (size_t)((uintptr_t)s & 7);
+
+		do {
+			if (next >= lim)
+				return lim;
+			base = next;
+			memcpy(&w, s + base, 8);
+			memcpy(d + base, &w, 8);
+			z = (w - ones) & ~w & highs;
+			next = base + 8;
+		} while (!z);
+	}
+	return base + (size_t)__builtin_ctzll(z) / 8;
+#else
+	(void)terminated;
+
+	size_t n = strnlen(s, lim);
+
+	memcpy(d, s, n);
+	return n;
+#endif
+}
 
 /*
  * pk_deferred_encode_site() of a simple layout (@sf->simple: the caller
@@ -244,12 +345,72 @@ static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, ui
 		return -1;
 
 	size_t left = cap - sf->fixed_size;
-	size_t bound = sf->fixed_bound;
 	char *o = blob;
-	int len = -1;
 
 	memcpy(o, &ref, sizeof(ref));
 	o += sizeof(ref);
+	if (PK_LIKELY(sf->simple == PK_SFMT_PROG)) {
+		/* The same bytes as the walk below: without widths the
+		 * bound is fixed_bound plus the strings' bytes, so it holds
+		 * exactly when the blob is at most len_max. */
+		for (const uint8_t *k = sf->prog;; k++) {
+			switch (*k) {
+			case PK_DPROG_INT: {
+				int32_t v = va_arg(*ap, int);
+
+				memcpy(o, &v, 4);
+				o += 4;
+				continue;
+			}
+			case PK_DPROG_LONG: {
+				int64_t v = va_arg(*ap, long);
+
+				memcpy(o, &v, 8);
+				o += 8;
+				continue;
+			}
+			case PK_DPROG_LLONG: {
+				int64_t v = va_arg(*ap, long long);
+
+				memcpy(o, &v, 8);
+				o += 8;
+				continue;
+			}
+			case PK_DPROG_STR: {
+				const char *s = va_arg(*ap, const char *);
+
+				if (PK_UNLIKELY((uintptr_t)s < PK_DEFERRED_BAD_PTR_LOW) ||
+				    PK_UNLIKELY((uintptr_t)s > UINTPTR_MAX - PK_DEFERRED_BAD_PTR_HIGH))
+					return -1;
+
+				/* A string that reaches what is left might not
+				 * fit: refused, as below. */
+				size_t n = pk_deferred_copy_str(o + 2, s, left, true);
+
+				if (PK_UNLIKELY(n >= left))
+					return -1;
+
+				uint16_t n16 = (uint16_t)n;
+
+				memcpy(o, &n16, 2);
+				o += 2 + n;
+				left -= n;
+				continue;
+			}
+			default:
+				break;
+			}
+			break;
+		}
+
+		size_t blen = (size_t)(o - blob);
+
+		return PK_LIKELY(blen <= sf->len_max) ? (int)blen : -1;
+	}
+
+	size_t bound = sf->fixed_bound;
+	int len = -1;
+
 	for (const struct pk_dop *op = f->ops, *end = f->ops + f->nops; op < end; op++) {
 		switch (op->cls) {
 		case PK_DCLS_INT: {
@@ -291,7 +452,10 @@ static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, ui
 				goto out;
 
 			size_t lim = p >= 0 && (size_t)p <= left ? (size_t)p : left;
-			size_t n = strnlen(s, lim);
+			size_t n = pk_deferred_copy_str(o + 2, s, lim, false);
+
+			if (n > lim)
+				n = lim;
 
 			/* Cut by its precision, or refused. A string below lim
 			 * leaves at least 3 bytes from its length on; one cut
@@ -304,7 +468,6 @@ static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, ui
 			uint16_t n16 = (uint16_t)n;
 
 			memcpy(o, &n16, 2);
-			memcpy(o + 2, s, n);
 			o += 2 + n;
 			left -= n;
 			bound += n > (size_t)op->width ? n : (size_t)op->width;

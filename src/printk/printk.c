@@ -634,8 +634,9 @@ static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_
 						   __ATOMIC_ACQUIRE);
 	struct pk_log *log = atomic_load_explicit(&pk_printk_log_ptr, memory_order_acquire);
 
-	if (PK_UNLIKELY((uintptr_t)sf <= PK_SITE_FMT_MARKS) || PK_UNLIKELY(sf->lit != fmt) ||
-	    PK_UNLIKELY(!sf->simple) || PK_UNLIKELY(!log) || PK_UNLIKELY(held_open) ||
+	/* lane_lit: the literal and a simple layout, one compare. */
+	if (PK_UNLIKELY((uintptr_t)sf <= PK_SITE_FMT_MARKS) || PK_UNLIKELY(sf->lane_lit != fmt) ||
+	    PK_UNLIKELY(!log) || PK_UNLIKELY(held_open) ||
 	    PK_UNLIKELY(pk_load_relaxed(&nesting_dropped)))
 		return -1;
 
