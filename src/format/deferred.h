@@ -234,14 +234,13 @@ static PK_ALWAYS_INLINE bool pk_deferred_site_ref_cached(const struct prb *rb, c
 int pk_deferred_encode_site(const struct pk_sfmt *sf, uint64_t ref, va_list *ap, char *blob,
 			    size_t cap);
 
-/* The lane walk's %s copy reads the string by words on little-endian
- * 64-bit GNU C: its first 8 bytes when they lie on one page, then aligned
- * words (a word that holds one byte of the string is on that byte's
- * page, so it is readable); sanitizers would report the bytes past
- * the terminator in the same word, so their builds, and other compilers,
- * take strnlen() and memcpy(); so does a build that defines
- * PK_DEFERRED_WORD_COPY=0 (for valgrind's memcheck, which reports the
- * first read when a heap string ends within it: docs/lanes.md). */
+/* The lane walk's %s copy reads the string by aligned words on
+ * little-endian 64-bit GNU C (a word that holds one byte of the string is
+ * on that byte's page, so it is readable; valgrind's memcheck accepts such
+ * partial loads, as for the C library's own strlen()); sanitizers would
+ * report the bytes past the terminator in the same word, so their builds,
+ * and other compilers, take strnlen() and memcpy(); so does a build that
+ * defines PK_DEFERRED_WORD_COPY=0. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define PK_DEFERRED_WORD_COPY 0
 #elif defined(__has_feature)
@@ -277,18 +276,15 @@ static PK_ALWAYS_INLINE size_t pk_deferred_copy_str(char *d, const char *s, size
 
 	if (!terminated && PK_UNLIKELY(!lim))
 		return 0;
-	if (PK_LIKELY(((uintptr_t)s & 4095) <= 4096 - 8)) {
-		/* 8 bytes from s[0], all on its page (pages are 4 KiB or
-		 * larger): the walk goes on from the next aligned word. */
-		memcpy(&w, s, 8);
-	} else {
-		/* The aligned word that holds s[0]; the bytes before s
-		 * shifted out and read as 0xff (not a terminator). */
-		unsigned mis = (unsigned)((uintptr_t)s & 7);
+	/* The aligned word that holds s[0] (never one byte past the
+	 * string's last aligned word: memcheck takes such partial loads as
+	 * it takes strlen()'s); the bytes before s shifted out and read as
+	 * 0xff (not a terminator). */
+	unsigned mis = (unsigned)((uintptr_t)s & 7);
 
-		memcpy(&w, (const char *)(uintptr_t)((uintptr_t)s - mis), 8);
+	memcpy(&w, (const char *)(uintptr_t)((uintptr_t)s - mis), 8);
+	if (mis)
 		w = w >> (8 * mis) | ~(~UINT64_C(0) >> (8 * mis));
-	}
 	memcpy(d, &w, 8);
 
 	uint64_t z = (w - ones) & ~w & highs; /* its lowest bit: the first zero byte */
