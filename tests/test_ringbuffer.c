@@ -863,13 +863,13 @@ static void batch_check(struct prb *rb, uint64_t seq, unsigned j)
 static void test_batch_round_trip(void **state)
 {
 	(void)state;
-	struct prb *rb = new_ring(14, 0); /* 16 KiB, 512 descriptors */
+	struct prb *rb = new_ring(13, 0); /* 8 KiB: a batch of 16 may pass a quarter */
 	pk_a64 journal[3] = { 0 };
 	uint64_t next = 0, refused = 0;
 	struct prb_stats st;
 
 	for (unsigned round = 0; round < 600; round++) {
-		unsigned n = 1 + round % 32;
+		unsigned n = 1 + round % B_MAX;
 
 		batch_make(n, round);
 		if (round % 3 == 0)
@@ -882,7 +882,7 @@ static void test_batch_round_trip(void **state)
 
 		for (unsigned j = 0; j < n; j++)
 			units += (b_recs[j].len + 15u) / 16u;
-		if (units > 1024 / 4) {
+		if (units > 512 / 4) {
 			/* over a quarter of the ring's data: refused whole */
 			assert_int_equal(got, -E2BIG);
 			assert_int_equal(prb_next_reserve_seq(rb), next);
@@ -913,7 +913,7 @@ static void test_batch_round_trip(void **state)
 static void test_batch_arguments(void **state)
 {
 	(void)state;
-	struct prb *rb = new_ring(14, 6); /* 64 descriptors: at most 16 a batch */
+	struct prb *rb = new_ring(14, 6); /* 16 KiB, 64 descriptors: a quarter is 4 KiB, 16 */
 	pk_a64 journal[3] = { 0 };
 
 	batch_make(B_MAX, 1);
@@ -922,7 +922,9 @@ static void test_batch_arguments(void **state)
 	assert_int_equal(prb_store_batch(rb, b_recs, 0, journal), -EINVAL);
 	assert_int_equal(prb_store_batch(rb, b_recs, B_MAX + 1, journal), -EINVAL);
 	assert_int_equal(prb_store_batch(rb, b_recs, 1, NULL), -EINVAL);
-	assert_int_equal(prb_store_batch(rb, b_recs, 17, journal), -E2BIG);
+	for (unsigned j = 0; j < B_MAX; j++)
+		b_recs[j].len = 300; /* 16 x 304 bytes: over a quarter of the data */
+	assert_int_equal(prb_store_batch(rb, b_recs, B_MAX, journal), -E2BIG);
 	b_recs[0].len = PRB_TEXT_MAX + 1;
 	assert_int_equal(prb_store_batch(rb, b_recs, 1, journal), -EINVAL);
 	assert_int_equal(prb_next_reserve_seq(rb), 0);

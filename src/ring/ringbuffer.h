@@ -303,7 +303,9 @@ unsigned prb_recover(struct prb *rb, struct prb_record *scratch);
  * ringbuffer.c): the ring's dead-writer check asks about the caller of
  * prb_store_batch(), never about @caller's process.
  */
-#define PRB_BATCH_MAX 32u
+/* 16: a merge keeps a batch on its stack, and readers merge from signal
+ * handlers (printk's 6 KiB bound, test_deferred's test_signal_stack_use). */
+#define PRB_BATCH_MAX 16u
 struct prb_batch_rec {
 	pk_a64 *words;
 	uint64_t ts_nsec;
