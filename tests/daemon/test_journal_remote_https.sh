@@ -142,7 +142,11 @@ at=800
 refused() {
 	local tgt=$1 words=$2
 	"$emit" "1:6::never sent" >/dev/null 2>"$tmp/emit.err" || fail "pk-emit: $(cat "$tmp/emit.err")"
-	"$fwd" -c "$cursor" "$tgt" "$log" 2>"$tmp/fwd4.err" &
+	# Emptied here, not only by the background start's redirection: the
+	# wait below must not find the previous call's words before the new
+	# pk-forward has opened the file.
+	: >"$tmp/fwd4.err"
+	"$fwd" -c "$cursor" "$tgt" "$log" 2>>"$tmp/fwd4.err" &
 	fwd_pid=$!
 	wait_for "pk-forward saying it cannot deliver to $tgt" grep -qs 'cannot deliver' "$tmp/fwd4.err"
 	kill -TERM "$fwd_pid"
