@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * bench.h - what the benchmarks share: the clock, a series of run results
- * with its median, minimum and maximum, and the build variant for the
+ * with its median, minimum and maximum, the time-stamp counter, and the build variant for the
  * report header. Header-only; every benchmark is one program.
  */
 #ifndef PRINTK_BENCH_H
@@ -11,6 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* The time-stamp counter, read with __rdtsc(), for the floor figures. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <x86intrin.h>
+#define HAVE_TSC 1
+#else
+#define HAVE_TSC 0
+#endif
 
 #define MAX_RUNS 32
 

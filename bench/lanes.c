@@ -52,13 +52,6 @@ const char *const cmp_what[4] = { "request", "packet", "job", "frame" };
 #define BENCH_HAVE_SPDLOG 0
 #endif
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <x86intrin.h>
-#define HAVE_TSC 1
-#else
-#define HAVE_TSC 0
-#endif
-
 #define RUNS 7
 #define BURST_CALLS 1000
 

@@ -39,13 +39,6 @@
 #include "base/clock.h"
 #include "format/vsprintf.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <x86intrin.h>
-#define HAVE_TSC 1
-#else
-#define HAVE_TSC 0
-#endif
-
 #define RUNS 7
 
 static long iters = 400000;
