@@ -409,6 +409,14 @@ int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst, ui
 enum prb_peek { PRB_PEEK_FINAL, PRB_PEEK_PENDING, PRB_PEEK_GONE };
 enum prb_peek prb_peek(struct prb *rb, uint64_t seq, unsigned *level);
 
+/*
+ * How many records from @seq on (at most @max) are finalized, in the ring,
+ * and of a level whose bit is set in @levels (bit N: level N), each checked
+ * as prb_peek() checks one: a console passes a run of records it does not
+ * print with one call. 0 when @seq itself is not such a record.
+ */
+uint64_t prb_skip_levels(struct prb *rb, uint64_t seq, unsigned levels, uint64_t max);
+
 /* Sequence number of the oldest record still in the ring. */
 uint64_t prb_first_seq(struct prb *rb);
 
