@@ -3076,6 +3076,11 @@ static int attach(struct prb *rb, void *mem, size_t mem_size, size_t readable, b
 	return 0;
 }
 
+unsigned prb_format_version(const struct prb *rb)
+{
+	return rb->hdr->abi_version;
+}
+
 int prb_attach(struct prb *rb, void *mem, size_t mem_size, bool writable)
 {
 	return attach(rb, mem, mem_size, mem_size, writable);

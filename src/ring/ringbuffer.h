@@ -489,6 +489,11 @@ void prb_testpoint(enum prb_testpoint tp);
 /* prb_next_seq() and prb_read() of the ring alone; the public two (lanes.c)
  * also take in the lanes' records. */
 uint64_t prb_ring_next_seq(struct prb *rb);
+
+/* The layout version of @rb's region, as attaching validated it: 4 with the
+ * pool of lanes, 3 without (an older release's, or a log too small for
+ * lanes). */
+unsigned prb_format_version(const struct prb *rb);
 int prb_ring_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags);
 
 /* Lanes on (1) or off (0) for this process's writers; on by default. */
