@@ -543,6 +543,22 @@ PK_HOT int pk_console_skip_suppressed(uint64_t seq)
 	       skip_after_mark_moves(seq, expected);
 }
 
+void pk_console_lanes_merged(struct prb *rb, uint64_t seq, uint64_t n, unsigned levels)
+{
+	(void)rb;
+	if (!n || n > CON_IDLE_MAX || seq >= CON_IDLE_MAX - n || PK_UNLIKELY(pk_console_shared_levels_moved()))
+		return;
+	for (int level = 0; level < 8; level++)
+		if ((levels & 1u << level) && !pk_console_level_suppressed(level))
+			return;
+
+	uint64_t expected = seq + 1;
+
+	/* Fails when a console is behind @seq, the lock is held (its holder
+	 * passes them), or the mark moved on: nothing to undo. */
+	pk_cas_sc(&console_word, &expected, seq + n + 1);
+}
+
 PK_HOT int pk_console_threads_only(void)
 {
 	return atomic_load_explicit(&locked_consoles, memory_order_relaxed) == 0 &&

@@ -176,6 +176,12 @@ struct prb {
 	 * signal handler) while prb_pollers_add() has registered pollers. */
 	void (*_Atomic doorbell)(struct prb *rb);
 	void *doorbell_arg;
+	/* Called by a merge (lanes.c) once it committed lane records [seq,
+	 * seq + n), whose levels are the bits of @levels, possibly in a signal
+	 * handler: the console layer moves its idle mark past them when no
+	 * console prints any of them, so that no console reads them one by
+	 * one. NULL: nobody asked. */
+	void (*_Atomic merged)(struct prb *rb, uint64_t seq, uint64_t n, unsigned levels);
 	/*
 	 * Shared logs (several writer processes): this process's writer id,
 	 * stored in every record it claims, and the oracle that says whether
