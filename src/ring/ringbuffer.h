@@ -483,6 +483,7 @@ enum prb_testpoint {
 	PRB_TP_BATCH_NAMED,   /* prb_store_batch named its reservation, before its head CAS */
 	PRB_TP_MERGE_JOURNAL, /* lanes.c: a batch named in the pool, nothing reserved yet */
 	PRB_TP_MERGE_ADVANCED, /* lanes.c: one lane moved past its stored records */
+	PRB_TP_STORE_WAITS_MERGE, /* lanes.c: a store found another merge at work */
 };
 void prb_set_testpoint_hook(void (*hook)(enum prb_testpoint tp));
 /* Run the hook at @tp (lanes.c's points). */
@@ -533,12 +534,22 @@ int prb_lane_store(struct prb *rb, uint64_t ts, uint8_t level, const char *blob,
 int prb_lanes_merge(struct prb *rb);
 /* Pool word 1 (lanes.c's P_USED): set once a lane was ever claimed. */
 #define PRB_LANES_USED_WORD 1
-/* prb_lanes_merge() for stores that are not mergers: the common answer
- * (no pool, a read-only handle, no lane ever claimed) without a call. */
+/*
+ * Before a ring store: the lane records merged, so that the store's seq
+ * comes after every lane record a read-only reader may have been shown
+ * (docs/lanes.md). Another thread's or process's merge at work is waited
+ * for, as a full lane waits (at most 1 s: a merger stopped longer is
+ * passed); a signal handler that interrupted its own thread's merge does
+ * not wait. Returns how many records the last round merged, or
+ * -ETIMEDOUT.
+ */
+int prb_lanes_merge_before_store(struct prb *rb);
+/* The same for stores, inline: the common answer (no pool, a read-only
+ * handle, no lane ever claimed) without a call. */
 static inline void prb_lanes_merge_pending(struct prb *rb)
 {
 	if (rb->lanes && rb->writable && pk_load_relaxed(&rb->lanes[PRB_LANES_USED_WORD]))
-		prb_lanes_merge(rb);
+		prb_lanes_merge_before_store(rb);
 }
 
 /* After prb_lane_store() found the lane full: merge, waiting at most 1 s
