@@ -160,6 +160,25 @@ static void test_suppressed_between_printed(void **state)
 	assert_string_equal(capture_text(&cap2), "e1\ni1\nab\n");
 }
 
+/* Lines no console prints, merged from their lanes while every console
+ * stood idle at them, are passed there and then (the ring's merged hook):
+ * a level raised after the merge does not print them. (Raised before it,
+ * it does: test_levels_from_outside_site.) With lanes off the same holds
+ * from the store on. */
+static void test_merged_lines_pass_idle_consoles(void **state)
+{
+	(void)state;
+	pr_info("first\n");
+	assert_int_equal(pk_set_console_loglevel(4), 7);
+	for (int i = 0; i < 5; i++)
+		pr_info("quiet %d\n", i);
+	assert_int_equal(next_seq(), 6); /* a writer's look: merges */
+	assert_int_equal(pk_set_console_loglevel(8), 4);
+	pr_info("last\n");
+	assert_string_equal(capture_text(&cap), "first\nlast\n");
+	assert_int_equal(next_seq(), 7);
+}
+
 static void test_set_console_loglevel_range(void **state)
 {
 	(void)state;
@@ -1998,6 +2017,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_console_loglevel_filter, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_suppressed_between_printed, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_merged_lines_pass_idle_consoles, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_set_console_loglevel_range, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_shared_loglevel, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_ignore_loglevel, setup_capture, teardown),

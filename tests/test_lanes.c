@@ -27,6 +27,8 @@
  *   - fork: the child takes a lane of its own;
  *   - a read-only follower at the end of the lane records reads on, and
  *     udmesg -w shows a live writer's lane records;
+ *   - a store that finds another merge at work waits for it, so a
+ *     read-only reader's numbers hold;
  *   - a thread that exits gives its lane back;
  *   - hostile lane contents in a file: bounded, counted, never a crash;
  *     so is a hostile batch journal;
@@ -633,6 +635,136 @@ static void test_readonly_numbers_hold_after_store(void **state)
 	assert_string_equal(r.text, "X");
 	assert_int_equal(pk_log_read(ro, 12, &r, 0), -EAGAIN);
 	pk_log_destroy(w);
+	pk_log_destroy(ro);
+}
+
+/*
+ * A store that finds another thread's (or process's) merge at work waits
+ * for it: the merger M is held inside its first batch, after one lane
+ * moved past it, while a store S comes; S releases M from its wait. S's
+ * line then comes after every lane record a read-only reader was shown;
+ * without the wait it took the seq after M's first batch, and the reader
+ * reading on saw one lane record twice and never saw S's line.
+ */
+static sem_t m_paused, m_release;
+static _Thread_local int tp_role; /* 1: the merger, 2: the store */
+static atomic_int m_held, s_waited;
+
+static void hold_merger(enum prb_testpoint tp)
+{
+	if (tp_role == 1 && tp == PRB_TP_MERGE_ADVANCED && !atomic_exchange(&m_held, 1)) {
+		sem_post(&m_paused);
+		while (sem_wait(&m_release) != 0)
+			;
+	}
+	if (tp_role == 2 && tp == PRB_TP_STORE_WAITS_MERGE && !atomic_exchange(&s_waited, 1))
+		sem_post(&m_release);
+}
+
+/* Opening a writable handle merges: the merger opens its own. */
+static struct pk_log *wm, *ws;
+static int ws_err;
+
+static void *merger_thread(void *arg)
+{
+	tp_role = 1;
+	if (pk_log_open_file(&wm, arg, 0, 0) == 0)
+		(void)pk_log_next_seq(wm);
+	sem_post(&m_paused); /* it did not stop: the test fails, not hangs */
+	return NULL;
+}
+
+static void *store_thread(void *arg)
+{
+	tp_role = 2;
+	ws_err = pk_log_open_file(&ws, arg, 0, 0);
+	if (!ws_err)
+		ws_err = pk_log_store(ws, 1, 5, "X", 1, NULL, 0);
+	sem_post(&m_release); /* it did not wait: the merger goes on */
+	return NULL;
+}
+
+static void test_store_waits_for_merger(void **state)
+{
+	(void)state;
+	const char *path = test_dir_path("waits.log");
+	int ready[2];
+	char c;
+
+	pk_printk_exit();
+	unlink(path);
+	assert_int_equal(pipe(ready), 0);
+
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		start_log(path, 1 << 17);
+		pr_err("made\n");
+		for (int i = 0; i < 40; i++)
+			pr_info("L%d %s\n", i, "lane");
+		if (write(ready[1], "x", 1) != 1)
+			_exit(3);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+
+	int status;
+
+	kill(pid, SIGKILL);
+	test_reap(pid, &status, 30000);
+	assert_true(WIFSIGNALED(status));
+
+	struct pk_log *ro;
+	struct pk_record r;
+	char want[32];
+
+	/* The reader is shown the 40 lane records as seqs 1-40. */
+	assert_int_equal(pk_log_open_file(&ro, path, 0, PK_LOG_RDONLY), 0);
+	assert_int_equal(pk_log_next_seq(ro), 41);
+	for (uint64_t q = 1; q <= 40; q++) {
+		assert_int_equal(pk_log_read(ro, q, &r, 0), 0);
+		snprintf(want, sizeof(want), "L%d lane", (int)q - 1);
+		assert_string_equal(r.text, want);
+	}
+	assert_int_equal(sem_init(&m_paused, 0, 0), 0);
+	assert_int_equal(sem_init(&m_release, 0, 0), 0);
+	atomic_store(&m_held, 0);
+	atomic_store(&s_waited, 0);
+	wm = ws = NULL;
+	prb_set_testpoint_hook(hold_merger);
+
+	pthread_t m, st;
+
+	assert_int_equal(pthread_create(&m, NULL, merger_thread, (void *)path), 0);
+	while (sem_wait(&m_paused) != 0)
+		;
+	assert_int_equal(atomic_load(&m_held), 1);
+	assert_int_equal(pthread_create(&st, NULL, store_thread, (void *)path), 0);
+	assert_int_equal(pthread_join(st, NULL), 0);
+	assert_int_equal(pthread_join(m, NULL), 0);
+	prb_set_testpoint_hook(NULL);
+	assert_non_null(wm);
+	assert_int_equal(ws_err, 0);
+	assert_int_equal(atomic_load(&s_waited), 1);
+
+	/* The reader reads on: the new line, once, at the next number, and
+	 * the numbers it was shown hold. */
+	assert_int_equal(pk_log_read(ro, 41, &r, 0), 0);
+	assert_string_equal(r.text, "X");
+	assert_int_equal(pk_log_read(ro, 42, &r, 0), -EAGAIN);
+	for (uint64_t q = 1; q <= 40; q++) {
+		assert_int_equal(pk_log_read(ws, q, &r, 0), 0);
+		snprintf(want, sizeof(want), "L%d lane", (int)q - 1);
+		assert_string_equal(r.text, want);
+	}
+	sem_destroy(&m_paused);
+	sem_destroy(&m_release);
+	pk_log_destroy(wm);
+	pk_log_destroy(ws);
 	pk_log_destroy(ro);
 }
 
@@ -1643,6 +1775,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_fast_path_same_words, teardown),
 		cmocka_unit_test_teardown(test_postmortem_after_sigkill, teardown),
 		cmocka_unit_test_teardown(test_readonly_numbers_hold_after_store, teardown),
+		cmocka_unit_test_teardown(test_store_waits_for_merger, teardown),
 		cmocka_unit_test_teardown(test_merger_killed_each_step, teardown),
 		cmocka_unit_test_teardown(test_merger_of_other_process, teardown),
 		cmocka_unit_test_teardown(test_signal_handler_interrupts, teardown),

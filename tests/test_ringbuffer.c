@@ -507,6 +507,59 @@ static void test_peek(void **state)
 	assert_int_equal(prb_peek(rb, prb_next_seq(rb), &level), PRB_PEEK_PENDING);
 }
 
+/* ---- prb_skip_levels: a run of records a console does not print ---- */
+
+static void store_level(struct prb *rb, int level, bool final)
+{
+	struct prb_meta m = meta_of(1, 0);
+
+	m.level = (uint8_t)level;
+	if (!final)
+		m.flags = 0;
+	assert_int_equal(prb_store(rb, &m, "r", 1, NULL, 0, final, NULL), 0);
+}
+
+static void test_skip_levels(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(12, 0);
+	const unsigned info_debug = 1u << 6 | 1u << 7;
+	const int levels[] = { 6, 7, 6, 6, 3, 6, 6 };
+
+	assert_int_equal(prb_skip_levels(rb, 0, info_debug, 100), 0); /* nothing yet */
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+		store_level(rb, levels[i], true);
+	store_level(rb, 6, false); /* seq 7: open, not final */
+
+	/* Up to the first record of another level, the limit, or one not final. */
+	assert_int_equal(prb_skip_levels(rb, 0, info_debug, 100), 4);
+	assert_int_equal(prb_skip_levels(rb, 0, 1u << 6, 100), 1);
+	assert_int_equal(prb_skip_levels(rb, 1, 1u << 7, 100), 1);
+	assert_int_equal(prb_skip_levels(rb, 0, info_debug, 3), 3);
+	assert_int_equal(prb_skip_levels(rb, 0, info_debug, 0), 0);
+	assert_int_equal(prb_skip_levels(rb, 0, 0, 100), 0);
+	assert_int_equal(prb_skip_levels(rb, 4, info_debug, 100), 0);
+	assert_int_equal(prb_skip_levels(rb, 4, 0xff, 100), 3);
+	assert_int_equal(prb_skip_levels(rb, 5, info_debug, 100), 2);
+	prb_finalize_last(rb);
+	assert_int_equal(prb_skip_levels(rb, 5, info_debug, 100), 3);
+	assert_int_equal(prb_skip_levels(rb, 8, 0xff, 100), 0); /* not reserved */
+
+	/* Overwritten records are not passed: the reader learns what it
+	 * lost by reading. A run stays within half a lap of slots. */
+	for (uint64_t i = 0; i < rb->desc_count * 2; i++)
+		store_level(rb, 7, true);
+	assert_true(prb_first_seq(rb) > 0);
+	assert_int_equal(prb_skip_levels(rb, 0, 0xff, 100), 0);
+	assert_int_equal(prb_skip_levels(rb, prb_first_seq(rb) - 1, 0xff, 100), 0);
+
+	uint64_t first = prb_first_seq(rb), next = prb_next_seq(rb);
+
+	assert_true(next - first > rb->desc_count / 2);
+	assert_int_equal(prb_skip_levels(rb, first, 0xff, UINT64_MAX), rb->desc_count / 2);
+	assert_int_equal(prb_skip_levels(rb, next - 3, 1u << 7, UINT64_MAX), 3);
+}
+
 /* ---- a nested writer at each test point: what a signal handler does ---- */
 
 static struct prb *tp_ring;
@@ -1106,6 +1159,7 @@ int main(void)
 		cmocka_unit_test(test_continuation_grows_across_end),
 		cmocka_unit_test(test_header_validation),
 		cmocka_unit_test(test_peek),
+		cmocka_unit_test(test_skip_levels),
 		cmocka_unit_test(test_interrupted_after_head),
 		cmocka_unit_test(test_interrupted_after_claim),
 		cmocka_unit_test(test_interrupted_before_commit),

@@ -477,6 +477,35 @@ static PK_ALWAYS_INLINE int con_skips(const struct console *con, int level, int 
 		con_level_skip(con, level));
 }
 
+/*
+ * The levels @con skips as a mask (bit N: level N), for passing a run of
+ * records by their level alone: con_skips() for every level at once. Both
+ * of its terms skip a level and every level above it (pk_console_level_
+ * suppressed() from the larger of console_loglevel and the largest own
+ * level; con_level_skip() from the console's own level, else console_
+ * loglevel), so the mask is every level from the lower of the two up.
+ */
+static PK_ALWAYS_INLINE unsigned con_skip_levels(const struct console *con)
+{
+	if (pk_cfg_ignore_loglevel())
+		return 0;
+
+	int loglevel = pk_cfg_console_loglevel();
+	int own_max = atomic_load_explicit(&pk_console_own_level_max, memory_order_relaxed);
+	int from = loglevel > own_max ? loglevel : own_max;
+
+	if (PK_UNLIKELY(own_max)) {
+		int own = atomic_load_explicit(&con->state->own_level_plus1, memory_order_relaxed) - 1;
+		int mine = own >= 0 ? own : loglevel;
+
+		if (mine < from)
+			from = mine;
+	}
+	if (from < 0)
+		from = 0;
+	return from >= 8 ? 0 : 0xffu << from & 0xffu;
+}
+
 /* The idle mark stands before @seq's predecessor: the writer of an earlier
  * record, itself on the filtered path, is about to move it. Wait for that
  * a moment (bounded: it may have been preempted) rather than go through the
@@ -512,6 +541,22 @@ PK_HOT int pk_console_skip_suppressed(uint64_t seq)
 		return 1;
 	return expected != 0 && expected < seq + 1 && !(expected & CON_HELD) &&
 	       skip_after_mark_moves(seq, expected);
+}
+
+void pk_console_lanes_merged(struct prb *rb, uint64_t seq, uint64_t n, unsigned levels)
+{
+	(void)rb;
+	if (!n || n > CON_IDLE_MAX || seq >= CON_IDLE_MAX - n || PK_UNLIKELY(pk_console_shared_levels_moved()))
+		return;
+	for (int level = 0; level < 8; level++)
+		if ((levels & 1u << level) && !pk_console_level_suppressed(level))
+			return;
+
+	uint64_t expected = seq + 1;
+
+	/* Fails when a console is behind @seq, the lock is held (its holder
+	 * passes them), or the mark moved on: nothing to undo. */
+	pk_cas_sc(&console_word, &expected, seq + n + 1);
 }
 
 PK_HOT int pk_console_threads_only(void)
@@ -1409,18 +1454,24 @@ static PK_NOINLINE int print_one_extended(struct con_src *src, struct console *c
  * writers that store such records faster than that (and hold the lock as
  * long as they keep storing).
  */
+/* At most this many records passed in one step: a print loop with a
+ * deadline (pr_flush, exit) looks at its clock between steps. */
+#define SKIP_RUN_MAX 4096
+
 static PK_ALWAYS_INLINE int skip_unread(struct con_src *src, struct console *con)
 {
 	struct pk_console_state *st = con->state;
-	unsigned level;
+	uint64_t max = SKIP_RUN_MAX;
 
-	if (st->started || st->dropped || (src->hint && src->hint->seq == st->seq) ||
-	    atomic_load_explicit(&emergency, memory_order_relaxed) ||
-	    prb_peek(src->rb, st->seq, &level) != PRB_PEEK_FINAL ||
-	    !con_skips(con, (int)level, pk_console_level_suppressed((int)level)))
+	if (st->started || st->dropped || atomic_load_explicit(&emergency, memory_order_relaxed))
 		return 0;
-	st->seq++;
-	return 1;
+	if (src->hint && src->hint->seq - st->seq < max)
+		max = src->hint->seq - st->seq; /* the hint is read from its copy */
+
+	uint64_t n = max ? prb_skip_levels(src->rb, st->seq, con_skip_levels(con), max) : 0;
+
+	st->seq += n;
+	return n != 0;
 }
 
 static int print_one(struct con_src *src, struct console *con)

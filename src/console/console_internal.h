@@ -69,6 +69,12 @@ static PK_ALWAYS_INLINE int pk_console_level_suppressed_in(const struct prb *rb,
  * just stored; returns 1 if all consoles were idle at @seq, so nothing has
  * to be printed and no console lock is needed. */
 int pk_console_skip_suppressed(uint64_t seq);
+/* The same for a run a merge just committed: the printk log's lane records
+ * [@seq, @seq + @n), of the levels whose bits @levels has (the ring's
+ * merged hook, struct prb; async-signal-safe). Moves the idle mark past
+ * them when no console prints any of those levels and all consoles were
+ * idle at @seq; otherwise the next holder passes them (prb_skip_levels()). */
+void pk_console_lanes_merged(struct prb *rb, uint64_t seq, uint64_t n, unsigned levels);
 /* C9: 1 while every registered console is printed by a thread of its own
  * (none by the console lock's holder), no level set from another process
  * waits to be applied and no crash is in progress: printk then stores,

@@ -515,6 +515,11 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 				ts = pk_clock_ns_own();
 				lazy_ts = false;
 			}
+			/* Merges tell the consoles what they need not read. */
+			if (PK_UNLIKELY(atomic_load_explicit(&rb->merged, memory_order_relaxed) !=
+					pk_console_lanes_merged))
+				atomic_store_explicit(&rb->merged, pk_console_lanes_merged, memory_order_release);
+
 			int e = prb_lane_store(rb, ts, (uint8_t)(level & 7), blob, (size_t)len, depth == 1);
 
 			/* Full: merge (this lane's records first enter the

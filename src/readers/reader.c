@@ -210,6 +210,19 @@ int pk_log_geometry(struct pk_log *log, struct pk_log_geometry *g)
 	g->holes = st.holes;
 	g->corrupt = st.corrupt;
 	g->stolen = st.stolen;
+	g->format_version = prb_format_version(rb);
+	if (rb->lanes) {
+		struct prb_lanes_stats ls;
+
+		prb_lanes_stats(rb, &ls);
+		g->lanes = PRB_LANES;
+		g->lane_bytes = rb->lane_bytes;
+		g->lanes_in_use = ls.in_use;
+		g->lane_pending = ls.pending;
+		g->lane_merged = ls.merged;
+		g->lane_full = ls.full;
+		g->lane_corrupt = ls.corrupt;
+	}
 	return 0;
 }
 

@@ -291,6 +291,14 @@ struct pk_log_geometry {
 	uint64_t holes;		 /* records whose writer died while writing them */
 	uint64_t corrupt;	 /* damaged records skipped or repaired */
 	uint64_t stolen;	 /* slots taken from reservations that never claimed them */
+	unsigned format_version; /* 4: with the pool of lanes; 3: without (docs/lanes.md) */
+	unsigned lanes;		 /* lanes in the pool; 0: none */
+	uint64_t lane_bytes;	 /* the size of each */
+	uint64_t lanes_in_use;	 /* lanes a thread owns */
+	uint64_t lane_pending;	 /* lane records not merged into the ring yet */
+	uint64_t lane_merged;	 /* lane records merged */
+	uint64_t lane_full;	 /* records that found their lane full (stored in the ring) */
+	uint64_t lane_corrupt;	 /* lane contents that did not validate (records lost) */
 };
 
 /* 0, or -EINVAL for NULL arguments. Async-signal-safe, thread-safe, never

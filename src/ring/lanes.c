@@ -556,6 +556,29 @@ static bool own_lane_empty(struct prb *rb)
 	       pk_load_acquire(&c[C_RIDX]) == pk_load_relaxed(&c[C_WIDX]);
 }
 
+/* Round @round of a wait begun at *@start: yield, then sleep in growing
+ * slices. False once ROOM_WAIT_NS have passed. */
+static bool wait_round(unsigned round, uint64_t *start, long *pause_ns)
+{
+	uint64_t now = pk_clock_ns();
+
+	if (!round)
+		*start = now;
+	else if (now - *start > ROOM_WAIT_NS)
+		return false;
+	if (*pause_ns) {
+		struct timespec ts = { 0, *pause_ns };
+
+		nanosleep(&ts, NULL);
+		*pause_ns = *pause_ns < 500000 ? *pause_ns * 2 : 1000000;
+	} else {
+		sched_yield();
+		if (round > 8)
+			*pause_ns = 20000;
+	}
+	return true;
+}
+
 int prb_lane_make_room(struct prb *rb)
 {
 	uint64_t me = my_id(), start = 0;
@@ -569,23 +592,28 @@ int prb_lane_make_room(struct prb *rb)
 			return 0;
 		if (busy && pk_load_relaxed(&rb->lanes[P_LOCK]) == me)
 			return -EBUSY; /* a handler that interrupted its own merge */
-
-		uint64_t now = pk_clock_ns();
-
-		if (!round)
-			start = now;
-		else if (now - start > ROOM_WAIT_NS)
+		if (!wait_round(round, &start, &pause_ns))
 			return -ETIMEDOUT;
-		if (pause_ns) {
-			struct timespec ts = { 0, pause_ns };
+	}
+}
 
-			nanosleep(&ts, NULL);
-			pause_ns = pause_ns < 500000 ? pause_ns * 2 : 1000000;
-		} else {
-			sched_yield();
-			if (round > 8)
-				pause_ns = 20000;
-		}
+int prb_lanes_merge_before_store(struct prb *rb)
+{
+	uint64_t me = my_id(), start = 0;
+	long pause_ns = 0;
+
+	for (unsigned round = 0;; round++) {
+		bool busy;
+		int n = merge(rb, &busy);
+
+		/* Not busy: every lane record older than now is in the ring.
+		 * Ours: a handler that interrupted its own merge stores now. */
+		if (!busy || pk_load_relaxed(&rb->lanes[P_LOCK]) == me)
+			return n;
+		if (!round)
+			prb_testpoint(PRB_TP_STORE_WAITS_MERGE);
+		if (!wait_round(round, &start, &pause_ns))
+			return -ETIMEDOUT;
 	}
 }
 

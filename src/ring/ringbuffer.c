@@ -1557,6 +1557,8 @@ PK_HOT int prb_store(struct prb *rb, const struct prb_meta *meta, const char *te
  *     so no moment between reservation and naming costs the batch's seqs.
  */
 
+static void raise_hint(pk_a64 *word, uint64_t seq);
+
 /* The words of a lane record into the block @dst, the bytes past @len in
  * the last word zeroed, and D_ALLOC as alloc_word() computes it from them:
  * each word loaded once from the (untrusted, shared) source. */
@@ -1639,7 +1641,7 @@ static int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned
 	uint64_t pos = pos0, seq0 = 0, claimer;
 	struct prb_caller me;
 	bool have_seq = false;
-	unsigned j;
+	unsigned j, levels = 0;
 	int err = 0;
 
 	/* C1: the claimer the oracle is asked about is us, not the records'
@@ -1737,6 +1739,8 @@ static int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned
 		uint64_t info = pack_info(r->len, 0, r->level & 7, 0, r->flags, 0);
 		uint64_t at = (id - base) & (ndesc - 1);
 
+		levels |= 1u << (r->level & 7);
+
 		/* SEQ_STORE() */
 		pk_store_relaxed(&d[D_SEQ], (seq0 + j) ^ (at - ndesc));
 		pk_store_relaxed(&d[D_TS], r->ts_nsec);
@@ -1759,8 +1763,22 @@ static int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned
 	}
 	if (j < n)
 		batch_abandon(rb, (id0 + j + 1) & ID_MASK, (id0 + n - 1) & ID_MASK);
-	if (j)
+	if (j) {
 		wake_waiters(rb); /* B6 */
+
+		void (*merged)(struct prb *, uint64_t, uint64_t, unsigned) =
+			atomic_load_explicit(&rb->merged, memory_order_acquire);
+
+		/* A resumed batch's first records may be the dead merger's. */
+		if (have_seq && !resume) {
+			/* Every record below the batch was done: so is the batch
+			 * now, and ring_next_seq() need not walk it. */
+			if (pk_load_relaxed(&rb->hdr->next_hint) == seq0)
+				raise_hint(&rb->hdr->next_hint, seq0 + j);
+			if (merged)
+				merged(rb, seq0, j, levels);
+		}
+	}
 	return j ? (int)j : err;
 }
 
@@ -2422,6 +2440,40 @@ enum prb_peek prb_peek(struct prb *rb, uint64_t seq, unsigned *level)
 	return PRB_PEEK_FINAL;
 }
 
+uint64_t prb_skip_levels(struct prb *rb, uint64_t seq, unsigned levels, uint64_t max)
+{
+	uint64_t n = 0, first = seq_to_id(rb, seq);
+
+	if (!(levels & 0xff))
+		return 0;
+	/* Within one lap: no slot is looked at twice. */
+	if (max > rb->desc_count / 2)
+		max = rb->desc_count / 2;
+	for (; n < max; n++) {
+		uint64_t id = (first + n) & ID_MASK;
+		pk_a64 *d = slot(rb, id);
+		uint64_t v = pk_load_acquire(&d[D_STATE]) ^ state_key(rb, id); /* P2 */
+
+		if (st_id(v) != id || st_state(v) != ST_FINAL ||
+		    !(levels & 1u << ((pk_load_relaxed(&d[D_INFO]) >> 32) & 7)) || SEQ_LOAD(rb, id) != seq + n)
+			break;
+	}
+	/* P3 for the whole run at once: a final record's slot changes only
+	 * when it is used again, which the tail passing the run's first id
+	 * comes before. Overtaken meanwhile: none is passed here (the
+	 * caller reads the record and learns what it lost). */
+	if (!n)
+		return 0;
+	pk_fence_acquire();
+	if (((first - w_id(pk_load_relaxed(&rb->hdr->tail))) & ID_MASK) >= ID_HALF)
+		return 0;
+	/* Every record below the run's end is done now if every record
+	 * below its start was: ring_next_seq() need not walk it again. */
+	if (seq <= pk_load_relaxed(&rb->local_next_hint))
+		raise_hint(&rb->local_next_hint, seq + n);
+	return n;
+}
+
 /*
  * The record @seq left the ring while we looked at it: the tail's seq is
  * past it now. Seqs, unlike ids, never wrap, so a reader that was preempted
@@ -2887,6 +2939,7 @@ static void make_handle(struct prb *rb, struct prb_header *hdr, bool writable)
 	rb->writable = writable;
 	atomic_store_explicit(&rb->doorbell, NULL, memory_order_relaxed);
 	rb->doorbell_arg = NULL;
+	atomic_store_explicit(&rb->merged, NULL, memory_order_relaxed);
 	rb->owner = 0;
 	rb->owner_alive = NULL;
 	rb->owner_arg = NULL;
@@ -3038,6 +3091,11 @@ static int attach(struct prb *rb, void *mem, size_t mem_size, size_t readable, b
 		return -EBADMSG;
 	*rb = tmp;
 	return 0;
+}
+
+unsigned prb_format_version(const struct prb *rb)
+{
+	return rb->hdr->abi_version;
 }
 
 int prb_attach(struct prb *rb, void *mem, size_t mem_size, bool writable)

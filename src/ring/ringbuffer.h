@@ -176,6 +176,12 @@ struct prb {
 	 * signal handler) while prb_pollers_add() has registered pollers. */
 	void (*_Atomic doorbell)(struct prb *rb);
 	void *doorbell_arg;
+	/* Called by a merge (lanes.c) once it committed lane records [seq,
+	 * seq + n), whose levels are the bits of @levels, possibly in a signal
+	 * handler: the console layer moves its idle mark past them when no
+	 * console prints any of them, so that no console reads them one by
+	 * one. NULL: nobody asked. */
+	void (*_Atomic merged)(struct prb *rb, uint64_t seq, uint64_t n, unsigned levels);
 	/*
 	 * Shared logs (several writer processes): this process's writer id,
 	 * stored in every record it claims, and the oracle that says whether
@@ -409,6 +415,14 @@ int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst, ui
 enum prb_peek { PRB_PEEK_FINAL, PRB_PEEK_PENDING, PRB_PEEK_GONE };
 enum prb_peek prb_peek(struct prb *rb, uint64_t seq, unsigned *level);
 
+/*
+ * How many records from @seq on (at most @max) are finalized, in the ring,
+ * and of a level whose bit is set in @levels (bit N: level N), each checked
+ * as prb_peek() checks one: a console passes a run of records it does not
+ * print with one call. 0 when @seq itself is not such a record.
+ */
+uint64_t prb_skip_levels(struct prb *rb, uint64_t seq, unsigned levels, uint64_t max);
+
 /* Sequence number of the oldest record still in the ring. */
 uint64_t prb_first_seq(struct prb *rb);
 
@@ -469,6 +483,7 @@ enum prb_testpoint {
 	PRB_TP_BATCH_NAMED,   /* prb_store_batch named its reservation, before its head CAS */
 	PRB_TP_MERGE_JOURNAL, /* lanes.c: a batch named in the pool, nothing reserved yet */
 	PRB_TP_MERGE_ADVANCED, /* lanes.c: one lane moved past its stored records */
+	PRB_TP_STORE_WAITS_MERGE, /* lanes.c: a store found another merge at work */
 };
 void prb_set_testpoint_hook(void (*hook)(enum prb_testpoint tp));
 /* Run the hook at @tp (lanes.c's points). */
@@ -481,6 +496,11 @@ void prb_testpoint(enum prb_testpoint tp);
 /* prb_next_seq() and prb_read() of the ring alone; the public two (lanes.c)
  * also take in the lanes' records. */
 uint64_t prb_ring_next_seq(struct prb *rb);
+
+/* The layout version of @rb's region, as attaching validated it: 4 with the
+ * pool of lanes, 3 without (an older release's, or a log too small for
+ * lanes). */
+unsigned prb_format_version(const struct prb *rb);
 int prb_ring_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned flags);
 
 /* Lanes on (1) or off (0) for this process's writers; on by default. */
@@ -514,12 +534,22 @@ int prb_lane_store(struct prb *rb, uint64_t ts, uint8_t level, const char *blob,
 int prb_lanes_merge(struct prb *rb);
 /* Pool word 1 (lanes.c's P_USED): set once a lane was ever claimed. */
 #define PRB_LANES_USED_WORD 1
-/* prb_lanes_merge() for stores that are not mergers: the common answer
- * (no pool, a read-only handle, no lane ever claimed) without a call. */
+/*
+ * Before a ring store: the lane records merged, so that the store's seq
+ * comes after every lane record a read-only reader may have been shown
+ * (docs/lanes.md). Another thread's or process's merge at work is waited
+ * for, as a full lane waits (at most 1 s: a merger stopped longer is
+ * passed); a signal handler that interrupted its own thread's merge does
+ * not wait. Returns how many records the last round merged, or
+ * -ETIMEDOUT.
+ */
+int prb_lanes_merge_before_store(struct prb *rb);
+/* The same for stores, inline: the common answer (no pool, a read-only
+ * handle, no lane ever claimed) without a call. */
 static inline void prb_lanes_merge_pending(struct prb *rb)
 {
 	if (rb->lanes && rb->writable && pk_load_relaxed(&rb->lanes[PRB_LANES_USED_WORD]))
-		prb_lanes_merge(rb);
+		prb_lanes_merge_before_store(rb);
 }
 
 /* After prb_lane_store() found the lane full: merge, waiting at most 1 s

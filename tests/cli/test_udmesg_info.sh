@@ -4,7 +4,8 @@
 # and writers, byte for byte (the writers' pids put in by name): two
 # writers gone; consoles' own levels set with -n NAME=LEVEL; a writer alive
 # inside a record, then gone, and the record it left counted as lost once
-# the next writer met it; the errors.
+# the next writer met it; the lane records a SIGKILLed writer left, not
+# merged, then merged; a log without lanes; the errors.
 . "$PRINTK_SOURCE_DIR/tests/cli/common.sh"
 
 # expect NAME WANT CMD...: CMD prints exactly WANT (plus a final newline)
@@ -35,9 +36,11 @@ read -r _ bpid <<<"$(grep '^beta ' "$TMP/writers.pids")"
 expect "info:writers" "file:           $WR, 356352 bytes
 text area:      65536 bytes (log_buf_len)
 record slots:   2048
+format:         4, 16 lanes of 4096 bytes
 records:        2 (seq 0 to 1)
 console level:  7
 lost:           0 stores refused (oldest record unfinished), 0 records of writers that died, 0 damaged, 0 stalled reservations
+lanes:          0 in use, 0 records not merged, 0 merged, 0 stored in the ring (lane full), 0 damaged
 writers:        2 known, 0 alive, 1023 slots
   pid $apid alpha gone
   pid $bpid beta gone" "$UDMESG" --info -B "$WR"
@@ -78,9 +81,11 @@ if [ "$ready" = ready ]; then
 	expect "info:alive" "file:           $STUCK, 14757888 bytes
 text area:      4194304 bytes (log_buf_len)
 record slots:   131072
+format:         4, 16 lanes of 65536 bytes
 records:        49443 (seq 23508 to 72950)
 console level:  7
 lost:           0 stores refused (oldest record unfinished), 0 records of writers that died, 0 damaged, 0 stalled reservations
+lanes:          0 in use, 0 records not merged, 0 merged, 0 stored in the ring (lane full), 0 damaged
 writers:        1 known, 1 alive, 1023 slots
   pid $spid udmesg-testgen alive" "$UDMESG" --info -B "$STUCK"
 	exec {STUCKGEN[1]}>&-
@@ -92,9 +97,11 @@ writers:        1 known, 1 alive, 1023 slots
 	expect "info:gone" "file:           $STUCK, 14757888 bytes
 text area:      4194304 bytes (log_buf_len)
 record slots:   131072
+format:         4, 16 lanes of 65536 bytes
 records:        52445 (seq 23508 to 75952)
 console level:  7
 lost:           0 stores refused (oldest record unfinished), 1 records of writers that died, 0 damaged, 0 stalled reservations
+lanes:          0 in use, 0 records not merged, 0 merged, 0 stored in the ring (lane full), 0 damaged
 writers:        2 known, 0 alive, 1023 slots
   pid $spid udmesg-testgen gone
   pid $lpid udmesg-testgen gone" "$UDMESG" --info -B "$STUCK"
@@ -104,6 +111,45 @@ else
 	exec {STUCKGEN[1]}>&-
 	wait "$spid" 2>/dev/null || true
 fi
+fi
+
+# --- lanes: a writer SIGKILLed with records in its lanes -------------------
+# Its lane records are counted as not merged until a writer merges them;
+# every record is there, and a log made with lanes off has no pool.
+LN=$TMP/lanes.log
+pending=$("$TESTGEN" lanes "$LN" 300 2>/dev/null | sed -n 's/^pending //p')
+checks=$((checks + 1))
+info=$("$UDMESG" --info -B "$LN")
+if [ -n "$pending" ] && grep -qx 'format:         4, 16 lanes of 4096 bytes' <<<"$info" &&
+	grep -qx 'records:        900 (seq 0 to 899)' <<<"$info" &&
+	grep -q "^lanes:          0 in use, $pending records not merged, [0-9]* merged, 0 stored in the ring (lane full), 0 damaged\$" <<<"$info"; then
+	ok "info:lanes-pending"
+else
+	fail "info:lanes-pending (pending '$pending')"
+	printf '%s\n' "$info"
+fi
+"$TESTGEN" merge "$LN" >/dev/null || fail "udmesg-testgen merge"
+checks=$((checks + 1))
+info=$("$UDMESG" --info -B "$LN")
+merged=$(sed -n 's/^lanes: .* not merged, \([0-9]*\) merged, .*/\1/p' <<<"$info")
+if grep -qx 'records:        900 (seq 0 to 899)' <<<"$info" &&
+	grep -q "^lanes:          0 in use, 0 records not merged, " <<<"$info" && [ -n "$merged" ] &&
+	[ "$merged" -ge "$pending" ] && [ "$merged" -le 900 ]; then
+	ok "info:lanes-merged"
+else
+	fail "info:lanes-merged"
+	printf '%s\n' "$info"
+fi
+L3=$TMP/nolanes.log
+PRINTK_OPTS=printk.lanes=0 "$TESTGEN" writers "$L3" >/dev/null || fail "udmesg-testgen writers, lanes off"
+checks=$((checks + 1))
+info=$("$UDMESG" --info -B "$L3")
+if grep -qx 'format:         3, no lanes' <<<"$info" && ! grep -q '^lanes:' <<<"$info" &&
+	grep -qx "file:           $L3, 286720 bytes" <<<"$info"; then
+	ok "info:no-lanes"
+else
+	fail "info:no-lanes"
+	printf '%s\n' "$info"
 fi
 
 # --- errors: one line, exit 1 ---------------------------------------------

@@ -103,6 +103,12 @@ void ud_print_info(struct ud_ctl *ctl)
 	out_puts(line);
 	snprintf(line, sizeof(line), "record slots:   %" PRIu64 "\n", g.record_slots);
 	out_puts(line);
+	if (g.lanes)
+		snprintf(line, sizeof(line), "format:         %u, %u lanes of %" PRIu64 " bytes\n", g.format_version,
+			 g.lanes, g.lane_bytes);
+	else
+		snprintf(line, sizeof(line), "format:         %u, no lanes\n", g.format_version);
+	out_puts(line);
 	if (next > first)
 		snprintf(line, sizeof(line), "records:        %" PRIu64 " (seq %" PRIu64 " to %" PRIu64 ")\n",
 			 next - first, first, next - 1);
@@ -142,6 +148,13 @@ void ud_print_info(struct ud_ctl *ctl)
 		 " records of writers that died, %" PRIu64 " damaged, %" PRIu64 " stalled reservations\n",
 		 g.reserve_failed, g.holes, g.corrupt, g.stolen);
 	out_puts(line);
+	if (g.lanes) {
+		snprintf(line, sizeof(line),
+			 "lanes:          %" PRIu64 " in use, %" PRIu64 " records not merged, %" PRIu64
+			 " merged, %" PRIu64 " stored in the ring (lane full), %" PRIu64 " damaged\n",
+			 g.lanes_in_use, g.lane_pending, g.lane_merged, g.lane_full, g.lane_corrupt);
+		out_puts(line);
+	}
 
 	for (unsigned slot = 1; slot < g.writer_slots; slot++) {
 		struct pk_log_writer w;
