@@ -141,13 +141,15 @@ struct pk_sfmt {
 
 /* A simple layout whose conversions are all integers, %c and plain %s (no
  * width, no precision) gets a program: one byte a conversion, the lane
- * walk's whole dispatch (no per-conversion width, precision or bound). */
-#define PK_SFMT_PROG   2
-#define PK_DPROG_END   0
-#define PK_DPROG_INT   1
-#define PK_DPROG_LONG  2
-#define PK_DPROG_LLONG 3
-#define PK_DPROG_STR   4
+ * walk's whole dispatch (no per-conversion width, precision or bound).
+ * An integer's code holds the bytes it takes in the blob (code & 12). */
+#define PK_SFMT_PROG	   2
+#define PK_DPROG_END	   0
+#define PK_DPROG_STR	   1
+#define PK_DPROG_INT	   4
+#define PK_DPROG_LONG	   8
+#define PK_DPROG_LLONG	   0x18
+#define PK_DPROG_SIZE(op) ((op)&12u)
 
 /* What pk_deferred_site() says. */
 enum { PK_SITE_FMT_EAGER = 0, PK_SITE_FMT_OK = 1, PK_SITE_FMT_NONE = -1 };
@@ -316,6 +318,69 @@ static PK_ALWAYS_INLINE size_t pk_deferred_copy_str(char *d, const char *s, size
 #endif
 }
 
+/* The lane walk reads a program's arguments (all of them integers or
+ * pointers) straight from the variadic function's register save area
+ * when they are all there, on x86-64's System V ABI: its va_list is
+ * { unsigned gp_offset, fp_offset; void *overflow_arg_area, *reg_save_area; }
+ * (the psABI's, gcc's and clang's), the integer registers' save area
+ * 48 bytes, one 8-byte slot an argument whatever its type (an int in its
+ * low half). That saves va_arg()'s offset test and update per argument.
+ * Anywhere else, or with arguments on the stack, va_arg() as before; a
+ * build that defines PK_DEFERRED_VA_REGS=0 takes va_arg() always. */
+#ifndef PK_DEFERRED_VA_REGS
+#if defined(__x86_64__) && !defined(__ILP32__) && !defined(_WIN32) && !defined(__CYGWIN__) && \
+	(defined(__GNUC__) || defined(__clang__))
+#define PK_DEFERRED_VA_REGS 1
+#else
+#define PK_DEFERRED_VA_REGS 0
+#endif
+#endif
+
+/*
+ * Where the lane walk finds the arguments @ap has left for @sf's program
+ * (PK_DEFERRED_VA_REGS): the first one's slot in the register save area
+ * when all of them are there, else NULL (the walk takes va_arg()). Read
+ * it before anything that makes the compiler forget what va_start()
+ * stored (a signal fence): the offset is then a constant.
+ */
+static PK_ALWAYS_INLINE const char *pk_deferred_lane_regs(const struct pk_sfmt *sf, va_list *ap)
+{
+#if PK_DEFERRED_VA_REGS
+	unsigned gp;
+	const char *save;
+
+	memcpy(&gp, (const char *)(const void *)*ap, sizeof(gp));
+	memcpy(&save, (const char *)(const void *)*ap + 16, sizeof(save));
+	if (PK_LIKELY(gp + 8u * sf->f.nops <= 48u))
+		return save + gp;
+#else
+	(void)sf, (void)ap;
+#endif
+	return NULL;
+}
+
+/* The program's %s: copy the string at @s after its length into @o
+ * (what is left for the strings' bytes: *@left); the blob's new end, or
+ * NULL to refuse. */
+static PK_ALWAYS_INLINE char *pk_deferred_lane_str(char *o, const char *s, size_t *left)
+{
+	if (PK_UNLIKELY((uintptr_t)s < PK_DEFERRED_BAD_PTR_LOW) ||
+	    PK_UNLIKELY((uintptr_t)s > UINTPTR_MAX - PK_DEFERRED_BAD_PTR_HIGH))
+		return NULL;
+
+	/* A string that reaches what is left might not fit: refused. */
+	size_t n = pk_deferred_copy_str(o + 2, s, *left, true);
+
+	if (PK_UNLIKELY(n >= *left))
+		return NULL;
+
+	uint16_t n16 = (uint16_t)n;
+
+	memcpy(o, &n16, 2);
+	*left -= n;
+	return o + 2 + n;
+}
+
 /*
  * pk_deferred_encode_site() of a simple layout (@sf->simple: the caller
  * checks) into @cap
@@ -325,10 +390,12 @@ static PK_ALWAYS_INLINE size_t pk_deferred_copy_str(char *d, const char *s, size
  * the blob might not fit @cap (a %s that fills what is left): the caller
  * then takes the general path. Consumes *@ap (inline, so that the
  * variadic function's own va_list is read with no call and no copy; it
- * starts it again if it needs the arguments once more).
+ * starts it again if it needs the arguments once more), or, with @regs
+ * (pk_deferred_lane_regs() of @ap, for a program), reads them there and
+ * leaves *@ap alone.
  */
 static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, uint64_t ref, va_list *ap,
-						    char *blob, size_t cap)
+						    const char *regs, char *blob, size_t cap)
 {
 	const struct pk_dfmt *f = &sf->f;
 
@@ -349,54 +416,65 @@ static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, ui
 		/* The same bytes as the walk below: without widths the
 		 * bound is fixed_bound plus the strings' bytes, so it holds
 		 * exactly when the blob is at most len_max. */
-		for (const uint8_t *k = sf->prog;; k++) {
-			switch (*k) {
-			case PK_DPROG_INT: {
-				int32_t v = va_arg(*ap, int);
+		if (regs) {
+			/* Each slot stored whole: an int's upper half lands
+			 * where the next argument, or the record's zero
+			 * padding (prb_lane_publish()), goes; cap >=
+			 * fixed_size leaves room for it. */
+			const char *a = regs;
 
-				memcpy(o, &v, 4);
-				o += 4;
-				continue;
-			}
-			case PK_DPROG_LONG: {
-				int64_t v = va_arg(*ap, long);
+			for (const uint8_t *k = sf->prog;; k++, a += 8) {
+				unsigned op = *k;
 
-				memcpy(o, &v, 8);
-				o += 8;
-				continue;
-			}
-			case PK_DPROG_LLONG: {
-				int64_t v = va_arg(*ap, long long);
+				if (PK_LIKELY(op >= PK_DPROG_INT)) {
+					memcpy(o, a, 8);
+					o += PK_DPROG_SIZE(op);
+					continue;
+				}
+				if (op == PK_DPROG_END)
+					break;
 
-				memcpy(o, &v, 8);
-				o += 8;
-				continue;
-			}
-			case PK_DPROG_STR: {
-				const char *s = va_arg(*ap, const char *);
+				const char *s;
 
-				if (PK_UNLIKELY((uintptr_t)s < PK_DEFERRED_BAD_PTR_LOW) ||
-				    PK_UNLIKELY((uintptr_t)s > UINTPTR_MAX - PK_DEFERRED_BAD_PTR_HIGH))
+				memcpy(&s, a, sizeof(s));
+				o = pk_deferred_lane_str(o, s, &left);
+				if (PK_UNLIKELY(!o))
 					return -1;
-
-				/* A string that reaches what is left might not
-				 * fit: refused, as below. */
-				size_t n = pk_deferred_copy_str(o + 2, s, left, true);
-
-				if (PK_UNLIKELY(n >= left))
-					return -1;
-
-				uint16_t n16 = (uint16_t)n;
-
-				memcpy(o, &n16, 2);
-				o += 2 + n;
-				left -= n;
-				continue;
 			}
-			default:
+		} else {
+			for (const uint8_t *k = sf->prog;; k++) {
+				switch (*k) {
+				case PK_DPROG_INT: {
+					int32_t v = va_arg(*ap, int);
+
+					memcpy(o, &v, 4);
+					o += 4;
+					continue;
+				}
+				case PK_DPROG_LONG: {
+					int64_t v = va_arg(*ap, long);
+
+					memcpy(o, &v, 8);
+					o += 8;
+					continue;
+				}
+				case PK_DPROG_LLONG: {
+					int64_t v = va_arg(*ap, long long);
+
+					memcpy(o, &v, 8);
+					o += 8;
+					continue;
+				}
+				case PK_DPROG_STR:
+					o = pk_deferred_lane_str(o, va_arg(*ap, const char *), &left);
+					if (PK_UNLIKELY(!o))
+						return -1;
+					continue;
+				default:
+					break;
+				}
 				break;
 			}
-			break;
 		}
 
 		size_t blen = (size_t)(o - blob);

@@ -654,6 +654,9 @@ static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_
 	     pk_deferred_site_ref(rb, sf, fmt, parse_headers, PK_PRINTK_FMT_MAX, &ref)))
 		return -1;
 
+	/* Before the reservation's signal fences: va_start()'s offset is
+	 * still known here. */
+	const char *regs = pk_deferred_lane_regs(sf, args);
 	struct prb_lane_res res;
 	size_t cap;
 	char *blob = prb_lane_reserve(rb, &res, &cap);
@@ -664,7 +667,7 @@ static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_
 	/* The lane's clock, read where store_deferred() reads it: after
 	 * the level checks, before the arguments are copied. */
 	uint64_t ts = pk_clock_ns_own_inline();
-	int len = pk_deferred_encode_lane(sf, ref, args, blob, cap);
+	int len = pk_deferred_encode_lane(sf, ref, args, regs, blob, cap);
 
 	/* Not deferrable, or more than the lane's contiguous room: store()
 	 * decides (it encodes with the whole PRB_TEXT_MAX, pads, merges). */
