@@ -49,15 +49,14 @@ extern PK_HIDDEN _Atomic int pk_console_own_level_max;
 
 /*
  * pk_console_level_suppressed() inline, for printk's fast path, given the
- * default log's ring @rb (the log pk_cfg_console_loglevel() reads): the
- * same answer; a console_loglevel it would correct (0, or out of range in
- * a shared file) is left to it.
+ * default log's ring @rb (the log pk_cfg_console_loglevel() reads) and
+ * ignore_loglevel off (the caller found the fast gate's
+ * PK_GATE_IGNORE_LVL clear: base/fast_gate.h): the same answer; a
+ * console_loglevel it would correct (0, or out of range in a shared file)
+ * is left to it.
  */
-static PK_ALWAYS_INLINE int pk_console_level_suppressed_in(const struct prb *rb, int level)
+static PK_ALWAYS_INLINE int pk_console_level_suppressed_gated(const struct prb *rb, int level)
 {
-	if (atomic_load_explicit(&pk_cfg_ignore_loglevel_flag, memory_order_relaxed))
-		return 0;
-
 	uint32_t cl = pk_load_relaxed(&((struct pk_log_shared *)rb->user)->console_loglevel);
 
 	if (PK_UNLIKELY(cl - 1 >= PK_CONSOLE_LOGLEVEL_MAX))

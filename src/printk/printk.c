@@ -43,6 +43,7 @@
 
 #include "base/clock.h"
 #include "base/clock_own.h"
+#include "base/fast_gate.h"
 #include "base/hints.h"
 #include "console/console_internal.h"
 #include "console/console_line.h"
@@ -120,10 +121,21 @@ static void report_lost(pk_a64 *lost, int level, const char *why)
 #define NESTED_WHY   "lost: printk nested too deep"
 #define UNSTORED_WHY "not stored: the log's oldest record was still being written"
 
-void pk_printk_report_lost(void)
+/* The "nested too deep" notice; the fast gate's bit cleared before the
+ * count is taken (a message dropped after that sets it again), and set
+ * again if the count was given back. */
+static void report_nesting(void)
 {
+	pk_fast_gate_clear(PK_GATE_NESTING);
 	if (pk_load_relaxed(&nesting_dropped))
 		report_lost(&nesting_dropped, PK_LOGLEVEL_CRIT, NESTED_WHY);
+	if (PK_UNLIKELY(pk_load_relaxed(&nesting_dropped)))
+		pk_fast_gate_set(PK_GATE_NESTING);
+}
+
+void pk_printk_report_lost(void)
+{
+	report_nesting();
 	if (pk_load_relaxed(&unstored))
 		report_lost(&unstored, PK_LOGLEVEL_WARNING, UNSTORED_WHY);
 }
@@ -259,10 +271,11 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 	pk_dyndbg_check(rb);
 	if (depth > PRINTK_MAX_NESTING) {
 		pk_fetch_add_relaxed(&nesting_dropped, 1);
+		pk_fast_gate_set(PK_GATE_NESTING);
 		goto out;
 	}
-	if (PK_UNLIKELY(pk_load_relaxed(&nesting_dropped)) && depth == 1)
-		report_lost(&nesting_dropped, PK_LOGLEVEL_CRIT, NESTED_WHY);
+	if (PK_UNLIKELY(pk_fast_gate_load() & PK_GATE_NESTING) && depth == 1)
+		report_nesting();
 
 	/* Like the kernel: the time of the call, before formatting. With
 	 * lanes on, a literal's line reads it where it knows whether the line
@@ -623,11 +636,17 @@ PK_HOT int pk_printk_lit(const char *fmt, ...)
  * levels read on every call, the format table's entry checked, the log's
  * existence (no log yet: store() makes it), a pending "nested too deep"
  * notice or a held line (store() deals with them first).
+ *
+ * @gate is the fast gate (base/fast_gate.h) as the caller found it, with
+ * no bit but PK_GATE_DYNDBG: lanes on, the log used, ignore_loglevel off,
+ * no "nested too deep" notice pending; the conditions that hold in other
+ * words (another process's, or the thread's held line) are read here.
  */
-static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_list *args)
+static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_list *args,
+				      uint32_t gate)
 {
 #ifdef PRINTK_NO_DEFERRED
-	(void)site, (void)fmt, (void)args;
+	(void)site, (void)fmt, (void)args, (void)gate;
 	return -1;
 #else
 	const struct pk_sfmt *sf = __atomic_load_n((const struct pk_sfmt *const *)(const void *)&site->format,
@@ -636,20 +655,20 @@ static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_
 
 	/* lane_lit: the literal and a simple layout, one compare. */
 	if (PK_UNLIKELY((uintptr_t)sf <= PK_SITE_FMT_MARKS) || PK_UNLIKELY(sf->lane_lit != fmt) ||
-	    PK_UNLIKELY(!log) || PK_UNLIKELY(held_open) ||
-	    PK_UNLIKELY(pk_load_relaxed(&nesting_dropped)))
+	    PK_UNLIKELY(!log) || PK_UNLIKELY(held_open))
 		return -1;
 
 	struct prb *rb = &log->rb;
 
-	pk_dyndbg_check(rb);
+	if (PK_UNLIKELY(gate & PK_GATE_DYNDBG))
+		pk_dyndbg_check(rb);
 
 	int level = sf->f.level < 0 ? pk_cfg_default_message_loglevel() : sf->f.level;
 	uint64_t ref;
 
 	/* A level set from another process that waits to be applied may
 	 * print this line: the console lock's holder decides (store()). */
-	if (!pk_console_level_suppressed_in(rb, level) || !pk_console_levels_settled_inline() ||
+	if (!pk_console_level_suppressed_gated(rb, level) || !pk_console_levels_settled_inline() ||
 	    (!pk_deferred_site_ref_cached(rb, sf, &ref) &&
 	     pk_deferred_site_ref(rb, sf, fmt, parse_headers, PK_PRINTK_FMT_MAX, &ref)))
 		return -1;
@@ -677,7 +696,6 @@ static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_
 	}
 	prb_lane_publish(&res, ts, (uint8_t)(level & 7), (size_t)len);
 	deferred_here++;
-	pk_default_log_mark_used();
 	return len;
 #endif
 }
@@ -692,9 +710,12 @@ PK_HOT int pk__printk_lit_site(struct pk_site *site, const char *fmt, ...)
 	va_start(ap, fmt);
 
 	int r;
+	/* Lanes on and none of the fast path's rare conditions (but dynamic
+	 * debug's mailbox, which it looks at): one load and one test. */
+	uint32_t gate = pk_fast_gate_load();
 
-	if (PK_UNLIKELY(prb_lanes_enabled())) {
-		r = lane_fast(site, fmt, &ap);
+	if (PK_UNLIKELY(!(gate & ~PK_GATE_DYNDBG))) {
+		r = lane_fast(site, fmt, &ap, gate);
 		va_end(ap);
 		if (PK_LIKELY(r >= 0))
 			return r;
