@@ -795,7 +795,8 @@ struct lane_walk {
 static void lane_and_site_args(const struct lane_walk *w, ...)
 {
 	const struct pk_sfmt *sf = w->sf;
-	size_t room = w->room;
+	/* What the lane's reservation gives it at most. */
+	size_t room = w->room < sf->lane_cap ? w->room : sf->lane_cap;
 	int *lane = w->lane, *site = w->site;
 	char a[PRB_TEXT_MAX + 8], b[PRB_TEXT_MAX + 8], c[PRB_TEXT_MAX + 8];
 	const uint64_t ref = UINT64_C(0x1122334455667788);

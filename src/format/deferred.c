@@ -768,6 +768,7 @@ static void site_bounds(struct pk_sfmt *sf)
 	sf->fixed_bound = (uint16_t)(b < UINT16_MAX ? b : UINT16_MAX);
 	sf->fixed_size = (uint16_t)size; /* at most 8 + 16 * 8 */
 	sf->simple = simple;
+	sf->lane_cap = PRB_TEXT_MAX;
 	if (!simple)
 		return;
 
@@ -802,6 +803,8 @@ static void site_bounds(struct pk_sfmt *sf)
 	}
 	sf->prog[f->nops] = PK_DPROG_END;
 	sf->len_max = (uint16_t)len_max;
+	if (len_max < PRB_TEXT_MAX)
+		sf->lane_cap = (uint16_t)(len_max + 1);
 	sf->simple = PK_SFMT_PROG;
 }
 
@@ -868,6 +871,12 @@ int pk_deferred_site_ref(struct prb *rb, const struct pk_sfmt *sf, const char *f
 	 * with the other's reference: the entry's header, whose check hashes
 	 * the entry's offset, length and bytes, is what is trusted. */
 	if (PK_LIKELY(tab == (uintptr_t)rb->strtab && r && entry_still(rb, r, sf->f.body_len))) {
+		uint64_t want = (r & ~UINT64_C(0xffffffff)) | sf->entry_lo;
+
+		/* Another thread's @want with this @ref (two caching at
+		 * once): the inline test would miss it every time. */
+		if (PK_UNLIKELY(pk_load_relaxed(&m->want) != want))
+			pk_store_relaxed(&m->want, want);
 		*ref = r;
 		return 0;
 	}
@@ -882,6 +891,7 @@ int pk_deferred_site_ref(struct prb *rb, const struct pk_sfmt *sf, const char *f
 	if (err)
 		return err;
 	pk_store_relaxed(&m->ref, *ref);
+	pk_store_relaxed(&m->want, (*ref & ~UINT64_C(0xffffffff)) | sf->entry_lo);
 	atomic_store_explicit(&m->tab, (uintptr_t)rb->strtab, memory_order_release);
 	return 0;
 }

@@ -133,10 +133,13 @@ struct pk_sfmt {
 	uint8_t simple;	      /* no '*', no conversion at the start: pk_deferred_encode_site()'s fast walk;
 			       * PK_SFMT_PROG: and @prog is the lane walk's program */
 	uint16_t len_max;     /* PK_SFMT_PROG: the longest blob whose strings keep f.out_max */
+	uint16_t lane_cap;    /* the most room pk_deferred_encode_lane() takes: PRB_TEXT_MAX, or
+			       * len_max + 1 when less (PK_SFMT_PROG) */
 	uint32_t entry_lo;    /* its table entry's header word but the check: magic, length */
 	uint8_t prog[PK_DEFERRED_OPS_MAX + 1]; /* PK_DPROG_* a conversion, then PK_DPROG_END */
 	_Atomic uintptr_t tab; /* the table @ref belongs to (its address) */
 	pk_a64 ref;
+	pk_a64 want; /* @ref's table entry's header word, as cached with it */
 };
 
 /* A simple layout whose conversions are all integers, %c and plain %s (no
@@ -213,16 +216,24 @@ static PK_ALWAYS_INLINE bool pk_deferred_site_ref_cached(const struct prb *rb, c
 {
 	struct pk_sfmt *m = (struct pk_sfmt *)(uintptr_t)sf; /* its cache only */
 	uintptr_t tab = atomic_load_explicit(&m->tab, memory_order_acquire);
+
+	if (PK_UNLIKELY(tab != (uintptr_t)rb->strtab))
+		return false;
+
 	uint64_t r = pk_load_relaxed(&m->ref);
 	uint32_t off = (uint32_t)r;
 
-	/* A cached reference is one entry_add() gave (8-aligned); 0 is none
-	 * yet. The table's size is checked: another table may have taken
-	 * the address. */
-	if (PK_UNLIKELY(tab != (uintptr_t)rb->strtab) || PK_UNLIKELY(off < PK_DEFERRED_TAB_HDR) ||
-	    PK_UNLIKELY((uint64_t)off + 8 > rb->strtab_size) ||
-	    PK_UNLIKELY(pk_load_acquire(&rb->strtab[off / 8]) !=
-			((r & ~UINT64_C(0xffffffff)) | sf->entry_lo)))
+	/* A cached reference is one entry_add() gave (8-aligned, past the
+	 * table's header), stored before the table's address is (release):
+	 * a table found here comes with a reference, maybe another
+	 * thread's for another table, never none. The table's size is
+	 * checked (another table may have taken the address, the reference
+	 * may be another table's); the entry's header word, whose check
+	 * hashes the entry's offset, length and bytes, is what is trusted:
+	 * @want is it, (r & ~0xffffffff) | entry_lo, cached with @ref. */
+	if (PK_UNLIKELY((uint64_t)off + 8 > rb->strtab_size) ||
+	    PK_UNLIKELY(pk_load_acquire((const pk_a64 *)(const void *)((const char *)rb->strtab + off)) !=
+			pk_load_relaxed(&m->want)))
 		return false;
 	*ref = r;
 	return true;
@@ -383,8 +394,8 @@ static PK_ALWAYS_INLINE char *pk_deferred_lane_str(char *o, const char *s, size_
 
 /*
  * pk_deferred_encode_site() of a simple layout (@sf->simple: the caller
- * checks) into @cap
- * bytes that may be fewer than PRB_TEXT_MAX (the room left in a lane):
+ * checks) into @cap bytes that may be fewer than PRB_TEXT_MAX (the room
+ * left in a lane; at most @sf->lane_cap, which a program's bound needs):
  * the blob it returns is byte for byte pk_deferred_encode_site()'s, and
  * it returns -1 whenever that does with PRB_TEXT_MAX bytes, and also when
  * the blob might not fit @cap (a %s that fills what is left): the caller
@@ -415,7 +426,10 @@ static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, ui
 	if (PK_LIKELY(sf->simple == PK_SFMT_PROG)) {
 		/* The same bytes as the walk below: without widths the
 		 * bound is fixed_bound plus the strings' bytes, so it holds
-		 * exactly when the blob is at most len_max. */
+		 * exactly when the blob is at most len_max. With @cap at
+		 * most len_max + 1 (lane_cap), a string that reaches what
+		 * is left is refused: so is every blob past len_max, with
+		 * no test at the end. */
 		if (regs) {
 			/* Each slot stored whole: an int's upper half lands
 			 * where the next argument, or the record's zero
@@ -477,9 +491,7 @@ static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, ui
 			}
 		}
 
-		size_t blen = (size_t)(o - blob);
-
-		return PK_LIKELY(blen <= sf->len_max) ? (int)blen : -1;
+		return (int)(o - blob);
 	}
 
 	size_t bound = sf->fixed_bound;

@@ -678,7 +678,7 @@ static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_
 	const char *regs = pk_deferred_lane_regs(sf, args);
 	struct prb_lane_res res;
 	size_t cap;
-	char *blob = prb_lane_reserve(rb, &res, &cap);
+	char *blob = prb_lane_reserve(rb, &res, &cap, sf->lane_cap);
 
 	if (!blob)
 		return -1;
@@ -706,23 +706,25 @@ PK_HOT int pk__printk_lit_site(struct pk_site *site, const char *fmt, ...)
 {
 	struct pk_con_line line;
 	va_list ap;
-
-	va_start(ap, fmt);
-
 	int r;
 	/* Lanes on and none of the fast path's rare conditions (but dynamic
 	 * debug's mailbox, which it looks at): one load and one test. */
 	uint32_t gate = pk_fast_gate_load();
 
 	if (PK_UNLIKELY(!(gate & ~PK_GATE_DYNDBG))) {
-		r = lane_fast(site, fmt, &ap, gate);
-		va_end(ap);
+		/* A va_list of its own, which nothing outside sees: the
+		 * compiler knows what va_start() put in it. */
+		va_list fa;
+
+		va_start(fa, fmt);
+		r = lane_fast(site, fmt, &fa, gate);
+		va_end(fa);
 		if (PK_LIKELY(r >= 0))
 			return r;
 		/* It may have read some of the arguments: store() reads
 		 * them from the start. */
-		va_start(ap, fmt);
 	}
+	va_start(ap, fmt);
 	r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 1, site);
 	va_end(ap);
 	write_line(&line);

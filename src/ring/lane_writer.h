@@ -67,14 +67,15 @@ struct prb_lane_res {
 
 /*
  * Reserve room for a record in the calling thread's lane of @rb: returns
- * where its blob goes, with *@cap bytes for it (at most PRB_TEXT_MAX, and
+ * where its blob goes, with *@cap bytes for it (at most @max, which is at
+ * most PRB_TEXT_MAX, and
  * 8 more after them that prb_lane_publish() may zero; contiguous: a
  * record that would cross the lane's end is prb_lane_store()'s, which
  * pads), and the busy flag set; or NULL, nothing set. A non-NULL answer
  * must be followed by prb_lane_publish() or prb_lane_cancel().
  */
 static PK_ALWAYS_INLINE char *prb_lane_reserve(struct prb *rb, struct prb_lane_res *res,
-					       size_t *cap)
+					       size_t *cap, size_t max)
 {
 	struct prb_lane_tl *t = &prb_lane_tl;
 
@@ -102,7 +103,7 @@ static PK_ALWAYS_INLINE char *prb_lane_reserve(struct prb *rb, struct prb_lane_r
 	if (PK_UNLIKELY(room <= (PRB_LANE_HDR_WORDS + 1) * 8))
 		goto none;
 	room -= (PRB_LANE_HDR_WORDS + 1) * 8;
-	*cap = room < PRB_TEXT_MAX ? (size_t)room : PRB_TEXT_MAX;
+	*cap = room < max ? (size_t)room : max;
 
 	pk_a64 *p = t->data + at / 8;
 
