@@ -403,21 +403,21 @@ static PK_ALWAYS_INLINE char *pk_deferred_lane_str(char *o, const char *s, size_
  * variadic function's own va_list is read with no call and no copy; it
  * starts it again if it needs the arguments once more), or, with @regs
  * (pk_deferred_lane_regs() of @ap, for a program), reads them there and
- * leaves *@ap alone.
+ * leaves *@ap alone. True and the blob's length in *@len, or false (the
+ * -1 of pk_deferred_encode_lane() below). @cap is at least
+ * @sf->fixed_size (the caller checks: a lane's reservation asks for it).
  */
-static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, uint64_t ref, va_list *ap,
-						    const char *regs, char *blob, size_t cap)
+static PK_ALWAYS_INLINE bool pk_deferred_lane_walk(const struct pk_sfmt *sf, uint64_t ref, va_list *ap,
+						  const char *regs, char *blob, size_t cap, size_t *len)
 {
 	const struct pk_dfmt *f = &sf->f;
 
-	/* Room checked once: the fixed part, then what is left for the
-	 * strings' bytes. A %s that reaches that is refused (it might not
-	 * fit: pk_deferred_encode_site() with all PRB_TEXT_MAX decides);
-	 * one below it leaves pk_deferred_encode_site()'s own limit, at
-	 * least as large, unreached, so both take the same length. */
-	if (PK_UNLIKELY(cap < sf->fixed_size))
-		return -1;
-
+	/* Room checked once (by the caller): the fixed part, then what is
+	 * left for the strings' bytes. A %s that reaches that is refused
+	 * (it might not fit: pk_deferred_encode_site() with all
+	 * PRB_TEXT_MAX decides); one below it leaves
+	 * pk_deferred_encode_site()'s own limit, at least as large,
+	 * unreached, so both take the same length. */
 	size_t left = cap - sf->fixed_size;
 	char *o = blob;
 
@@ -453,7 +453,7 @@ static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, ui
 				memcpy(&s, a, sizeof(s));
 				o = pk_deferred_lane_str(o, s, &left);
 				if (PK_UNLIKELY(!o))
-					return -1;
+					return false;
 			}
 		} else {
 			for (const uint8_t *k = sf->prog;; k++) {
@@ -482,7 +482,7 @@ static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, ui
 				case PK_DPROG_STR:
 					o = pk_deferred_lane_str(o, va_arg(*ap, const char *), &left);
 					if (PK_UNLIKELY(!o))
-						return -1;
+						return false;
 					continue;
 				default:
 					break;
@@ -491,11 +491,11 @@ static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, ui
 			}
 		}
 
-		return (int)(o - blob);
+		*len = (size_t)(o - blob);
+		return true;
 	}
 
 	size_t bound = sf->fixed_bound;
-	int len = -1;
 
 	for (const struct pk_dop *op = f->ops, *end = f->ops + f->nops; op < end; op++) {
 		switch (op->cls) {
@@ -561,10 +561,23 @@ static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, ui
 		}
 		}
 	}
-	if (PK_LIKELY(bound <= f->out_max))
-		len = (int)(o - blob);
+	if (PK_UNLIKELY(bound > f->out_max))
+		return false;
+	*len = (size_t)(o - blob);
+	return true;
 out:
-	return len;
+	return false;
+}
+
+/* pk_deferred_lane_walk()'s blob length, or -1 where it gives none. */
+static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, uint64_t ref, va_list *ap,
+						    const char *regs, char *blob, size_t cap)
+{
+	size_t len;
+
+	if (PK_UNLIKELY(cap < sf->fixed_size))
+		return -1;
+	return pk_deferred_lane_walk(sf, ref, ap, regs, blob, cap, &len) ? (int)len : -1;
 }
 
 /*

@@ -621,8 +621,9 @@ PK_HOT int pk_printk_lit(const char *fmt, ...)
  * owns a lane of the default log with room in it. The arguments are
  * encoded by the site's layout straight into the lane (no blob on the
  * stack, no copy) and published with the one release of the lane's write
- * index. Returns what printk returns, or -1 when anything is not so:
- * nothing was stored, and store() takes the call from the start (it
+ * index. Returns true and what printk returns in *@ret, or false when
+ * anything is not so: nothing was stored, and store() takes the call from
+ * the start (it
  * claims the lane, merges a full one, goes to the ring ...). The records
  * are byte for byte store_deferred()'s.
  *
@@ -642,12 +643,12 @@ PK_HOT int pk_printk_lit(const char *fmt, ...)
  * no "nested too deep" notice pending; the conditions that hold in other
  * words (another process's, or the thread's held line) are read here.
  */
-static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_list *args,
-				      uint32_t gate)
+static PK_ALWAYS_INLINE bool lane_fast(struct pk_site *site, const char *fmt, va_list *args,
+				       uint32_t gate, int *ret)
 {
 #ifdef PRINTK_NO_DEFERRED
-	(void)site, (void)fmt, (void)args, (void)gate;
-	return -1;
+	(void)site, (void)fmt, (void)args, (void)gate, (void)ret;
+	return false;
 #else
 	const struct pk_sfmt *sf = __atomic_load_n((const struct pk_sfmt *const *)(const void *)&site->format,
 						   __ATOMIC_ACQUIRE);
@@ -656,7 +657,7 @@ static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_
 	/* lane_lit: the literal and a simple layout, one compare. */
 	if (PK_UNLIKELY((uintptr_t)sf <= PK_SITE_FMT_MARKS) || PK_UNLIKELY(sf->lane_lit != fmt) ||
 	    PK_UNLIKELY(!log) || PK_UNLIKELY(held_open))
-		return -1;
+		return false;
 
 	struct prb *rb = &log->rb;
 
@@ -664,39 +665,49 @@ static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_
 		pk_dyndbg_check(rb);
 
 	int level = sf->f.level < 0 ? pk_cfg_default_message_loglevel() : sf->f.level;
-	uint64_t ref;
 
 	/* A level set from another process that waits to be applied may
 	 * print this line: the console lock's holder decides (store()). */
-	if (!pk_console_level_suppressed_gated(rb, level) || !pk_console_levels_settled_inline() ||
-	    (!pk_deferred_site_ref_cached(rb, sf, &ref) &&
-	     pk_deferred_site_ref(rb, sf, fmt, parse_headers, PK_PRINTK_FMT_MAX, &ref)))
-		return -1;
+	if (!pk_console_level_suppressed_gated(rb, level) || !pk_console_levels_settled_inline())
+		return false;
+
+	uint64_t ref;
+
+	if (PK_UNLIKELY(!pk_deferred_site_ref_cached(rb, sf, &ref))) {
+		uint64_t r; /* its own: @ref's address stays here (a register) */
+
+		if (pk_deferred_site_ref(rb, sf, fmt, parse_headers, PK_PRINTK_FMT_MAX, &r))
+			return false;
+		ref = r;
+	}
+
+	uint64_t hdr = prb_lane_hdr((unsigned)level);
 
 	/* Before the reservation's signal fences: va_start()'s offset is
 	 * still known here. */
 	const char *regs = pk_deferred_lane_regs(sf, args);
-	struct prb_lane_res res;
 	size_t cap;
-	char *blob = prb_lane_reserve(rb, &res, &cap, sf->lane_cap);
+	char *blob;
 
-	if (!blob)
-		return -1;
+	if (!prb_lane_reserve(rb, &blob, &cap, sf->fixed_size, sf->lane_cap))
+		return false;
 
 	/* The lane's clock, read where store_deferred() reads it: after
 	 * the level checks, before the arguments are copied. */
-	uint64_t ts = pk_clock_ns_own_inline();
-	int len = pk_deferred_encode_lane(sf, ref, args, regs, blob, cap);
+	prb_lane_stamp(blob, pk_clock_ns_own_inline());
+
+	size_t len;
 
 	/* Not deferrable, or more than the lane's contiguous room: store()
 	 * decides (it encodes with the whole PRB_TEXT_MAX, pads, merges). */
-	if (PK_UNLIKELY(len < 0)) {
+	if (PK_UNLIKELY(!pk_deferred_lane_walk(sf, ref, args, regs, blob, cap, &len))) {
 		prb_lane_cancel();
-		return -1;
+		return false;
 	}
-	prb_lane_publish(&res, ts, (uint8_t)(level & 7), (size_t)len);
+	prb_lane_publish(blob, hdr, len);
 	deferred_here++;
-	return len;
+	*ret = (int)len;
+	return true;
 #endif
 }
 
@@ -717,9 +728,11 @@ PK_HOT int pk__printk_lit_site(struct pk_site *site, const char *fmt, ...)
 		va_list fa;
 
 		va_start(fa, fmt);
-		r = lane_fast(site, fmt, &fa, gate);
+
+		bool done = lane_fast(site, fmt, &fa, gate, &r);
+
 		va_end(fa);
-		if (PK_LIKELY(r >= 0))
+		if (PK_LIKELY(done))
 			return r;
 		/* It may have read some of the arguments: store() reads
 		 * them from the start. */
