@@ -769,6 +769,7 @@ static void site_bounds(struct pk_sfmt *sf)
 	sf->fixed_size = (uint16_t)size; /* at most 8 + 16 * 8 */
 	sf->simple = simple;
 	sf->lane_cap = PRB_TEXT_MAX;
+	sf->va_gp_end = 0;
 	if (!simple)
 		return;
 
@@ -803,6 +804,9 @@ static void site_bounds(struct pk_sfmt *sf)
 	}
 	sf->prog[f->nops] = PK_DPROG_END;
 	sf->len_max = (uint16_t)len_max;
+	/* A gp_offset with room for all the arguments in the 48 bytes of
+	 * the integer registers' save area (deferred.h). */
+	sf->va_gp_end = f->nops <= 6 ? (uint8_t)(48u - 8u * f->nops + 1u) : 0;
 	if (len_max < PRB_TEXT_MAX)
 		sf->lane_cap = (uint16_t)(len_max + 1);
 	sf->simple = PK_SFMT_PROG;

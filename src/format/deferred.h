@@ -135,6 +135,9 @@ struct pk_sfmt {
 	uint16_t len_max;     /* PK_SFMT_PROG: the longest blob whose strings keep f.out_max */
 	uint16_t lane_cap;    /* the most room pk_deferred_encode_lane() takes: PRB_TEXT_MAX, or
 			       * len_max + 1 when less (PK_SFMT_PROG) */
+	uint8_t va_gp_end;    /* PK_SFMT_PROG: a va_list's gp_offset below this leaves all the
+			       * arguments in the register save area (pk_deferred_lane_regs());
+			       * 0 else */
 	uint32_t entry_lo;    /* its table entry's header word but the check: magic, length */
 	uint8_t prog[PK_DEFERRED_OPS_MAX + 1]; /* PK_DPROG_* a conversion, then PK_DPROG_END */
 	_Atomic uintptr_t tab; /* the table @ref belongs to (its address) */
@@ -350,7 +353,8 @@ static PK_ALWAYS_INLINE size_t pk_deferred_copy_str(char *d, const char *s, size
 /*
  * Where the lane walk finds the arguments @ap has left for @sf's program
  * (PK_DEFERRED_VA_REGS): the first one's slot in the register save area
- * when all of them are there, else NULL (the walk takes va_arg()). Read
+ * when @sf has a program and all of them are there, else NULL (the walk
+ * takes va_arg()). Read
  * it before anything that makes the compiler forget what va_start()
  * stored (a signal fence): the offset is then a constant.
  */
@@ -362,7 +366,8 @@ static PK_ALWAYS_INLINE const char *pk_deferred_lane_regs(const struct pk_sfmt *
 
 	memcpy(&gp, (const char *)(const void *)*ap, sizeof(gp));
 	memcpy(&save, (const char *)(const void *)*ap + 16, sizeof(save));
-	if (PK_LIKELY(gp + 8u * sf->f.nops <= 48u))
+	/* gp + 8 * nops <= 48, and a program (0 else). */
+	if (PK_LIKELY(gp < sf->va_gp_end))
 		return save + gp;
 #else
 	(void)sf, (void)ap;
@@ -423,7 +428,7 @@ static PK_ALWAYS_INLINE bool pk_deferred_lane_walk(const struct pk_sfmt *sf, uin
 
 	memcpy(o, &ref, sizeof(ref));
 	o += sizeof(ref);
-	if (PK_LIKELY(sf->simple == PK_SFMT_PROG)) {
+	if (PK_LIKELY(regs != NULL) || sf->simple == PK_SFMT_PROG) {
 		/* The same bytes as the walk below: without widths the
 		 * bound is fixed_bound plus the strings' bytes, so it holds
 		 * exactly when the blob is at most len_max. With @cap at
