@@ -867,6 +867,10 @@ unsigned pk_deferred_sites_used(void)
 int pk_deferred_site_ref(struct prb *rb, const struct pk_sfmt *sf, const char *fmt,
 			 pk_deferred_headers_fn headers, size_t fmt_max, uint64_t *ref)
 {
+	/* The common case: the inline test (its cached header word). */
+	if (PK_LIKELY(pk_deferred_site_ref_cached(rb, sf, ref)))
+		return 0;
+
 	struct pk_sfmt *m = (struct pk_sfmt *)sf; /* its cache only */
 	uintptr_t tab = atomic_load_explicit(&m->tab, memory_order_acquire);
 	uint64_t r = pk_load_relaxed(&m->ref);
@@ -878,9 +882,8 @@ int pk_deferred_site_ref(struct prb *rb, const struct pk_sfmt *sf, const char *f
 		uint64_t want = (r & ~UINT64_C(0xffffffff)) | sf->entry_lo;
 
 		/* Another thread's @want with this @ref (two caching at
-		 * once): the inline test would miss it every time. */
-		if (PK_UNLIKELY(pk_load_relaxed(&m->want) != want))
-			pk_store_relaxed(&m->want, want);
+		 * once): the inline test missed it and would every time. */
+		pk_store_relaxed(&m->want, want);
 		*ref = r;
 		return 0;
 	}
