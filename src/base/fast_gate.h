@@ -31,10 +31,10 @@
 #include "base/atomics.h"
 #include "base/hints.h"
 
-#define PK_GATE_LANES_OFF  0x1u /* printk.lanes=0: no lanes for this process's writers */
-#define PK_GATE_LOG_UNUSED 0x2u /* no record stored in the default log yet */
-#define PK_GATE_IGNORE_LVL 0x4u /* ignore_loglevel: every console prints every level */
-#define PK_GATE_NESTING	   0x8u /* a "nested too deep" notice may be pending */
+#define PK_GATE_LANES_OFF  0x1u	 /* printk.lanes=0: no lanes for this process's writers */
+#define PK_GATE_LOG_UNUSED 0x2u	 /* no record stored in the default log yet */
+#define PK_GATE_IGNORE_LVL 0x4u	 /* ignore_loglevel: every console prints every level */
+#define PK_GATE_NESTING	   0x8u	 /* a "nested too deep" notice may be pending */
 #define PK_GATE_DYNDBG	   0x10u /* dynamic debug is in the program: look at its mailbox */
 
 /* Lanes on, the log not used yet: the word a process starts with. */

@@ -211,6 +211,13 @@ static PK_ALWAYS_INLINE uint64_t pk_deferred_entry_header(size_t len, uint32_t c
 	return PK_DEFERRED_ENTRY_MAGIC | (uint64_t)len << 16 | (uint64_t)check << 32;
 }
 
+/* The table's word at byte offset @off (8-aligned, checked against the
+ * table's size by the caller). */
+static PK_ALWAYS_INLINE const pk_a64 *pk_deferred_tab_word(const struct prb *rb, uint32_t off)
+{
+	return (const pk_a64 *)(const void *)((const char *)rb->strtab + off);
+}
+
 /* pk_deferred_site_ref()'s cache hit, inline: true and *@ref when @sf's
  * cached reference is @rb's table's and the entry's header still holds
  * it; false: call pk_deferred_site_ref(). */
@@ -235,7 +242,7 @@ static PK_ALWAYS_INLINE bool pk_deferred_site_ref_cached(const struct prb *rb, c
 	 * hashes the entry's offset, length and bytes, is what is trusted:
 	 * @want is it, (r & ~0xffffffff) | entry_lo, cached with @ref. */
 	if (PK_UNLIKELY((uint64_t)off + 8 > rb->strtab_size) ||
-	    PK_UNLIKELY(pk_load_acquire((const pk_a64 *)(const void *)((const char *)rb->strtab + off)) !=
+	    PK_UNLIKELY(pk_load_acquire(pk_deferred_tab_word(rb, off)) !=
 			pk_load_relaxed(&m->want)))
 		return false;
 	*ref = r;
@@ -354,9 +361,7 @@ static PK_ALWAYS_INLINE size_t pk_deferred_copy_str(char *d, const char *s, size
  * Where the lane walk finds the arguments @ap has left for @sf's program
  * (PK_DEFERRED_VA_REGS): the first one's slot in the register save area
  * when @sf has a program and all of them are there, else NULL (the walk
- * takes va_arg()). Read
- * it before anything that makes the compiler forget what va_start()
- * stored (a signal fence): the offset is then a constant.
+ * takes va_arg()). @ap is left as it is.
  */
 static PK_ALWAYS_INLINE const char *pk_deferred_lane_regs(const struct pk_sfmt *sf, va_list *ap)
 {
@@ -485,7 +490,8 @@ static PK_ALWAYS_INLINE bool pk_deferred_lane_walk(const struct pk_sfmt *sf, uin
 					continue;
 				}
 				case PK_DPROG_STR:
-					o = pk_deferred_lane_str(o, va_arg(*ap, const char *), &left);
+					o = pk_deferred_lane_str(o, va_arg(*ap, const char *),
+								 &left);
 					if (PK_UNLIKELY(!o))
 						return false;
 					continue;

@@ -623,9 +623,8 @@ PK_HOT int pk_printk_lit(const char *fmt, ...)
  * stack, no copy) and published with the one release of the lane's write
  * index. Returns true and what printk returns in *@ret, or false when
  * anything is not so: nothing was stored, and store() takes the call from
- * the start (it
- * claims the lane, merges a full one, goes to the ring ...). The records
- * are byte for byte store_deferred()'s.
+ * the start (it claims the lane, merges a full one, goes to the ring ...).
+ * The records are byte for byte store_deferred()'s.
  *
  * What store() does that this path may leave out: its nesting depth
  * (this path calls nothing that logs, so it cannot recurse; a signal
@@ -683,8 +682,8 @@ static PK_ALWAYS_INLINE bool lane_fast(struct pk_site *site, const char *fmt, va
 
 	uint64_t hdr = prb_lane_hdr((unsigned)level);
 
-	/* Before the reservation's signal fences: va_start()'s offset is
-	 * still known here. */
+	/* Where the program's arguments are (the register save area, or
+	 * NULL: va_arg()), found before the reservation. */
 	const char *regs = pk_deferred_lane_regs(sf, args);
 	size_t cap;
 	char *blob;
@@ -723,8 +722,8 @@ PK_HOT int pk__printk_lit_site(struct pk_site *site, const char *fmt, ...)
 	uint32_t gate = pk_fast_gate_load();
 
 	if (PK_UNLIKELY(!(gate & ~PK_GATE_DYNDBG))) {
-		/* A va_list of its own, which nothing outside sees: the
-		 * compiler knows what va_start() put in it. */
+		/* A va_list of its own, which nothing outside sees; store()
+		 * gets one started afresh. */
 		va_list fa;
 
 		va_start(fa, fmt);

@@ -73,7 +73,7 @@ extern _Thread_local PK_TLS_IE struct prb_lane_tl prb_lane_tl;
  * the caller keeps one pointer across its encoding.
  */
 static PK_ALWAYS_INLINE bool prb_lane_reserve(struct prb *rb, char **blob, size_t *cap, size_t need,
-					       size_t max)
+					      size_t max)
 {
 	struct prb_lane_tl *t = &prb_lane_tl;
 
@@ -123,8 +123,8 @@ static PK_ALWAYS_INLINE void prb_lane_cancel(void)
  * (0-7): what prb_lane_publish() completes. */
 static PK_ALWAYS_INLINE uint64_t prb_lane_hdr(unsigned level)
 {
-	return (uint64_t)(level & 7) << 16 | (uint64_t)(PRB_FLAG_NEWLINE | PRB_FLAG_DEFERRED) << 24 |
-	       PRB_LANE_MAGIC << 32;
+	return (uint64_t)(level & 7) << 16 |
+	       (uint64_t)(PRB_FLAG_NEWLINE | PRB_FLAG_DEFERRED) << 24 | PRB_LANE_MAGIC << 32;
 }
 
 /* The record's timestamp, written into the reservation as soon as it is
