@@ -784,24 +784,48 @@ static void test_expand_hostile_blobs(void **state)
 /* Both walks of @sf's layout over the same arguments: the lanes' into
  * @room bytes, the site's into PRB_TEXT_MAX. What each returned, in
  * *@lane and *@site; the blobs compared when the lanes' succeeded. */
-static void lane_and_site(const struct pk_sfmt *sf, size_t room, int *lane, int *site, ...)
-{
-	char a[PRB_TEXT_MAX + 8], b[PRB_TEXT_MAX + 8];
-	const uint64_t ref = UINT64_C(0x1122334455667788);
-	va_list ap, aq;
+struct lane_walk {
+	const struct pk_sfmt *sf;
+	size_t room;
+	int *lane, *site;
+};
 
-	va_start(ap, site);
+/* One named argument: up to five integer arguments stay in the register
+ * save area, where the lane walk reads them (x86-64). */
+static void lane_and_site_args(const struct lane_walk *w, ...)
+{
+	const struct pk_sfmt *sf = w->sf;
+	/* What the lane's reservation gives it at most. */
+	size_t room = w->room < sf->lane_cap ? w->room : sf->lane_cap;
+	int *lane = w->lane, *site = w->site;
+	char a[PRB_TEXT_MAX + 8], b[PRB_TEXT_MAX + 8], c[PRB_TEXT_MAX + 8];
+	const uint64_t ref = UINT64_C(0x1122334455667788);
+	va_list ap, aq, ar;
+
+	va_start(ap, w);
 	va_copy(aq, ap);
-	*lane = pk_deferred_encode_lane(sf, ref, &ap, a, room);
+	va_copy(ar, ap);
+	/* The arguments read from the register save area where they are
+	 * all there (a program: pk_deferred_lane_regs()), and by va_arg(). */
+	*lane = pk_deferred_encode_lane(sf, ref, &ap, pk_deferred_lane_regs(sf, &ap), a, room);
 	*site = pk_deferred_encode_site(sf, ref, &aq, b, PRB_TEXT_MAX);
+
+	int by_arg = pk_deferred_encode_lane(sf, ref, &ar, NULL, c, room);
+
+	va_end(ar);
 	va_end(aq);
 	va_end(ap);
 	assert_true(*lane <= (int)room);
+	assert_int_equal(by_arg, *lane);
 	if (*lane >= 0) {
 		assert_int_equal(*lane, *site);
 		assert_memory_equal(a, b, (size_t)*lane);
+		assert_memory_equal(c, b, (size_t)*lane);
 	}
 }
+
+#define lane_and_site(sf, room, lane, site, ...) \
+	lane_and_site_args(&(const struct lane_walk){ (sf), (room), (lane), (site) }, __VA_ARGS__)
 
 /*
  * The writer's fast path encodes by pk_deferred_encode_lane() straight

@@ -57,6 +57,7 @@
 #include <fcntl.h>
 #include <poll.h>
 
+#include <printk/console.h>
 #include <printk/kmsg.h>
 #include <printk/kmsg_dump.h>
 #include <printk/printk.h>
@@ -349,6 +350,92 @@ static void test_lane_clock_no_shared_floor(void **state)
  * zero padding of the blob's last word, also where the lane held other
  * bytes before.
  */
+/* Where the lanes' write indexes stand, all lanes together. */
+static uint64_t lanes_written(const struct prb *rb)
+{
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < PRB_LANES; i++)
+		sum += atomic_load(&rb->lanes[8 + i * 24]);
+	return sum;
+}
+
+/*
+ * The writer's fast path leaves a call to store() when its gate says so
+ * (base/fast_gate.h): a site whose lane stores took the fast path, then
+ * ignore_loglevel turned on (the line is printed by the console before the
+ * call returns, and no lane moves), then lanes turned off (the ring, no
+ * lane moves), each turned off again (the lane again).
+ */
+static void test_fast_path_gate(void **state)
+{
+	(void)state;
+	start_log(NULL, 1 << 20);
+
+	struct prb *rb = ring();
+	int fds[2];
+	struct console *con;
+	char buf[256];
+
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(fcntl(fds[0], F_SETFL, O_NONBLOCK), 0);
+	assert_int_equal(pk_console_fd_create(&con, fds[1], "gate"), 0);
+	pk_unregister_console(pk_console_stderr());
+	assert_int_equal(pk_register_console(con), 0);
+	pk_set_console_loglevel(1);
+	while (read(fds[0], buf, sizeof(buf)) > 0) /* what registering printed */
+		;
+	for (int i = 0; i < 9; i++) {
+		int mode = i % 3; /* 0: the lane, 1: ignore_loglevel, 2: lanes off */
+		uint64_t before = lanes_written(rb);
+
+		if (mode == 1)
+			pk_set_ignore_loglevel(1);
+		if (mode == 2)
+			pk_set_lanes(0);
+		pr_info("gate %d\n", i);
+		pk_set_ignore_loglevel(0);
+		pk_set_lanes(1);
+
+		ssize_t n = read(fds[0], buf, sizeof(buf) - 1);
+
+		buf[n > 0 ? n : 0] = 0;
+		if (mode == 0) {
+			assert_true(lanes_written(rb) > before);
+			assert_int_equal(n, -1);
+		} else {
+			assert_true(lanes_written(rb) == before);
+		}
+		if (mode == 1) {
+			char want[32];
+
+			snprintf(want, sizeof(want), "gate %d\n", i);
+			assert_non_null(strstr(buf, want));
+		}
+		if (mode == 2)
+			assert_int_equal(n, -1);
+	}
+
+	/* Every line once, in order: lane and ring records together. */
+	struct pk_log *log = pk_printk_log();
+	struct pk_record r;
+	uint64_t seq = 0;
+	int next = 0;
+
+	while (pk_log_read(log, seq, &r, 0) == 0) {
+		int k;
+
+		seq = r.seq + 1;
+		if (sscanf(r.text, "gate %d", &k) == 1)
+			assert_int_equal(k, next++);
+	}
+	assert_int_equal(next, 9);
+	pk_unregister_console(con);
+	pk_console_destroy(con);
+	close(fds[0]);
+	assert_int_equal(pk_register_console(pk_console_stderr()), 0);
+}
+
 static void test_fast_path_same_words(void **state)
 {
 	(void)state;
@@ -1773,6 +1860,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_causal_order, teardown),
 		cmocka_unit_test_teardown(test_lane_clock_no_shared_floor, teardown),
 		cmocka_unit_test_teardown(test_fast_path_same_words, teardown),
+		cmocka_unit_test_teardown(test_fast_path_gate, teardown),
 		cmocka_unit_test_teardown(test_postmortem_after_sigkill, teardown),
 		cmocka_unit_test_teardown(test_readonly_numbers_hold_after_store, teardown),
 		cmocka_unit_test_teardown(test_store_waits_for_merger, teardown),

@@ -41,8 +41,10 @@ static PK_ALWAYS_INLINE uint64_t pk_clock_delta_to_ns(const struct pk_clock_cali
 {
 #ifdef __SIZEOF_INT128__
 	/* The same value (the halves' sum is the exact product's floor):
-	 * one multiplication and one shift. */
-	return c->ns0 + (uint64_t)(((unsigned __int128)d * c->mult) >> c->shift);
+	 * one multiplication and one shift; the shift masked to 63 (it is
+	 * 1 to 32: the same value) so that the compiler knows the low word
+	 * is one double shift. */
+	return c->ns0 + (uint64_t)(((unsigned __int128)d * c->mult) >> (c->shift & 63));
 #else
 	return c->ns0 + (((d >> 32) * c->mult) << (32 - c->shift)) +
 	       (((d & 0xffffffffu) * c->mult) >> c->shift);

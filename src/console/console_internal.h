@@ -49,20 +49,18 @@ extern PK_HIDDEN _Atomic int pk_console_own_level_max;
 
 /*
  * pk_console_level_suppressed() inline, for printk's fast path, given the
- * default log's ring @rb (the log pk_cfg_console_loglevel() reads): the
- * same answer; a console_loglevel it would correct (0, or out of range in
- * a shared file) is left to it.
+ * default log's ring @rb (the log pk_cfg_console_loglevel() reads), a
+ * @level of 0-7 and ignore_loglevel off (the caller found the fast gate's
+ * PK_GATE_IGNORE_LVL clear: base/fast_gate.h): 1 only where that says 1;
+ * 0 also for a console_loglevel it would correct (0, or out of range in a
+ * shared file), which leaves the line to store() (one compare: a
+ * console_loglevel of 1 to @level, so within the range).
  */
-static PK_ALWAYS_INLINE int pk_console_level_suppressed_in(const struct prb *rb, int level)
+static PK_ALWAYS_INLINE int pk_console_level_suppressed_gated(const struct prb *rb, int level)
 {
-	if (atomic_load_explicit(&pk_cfg_ignore_loglevel_flag, memory_order_relaxed))
-		return 0;
-
 	uint32_t cl = pk_load_relaxed(&((struct pk_log_shared *)rb->user)->console_loglevel);
 
-	if (PK_UNLIKELY(cl - 1 >= PK_CONSOLE_LOGLEVEL_MAX))
-		return pk_console_level_suppressed(level);
-	return level >= (int)cl &&
+	return cl - 1 < (uint32_t)level &&
 	       level >= atomic_load_explicit(&pk_console_own_level_max, memory_order_relaxed);
 }
 /* The filtered fast path: record @seq, of a level no console prints, was

@@ -768,6 +768,8 @@ static void site_bounds(struct pk_sfmt *sf)
 	sf->fixed_bound = (uint16_t)(b < UINT16_MAX ? b : UINT16_MAX);
 	sf->fixed_size = (uint16_t)size; /* at most 8 + 16 * 8 */
 	sf->simple = simple;
+	sf->lane_cap = PRB_TEXT_MAX;
+	sf->va_gp_end = 0;
 	if (!simple)
 		return;
 
@@ -802,6 +804,11 @@ static void site_bounds(struct pk_sfmt *sf)
 	}
 	sf->prog[f->nops] = PK_DPROG_END;
 	sf->len_max = (uint16_t)len_max;
+	/* A gp_offset with room for all the arguments in the 48 bytes of
+	 * the integer registers' save area (deferred.h). */
+	sf->va_gp_end = f->nops <= 6 ? (uint8_t)(48u - 8u * f->nops + 1u) : 0;
+	if (len_max < PRB_TEXT_MAX)
+		sf->lane_cap = (uint16_t)(len_max + 1);
 	sf->simple = PK_SFMT_PROG;
 }
 
@@ -860,6 +867,10 @@ unsigned pk_deferred_sites_used(void)
 int pk_deferred_site_ref(struct prb *rb, const struct pk_sfmt *sf, const char *fmt,
 			 pk_deferred_headers_fn headers, size_t fmt_max, uint64_t *ref)
 {
+	/* The common case: the inline test (its cached header word). */
+	if (PK_LIKELY(pk_deferred_site_ref_cached(rb, sf, ref)))
+		return 0;
+
 	struct pk_sfmt *m = (struct pk_sfmt *)sf; /* its cache only */
 	uintptr_t tab = atomic_load_explicit(&m->tab, memory_order_acquire);
 	uint64_t r = pk_load_relaxed(&m->ref);
@@ -868,6 +879,11 @@ int pk_deferred_site_ref(struct prb *rb, const struct pk_sfmt *sf, const char *f
 	 * with the other's reference: the entry's header, whose check hashes
 	 * the entry's offset, length and bytes, is what is trusted. */
 	if (PK_LIKELY(tab == (uintptr_t)rb->strtab && r && entry_still(rb, r, sf->f.body_len))) {
+		uint64_t want = (r & ~UINT64_C(0xffffffff)) | sf->entry_lo;
+
+		/* Another thread's @want with this @ref (two caching at
+		 * once): the inline test missed it and would every time. */
+		pk_store_relaxed(&m->want, want);
 		*ref = r;
 		return 0;
 	}
@@ -882,6 +898,7 @@ int pk_deferred_site_ref(struct prb *rb, const struct pk_sfmt *sf, const char *f
 	if (err)
 		return err;
 	pk_store_relaxed(&m->ref, *ref);
+	pk_store_relaxed(&m->want, (*ref & ~UINT64_C(0xffffffff)) | sf->entry_lo);
 	atomic_store_explicit(&m->tab, (uintptr_t)rb->strtab, memory_order_release);
 	return 0;
 }

@@ -133,21 +133,29 @@ struct pk_sfmt {
 	uint8_t simple;	      /* no '*', no conversion at the start: pk_deferred_encode_site()'s fast walk;
 			       * PK_SFMT_PROG: and @prog is the lane walk's program */
 	uint16_t len_max;     /* PK_SFMT_PROG: the longest blob whose strings keep f.out_max */
+	uint16_t lane_cap;    /* the most room pk_deferred_encode_lane() takes: PRB_TEXT_MAX, or
+			       * len_max + 1 when less (PK_SFMT_PROG) */
+	uint8_t va_gp_end;    /* PK_SFMT_PROG: a va_list's gp_offset below this leaves all the
+			       * arguments in the register save area (pk_deferred_lane_regs());
+			       * 0 else */
 	uint32_t entry_lo;    /* its table entry's header word but the check: magic, length */
 	uint8_t prog[PK_DEFERRED_OPS_MAX + 1]; /* PK_DPROG_* a conversion, then PK_DPROG_END */
 	_Atomic uintptr_t tab; /* the table @ref belongs to (its address) */
 	pk_a64 ref;
+	pk_a64 want; /* @ref's table entry's header word, as cached with it */
 };
 
 /* A simple layout whose conversions are all integers, %c and plain %s (no
  * width, no precision) gets a program: one byte a conversion, the lane
- * walk's whole dispatch (no per-conversion width, precision or bound). */
-#define PK_SFMT_PROG   2
-#define PK_DPROG_END   0
-#define PK_DPROG_INT   1
-#define PK_DPROG_LONG  2
-#define PK_DPROG_LLONG 3
-#define PK_DPROG_STR   4
+ * walk's whole dispatch (no per-conversion width, precision or bound).
+ * An integer's code holds the bytes it takes in the blob (code & 12). */
+#define PK_SFMT_PROG	   2
+#define PK_DPROG_END	   0
+#define PK_DPROG_STR	   1
+#define PK_DPROG_INT	   4
+#define PK_DPROG_LONG	   8
+#define PK_DPROG_LLONG	   0x18
+#define PK_DPROG_SIZE(op) ((op)&12u)
 
 /* What pk_deferred_site() says. */
 enum { PK_SITE_FMT_EAGER = 0, PK_SITE_FMT_OK = 1, PK_SITE_FMT_NONE = -1 };
@@ -203,6 +211,13 @@ static PK_ALWAYS_INLINE uint64_t pk_deferred_entry_header(size_t len, uint32_t c
 	return PK_DEFERRED_ENTRY_MAGIC | (uint64_t)len << 16 | (uint64_t)check << 32;
 }
 
+/* The table's word at byte offset @off (8-aligned, checked against the
+ * table's size by the caller). */
+static PK_ALWAYS_INLINE const pk_a64 *pk_deferred_tab_word(const struct prb *rb, uint32_t off)
+{
+	return (const pk_a64 *)(const void *)((const char *)rb->strtab + off);
+}
+
 /* pk_deferred_site_ref()'s cache hit, inline: true and *@ref when @sf's
  * cached reference is @rb's table's and the entry's header still holds
  * it; false: call pk_deferred_site_ref(). */
@@ -211,16 +226,24 @@ static PK_ALWAYS_INLINE bool pk_deferred_site_ref_cached(const struct prb *rb, c
 {
 	struct pk_sfmt *m = (struct pk_sfmt *)(uintptr_t)sf; /* its cache only */
 	uintptr_t tab = atomic_load_explicit(&m->tab, memory_order_acquire);
+
+	if (PK_UNLIKELY(tab != (uintptr_t)rb->strtab))
+		return false;
+
 	uint64_t r = pk_load_relaxed(&m->ref);
 	uint32_t off = (uint32_t)r;
 
-	/* A cached reference is one entry_add() gave (8-aligned); 0 is none
-	 * yet. The table's size is checked: another table may have taken
-	 * the address. */
-	if (PK_UNLIKELY(tab != (uintptr_t)rb->strtab) || PK_UNLIKELY(off < PK_DEFERRED_TAB_HDR) ||
-	    PK_UNLIKELY((uint64_t)off + 8 > rb->strtab_size) ||
-	    PK_UNLIKELY(pk_load_acquire(&rb->strtab[off / 8]) !=
-			((r & ~UINT64_C(0xffffffff)) | sf->entry_lo)))
+	/* A cached reference is one entry_add() gave (8-aligned, past the
+	 * table's header), stored before the table's address is (release):
+	 * a table found here comes with a reference, maybe another
+	 * thread's for another table, never none. The table's size is
+	 * checked (another table may have taken the address, the reference
+	 * may be another table's); the entry's header word, whose check
+	 * hashes the entry's offset, length and bytes, is what is trusted:
+	 * @want is it, (r & ~0xffffffff) | entry_lo, cached with @ref. */
+	if (PK_UNLIKELY((uint64_t)off + 8 > rb->strtab_size) ||
+	    PK_UNLIKELY(pk_load_acquire(pk_deferred_tab_word(rb, off)) !=
+			pk_load_relaxed(&m->want)))
 		return false;
 	*ref = r;
 	return true;
@@ -316,96 +339,174 @@ static PK_ALWAYS_INLINE size_t pk_deferred_copy_str(char *d, const char *s, size
 #endif
 }
 
+/* The lane walk reads a program's arguments (all of them integers or
+ * pointers) straight from the variadic function's register save area
+ * when they are all there, on x86-64's System V ABI: its va_list is
+ * { unsigned gp_offset, fp_offset; void *overflow_arg_area, *reg_save_area; }
+ * (the psABI's, gcc's and clang's), the integer registers' save area
+ * 48 bytes, one 8-byte slot an argument whatever its type (an int in its
+ * low half). That saves va_arg()'s offset test and update per argument.
+ * Anywhere else, or with arguments on the stack, va_arg() as before; a
+ * build that defines PK_DEFERRED_VA_REGS=0 takes va_arg() always. */
+#ifndef PK_DEFERRED_VA_REGS
+#if defined(__x86_64__) && !defined(__ILP32__) && !defined(_WIN32) && !defined(__CYGWIN__) && \
+	(defined(__GNUC__) || defined(__clang__))
+#define PK_DEFERRED_VA_REGS 1
+#else
+#define PK_DEFERRED_VA_REGS 0
+#endif
+#endif
+
+/*
+ * Where the lane walk finds the arguments @ap has left for @sf's program
+ * (PK_DEFERRED_VA_REGS): the first one's slot in the register save area
+ * when @sf has a program and all of them are there, else NULL (the walk
+ * takes va_arg()). @ap is left as it is.
+ */
+static PK_ALWAYS_INLINE const char *pk_deferred_lane_regs(const struct pk_sfmt *sf, va_list *ap)
+{
+#if PK_DEFERRED_VA_REGS
+	unsigned gp;
+	const char *save;
+
+	memcpy(&gp, (const char *)(const void *)*ap, sizeof(gp));
+	memcpy(&save, (const char *)(const void *)*ap + 16, sizeof(save));
+	/* gp + 8 * nops <= 48, and a program (0 else). */
+	if (PK_LIKELY(gp < sf->va_gp_end))
+		return save + gp;
+#else
+	(void)sf, (void)ap;
+#endif
+	return NULL;
+}
+
+/* The program's %s: copy the string at @s after its length into @o
+ * (what is left for the strings' bytes: *@left); the blob's new end, or
+ * NULL to refuse. */
+static PK_ALWAYS_INLINE char *pk_deferred_lane_str(char *o, const char *s, size_t *left)
+{
+	if (PK_UNLIKELY((uintptr_t)s < PK_DEFERRED_BAD_PTR_LOW) ||
+	    PK_UNLIKELY((uintptr_t)s > UINTPTR_MAX - PK_DEFERRED_BAD_PTR_HIGH))
+		return NULL;
+
+	/* A string that reaches what is left might not fit: refused. */
+	size_t n = pk_deferred_copy_str(o + 2, s, *left, true);
+
+	if (PK_UNLIKELY(n >= *left))
+		return NULL;
+
+	uint16_t n16 = (uint16_t)n;
+
+	memcpy(o, &n16, 2);
+	*left -= n;
+	return o + 2 + n;
+}
+
 /*
  * pk_deferred_encode_site() of a simple layout (@sf->simple: the caller
- * checks) into @cap
- * bytes that may be fewer than PRB_TEXT_MAX (the room left in a lane):
+ * checks) into @cap bytes that may be fewer than PRB_TEXT_MAX (the room
+ * left in a lane; at most @sf->lane_cap, which a program's bound needs):
  * the blob it returns is byte for byte pk_deferred_encode_site()'s, and
  * it returns -1 whenever that does with PRB_TEXT_MAX bytes, and also when
  * the blob might not fit @cap (a %s that fills what is left): the caller
  * then takes the general path. Consumes *@ap (inline, so that the
  * variadic function's own va_list is read with no call and no copy; it
- * starts it again if it needs the arguments once more).
+ * starts it again if it needs the arguments once more), or, with @regs
+ * (pk_deferred_lane_regs() of @ap, for a program), reads them there and
+ * leaves *@ap alone. True and the blob's length in *@len, or false (the
+ * -1 of pk_deferred_encode_lane() below). @cap is at least
+ * @sf->fixed_size (the caller checks: a lane's reservation asks for it).
  */
-static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, uint64_t ref, va_list *ap,
-						    char *blob, size_t cap)
+static PK_ALWAYS_INLINE bool pk_deferred_lane_walk(const struct pk_sfmt *sf, uint64_t ref, va_list *ap,
+						  const char *regs, char *blob, size_t cap, size_t *len)
 {
 	const struct pk_dfmt *f = &sf->f;
 
-	/* Room checked once: the fixed part, then what is left for the
-	 * strings' bytes. A %s that reaches that is refused (it might not
-	 * fit: pk_deferred_encode_site() with all PRB_TEXT_MAX decides);
-	 * one below it leaves pk_deferred_encode_site()'s own limit, at
-	 * least as large, unreached, so both take the same length. */
-	if (PK_UNLIKELY(cap < sf->fixed_size))
-		return -1;
-
+	/* Room checked once (by the caller): the fixed part, then what is
+	 * left for the strings' bytes. A %s that reaches that is refused
+	 * (it might not fit: pk_deferred_encode_site() with all
+	 * PRB_TEXT_MAX decides); one below it leaves
+	 * pk_deferred_encode_site()'s own limit, at least as large,
+	 * unreached, so both take the same length. */
 	size_t left = cap - sf->fixed_size;
 	char *o = blob;
 
 	memcpy(o, &ref, sizeof(ref));
 	o += sizeof(ref);
-	if (PK_LIKELY(sf->simple == PK_SFMT_PROG)) {
+	if (PK_LIKELY(regs != NULL) || sf->simple == PK_SFMT_PROG) {
 		/* The same bytes as the walk below: without widths the
 		 * bound is fixed_bound plus the strings' bytes, so it holds
-		 * exactly when the blob is at most len_max. */
-		for (const uint8_t *k = sf->prog;; k++) {
-			switch (*k) {
-			case PK_DPROG_INT: {
-				int32_t v = va_arg(*ap, int);
+		 * exactly when the blob is at most len_max. With @cap at
+		 * most len_max + 1 (lane_cap), a string that reaches what
+		 * is left is refused: so is every blob past len_max, with
+		 * no test at the end. */
+		if (regs) {
+			/* Each slot stored whole: an int's upper half lands
+			 * where the next argument, or the record's zero
+			 * padding (prb_lane_publish()), goes; cap >=
+			 * fixed_size leaves room for it. */
+			const char *a = regs;
 
-				memcpy(o, &v, 4);
-				o += 4;
-				continue;
+			for (const uint8_t *k = sf->prog;; k++, a += 8) {
+				unsigned op = *k;
+
+				if (PK_LIKELY(op >= PK_DPROG_INT)) {
+					memcpy(o, a, 8);
+					o += PK_DPROG_SIZE(op);
+					continue;
+				}
+				if (op == PK_DPROG_END)
+					break;
+
+				const char *s;
+
+				memcpy(&s, a, sizeof(s));
+				o = pk_deferred_lane_str(o, s, &left);
+				if (PK_UNLIKELY(!o))
+					return false;
 			}
-			case PK_DPROG_LONG: {
-				int64_t v = va_arg(*ap, long);
+		} else {
+			for (const uint8_t *k = sf->prog;; k++) {
+				switch (*k) {
+				case PK_DPROG_INT: {
+					int32_t v = va_arg(*ap, int);
 
-				memcpy(o, &v, 8);
-				o += 8;
-				continue;
-			}
-			case PK_DPROG_LLONG: {
-				int64_t v = va_arg(*ap, long long);
+					memcpy(o, &v, 4);
+					o += 4;
+					continue;
+				}
+				case PK_DPROG_LONG: {
+					int64_t v = va_arg(*ap, long);
 
-				memcpy(o, &v, 8);
-				o += 8;
-				continue;
-			}
-			case PK_DPROG_STR: {
-				const char *s = va_arg(*ap, const char *);
+					memcpy(o, &v, 8);
+					o += 8;
+					continue;
+				}
+				case PK_DPROG_LLONG: {
+					int64_t v = va_arg(*ap, long long);
 
-				if (PK_UNLIKELY((uintptr_t)s < PK_DEFERRED_BAD_PTR_LOW) ||
-				    PK_UNLIKELY((uintptr_t)s > UINTPTR_MAX - PK_DEFERRED_BAD_PTR_HIGH))
-					return -1;
-
-				/* A string that reaches what is left might not
-				 * fit: refused, as below. */
-				size_t n = pk_deferred_copy_str(o + 2, s, left, true);
-
-				if (PK_UNLIKELY(n >= left))
-					return -1;
-
-				uint16_t n16 = (uint16_t)n;
-
-				memcpy(o, &n16, 2);
-				o += 2 + n;
-				left -= n;
-				continue;
-			}
-			default:
+					memcpy(o, &v, 8);
+					o += 8;
+					continue;
+				}
+				case PK_DPROG_STR:
+					o = pk_deferred_lane_str(o, va_arg(*ap, const char *),
+								 &left);
+					if (PK_UNLIKELY(!o))
+						return false;
+					continue;
+				default:
+					break;
+				}
 				break;
 			}
-			break;
 		}
 
-		size_t blen = (size_t)(o - blob);
-
-		return PK_LIKELY(blen <= sf->len_max) ? (int)blen : -1;
+		*len = (size_t)(o - blob);
+		return true;
 	}
 
 	size_t bound = sf->fixed_bound;
-	int len = -1;
 
 	for (const struct pk_dop *op = f->ops, *end = f->ops + f->nops; op < end; op++) {
 		switch (op->cls) {
@@ -471,10 +572,23 @@ static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, ui
 		}
 		}
 	}
-	if (PK_LIKELY(bound <= f->out_max))
-		len = (int)(o - blob);
+	if (PK_UNLIKELY(bound > f->out_max))
+		return false;
+	*len = (size_t)(o - blob);
+	return true;
 out:
-	return len;
+	return false;
+}
+
+/* pk_deferred_lane_walk()'s blob length, or -1 where it gives none. */
+static PK_ALWAYS_INLINE int pk_deferred_encode_lane(const struct pk_sfmt *sf, uint64_t ref, va_list *ap,
+						    const char *regs, char *blob, size_t cap)
+{
+	size_t len;
+
+	if (PK_UNLIKELY(cap < sf->fixed_size))
+		return -1;
+	return pk_deferred_lane_walk(sf, ref, ap, regs, blob, cap, &len) ? (int)len : -1;
 }
 
 /*

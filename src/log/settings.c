@@ -41,7 +41,6 @@ static _Atomic int default_message_loglevel = 4;
 _Atomic int pk_cfg_ignore_loglevel_flag; /* ignore_loglevel; read inline: settings.h */
 _Atomic int pk_printk_time_flag = PK_TIME_KERNEL; /* a style; read inline: settings.h */
 _Atomic int pk_printk_caller_flag;
-_Atomic int pk_default_log_used_flag;
 
 _Atomic(struct pk_log *) pk_printk_log_ptr; /* read inline: settings.h */
 static _Atomic size_t configured_log_len; /* 0: default */
@@ -122,7 +121,7 @@ int pk_default_log_replace(struct pk_log *fresh, const char *path, unsigned flag
 	configured_log_file_flags = fresh ? flags : 0;
 	if (!fresh) {
 		atomic_store(&configured_log_len, 0);
-		atomic_store(&pk_default_log_used_flag, 0);
+		pk_fast_gate_set(PK_GATE_LOG_UNUSED);
 	}
 	if (fresh)
 		atomic_fetch_or(&pk_log_shared(fresh)->roles, PK_LOG_ROLE_PRINTK);
@@ -322,6 +321,8 @@ int pk_lanes(void)
 void pk_cfg_store_ignore_loglevel(int on)
 {
 	atomic_store(&pk_cfg_ignore_loglevel_flag, !!on);
+	/* After the flag: printk's fast path tests the bit alone. */
+	pk_fast_gate_put(PK_GATE_IGNORE_LVL, on);
 }
 
 void pk_set_printk_time(int on)

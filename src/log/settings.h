@@ -16,6 +16,7 @@
 #include <printk/log.h>
 #include <printk/printk.h>
 
+#include "base/fast_gate.h"
 #include "base/hints.h"
 #include "format/vsprintf.h"
 #include "ring/ringbuffer.h"
@@ -32,16 +33,17 @@ extern PK_HIDDEN _Atomic(struct pk_log *) pk_printk_log_ptr;
 struct prb *pk_printk_ring(void);
 
 /* Set once a record was stored in the default log: from then on its size and
- * file are fixed (pk_set_log_buf_len/file return -EBUSY). */
-extern PK_HIDDEN _Atomic int pk_default_log_used_flag;
+ * file are fixed (pk_set_log_buf_len/file return -EBUSY). Its record is
+ * the fast gate's PK_GATE_LOG_UNUSED, clear once used (printk's fast path
+ * leaves a first store to store(), which marks it). */
 static inline void pk_default_log_mark_used(void)
 {
-	if (!atomic_load_explicit(&pk_default_log_used_flag, memory_order_relaxed))
-		atomic_store_explicit(&pk_default_log_used_flag, 1, memory_order_relaxed);
+	if (PK_UNLIKELY(pk_fast_gate_load() & PK_GATE_LOG_UNUSED))
+		pk_fast_gate_clear(PK_GATE_LOG_UNUSED);
 }
 static inline int pk_default_log_used(void)
 {
-	return atomic_load_explicit(&pk_default_log_used_flag, memory_order_relaxed);
+	return !(pk_fast_gate_load() & PK_GATE_LOG_UNUSED);
 }
 
 /* What the next default log is made of: a size (0: the default) and a file

@@ -39,6 +39,7 @@
 #include <printk/printk.h>
 
 #include "base/atomics.h"
+#include "base/fast_gate.h"
 #include "format/vsprintf.h"
 #include "log/log_shared.h"
 #include "log/modlevel.h"
@@ -918,6 +919,7 @@ static void poll_hook(struct pk_log_shared *sh)
 __attribute__((constructor(PK_SETUP_HOOK_PRIORITY))) static void install_hook(void)
 {
 	atomic_store_explicit(&pk_printk_dyndbg_watch, &watch, memory_order_relaxed);
+	pk_fast_gate_set(PK_GATE_DYNDBG);
 	pk_setup_hooks.dyndbg_boot = pk_dyndbg_boot;
 	pthread_atfork(lock_before_fork, unlock_in_parent, unlock_in_child);
 }

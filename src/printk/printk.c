@@ -43,6 +43,7 @@
 
 #include "base/clock.h"
 #include "base/clock_own.h"
+#include "base/fast_gate.h"
 #include "base/hints.h"
 #include "console/console_internal.h"
 #include "console/console_line.h"
@@ -120,10 +121,21 @@ static void report_lost(pk_a64 *lost, int level, const char *why)
 #define NESTED_WHY   "lost: printk nested too deep"
 #define UNSTORED_WHY "not stored: the log's oldest record was still being written"
 
-void pk_printk_report_lost(void)
+/* The "nested too deep" notice; the fast gate's bit cleared before the
+ * count is taken (a message dropped after that sets it again), and set
+ * again if the count was given back. */
+static void report_nesting(void)
 {
+	pk_fast_gate_clear(PK_GATE_NESTING);
 	if (pk_load_relaxed(&nesting_dropped))
 		report_lost(&nesting_dropped, PK_LOGLEVEL_CRIT, NESTED_WHY);
+	if (PK_UNLIKELY(pk_load_relaxed(&nesting_dropped)))
+		pk_fast_gate_set(PK_GATE_NESTING);
+}
+
+void pk_printk_report_lost(void)
+{
+	report_nesting();
 	if (pk_load_relaxed(&unstored))
 		report_lost(&unstored, PK_LOGLEVEL_WARNING, UNSTORED_WHY);
 }
@@ -259,10 +271,11 @@ PK_HOT static int store(int facility, int level, const char *dict, size_t dictle
 	pk_dyndbg_check(rb);
 	if (depth > PRINTK_MAX_NESTING) {
 		pk_fetch_add_relaxed(&nesting_dropped, 1);
+		pk_fast_gate_set(PK_GATE_NESTING);
 		goto out;
 	}
-	if (PK_UNLIKELY(pk_load_relaxed(&nesting_dropped)) && depth == 1)
-		report_lost(&nesting_dropped, PK_LOGLEVEL_CRIT, NESTED_WHY);
+	if (PK_UNLIKELY(pk_fast_gate_load() & PK_GATE_NESTING) && depth == 1)
+		report_nesting();
 
 	/* Like the kernel: the time of the call, before formatting. With
 	 * lanes on, a literal's line reads it where it knows whether the line
@@ -613,10 +626,10 @@ PK_HOT int pk_printk_lit(const char *fmt, ...)
  * owns a lane of the default log with room in it. The arguments are
  * encoded by the site's layout straight into the lane (no blob on the
  * stack, no copy) and published with the one release of the lane's write
- * index. Returns what printk returns, or -1 when anything is not so:
- * nothing was stored, and store() takes the call from the start (it
- * claims the lane, merges a full one, goes to the ring ...). The records
- * are byte for byte store_deferred()'s.
+ * index. Returns true and what printk returns in *@ret, or false when
+ * anything is not so: nothing was stored, and store() takes the call from
+ * the start (it claims the lane, merges a full one, goes to the ring ...).
+ * The records are byte for byte store_deferred()'s.
  *
  * What store() does that this path may leave out: its nesting depth
  * (this path calls nothing that logs, so it cannot recurse; a signal
@@ -628,12 +641,18 @@ PK_HOT int pk_printk_lit(const char *fmt, ...)
  * levels read on every call, the format table's entry checked, the log's
  * existence (no log yet: store() makes it), a pending "nested too deep"
  * notice or a held line (store() deals with them first).
+ *
+ * @gate is the fast gate (base/fast_gate.h) as the caller found it, with
+ * no bit but PK_GATE_DYNDBG: lanes on, the log used, ignore_loglevel off,
+ * no "nested too deep" notice pending; the conditions that hold in other
+ * words (another process's, or the thread's held line) are read here.
  */
-static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_list *args)
+static PK_ALWAYS_INLINE bool lane_fast(struct pk_site *site, const char *fmt, va_list *args,
+				       uint32_t gate, int *ret)
 {
 #ifdef PRINTK_NO_DEFERRED
-	(void)site, (void)fmt, (void)args;
-	return -1;
+	(void)site, (void)fmt, (void)args, (void)gate, (void)ret;
+	return false;
 #else
 	const struct pk_sfmt *sf = __atomic_load_n((const struct pk_sfmt *const *)(const void *)&site->format,
 						   __ATOMIC_ACQUIRE);
@@ -641,46 +660,58 @@ static PK_ALWAYS_INLINE int lane_fast(struct pk_site *site, const char *fmt, va_
 
 	/* lane_lit: the literal and a simple layout, one compare. */
 	if (PK_UNLIKELY((uintptr_t)sf <= PK_SITE_FMT_MARKS) || PK_UNLIKELY(sf->lane_lit != fmt) ||
-	    PK_UNLIKELY(!log) || PK_UNLIKELY(held_open) ||
-	    PK_UNLIKELY(pk_load_relaxed(&nesting_dropped)))
-		return -1;
+	    PK_UNLIKELY(!log) || PK_UNLIKELY(held_open))
+		return false;
 
 	struct prb *rb = &log->rb;
 
-	pk_dyndbg_check(rb);
+	if (PK_UNLIKELY(gate & PK_GATE_DYNDBG))
+		pk_dyndbg_check(rb);
 
 	int level = sf->f.level < 0 ? pk_cfg_default_message_loglevel() : sf->f.level;
-	uint64_t ref;
 
 	/* A level set from another process that waits to be applied may
 	 * print this line: the console lock's holder decides (store()). */
-	if (!pk_console_level_suppressed_in(rb, level) || !pk_console_levels_settled_inline() ||
-	    (!pk_deferred_site_ref_cached(rb, sf, &ref) &&
-	     pk_deferred_site_ref(rb, sf, fmt, parse_headers, PK_PRINTK_FMT_MAX, &ref)))
-		return -1;
+	if (!pk_console_level_suppressed_gated(rb, level) || !pk_console_levels_settled_inline())
+		return false;
 
-	struct prb_lane_res res;
+	uint64_t ref;
+
+	if (PK_UNLIKELY(!pk_deferred_site_ref_cached(rb, sf, &ref))) {
+		uint64_t r; /* its own: @ref's address stays here (a register) */
+
+		if (pk_deferred_site_ref(rb, sf, fmt, parse_headers, PK_PRINTK_FMT_MAX, &r))
+			return false;
+		ref = r;
+	}
+
+	uint64_t hdr = prb_lane_hdr((unsigned)level);
+
+	/* Where the program's arguments are (the register save area, or
+	 * NULL: va_arg()), found before the reservation. */
+	const char *regs = pk_deferred_lane_regs(sf, args);
 	size_t cap;
-	char *blob = prb_lane_reserve(rb, &res, &cap);
+	char *blob;
 
-	if (!blob)
-		return -1;
+	if (!prb_lane_reserve(rb, &blob, &cap, sf->fixed_size, sf->lane_cap))
+		return false;
 
 	/* The lane's clock, read where store_deferred() reads it: after
 	 * the level checks, before the arguments are copied. */
-	uint64_t ts = pk_clock_ns_own_inline();
-	int len = pk_deferred_encode_lane(sf, ref, args, blob, cap);
+	prb_lane_stamp(blob, pk_clock_ns_own_inline());
+
+	size_t len;
 
 	/* Not deferrable, or more than the lane's contiguous room: store()
 	 * decides (it encodes with the whole PRB_TEXT_MAX, pads, merges). */
-	if (PK_UNLIKELY(len < 0)) {
+	if (PK_UNLIKELY(!pk_deferred_lane_walk(sf, ref, args, regs, blob, cap, &len))) {
 		prb_lane_cancel();
-		return -1;
+		return false;
 	}
-	prb_lane_publish(&res, ts, (uint8_t)(level & 7), (size_t)len);
+	prb_lane_publish(blob, hdr, len);
 	deferred_here++;
-	pk_default_log_mark_used();
-	return len;
+	*ret = (int)len;
+	return true;
 #endif
 }
 
@@ -690,20 +721,27 @@ PK_HOT int pk__printk_lit_site(struct pk_site *site, const char *fmt, ...)
 {
 	struct pk_con_line line;
 	va_list ap;
-
-	va_start(ap, fmt);
-
 	int r;
+	/* Lanes on and none of the fast path's rare conditions (but dynamic
+	 * debug's mailbox, which it looks at): one load and one test. */
+	uint32_t gate = pk_fast_gate_load();
 
-	if (PK_UNLIKELY(prb_lanes_enabled())) {
-		r = lane_fast(site, fmt, &ap);
-		va_end(ap);
-		if (PK_LIKELY(r >= 0))
+	if (PK_UNLIKELY(!(gate & ~PK_GATE_DYNDBG))) {
+		/* A va_list of its own, which nothing outside sees; store()
+		 * gets one started afresh. */
+		va_list fa;
+
+		va_start(fa, fmt);
+
+		bool done = lane_fast(site, fmt, &fa, gate, &r);
+
+		va_end(fa);
+		if (PK_LIKELY(done))
 			return r;
 		/* It may have read some of the arguments: store() reads
 		 * them from the start. */
-		va_start(ap, fmt);
 	}
+	va_start(ap, fmt);
 	r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 1, site);
 	va_end(ap);
 	write_line(&line);

@@ -22,6 +22,7 @@
 #define PRINTK_LANE_WRITER_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -58,29 +59,27 @@ struct prb_lane_tl {
 };
 extern _Thread_local PK_TLS_IE struct prb_lane_tl prb_lane_tl;
 
-/* Room reserved by prb_lane_reserve(), for prb_lane_publish(). */
-struct prb_lane_res {
-	pk_a64 *c;  /* the lane's control block */
-	pk_a64 *p;  /* the record's first word */
-	uint64_t w; /* the write index the record starts at */
-};
-
 /*
- * Reserve room for a record in the calling thread's lane of @rb: returns
- * where its blob goes, with *@cap bytes for it (at most PRB_TEXT_MAX, and
+ * Reserve room for a record in the calling thread's lane of @rb: true and
+ * where its blob goes in *@blob, with *@cap bytes for it (at least @need
+ * and at most @max, which is at most PRB_TEXT_MAX and not below @need, and
  * 8 more after them that prb_lane_publish() may zero; contiguous: a
  * record that would cross the lane's end is prb_lane_store()'s, which
- * pads), and the busy flag set; or NULL, nothing set. A non-NULL answer
- * must be followed by prb_lane_publish() or prb_lane_cancel().
+ * pads), and the busy flag set; or false, nothing set. A true answer
+ * must be followed by prb_lane_publish() or prb_lane_cancel(). The
+ * record's header words are the three before the blob; the lane's control
+ * block and write index are found again from the thread's lane state when
+ * it is published (nothing else moves them while the busy flag is set), so
+ * the caller keeps one pointer across its encoding.
  */
-static PK_ALWAYS_INLINE char *prb_lane_reserve(struct prb *rb, struct prb_lane_res *res,
-					       size_t *cap)
+static PK_ALWAYS_INLINE bool prb_lane_reserve(struct prb *rb, char **blob, size_t *cap, size_t need,
+					      size_t max)
 {
 	struct prb_lane_tl *t = &prb_lane_tl;
 
 	if (PK_UNLIKELY(t->busy) || PK_UNLIKELY(t->hdr != (const void *)rb->hdr) ||
 	    PK_UNLIKELY(t->lanes != rb->lanes) || PK_UNLIKELY(!rb->writable))
-		return NULL;
+		return false;
 	t->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
 
@@ -99,21 +98,17 @@ static PK_ALWAYS_INLINE char *prb_lane_reserve(struct prb *rb, struct prb_lane_r
 		goto none;
 	if (size - used < room)
 		room = size - used;
-	if (PK_UNLIKELY(room <= (PRB_LANE_HDR_WORDS + 1) * 8))
+	if (PK_UNLIKELY(room < (PRB_LANE_HDR_WORDS + 1) * 8 + need))
 		goto none;
 	room -= (PRB_LANE_HDR_WORDS + 1) * 8;
-	*cap = room < PRB_TEXT_MAX ? (size_t)room : PRB_TEXT_MAX;
+	*cap = room < max ? (size_t)room : max;
 
-	pk_a64 *p = t->data + at / 8;
-
-	res->c = c;
-	res->p = p;
-	res->w = w;
-	return (char *)(void *)(p + PRB_LANE_HDR_WORDS);
+	*blob = (char *)(void *)(t->data + at / 8 + PRB_LANE_HDR_WORDS);
+	return true;
 none:
 	atomic_signal_fence(memory_order_seq_cst);
 	t->busy = 0;
-	return NULL;
+	return false;
 }
 
 /* Give a reservation up: nothing was published (what was written above
@@ -124,28 +119,43 @@ static PK_ALWAYS_INLINE void prb_lane_cancel(void)
 	prb_lane_tl.busy = 0;
 }
 
+/* A record's first header word but its length, for a line of @level
+ * (0-7): what prb_lane_publish() completes. */
+static PK_ALWAYS_INLINE uint64_t prb_lane_hdr(unsigned level)
+{
+	return (uint64_t)(level & 7) << 16 |
+	       (uint64_t)(PRB_FLAG_NEWLINE | PRB_FLAG_DEFERRED) << 24 | PRB_LANE_MAGIC << 32;
+}
+
+/* The record's timestamp, written into the reservation as soon as it is
+ * read (the word is above widx: nobody's until prb_lane_publish()). */
+static PK_ALWAYS_INLINE void prb_lane_stamp(char *blob, uint64_t ts)
+{
+	pk_a64 *p = (pk_a64 *)(void *)blob - PRB_LANE_HDR_WORDS;
+
+	pk_store_relaxed(&p[1], ts);
+}
+
 /*
  * Publish the record whose blob, @len bytes (at most the reservation's
- * cap), was written at the reservation's address: its header words, the
- * blob's last word zero-padded (the bytes readers see are those of
+ * cap), was written at the reservation's address and whose timestamp
+ * prb_lane_stamp() wrote: its other header words (@hdr: prb_lane_hdr()),
+ * the blob's last word zero-padded (the bytes readers see are those of
  * prb_lane_store(): 8 zero bytes after the blob, within the reservation,
  * the ones past the record's last word above widx), then the release
  * store of widx (L1).
  */
-static PK_ALWAYS_INLINE void prb_lane_publish(const struct prb_lane_res *res, uint64_t ts,
-					      uint8_t level, size_t len)
+static PK_ALWAYS_INLINE void prb_lane_publish(char *blob, uint64_t hdr, size_t len)
 {
-	pk_a64 *p = res->p;
+	pk_a64 *p = (pk_a64 *)(void *)blob - PRB_LANE_HDR_WORDS;
+	pk_a64 *c = prb_lane_tl.ctl;
 	const uint64_t zero = 0;
 
-	memcpy((char *)(void *)(p + PRB_LANE_HDR_WORDS) + len, &zero, 8);
-	pk_store_relaxed(&p[0], (uint64_t)len | (uint64_t)level << 16 |
-					(uint64_t)(PRB_FLAG_NEWLINE | PRB_FLAG_DEFERRED) << 24 |
-					PRB_LANE_MAGIC << 32);
-	pk_store_relaxed(&p[1], ts);
+	memcpy(blob + len, &zero, 8);
+	pk_store_relaxed(&p[0], hdr | (uint64_t)len);
 	pk_store_relaxed(&p[2], prb_lane_tl.id);
-	pk_store_release(&res->c[PRB_LANE_C_WIDX],
-			 res->w + (PRB_LANE_HDR_WORDS + (len + 7) / 8) * 8);
+	pk_store_release(&c[PRB_LANE_C_WIDX], pk_load_relaxed(&c[PRB_LANE_C_WIDX]) +
+						      (PRB_LANE_HDR_WORDS + (len + 7) / 8) * 8);
 	atomic_signal_fence(memory_order_seq_cst);
 	prb_lane_tl.busy = 0;
 }

@@ -3140,12 +3140,12 @@ int prb_ring_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned f
 	return ring_read(rb, seq, r, flags);
 }
 
-/* The switch lives here, below lanes.c, because it decides a new region's
- * version (new_abi()). On by default (docs/lanes.md); printk.lanes=0 or
- * pk_set_lanes(0) turns it off. */
-_Atomic int prb_lanes_on = 1;
-
+/* The switch is driven here, below lanes.c, because it decides a new
+ * region's version (new_abi()). On by default (docs/lanes.md);
+ * printk.lanes=0 or pk_set_lanes(0) turns it off. Its one record is the
+ * fast gate's bit (base/fast_gate.h), which printk's fast path tests with
+ * its other rare conditions. */
 void prb_lanes_enable(int on)
 {
-	atomic_store(&prb_lanes_on, !!on);
+	pk_fast_gate_put(PK_GATE_LANES_OFF, !on);
 }

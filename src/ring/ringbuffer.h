@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "base/atomics.h"
+#include "base/fast_gate.h"
 #include "base/hints.h"
 #include "base/printk_limits.h"
 
@@ -505,10 +506,9 @@ int prb_ring_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned f
 
 /* Lanes on (1) or off (0) for this process's writers; on by default. */
 void prb_lanes_enable(int on);
-extern PK_HIDDEN _Atomic int prb_lanes_on;
 static inline int prb_lanes_enabled(void)
 {
-	return atomic_load_explicit(&prb_lanes_on, memory_order_relaxed);
+	return !(pk_fast_gate_load() & PK_GATE_LANES_OFF);
 }
 
 /*
