@@ -28,7 +28,8 @@
  *   - a read-only follower at the end of the lane records reads on, and
  *     udmesg -w shows a live writer's lane records;
  *   - a store that finds another merge at work waits for it, so a
- *     read-only reader's numbers hold;
+ *     read-only reader's numbers hold; a merger stopped longer than the
+ *     wait is waited for once;
  *   - a thread that exits gives its lane back;
  *   - hostile lane contents in a file: bounded, counted, never a crash;
  *     so is a hostile batch journal;
@@ -735,7 +736,7 @@ static void test_readonly_numbers_hold_after_store(void **state)
  */
 static sem_t m_paused, m_release;
 static _Thread_local int tp_role; /* 1: the merger, 2: the store */
-static atomic_int m_held, s_waited;
+static atomic_int m_held, s_waited, merger_kept; /* merger_kept: the store does not release it */
 
 static void hold_merger(enum prb_testpoint tp)
 {
@@ -744,7 +745,8 @@ static void hold_merger(enum prb_testpoint tp)
 		while (sem_wait(&m_release) != 0)
 			;
 	}
-	if (tp_role == 2 && tp == PRB_TP_STORE_WAITS_MERGE && !atomic_exchange(&s_waited, 1))
+	if (tp_role == 2 && tp == PRB_TP_STORE_WAITS_MERGE && !atomic_fetch_add(&s_waited, 1) &&
+	    !atomic_load(&merger_kept))
 		sem_post(&m_release);
 }
 
@@ -771,10 +773,10 @@ static void *store_thread(void *arg)
 	return NULL;
 }
 
-static void test_store_waits_for_merger(void **state)
+/* @path: "made", then 40 lane records "L<i> lane" a writer SIGKILLed
+ * left unmerged. */
+static void forty_left_in_lanes(const char *path)
 {
-	(void)state;
-	const char *path = test_dir_path("waits.log");
 	int ready[2];
 	char c;
 
@@ -804,6 +806,14 @@ static void test_store_waits_for_merger(void **state)
 	kill(pid, SIGKILL);
 	test_reap(pid, &status, 30000);
 	assert_true(WIFSIGNALED(status));
+}
+
+static void test_store_waits_for_merger(void **state)
+{
+	(void)state;
+	const char *path = test_dir_path("waits.log");
+
+	forty_left_in_lanes(path);
 
 	struct pk_log *ro;
 	struct pk_record r;
@@ -853,6 +863,77 @@ static void test_store_waits_for_merger(void **state)
 	pk_log_destroy(wm);
 	pk_log_destroy(ws);
 	pk_log_destroy(ro);
+}
+
+/*
+ * A merger stopped inside its batch (SIGSTOP, a debugger) for longer than
+ * a store waits: the first store waits its second and goes on, later ones
+ * do not wait for the same merger again while it makes no progress. Once
+ * it goes on, every record is there once.
+ */
+static void *stopped_store_thread(void *arg)
+{
+	tp_role = 2;
+	ws_err = pk_log_open_file(&ws, arg, 0, 0);
+	if (!ws_err)
+		ws_err = pk_log_store(ws, 1, 5, "X", 1, NULL, 0);
+	if (!ws_err)
+		ws_err = pk_log_store(ws, 1, 5, "Y", 1, NULL, 0);
+	return NULL;
+}
+
+static void test_stopped_merger_waited_once(void **state)
+{
+	(void)state;
+	const char *path = test_dir_path("stopped.log");
+
+	forty_left_in_lanes(path);
+	assert_int_equal(sem_init(&m_paused, 0, 0), 0);
+	assert_int_equal(sem_init(&m_release, 0, 0), 0);
+	atomic_store(&m_held, 0);
+	atomic_store(&s_waited, 0);
+	atomic_store(&merger_kept, 1);
+	wm = ws = NULL;
+	prb_set_testpoint_hook(hold_merger);
+
+	pthread_t m, st;
+
+	assert_int_equal(pthread_create(&m, NULL, merger_thread, (void *)path), 0);
+	while (sem_wait(&m_paused) != 0)
+		;
+	assert_int_equal(atomic_load(&m_held), 1);
+	assert_int_equal(pthread_create(&st, NULL, stopped_store_thread, (void *)path), 0);
+	assert_int_equal(pthread_join(st, NULL), 0);
+	assert_int_equal(ws_err, 0);
+	assert_int_equal(atomic_load(&s_waited), 1); /* the first store only */
+	sem_post(&m_release);
+	assert_int_equal(pthread_join(m, NULL), 0);
+	prb_set_testpoint_hook(NULL);
+	atomic_store(&merger_kept, 0);
+	assert_non_null(wm);
+
+	/* Every record once: "made", the 40, X and Y. */
+	struct pk_record r;
+	unsigned lane_seen = 0, x = 0, y = 0;
+
+	assert_int_equal(pk_log_next_seq(ws), 43);
+	for (uint64_t q = 0; q < 43; q++) {
+		assert_int_equal(pk_log_read(ws, q, &r, 0), 0);
+		assert_int_equal(r.seq, q);
+		if (!strcmp(r.text, "X"))
+			x++;
+		else if (!strcmp(r.text, "Y"))
+			y++;
+		else if (q)
+			lane_seen++;
+	}
+	assert_int_equal(lane_seen, 40);
+	assert_int_equal(x, 1);
+	assert_int_equal(y, 1);
+	sem_destroy(&m_paused);
+	sem_destroy(&m_release);
+	pk_log_destroy(wm);
+	pk_log_destroy(ws);
 }
 
 /* ------------------------------------------------------------- signals -- */
@@ -1864,6 +1945,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_postmortem_after_sigkill, teardown),
 		cmocka_unit_test_teardown(test_readonly_numbers_hold_after_store, teardown),
 		cmocka_unit_test_teardown(test_store_waits_for_merger, teardown),
+		cmocka_unit_test_teardown(test_stopped_merger_waited_once, teardown),
 		cmocka_unit_test_teardown(test_merger_killed_each_step, teardown),
 		cmocka_unit_test_teardown(test_merger_of_other_process, teardown),
 		cmocka_unit_test_teardown(test_signal_handler_interrupts, teardown),

@@ -556,35 +556,55 @@ static bool own_lane_empty(struct prb *rb)
 	       pk_load_acquire(&c[C_RIDX]) == pk_load_relaxed(&c[C_WIDX]);
 }
 
-/* Round @round of a wait begun at *@start: yield, then sleep in growing
- * slices. False once ROOM_WAIT_NS have passed. */
-static bool wait_round(unsigned round, uint64_t *start, long *pause_ns)
+/* A wait for another merger to let the merge lock go. */
+struct merge_wait {
+	unsigned round;
+	uint64_t start;
+	long pause_ns;
+};
+
+/* One more round of @w (yield, then sleep in growing slices): false once
+ * ROOM_WAIT_NS have passed, or at once when an earlier wait gave up on
+ * the same merger and it made no progress since (it is stopped: a
+ * debugger, SIGSTOP), so that only the first store pays the wait. */
+static bool merge_wait(struct prb *rb, struct merge_wait *w)
 {
+	uint64_t lock = pk_load_relaxed(&rb->lanes[P_LOCK]), merged = pk_load_relaxed(&rb->lanes[P_MERGED]);
 	uint64_t now = pk_clock_ns();
 
-	if (!round)
-		*start = now;
-	else if (now - *start > ROOM_WAIT_NS)
+	if (!w->round++) {
+		w->start = now;
+		if (lock && lock == pk_load_relaxed(&rb->lane_stall_lock) &&
+		    merged == pk_load_relaxed(&rb->lane_stall_merged))
+			return false;
+	} else if (now - w->start > ROOM_WAIT_NS) {
+		if (lock) {
+			pk_store_relaxed(&rb->lane_stall_merged, merged);
+			pk_store_relaxed(&rb->lane_stall_lock, lock);
+		}
 		return false;
-	if (*pause_ns) {
-		struct timespec ts = { 0, *pause_ns };
+	}
+	if (!lock)
+		return true; /* let go meanwhile: merge again at once */
+	if (w->pause_ns) {
+		struct timespec ts = { 0, w->pause_ns };
 
 		nanosleep(&ts, NULL);
-		*pause_ns = *pause_ns < 500000 ? *pause_ns * 2 : 1000000;
+		w->pause_ns = w->pause_ns < 500000 ? w->pause_ns * 2 : 1000000;
 	} else {
 		sched_yield();
-		if (round > 8)
-			*pause_ns = 20000;
+		if (w->round > 8)
+			w->pause_ns = 20000;
 	}
 	return true;
 }
 
 int prb_lane_make_room(struct prb *rb)
 {
-	uint64_t me = my_id(), start = 0;
-	long pause_ns = 0;
+	uint64_t me = my_id();
+	struct merge_wait w = { 0 };
 
-	for (unsigned round = 0;; round++) {
+	for (;;) {
 		bool busy;
 		int n = merge(rb, &busy);
 
@@ -592,17 +612,17 @@ int prb_lane_make_room(struct prb *rb)
 			return 0;
 		if (busy && pk_load_relaxed(&rb->lanes[P_LOCK]) == me)
 			return -EBUSY; /* a handler that interrupted its own merge */
-		if (!wait_round(round, &start, &pause_ns))
+		if (!merge_wait(rb, &w))
 			return -ETIMEDOUT;
 	}
 }
 
 int prb_lanes_merge_before_store(struct prb *rb)
 {
-	uint64_t me = my_id(), start = 0;
-	long pause_ns = 0;
+	uint64_t me = my_id();
+	struct merge_wait w = { 0 };
 
-	for (unsigned round = 0;; round++) {
+	for (;;) {
 		bool busy;
 		int n = merge(rb, &busy);
 
@@ -610,10 +630,10 @@ int prb_lanes_merge_before_store(struct prb *rb)
 		 * Ours: a handler that interrupted its own merge stores now. */
 		if (!busy || pk_load_relaxed(&rb->lanes[P_LOCK]) == me)
 			return n;
-		if (!round)
-			prb_testpoint(PRB_TP_STORE_WAITS_MERGE);
-		if (!wait_round(round, &start, &pause_ns))
+		if (!merge_wait(rb, &w))
 			return -ETIMEDOUT;
+		if (w.round == 1)
+			prb_testpoint(PRB_TP_STORE_WAITS_MERGE);
 	}
 }
 

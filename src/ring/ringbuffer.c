@@ -2935,6 +2935,8 @@ static void make_handle(struct prb *rb, struct prb_header *hdr, bool writable)
 	}
 	atomic_store_explicit(&rb->lane_view, NULL, memory_order_relaxed);
 	atomic_store_explicit(&rb->lane_view_busy, 0, memory_order_relaxed);
+	atomic_store_explicit(&rb->lane_stall_lock, 0, memory_order_relaxed);
+	atomic_store_explicit(&rb->lane_stall_merged, 0, memory_order_relaxed);
 	rb->id_base = hdr->id_base;
 	rb->writable = writable;
 	atomic_store_explicit(&rb->doorbell, NULL, memory_order_relaxed);

@@ -167,6 +167,10 @@ struct prb {
 	 * and freed by prb_lanes_forget(); busy while a thread walks it. */
 	void *_Atomic lane_view;
 	pk_a32 lane_view_busy;
+	/* The merge lock's word and the pool's merged count when a wait for
+	 * that merger last gave up (lanes.c): while both stay so, the merger
+	 * is stopped, and later stores and full lanes do not wait for it. */
+	pk_a64 lane_stall_lock, lane_stall_merged;
 	uint32_t id_base;    /* id of seq 0 */
 	/* Set once a writer found the header words contradicting each other
 	 * (prb_broken()): this handle's stores fail with -EUCLEAN from then on.
