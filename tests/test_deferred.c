@@ -779,6 +779,123 @@ static void test_expand_hostile_blobs(void **state)
 	pk_dfmt_cache_free(fc);
 }
 
+/* One record of @fmt (a KERN_INFO literal ending in a newline) with the
+ * arguments after it, expanded through @fc (twice: the format's first
+ * record and a cached one) and without a cache: the same bytes, and those
+ * of vsnprintf() for the format's body, cut at PK_TEXT_MAX. */
+static void cached_vs_eager(struct pk_dfmt_cache *fc, const char *fmt, ...)
+{
+	struct prb *rb = pk_printk_ring();
+	char blob[PK_TEXT_MAX + 8], text[PK_TEXT_MAX + 1], body[1100];
+	static char want[4 * PK_TEXT_MAX];
+	size_t fl = strlen(fmt);
+	uint64_t ref = 0;
+	void *slot;
+	va_list ap, aq;
+
+	va_start(ap, fmt);
+	va_copy(aq, ap);
+
+	const struct pk_dfmt *f = pk_deferred_fmt(rb, fmt, headers, 1088, &slot);
+
+	assert_non_null(f);
+	assert_int_equal(pk_deferred_ref(rb, slot, &ref), 0);
+
+	int len = pk_deferred_encode(f, ref, &ap, blob, PK_TEXT_MAX);
+
+	assert_true(fl >= 3 && fl - 3 < sizeof(body) && fmt[fl - 1] == '\n');
+	memcpy(body, fmt + 2, fl - 3);
+	body[fl - 3] = '\0';
+
+	int wn = vsnprintf(want, sizeof(want), body, aq);
+
+	va_end(aq);
+	va_end(ap);
+	if (len < 0)
+		return; /* too long to defer: printk formats it eagerly */
+	assert_true(wn >= 0 && (size_t)wn < sizeof(want));
+	if (wn > (int)PK_TEXT_MAX)
+		wn = PK_TEXT_MAX;
+	want[wn] = '\0';
+	for (int round = 0; round < 3; round++) {
+		uint8_t flags = PRB_FLAG_DEFERRED;
+		size_t n;
+
+		memcpy(text, blob, (size_t)len);
+		n = round < 2 ? pk_deferred_expand_cached(rb, text, (size_t)len, &flags, fc) :
+				pk_deferred_expand(rb, text, (size_t)len, &flags, NULL);
+		assert_int_equal(n, (size_t)wn);
+		assert_memory_equal(text, want, n + 1);
+		assert_int_equal(flags, 0);
+	}
+}
+
+/* A string of @n random bytes, none zero (control characters and bytes
+ * of 0x80 and up included), in @buf. */
+static const char *rnd_str(char *buf, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (char)(1 + rnd() % 255);
+	buf[n] = '\0';
+	return buf;
+}
+
+static long rnd_long(void)
+{
+	switch (rnd() % 5) {
+	case 0:
+		return LONG_MIN;
+	case 1:
+		return LONG_MAX;
+	case 2:
+		return (long)(rnd() % 2000) - 1000;
+	default:
+		return (long)rnd();
+	}
+}
+
+/* Plain conversions (%d %i %u %x, with l, ll, z, j, and %s) through a bulk
+ * reader's cache, which expands them from its parsed form: every value's
+ * text is vsnprintf()'s, the text cut where it reaches PK_TEXT_MAX (long
+ * strings after a long literal) is the uncached expansion's, and a format
+ * whose conversions are not all plain goes the general way. */
+static void test_expand_cached_plain(void **state)
+{
+	(void)state;
+	struct pk_dfmt_cache *fc = pk_dfmt_cache_new();
+	static char s1[PK_TEXT_MAX + 1], s2[PK_TEXT_MAX + 1], s3[PK_TEXT_MAX + 1];
+	static char longfmt[1100];
+
+	assert_non_null(fc);
+	memcpy(longfmt, KERN_INFO, 2);
+	memset(longfmt + 2, 'L', 900);
+	memcpy(longfmt + 902, "%s|%d|%lu\n", sizeof("%s|%d|%lu\n"));
+	for (int round = 0; round < 3000; round++) {
+		size_t n1 = rnd() % 8 ? rnd() % 40 : rnd() % 1000;
+		size_t n2 = rnd() % 4 ? rnd() % 16 : rnd() % 400;
+		int i = rnd_int();
+		long l = rnd_long();
+
+		rnd_str(s1, n1);
+		rnd_str(s2, n2);
+		rnd_str(s3, rnd() % 3);
+		cached_vs_eager(fc, KERN_INFO "worker %d processed %s in %lu us\n", i, s1,
+				(unsigned long)l);
+		cached_vs_eager(fc, KERN_INFO "%d%i%u%x\n", i, -i, (unsigned)i, (unsigned)i);
+		cached_vs_eager(fc, KERN_INFO "%ld|%lu|%lx|%lld|%llu|%llx|%zu|%zd|%jd\n", l,
+				(unsigned long)l, (unsigned long)l, (long long)l,
+				(unsigned long long)l, (unsigned long long)l, (size_t)l, (ssize_t)l,
+				(intmax_t)l);
+		cached_vs_eager(fc, KERN_INFO "%s%s%s\n", s2, s3, s1);
+		cached_vs_eager(fc, KERN_INFO "%s\n", s3);
+		cached_vs_eager(fc, KERN_INFO "no conversion\n");
+		cached_vs_eager(fc, KERN_INFO "<%s> %d%%\n", s2, i);
+		cached_vs_eager(fc, KERN_INFO "%5d %s %c\n", i, s2, 'A' + (int)(rnd() % 26));
+		cached_vs_eager(fc, longfmt, s1, i, (unsigned long)l);
+	}
+	pk_dfmt_cache_free(fc);
+}
+
 /* ------------------------------------------- the lanes' walk (printk.c) -- */
 
 /* Both walks of @sf's layout over the same arguments: the lanes' into
@@ -1146,6 +1263,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_table_full_falls_back, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_damaged_entry_placeholder, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_expand_hostile_blobs, setup_big, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_expand_cached_plain, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_lane_walk_same_blob, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_lane_walk_page_end, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_threads_read_whole_records, setup_big, teardown_capture),

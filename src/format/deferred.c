@@ -1286,18 +1286,39 @@ static PK_NOINLINE size_t expand_own(const struct prb *rb, char *text, size_t le
 #define FC_SLOTS 64 /* direct-mapped by reference */
 #define FC_CONVS 24 /* a format with more conversions is parsed each time */
 
+/* What fc_fast() does for a conversion: how it prints its value. */
+enum { FC_STR, FC_DEC, FC_UDEC, FC_HEX };
+
+/* One conversion of a slot fc_fast() expands: the literal before it
+ * (@lit bytes at @at of the format), its value's size (4 or 8) and kind. */
+struct fc_op {
+	uint16_t at, lit;
+	uint8_t size, kind;
+};
+
+/* A plain number's longest text: 20 digits, or a sign and 19. */
+#define FC_NUM_MAX 20
+
 struct fc_slot {
 	uint64_t ref; /* 0: empty (no reference is 0: entries start at TAB_HDR) */
 	size_t flen;
 	unsigned nconv;
 	bool tail_pct;
+	/* Every conversion plain %d %i %u %x %s and no "%%": fc_fast()'s, with
+	 * the literal and number bytes at most @fast_max. */
+	bool fast;
+	size_t fast_max;
 	struct conv conv[FC_CONVS];
-	char fmt[(PK_DEFERRED_FMT_MAX + 8) / 8 * 8];
+	struct fc_op op[FC_CONVS];
+	/* fc_fast() reads whole words: up to 7 bytes past the format. */
+	char fmt[(PK_DEFERRED_FMT_MAX + 16) / 8 * 8];
 };
 
 struct pk_dfmt_cache {
 	const struct prb *rb; /* the ring its entries come from */
-	char blob[PK_TEXT_MAX + 1];
+	/* The record's blob; fc_fast() reads whole words, up to 7 bytes past
+	 * it (bytes of an earlier blob, or the zeros of calloc()). */
+	char blob[PK_TEXT_MAX + 8];
 	struct fc_slot slot[FC_SLOTS];
 };
 
@@ -1320,13 +1341,161 @@ static bool fc_parse(struct fc_slot *sl)
 	int r;
 
 	sl->nconv = 0;
+	sl->fast = false;
 	while ((r = next_conv(sl->fmt, sl->flen, &pos, &c)) == 1) {
 		if (sl->nconv == FC_CONVS)
 			return false;
 		sl->conv[sl->nconv++] = c;
 	}
 	sl->tail_pct = c.pct;
-	return r == 0;
+	if (r != 0)
+		return false;
+
+	/* fc_fast()'s form, when every conversion has one. */
+	size_t from = 0;
+
+	sl->fast = !sl->tail_pct;
+	sl->fast_max = sl->flen;
+	for (unsigned k = 0; k < sl->nconv && sl->fast; k++) {
+		const struct conv *cv = &sl->conv[k];
+		struct fc_op *op = &sl->op[k];
+
+		if (!cv->plain || cv->pct || !plain_letter(cv->letter)) {
+			sl->fast = false;
+			break;
+		}
+		op->at = (uint16_t)from;
+		op->lit = (uint16_t)(cv->start - from);
+		op->size = cv->cls == C_INT ? 4 : 8;
+		op->kind = cv->letter == 's' ? FC_STR :
+			   cv->letter == 'x' ? FC_HEX :
+			   cv->letter == 'u' ? FC_UDEC : FC_DEC;
+		if (op->kind != FC_STR)
+			sl->fast_max += FC_NUM_MAX;
+		from = cv->end;
+	}
+	return true;
+}
+
+/* @n bytes from @src to @dst by whole words: up to 7 bytes more are read
+ * and written: no call for the short pieces a record is made of. */
+static PK_ALWAYS_INLINE void fc_copy(char *dst, const char *src, size_t n)
+{
+	for (size_t k = 0; k < n; k += 8) {
+		uint64_t w;
+
+		memcpy(&w, src + k, 8);
+		memcpy(dst + k, &w, 8);
+	}
+}
+
+static const char fc_digits2[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* @u in decimal at @dst: its length. */
+static PK_ALWAYS_INLINE size_t fc_udec(char *dst, uint64_t u)
+{
+	if (u < 10) {
+		*dst = (char)('0' + u);
+		return 1;
+	}
+
+	size_t n = 2;
+
+	for (uint64_t t = u / 100; t; t /= 10)
+		n++;
+
+	char *q = dst + n;
+
+	while (u >= 100) {
+		unsigned r = (unsigned)(u % 100);
+
+		u /= 100;
+		q -= 2;
+		memcpy(q, fc_digits2 + 2 * r, 2);
+	}
+	if (u >= 10) {
+		q -= 2;
+		memcpy(q, fc_digits2 + 2 * u, 2);
+	} else {
+		*--q = (char)('0' + u);
+	}
+	return n;
+}
+
+static PK_ALWAYS_INLINE size_t fc_hex(char *dst, uint64_t u)
+{
+	size_t n = 1;
+
+	for (uint64_t t = u >> 4; t; t >>= 4)
+		n++;
+	for (size_t k = n; k--; u >>= 4)
+		dst[k] = "0123456789abcdef"[u & 15];
+	return n;
+}
+
+/*
+ * The expansion of a record whose format is @sl's fast form (sl->fast) and
+ * whose text cannot reach PK_TEXT_MAX: the bytes plain_seg() and
+ * expand_with() give, with no room to check. The blob @in is checked as
+ * there (each value inside it, all of it used). Returns the length, or
+ * SIZE_MAX for a blob that does not validate.
+ */
+static size_t fc_fast(const struct fc_slot *sl, char *text, struct in in)
+{
+	const char *fmt = sl->fmt;
+	size_t o = 0;
+
+	for (unsigned k = 0; k < sl->nconv; k++) {
+		const struct fc_op *op = &sl->op[k];
+
+		fc_copy(text + o, fmt + op->at, op->lit);
+		o += op->lit;
+		if (op->kind == FC_STR) {
+			uint16_t n;
+
+			if (!take(&in, &n, 2) || n > in.n - in.at)
+				return SIZE_MAX;
+			fc_copy(text + o, in.p + in.at, n);
+			in.at += n;
+			o += n;
+			continue;
+		}
+
+		uint64_t u;
+
+		if (op->size == 4) {
+			int32_t v32;
+
+			if (!take(&in, &v32, 4))
+				return SIZE_MAX;
+			if (op->kind == FC_DEC && v32 < 0) {
+				text[o++] = '-';
+				u = (uint64_t)-(int64_t)v32;
+			} else {
+				u = (uint32_t)v32;
+			}
+		} else {
+			if (!take(&in, &u, 8))
+				return SIZE_MAX;
+			if (op->kind == FC_DEC && (int64_t)u < 0) {
+				text[o++] = '-';
+				u = (uint64_t)0 - u;
+			}
+		}
+		o += op->kind == FC_HEX ? fc_hex(text + o, u) : fc_udec(text + o, u);
+	}
+	if (in.at != in.n)
+		return SIZE_MAX;
+
+	size_t from = sl->nconv ? sl->conv[sl->nconv - 1].end : 0;
+
+	fc_copy(text + o, fmt + from, sl->flen - from);
+	o += sl->flen - from;
+	text[o] = '\0';
+	return o;
 }
 
 static size_t expand_cached(const struct prb *rb, char *text, size_t len, struct pk_dfmt_cache *fc)
@@ -1357,6 +1526,13 @@ static size_t expand_cached(const struct prb *rb, char *text, size_t len, struct
 		if (!fc_parse(sl))
 			return expand_with(text, blob, in, sl->fmt, sl->flen, &src);
 		sl->ref = ref;
+	}
+	/* Strings take at most the blob's bytes, and the copies' last words
+	 * up to 7 more: the text stays inside its PK_TEXT_MAX + 1. */
+	if (PK_LIKELY(sl->fast) && sl->fast_max + len + 7 <= PK_TEXT_MAX) {
+		size_t n = fc_fast(sl, text, in);
+
+		return n != SIZE_MAX ? n : bad(text);
 	}
 	src.list = sl->conv;
 	src.n = sl->nconv;
