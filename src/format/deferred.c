@@ -1389,6 +1389,20 @@ static PK_ALWAYS_INLINE void fc_copy(char *dst, const char *src, size_t n)
 	}
 }
 
+/* Bits of @u (not 0) up to its highest one. */
+static PK_ALWAYS_INLINE unsigned fc_bits(uint64_t u)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	return 64u - (unsigned)__builtin_clzll(u);
+#else
+	unsigned n = 0;
+
+	for (; u; u >>= 1)
+		n++;
+	return n;
+#endif
+}
+
 static const char fc_digits2[201] =
 	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
@@ -1397,16 +1411,23 @@ static const char fc_digits2[201] =
 /* @u in decimal at @dst: its length. */
 static PK_ALWAYS_INLINE size_t fc_udec(char *dst, uint64_t u)
 {
+	static const uint64_t pow10[20] = {
+		1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u, 100000000u,
+		1000000000u, UINT64_C(10000000000), UINT64_C(100000000000),
+		UINT64_C(1000000000000), UINT64_C(10000000000000), UINT64_C(100000000000000),
+		UINT64_C(1000000000000000), UINT64_C(10000000000000000),
+		UINT64_C(100000000000000000), UINT64_C(1000000000000000000),
+		UINT64_C(10000000000000000000)
+	};
+
 	if (u < 10) {
 		*dst = (char)('0' + u);
 		return 1;
 	}
 
-	size_t n = 2;
-
-	for (uint64_t t = u / 100; t; t /= 10)
-		n++;
-
+	/* The digits from the bits: log10(2) is about 1233 / 4096. */
+	unsigned t = fc_bits(u) * 1233 >> 12;
+	size_t n = t + 1 - (u < pow10[t]);
 	char *q = dst + n;
 
 	while (u >= 100) {
@@ -1504,8 +1525,16 @@ static size_t expand_cached(const struct prb *rb, char *text, size_t len, struct
 	uint64_t ref;
 	struct in in;
 
-	if (!blob_open(text, len, blob, &in, &ref))
+	/* The usual blob by whole words, no call: the text's room is
+	 * PK_TEXT_MAX + 1 bytes, and the reference read from the text (not
+	 * from the copy just stored). */
+	if (PK_LIKELY(len >= 8 && len + 7 <= PK_TEXT_MAX)) {
+		fc_copy(blob, text, len);
+		in = (struct in){ blob, len, 8 };
+		memcpy(&ref, text, 8);
+	} else if (!blob_open(text, len, blob, &in, &ref)) {
 		return bad(text);
+	}
 	if (fc->rb != rb) {
 		for (unsigned i = 0; i < FC_SLOTS; i++)
 			fc->slot[i].ref = 0;
