@@ -783,6 +783,8 @@ static void test_expand_hostile_blobs(void **state)
  * arguments after it, expanded through @fc (twice: the format's first
  * record and a cached one) and without a cache: the same bytes, and those
  * of vsnprintf() for the format's body, cut at PK_TEXT_MAX. */
+static unsigned cached_plain, cached_not_plain;
+
 static void cached_vs_eager(struct pk_dfmt_cache *fc, const char *fmt, ...)
 {
 	struct prb *rb = pk_printk_ring();
@@ -821,12 +823,26 @@ static void cached_vs_eager(struct pk_dfmt_cache *fc, const char *fmt, ...)
 		uint8_t flags = PRB_FLAG_DEFERRED;
 		size_t n;
 
+		bool plain = false;
+
 		memcpy(text, blob, (size_t)len);
-		n = round < 2 ? pk_deferred_expand_cached(rb, text, (size_t)len, &flags, fc) :
-				pk_deferred_expand(rb, text, (size_t)len, &flags, NULL);
+		n = round == 0 ? pk_deferred_expand_cached(rb, text, (size_t)len, &flags, fc) :
+		    round == 1 ? pk_deferred_expand_plain(rb, text, (size_t)len, &flags, fc, &plain) :
+				 pk_deferred_expand(rb, text, (size_t)len, &flags, NULL);
 		assert_int_equal(n, (size_t)wn);
 		assert_memory_equal(text, want, n + 1);
 		assert_int_equal(flags, 0);
+
+		/* "Printable" is said only of a text that is. */
+		bool printable = true;
+
+		for (size_t i = 0; i < n; i++)
+			printable = printable && text[i] >= 0x20 && text[i] < 0x7f;
+		if (plain)
+			assert_true(printable);
+		else if (round == 1 && printable)
+			cached_not_plain++;
+		cached_plain += plain;
 	}
 }
 
@@ -878,6 +894,14 @@ static void test_expand_cached_plain(void **state)
 
 		rnd_str(s1, n1);
 		rnd_str(s2, n2);
+		if (round % 2) { /* printable strings but for one byte now and then */
+			for (size_t k = 0; k < n1; k++)
+				s1[k] = (char)(0x20 + (unsigned char)s1[k] % 0x5f);
+			for (size_t k = 0; k < n2; k++)
+				s2[k] = (char)(0x20 + (unsigned char)s2[k] % 0x5f);
+			if (n1 && round % 8 == 1)
+				s1[rnd() % n1] = (char)(rnd() % 3 == 0 ? 0x7f : rnd() % 2 ? 0x80 + rnd() % 0x80 : 1 + rnd() % 0x1f);
+		}
 		rnd_str(s3, rnd() % 3);
 		cached_vs_eager(fc, KERN_INFO "worker %d processed %s in %lu us\n", i, s1,
 				(unsigned long)l);
@@ -894,6 +918,13 @@ static void test_expand_cached_plain(void **state)
 		cached_vs_eager(fc, longfmt, s1, i, (unsigned long)l);
 	}
 	pk_dfmt_cache_free(fc);
+	/* Where the strings' words are looked at (little-endian), printable
+	 * texts are said to be so. */
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && \
+	__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	assert_true(cached_plain > 1000);
+#endif
+	print_message("printable texts: %u said so, %u not\n", cached_plain, cached_not_plain);
 }
 
 /* ------------------------------------------- the lanes' walk (printk.c) -- */

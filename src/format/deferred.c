@@ -1307,6 +1307,7 @@ struct fc_slot {
 	/* Every conversion plain %d %i %u %x %s and no "%%": fc_fast()'s, with
 	 * the literal and number bytes at most @fast_max. */
 	bool fast;
+	bool lit_plain; /* the format's literal bytes are all 0x20-0x7e */
 	size_t fast_max;
 	struct conv conv[FC_CONVS];
 	struct fc_op op[FC_CONVS];
@@ -1374,7 +1375,40 @@ static bool fc_parse(struct fc_slot *sl)
 			sl->fast_max += FC_NUM_MAX;
 		from = cv->end;
 	}
+
+	/* With the conversions plain, every byte outside them prints as itself. */
+	size_t k = 0;
+
+	sl->lit_plain = sl->fast;
+	for (size_t i = 0; i < sl->flen && sl->lit_plain; i++) {
+		if (k < sl->nconv && i == sl->conv[k].start) {
+			i = sl->conv[k++].end - 1;
+			continue;
+		}
+		sl->lit_plain = sl->fmt[i] >= 0x20 && sl->fmt[i] < 0x7f;
+	}
 	return true;
+}
+
+/* fc_fast() tells printable ASCII text (0x20-0x7e, what dmesg prints as it
+ * is) by the words of its strings, which holds on little-endian machines;
+ * elsewhere it never says a text with a string is printable. */
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && \
+	__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define FC_SCAN_WORDS 1
+#else
+#define FC_SCAN_WORDS 0
+#endif
+
+/* The high bit of each byte of @w outside 0x20-0x7e: the low seven bits
+ * plus 0x60 reach 0x80 from 0x20 on, plus 1 at 0x7f; no byte carries into
+ * the next. */
+static PK_ALWAYS_INLINE uint64_t fc_unprintable(uint64_t w)
+{
+	const uint64_t ones = UINT64_C(0x0101010101010101), high = ones * 0x80;
+	uint64_t x = w & ~high;
+
+	return (w | ~(x + ones * 0x60) | (x + ones)) & high;
 }
 
 /* @n bytes from @src to @dst by whole words: up to 7 bytes more are read
@@ -1464,9 +1498,10 @@ static PK_ALWAYS_INLINE size_t fc_hex(char *dst, uint64_t u)
  * there (each value inside it, all of it used). Returns the length, or
  * SIZE_MAX for a blob that does not validate.
  */
-static size_t fc_fast(const struct fc_slot *sl, char *text, struct in in)
+static size_t fc_fast(const struct fc_slot *sl, char *text, struct in in, bool *plain)
 {
 	const char *fmt = sl->fmt;
+	uint64_t odd = 0; /* fc_unprintable() of the strings' bytes */
 	size_t o = 0;
 
 	for (unsigned k = 0; k < sl->nconv; k++) {
@@ -1479,7 +1514,20 @@ static size_t fc_fast(const struct fc_slot *sl, char *text, struct in in)
 
 			if (!take(&in, &n, 2) || n > in.n - in.at)
 				return SIZE_MAX;
-			fc_copy(text + o, in.p + in.at, n);
+
+			const char *str = in.p + in.at;
+
+			/* fc_copy() with each word's bytes looked at. */
+			for (size_t j = 0; j < n; j += 8) {
+				uint64_t w, m;
+
+				memcpy(&w, str + j, 8);
+				memcpy(text + o + j, &w, 8);
+				m = fc_unprintable(w);
+				if (n - j < 8)
+					m &= (UINT64_C(1) << 8 * (n - j)) - 1;
+				odd |= FC_SCAN_WORDS ? m : 1;
+			}
 			in.at += n;
 			o += n;
 			continue;
@@ -1516,10 +1564,12 @@ static size_t fc_fast(const struct fc_slot *sl, char *text, struct in in)
 	fc_copy(text + o, fmt + from, sl->flen - from);
 	o += sl->flen - from;
 	text[o] = '\0';
+	*plain = sl->lit_plain && !odd;
 	return o;
 }
 
-static size_t expand_cached(const struct prb *rb, char *text, size_t len, struct pk_dfmt_cache *fc)
+static size_t expand_cached(const struct prb *rb, char *text, size_t len, struct pk_dfmt_cache *fc,
+			    bool *plain)
 {
 	char *blob = fc->blob;
 	uint64_t ref;
@@ -1559,7 +1609,7 @@ static size_t expand_cached(const struct prb *rb, char *text, size_t len, struct
 	/* Strings take at most the blob's bytes, and the copies' last words
 	 * up to 7 more: the text stays inside its PK_TEXT_MAX + 1. */
 	if (PK_LIKELY(sl->fast) && sl->fast_max + len + 7 <= PK_TEXT_MAX) {
-		size_t n = fc_fast(sl, text, in);
+		size_t n = fc_fast(sl, text, in, plain);
 
 		return n != SIZE_MAX ? n : bad(text);
 	}
@@ -1572,8 +1622,17 @@ static size_t expand_cached(const struct prb *rb, char *text, size_t len, struct
 size_t pk_deferred_expand_cached(const struct prb *rb, char *text, size_t len, uint8_t *flags,
 				 struct pk_dfmt_cache *fc)
 {
+	bool plain;
+
+	return pk_deferred_expand_plain(rb, text, len, flags, fc, &plain);
+}
+
+size_t pk_deferred_expand_plain(const struct prb *rb, char *text, size_t len, uint8_t *flags,
+				struct pk_dfmt_cache *fc, bool *plain)
+{
 	*flags &= (uint8_t)~PRB_FLAG_DEFERRED;
-	return fc ? expand_cached(rb, text, len, fc) : expand_own(rb, text, len);
+	*plain = false;
+	return fc ? expand_cached(rb, text, len, fc, plain) : expand_own(rb, text, len);
 }
 
 size_t pk_deferred_expand(const struct prb *rb, char *text, size_t len, uint8_t *flags,

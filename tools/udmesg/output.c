@@ -839,8 +839,9 @@ fast_finish_escaped(const struct ud_ctl *ctl, const char *text, size_t i, size_t
 	out_putc('\n');
 }
 
+/* @plain: the text is known to hold only bytes plain_prefix_len() passes. */
 static inline __attribute__((always_inline)) void
-fast_finish(const struct ud_ctl *ctl, uint64_t ts_nsec, char *text, size_t len)
+fast_finish(const struct ud_ctl *ctl, uint64_t ts_nsec, char *text, size_t len, bool plain)
 {
 	char *start = ob->buf + ob->len;
 	size_t plen, i;
@@ -862,7 +863,7 @@ fast_finish(const struct ud_ctl *ctl, uint64_t ts_nsec, char *text, size_t len)
 		fast_prefix_len = plen;
 	}
 	fmt_prefix_n(start, n, usec);
-	i = plain_prefix_len(text, len);
+	i = plain ? len : plain_prefix_len(text, len);
 	if (__builtin_expect(i == len, 1)) {
 		text[len] = '\n';
 		ob->len += plen + len + 1;
@@ -876,13 +877,14 @@ uint64_t ud_fast_run(const struct ud_ctl *ctl, struct pk_text_reader *tr, struct
 {
 	for (; seq < end; seq++) {
 		uint64_t ts;
+		bool plain;
 
 		char *text = fast_text_slot();
-		int len = pk_text_read(tr, cache, seq, &ts, text);
+		int len = pk_text_read_plain(tr, cache, seq, &ts, text, &plain);
 
 		if (len < 0)
 			break;
-		fast_finish(ctl, ts, text, (size_t)len);
+		fast_finish(ctl, ts, text, (size_t)len, plain);
 	}
 	return seq;
 }
@@ -894,7 +896,7 @@ void ud_print_fast(const struct ud_ctl *ctl, uint64_t ts_nsec, const char *text,
 	if (len > PK_TEXT_MAX)
 		len = PK_TEXT_MAX;
 	memcpy(dst, text, len);
-	fast_finish(ctl, ts_nsec, dst, len);
+	fast_finish(ctl, ts_nsec, dst, len, false);
 }
 
 /* ------------------------------------------------------- text records -- */
