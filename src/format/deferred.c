@@ -1299,6 +1299,9 @@ struct fc_op {
 /* A plain number's longest text: 20 digits, or a sign and 19. */
 #define FC_NUM_MAX 20
 
+/* How far past its @n bytes fc_copy() may read and write. */
+#define FC_SLACK 15
+
 struct fc_slot {
 	uint64_t ref; /* 0: empty (no reference is 0: entries start at TAB_HDR) */
 	size_t flen;
@@ -1309,17 +1312,19 @@ struct fc_slot {
 	bool fast;
 	bool lit_plain; /* the format's literal bytes are all 0x20-0x7e */
 	size_t fast_max;
+	size_t tail_at; /* where the literal after the last conversion starts */
 	struct conv conv[FC_CONVS];
 	struct fc_op op[FC_CONVS];
-	/* fc_fast() reads whole words: up to 7 bytes past the format. */
-	char fmt[(PK_DEFERRED_FMT_MAX + 16) / 8 * 8];
+	/* fc_copy() reads up to FC_SLACK bytes past the format. */
+	char fmt[(PK_DEFERRED_FMT_MAX + FC_SLACK + 8) / 8 * 8];
 };
 
 struct pk_dfmt_cache {
 	const struct prb *rb; /* the ring its entries come from */
-	/* The record's blob; fc_fast() reads whole words, up to 7 bytes past
-	 * it (bytes of an earlier blob, or the zeros of calloc()). */
-	char blob[PK_TEXT_MAX + 8];
+	/* The record's blob; fc_copy() writes, and fc_fast() reads, up to
+	 * FC_SLACK bytes past it (bytes of an earlier blob, or the zeros of
+	 * calloc()). */
+	char blob[PK_TEXT_MAX + 1 + FC_SLACK];
 	struct fc_slot slot[FC_SLOTS];
 };
 
@@ -1376,6 +1381,8 @@ static bool fc_parse(struct fc_slot *sl)
 		from = cv->end;
 	}
 
+	sl->tail_at = from;
+
 	/* With the conversions plain, every byte outside them prints as itself. */
 	size_t k = 0;
 
@@ -1411,16 +1418,22 @@ static PK_ALWAYS_INLINE uint64_t fc_unprintable(uint64_t w)
 	return (w | ~(x + ones * 0x60) | (x + ones)) & high;
 }
 
-/* @n bytes from @src to @dst by whole words: up to 7 bytes more are read
- * and written: no call for the short pieces a record is made of. */
+/* @n bytes from @src to @dst by 16-byte units, the first one always: up
+ * to FC_SLACK bytes more are read and written. No call and no loop for the
+ * short pieces a record is made of. */
 static PK_ALWAYS_INLINE void fc_copy(char *dst, const char *src, size_t n)
 {
-	for (size_t k = 0; k < n; k += 8) {
-		uint64_t w;
+	size_t k = 0;
 
-		memcpy(&w, src + k, 8);
-		memcpy(dst + k, &w, 8);
-	}
+	do {
+		uint64_t w0, w1;
+
+		memcpy(&w0, src + k, 8);
+		memcpy(&w1, src + k + 8, 8);
+		memcpy(dst + k, &w0, 8);
+		memcpy(dst + k + 8, &w1, 8);
+		k += 16;
+	} while (k < n);
 }
 
 /* Bits of @u (not 0) up to its highest one. */
@@ -1442,6 +1455,20 @@ static const char fc_digits2[201] =
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
 
+/* @v (below 10000) in exactly @n (1 to 4) digits at @dst. */
+static PK_ALWAYS_INLINE void fc_dec4(char *dst, uint32_t v, size_t n)
+{
+	if (n > 2) {
+		memcpy(dst + n - 2, fc_digits2 + 2 * (v % 100), 2);
+		v /= 100;
+		n -= 2;
+	}
+	if (n == 2)
+		memcpy(dst, fc_digits2 + 2 * v, 2);
+	else
+		*dst = (char)('0' + v);
+}
+
 /* @u in decimal at @dst: its length. */
 static PK_ALWAYS_INLINE size_t fc_udec(char *dst, uint64_t u)
 {
@@ -1462,6 +1489,21 @@ static PK_ALWAYS_INLINE size_t fc_udec(char *dst, uint64_t u)
 	/* The digits from the bits: log10(2) is about 1233 / 4096. */
 	unsigned t = fc_bits(u) * 1233 >> 12;
 	size_t n = t + 1 - (u < pow10[t]);
+
+	/* Up to 8 digits, the usual: two halves of 4, neither waiting for the
+	 * other's divisions. */
+	if (n <= 8) {
+		uint32_t v = (uint32_t)u;
+
+		if (n <= 4) {
+			fc_dec4(dst, v, n);
+		} else {
+			fc_dec4(dst + n - 4, v % 10000, 4);
+			fc_dec4(dst, v / 10000, n - 4);
+		}
+		return n;
+	}
+
 	char *q = dst + n;
 
 	while (u >= 100) {
@@ -1500,22 +1542,31 @@ static PK_ALWAYS_INLINE size_t fc_hex(char *dst, uint64_t u)
  */
 static size_t fc_fast(const struct fc_slot *sl, char *text, struct in in, bool *plain)
 {
-	const char *fmt = sl->fmt;
+	/* Locals, not the slot's and @in's fields: every store into @text may
+	 * alias them, and the compiler would load them again after each. */
+	const char *fmt = sl->fmt, *p = in.p;
+	const unsigned nconv = sl->nconv;
+	const size_t end = in.n, tail_at = sl->tail_at, tail = sl->flen - sl->tail_at;
+	const bool lit_plain = sl->lit_plain;
+	size_t at = in.at, o = 0;
 	uint64_t odd = 0; /* fc_unprintable() of the strings' bytes */
-	size_t o = 0;
 
-	for (unsigned k = 0; k < sl->nconv; k++) {
-		const struct fc_op *op = &sl->op[k];
+	for (unsigned k = 0; k < nconv; k++) {
+		const struct fc_op op = sl->op[k];
 
-		fc_copy(text + o, fmt + op->at, op->lit);
-		o += op->lit;
-		if (op->kind == FC_STR) {
+		fc_copy(text + o, fmt + op.at, op.lit);
+		o += op.lit;
+		if (op.kind == FC_STR) {
 			uint16_t n;
 
-			if (!take(&in, &n, 2) || n > in.n - in.at)
+			if (end - at < 2)
+				return SIZE_MAX;
+			memcpy(&n, p + at, 2);
+			at += 2;
+			if (n > end - at)
 				return SIZE_MAX;
 
-			const char *str = in.p + in.at;
+			const char *str = p + at;
 
 			/* fc_copy() with each word's bytes looked at. */
 			for (size_t j = 0; j < n; j += 8) {
@@ -1528,43 +1579,42 @@ static size_t fc_fast(const struct fc_slot *sl, char *text, struct in in, bool *
 					m &= (UINT64_C(1) << 8 * (n - j)) - 1;
 				odd |= FC_SCAN_WORDS ? m : 1;
 			}
-			in.at += n;
+			at += n;
 			o += n;
 			continue;
 		}
 
 		uint64_t u;
 
-		if (op->size == 4) {
+		if (end - at < op.size)
+			return SIZE_MAX;
+		if (op.size == 4) {
 			int32_t v32;
 
-			if (!take(&in, &v32, 4))
-				return SIZE_MAX;
-			if (op->kind == FC_DEC && v32 < 0) {
+			memcpy(&v32, p + at, 4);
+			at += 4;
+			if (op.kind == FC_DEC && v32 < 0) {
 				text[o++] = '-';
 				u = (uint64_t)-(int64_t)v32;
 			} else {
 				u = (uint32_t)v32;
 			}
 		} else {
-			if (!take(&in, &u, 8))
-				return SIZE_MAX;
-			if (op->kind == FC_DEC && (int64_t)u < 0) {
+			memcpy(&u, p + at, 8);
+			at += 8;
+			if (op.kind == FC_DEC && (int64_t)u < 0) {
 				text[o++] = '-';
 				u = (uint64_t)0 - u;
 			}
 		}
-		o += op->kind == FC_HEX ? fc_hex(text + o, u) : fc_udec(text + o, u);
+		o += op.kind == FC_HEX ? fc_hex(text + o, u) : fc_udec(text + o, u);
 	}
-	if (in.at != in.n)
+	if (at != end)
 		return SIZE_MAX;
-
-	size_t from = sl->nconv ? sl->conv[sl->nconv - 1].end : 0;
-
-	fc_copy(text + o, fmt + from, sl->flen - from);
-	o += sl->flen - from;
+	fc_copy(text + o, fmt + tail_at, tail);
+	o += tail;
 	text[o] = '\0';
-	*plain = sl->lit_plain && !odd;
+	*plain = lit_plain && !odd;
 	return o;
 }
 
@@ -1575,10 +1625,10 @@ static size_t expand_cached(const struct prb *rb, char *text, size_t len, struct
 	uint64_t ref;
 	struct in in;
 
-	/* The usual blob by whole words, no call: the text's room is
+	/* The usual blob by fc_copy(), no call: the text's room is
 	 * PK_TEXT_MAX + 1 bytes, and the reference read from the text (not
 	 * from the copy just stored). */
-	if (PK_LIKELY(len >= 8 && len + 7 <= PK_TEXT_MAX)) {
+	if (PK_LIKELY(len >= 8 && len + FC_SLACK <= PK_TEXT_MAX)) {
 		fc_copy(blob, text, len);
 		in = (struct in){ blob, len, 8 };
 		memcpy(&ref, text, 8);
@@ -1606,9 +1656,9 @@ static size_t expand_cached(const struct prb *rb, char *text, size_t len, struct
 			return expand_with(text, blob, in, sl->fmt, sl->flen, &src);
 		sl->ref = ref;
 	}
-	/* Strings take at most the blob's bytes, and the copies' last words
-	 * up to 7 more: the text stays inside its PK_TEXT_MAX + 1. */
-	if (PK_LIKELY(sl->fast) && sl->fast_max + len + 7 <= PK_TEXT_MAX) {
+	/* Strings take at most the blob's bytes, and the copies up to
+	 * FC_SLACK more: the text stays inside its PK_TEXT_MAX + 1. */
+	if (PK_LIKELY(sl->fast) && sl->fast_max + len + FC_SLACK <= PK_TEXT_MAX) {
 		size_t n = fc_fast(sl, text, in, plain);
 
 		return n != SIZE_MAX ? n : bad(text);
