@@ -916,6 +916,13 @@ static void test_expand_cached_plain(void **state)
 		cached_vs_eager(fc, KERN_INFO "<%s> %d%%\n", s2, i);
 		cached_vs_eager(fc, KERN_INFO "%5d %s %c\n", i, s2, 'A' + (int)(rnd() % 26));
 		cached_vs_eager(fc, longfmt, s1, i, (unsigned long)l);
+
+		/* Every number of digits, both signs. */
+		uint64_t m = rnd() >> (rnd() % 64);
+
+		cached_vs_eager(fc, KERN_INFO "[%d] [%u] [%lu] [%ld] [%lx]\n", (int)(uint32_t)m,
+				(unsigned)m, (unsigned long)m, (long)m, (unsigned long)m);
+		cached_vs_eager(fc, KERN_INFO "%ld %d\n", -(long)(m >> 1), -(int)((uint32_t)m >> 1));
 	}
 	pk_dfmt_cache_free(fc);
 	/* Where the strings' words are looked at (little-endian), printable
