@@ -1421,19 +1421,23 @@ static PK_ALWAYS_INLINE uint64_t fc_unprintable(uint64_t w)
 /* @n bytes from @src to @dst by 16-byte units, the first one always: up
  * to FC_SLACK bytes more are read and written. No call and no loop for the
  * short pieces a record is made of. */
+static PK_ALWAYS_INLINE void fc_copy16(char *dst, const char *src)
+{
+	uint64_t w0, w1;
+
+	memcpy(&w0, src, 8);
+	memcpy(&w1, src + 8, 8);
+	memcpy(dst, &w0, 8);
+	memcpy(dst + 8, &w1, 8);
+}
+
 static PK_ALWAYS_INLINE void fc_copy(char *dst, const char *src, size_t n)
 {
-	size_t k = 0;
-
-	do {
-		uint64_t w0, w1;
-
-		memcpy(&w0, src + k, 8);
-		memcpy(&w1, src + k + 8, 8);
-		memcpy(dst + k, &w0, 8);
-		memcpy(dst + k + 8, &w1, 8);
-		k += 16;
-	} while (k < n);
+	fc_copy16(dst, src);
+	if (PK_UNLIKELY(n > 16)) {
+		for (size_t k = 16; k < n; k += 16)
+			fc_copy16(dst + k, src + k);
+	}
 }
 
 /* Bits of @u (not 0) up to its highest one. */
