@@ -1572,17 +1572,22 @@ static size_t fc_fast(const struct fc_slot *sl, char *text, struct in in, bool *
 
 			const char *str = p + at;
 
-			/* fc_copy() with each word's bytes looked at. */
-			for (size_t j = 0; j < n; j += 8) {
-				uint64_t w, m;
+			/* fc_copy() with each word's bytes looked at, the
+			 * last word's only up to the string's end. */
+			uint64_t w;
+			size_t j = 0;
 
+			for (; j + 8 < n; j += 8) {
 				memcpy(&w, str + j, 8);
 				memcpy(text + o + j, &w, 8);
-				m = fc_unprintable(w);
-				if (n - j < 8)
-					m &= (UINT64_C(1) << 8 * (n - j)) - 1;
-				odd |= FC_SCAN_WORDS ? m : 1;
+				odd |= fc_unprintable(w);
 			}
+			memcpy(&w, str + j, 8);
+			memcpy(text + o + j, &w, 8);
+			odd |= fc_unprintable(w) & (~UINT64_C(0) >> (8 * (8 - (n - j)) & 63)) &
+			       -(uint64_t)(n > j);
+			if (!FC_SCAN_WORDS)
+				odd |= n;
 			at += n;
 			o += n;
 			continue;
@@ -1622,8 +1627,8 @@ static size_t fc_fast(const struct fc_slot *sl, char *text, struct in in, bool *
 	return o;
 }
 
-static size_t expand_cached(const struct prb *rb, char *text, size_t len, struct pk_dfmt_cache *fc,
-			    bool *plain)
+static PK_ALWAYS_INLINE size_t expand_cached(const struct prb *rb, char *text, size_t len,
+					     struct pk_dfmt_cache *fc, bool *plain)
 {
 	char *blob = fc->blob;
 	uint64_t ref;
