@@ -905,7 +905,8 @@ static void test_expand_cached_plain(void **state)
 		rnd_str(s3, rnd() % 3);
 		cached_vs_eager(fc, KERN_INFO "worker %d processed %s in %lu us\n", i, s1,
 				(unsigned long)l);
-		cached_vs_eager(fc, KERN_INFO "%d%i%u%x\n", i, -i, (unsigned)i, (unsigned)i);
+		cached_vs_eager(fc, KERN_INFO "%d%i%u%x\n", i, (int)(0u - (unsigned)i), (unsigned)i,
+				(unsigned)i);
 		cached_vs_eager(fc, KERN_INFO "%ld|%lu|%lx|%lld|%llu|%llx|%zu|%zd|%jd\n", l,
 				(unsigned long)l, (unsigned long)l, (long long)l,
 				(unsigned long long)l, (unsigned long long)l, (size_t)l, (ssize_t)l,
