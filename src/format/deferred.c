@@ -1407,6 +1407,12 @@ static bool fc_parse(struct fc_slot *sl)
 #define FC_SCAN_WORDS 0
 #endif
 
+/* The low @i bytes of a word (little-endian), by @i from 0 to 8. */
+static const uint64_t fc_low_bytes[9] = {
+	0, 0xff, 0xffff, 0xffffff, 0xffffffff, UINT64_C(0xffffffffff), UINT64_C(0xffffffffffff),
+	UINT64_C(0xffffffffffffff), UINT64_MAX
+};
+
 /* The high bit of each byte of @w outside 0x20-0x7e: the low seven bits
  * plus 0x60 reach 0x80 from 0x20 on, plus 1 at 0x7f; no byte carries into
  * the next. */
@@ -1584,8 +1590,7 @@ static size_t fc_fast(const struct fc_slot *sl, char *text, struct in in, bool *
 			}
 			memcpy(&w, str + j, 8);
 			memcpy(text + o + j, &w, 8);
-			odd |= fc_unprintable(w) & (~UINT64_C(0) >> (8 * (8 - (n - j)) & 63)) &
-			       -(uint64_t)(n > j);
+			odd |= fc_unprintable(w) & fc_low_bytes[n - j];
 			if (!FC_SCAN_WORDS)
 				odd |= n;
 			at += n;
@@ -1651,7 +1656,6 @@ static PK_ALWAYS_INLINE size_t expand_cached(const struct prb *rb, char *text, s
 	}
 
 	struct fc_slot *sl = &fc->slot[((uint32_t)ref >> 3 ^ (uint32_t)(ref >> 32)) % FC_SLOTS];
-	struct conv_src src = { 0 };
 
 	if (sl->ref != ref) {
 		sl->ref = 0;
@@ -1661,8 +1665,11 @@ static PK_ALWAYS_INLINE size_t expand_cached(const struct prb *rb, char *text, s
 		if (flen < 0)
 			return bad(text);
 		sl->flen = (size_t)flen;
-		if (!fc_parse(sl))
-			return expand_with(text, blob, in, sl->fmt, sl->flen, &src);
+		if (!fc_parse(sl)) {
+			struct conv_src none = { 0 };
+
+			return expand_with(text, blob, in, sl->fmt, sl->flen, &none);
+		}
 		sl->ref = ref;
 	}
 	/* Strings take at most the blob's bytes, and the copies up to
@@ -1672,6 +1679,9 @@ static PK_ALWAYS_INLINE size_t expand_cached(const struct prb *rb, char *text, s
 
 		return n != SIZE_MAX ? n : bad(text);
 	}
+
+	struct conv_src src = { 0 };
+
 	src.list = sl->conv;
 	src.n = sl->nconv;
 	src.tail_pct = sl->tail_pct;
