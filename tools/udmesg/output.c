@@ -773,12 +773,8 @@ static inline uint64_t usec_tail(uint32_t usec)
 /* The longest "[%5lu.%06lu] ": 22 bytes of seconds, 6 digits, "] ". */
 #define UD_PREFIX_MAX 30
 
-/*
- * "[%5lu.%06lu] " at @p, exactly its 15 to 30 bytes and nothing past them,
- * the seconds part being the @n bytes sec_part() left in sec_str; returns
- * the end. Fixed-size copies only: the prefix is written straight into the
- * output, next to text already there.
- */
+/* The @n bytes of "[%5lu." sec_part() left in sec_str at @p, and nothing
+ * past them, by fixed-size copies. */
 static inline void put_sec_part(char *p, size_t n)
 {
 	if (n <= 8) {
@@ -793,6 +789,12 @@ static inline void put_sec_part(char *p, size_t n)
 	}
 }
 
+/*
+ * "[%5lu.%06lu] " at @p, exactly its 15 to 30 bytes and nothing past them,
+ * the seconds part being the @n bytes sec_part() left in sec_str; returns
+ * the end. Fixed-size copies only: the prefix is written straight into the
+ * output, next to text already there.
+ */
 static inline char *fmt_prefix_n(char *p, size_t n, uint32_t usec)
 {
 	put_sec_part(p, n);
