@@ -539,6 +539,41 @@ static size_t run_udmesg(const char *path, const char *arg, char *out, size_t si
 	return test_udmesg_output(path, args, out, size);
 }
 
+/* udmesg -B @path [@arg] into @out (NUL-terminated), with the escapes of
+ * its default format (test_udmesg_output() asks for --noescape). */
+static size_t run_udmesg_escaped(const char *path, const char *arg, char *out, size_t size)
+{
+	const char *build = getenv("PRINTK_TEST_BUILD_DIR");
+	char udmesg[PATH_MAX];
+	int fds[2], status;
+	size_t n = 0;
+	ssize_t k;
+
+	assert_non_null(build);
+	snprintf(udmesg, sizeof(udmesg), "%s/tools/udmesg", build);
+	assert_int_equal(pipe(fds), 0);
+
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execl(udmesg, "udmesg", "-B", path, arg, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	while (n + 1 < size && (k = read(fds[0], out + n, size - 1 - n)) > 0)
+		n += (size_t)k;
+	out[n] = '\0';
+	close(fds[0]);
+	test_reap(pid, &status, 30000);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	return n;
+}
+
 /* --kmsg output without each record's time (the 3rd field). */
 static size_t strip_times(char *buf, size_t n)
 {
@@ -596,6 +631,16 @@ static void test_other_process_reads_same_text(void **state)
 
 	na = strip_times(out_a, run_udmesg(pa, "--kmsg", out_a, sizeof(out_a)));
 	nb = strip_times(out_b, run_udmesg(pb, "--kmsg", out_b, sizeof(out_b)));
+	assert_int_equal(na, nb);
+	assert_memory_equal(out_a, out_b, na);
+
+	/* The default format's fast path (a printable text's escape scan
+	 * skipped, the time prefix kept per microsecond) prints what the
+	 * general path prints for the same format (--time-format=raw takes
+	 * it), control characters and high bytes in the strings included. */
+	na = run_udmesg_escaped(pb, NULL, out_a, sizeof(out_a));
+	nb = run_udmesg_escaped(pb, "--time-format=raw", out_b, sizeof(out_b));
+	assert_true(na > 10000);
 	assert_int_equal(na, nb);
 	assert_memory_equal(out_a, out_b, na);
 }
