@@ -539,6 +539,41 @@ static size_t run_udmesg(const char *path, const char *arg, char *out, size_t si
 	return test_udmesg_output(path, args, out, size);
 }
 
+/* udmesg -B @path [@arg] into @out (NUL-terminated), with the escapes of
+ * its default format (test_udmesg_output() asks for --noescape). */
+static size_t run_udmesg_escaped(const char *path, const char *arg, char *out, size_t size)
+{
+	const char *build = getenv("PRINTK_TEST_BUILD_DIR");
+	char udmesg[PATH_MAX];
+	int fds[2], status;
+	size_t n = 0;
+	ssize_t k;
+
+	assert_non_null(build);
+	snprintf(udmesg, sizeof(udmesg), "%s/tools/udmesg", build);
+	assert_int_equal(pipe(fds), 0);
+
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execl(udmesg, "udmesg", "-B", path, arg, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	while (n + 1 < size && (k = read(fds[0], out + n, size - 1 - n)) > 0)
+		n += (size_t)k;
+	out[n] = '\0';
+	close(fds[0]);
+	test_reap(pid, &status, 30000);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	return n;
+}
+
 /* --kmsg output without each record's time (the 3rd field). */
 static size_t strip_times(char *buf, size_t n)
 {
@@ -596,6 +631,16 @@ static void test_other_process_reads_same_text(void **state)
 
 	na = strip_times(out_a, run_udmesg(pa, "--kmsg", out_a, sizeof(out_a)));
 	nb = strip_times(out_b, run_udmesg(pb, "--kmsg", out_b, sizeof(out_b)));
+	assert_int_equal(na, nb);
+	assert_memory_equal(out_a, out_b, na);
+
+	/* The default format's fast path (a printable text's escape scan
+	 * skipped, the time prefix kept per microsecond) prints what the
+	 * general path prints for the same format (--time-format=raw takes
+	 * it), control characters and high bytes in the strings included. */
+	na = run_udmesg_escaped(pb, NULL, out_a, sizeof(out_a));
+	nb = run_udmesg_escaped(pb, "--time-format=raw", out_b, sizeof(out_b));
+	assert_true(na > 10000);
 	assert_int_equal(na, nb);
 	assert_memory_equal(out_a, out_b, na);
 }
@@ -777,6 +822,162 @@ static void test_expand_hostile_blobs(void **state)
 		}
 	}
 	pk_dfmt_cache_free(fc);
+}
+
+/* One record of @fmt (a KERN_INFO literal ending in a newline) with the
+ * arguments after it, expanded through @fc (twice: the format's first
+ * record and a cached one) and without a cache: the same bytes, and those
+ * of vsnprintf() for the format's body, cut at PK_TEXT_MAX. */
+static unsigned cached_plain, cached_not_plain;
+
+static void cached_vs_eager(struct pk_dfmt_cache *fc, const char *fmt, ...)
+{
+	struct prb *rb = pk_printk_ring();
+	char blob[PK_TEXT_MAX + 8], text[PK_TEXT_MAX + 1], body[1100];
+	static char want[4 * PK_TEXT_MAX];
+	size_t fl = strlen(fmt);
+	uint64_t ref = 0;
+	void *slot;
+	va_list ap, aq;
+
+	va_start(ap, fmt);
+	va_copy(aq, ap);
+
+	const struct pk_dfmt *f = pk_deferred_fmt(rb, fmt, headers, 1088, &slot);
+
+	assert_non_null(f);
+	assert_int_equal(pk_deferred_ref(rb, slot, &ref), 0);
+
+	int len = pk_deferred_encode(f, ref, &ap, blob, PK_TEXT_MAX);
+
+	assert_true(fl >= 3 && fl - 3 < sizeof(body) && fmt[fl - 1] == '\n');
+	memcpy(body, fmt + 2, fl - 3);
+	body[fl - 3] = '\0';
+
+	int wn = vsnprintf(want, sizeof(want), body, aq);
+
+	va_end(aq);
+	va_end(ap);
+	if (len < 0)
+		return; /* too long to defer: printk formats it eagerly */
+	assert_true(wn >= 0 && (size_t)wn < sizeof(want));
+	if (wn > (int)PK_TEXT_MAX)
+		wn = PK_TEXT_MAX;
+	want[wn] = '\0';
+	for (int round = 0; round < 3; round++) {
+		uint8_t flags = PRB_FLAG_DEFERRED;
+		size_t n;
+
+		bool plain = false;
+
+		memcpy(text, blob, (size_t)len);
+		n = round == 0 ? pk_deferred_expand_cached(rb, text, (size_t)len, &flags, fc) :
+		    round == 1 ? pk_deferred_expand_plain(rb, text, (size_t)len, &flags, fc, &plain) :
+				 pk_deferred_expand(rb, text, (size_t)len, &flags, NULL);
+		assert_int_equal(n, (size_t)wn);
+		assert_memory_equal(text, want, n + 1);
+		assert_int_equal(flags, 0);
+
+		/* "Printable" is said only of a text that is. */
+		bool printable = true;
+
+		for (size_t i = 0; i < n; i++)
+			printable = printable && text[i] >= 0x20 && text[i] < 0x7f;
+		if (plain)
+			assert_true(printable);
+		else if (round == 1 && printable)
+			cached_not_plain++;
+		cached_plain += plain;
+	}
+}
+
+/* A string of @n random bytes, none zero (control characters and bytes
+ * of 0x80 and up included), in @buf. */
+static const char *rnd_str(char *buf, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (char)(1 + rnd() % 255);
+	buf[n] = '\0';
+	return buf;
+}
+
+static long rnd_long(void)
+{
+	switch (rnd() % 5) {
+	case 0:
+		return LONG_MIN;
+	case 1:
+		return LONG_MAX;
+	case 2:
+		return (long)(rnd() % 2000) - 1000;
+	default:
+		return (long)rnd();
+	}
+}
+
+/* Plain conversions (%d %i %u %x, with l, ll, z, j, and %s) through a bulk
+ * reader's cache, which expands them from its parsed form: every value's
+ * text is vsnprintf()'s, the text cut where it reaches PK_TEXT_MAX (long
+ * strings after a long literal) is the uncached expansion's, and a format
+ * whose conversions are not all plain goes the general way. */
+static void test_expand_cached_plain(void **state)
+{
+	(void)state;
+	struct pk_dfmt_cache *fc = pk_dfmt_cache_new();
+	static char s1[PK_TEXT_MAX + 1], s2[PK_TEXT_MAX + 1], s3[PK_TEXT_MAX + 1];
+	static char longfmt[1100];
+
+	assert_non_null(fc);
+	memcpy(longfmt, KERN_INFO, 2);
+	memset(longfmt + 2, 'L', 900);
+	memcpy(longfmt + 902, "%s|%d|%lu\n", sizeof("%s|%d|%lu\n"));
+	for (int round = 0; round < 3000; round++) {
+		size_t n1 = rnd() % 8 ? rnd() % 40 : rnd() % 1000;
+		size_t n2 = rnd() % 4 ? rnd() % 16 : rnd() % 400;
+		int i = rnd_int();
+		long l = rnd_long();
+
+		rnd_str(s1, n1);
+		rnd_str(s2, n2);
+		if (round % 2) { /* printable strings but for one byte now and then */
+			for (size_t k = 0; k < n1; k++)
+				s1[k] = (char)(0x20 + (unsigned char)s1[k] % 0x5f);
+			for (size_t k = 0; k < n2; k++)
+				s2[k] = (char)(0x20 + (unsigned char)s2[k] % 0x5f);
+			if (n1 && round % 8 == 1)
+				s1[rnd() % n1] = (char)(rnd() % 3 == 0 ? 0x7f : rnd() % 2 ? 0x80 + rnd() % 0x80 : 1 + rnd() % 0x1f);
+		}
+		rnd_str(s3, rnd() % 3);
+		cached_vs_eager(fc, KERN_INFO "worker %d processed %s in %lu us\n", i, s1,
+				(unsigned long)l);
+		cached_vs_eager(fc, KERN_INFO "%d%i%u%x\n", i, (int)(0u - (unsigned)i), (unsigned)i,
+				(unsigned)i);
+		cached_vs_eager(fc, KERN_INFO "%ld|%lu|%lx|%lld|%llu|%llx|%zu|%zd|%jd\n", l,
+				(unsigned long)l, (unsigned long)l, (long long)l,
+				(unsigned long long)l, (unsigned long long)l, (size_t)l, (ssize_t)l,
+				(intmax_t)l);
+		cached_vs_eager(fc, KERN_INFO "%s%s%s\n", s2, s3, s1);
+		cached_vs_eager(fc, KERN_INFO "%s\n", s3);
+		cached_vs_eager(fc, KERN_INFO "no conversion\n");
+		cached_vs_eager(fc, KERN_INFO "<%s> %d%%\n", s2, i);
+		cached_vs_eager(fc, KERN_INFO "%5d %s %c\n", i, s2, 'A' + (int)(rnd() % 26));
+		cached_vs_eager(fc, longfmt, s1, i, (unsigned long)l);
+
+		/* Every number of digits, both signs. */
+		uint64_t m = rnd() >> (rnd() % 64);
+
+		cached_vs_eager(fc, KERN_INFO "[%d] [%u] [%lu] [%ld] [%lx]\n", (int)(uint32_t)m,
+				(unsigned)m, (unsigned long)m, (long)m, (unsigned long)m);
+		cached_vs_eager(fc, KERN_INFO "%ld %d\n", -(long)(m >> 1), -(int)((uint32_t)m >> 1));
+	}
+	pk_dfmt_cache_free(fc);
+	/* Where the strings' words are looked at (little-endian), printable
+	 * texts are said to be so. */
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && \
+	__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	assert_true(cached_plain > 1000);
+#endif
+	print_message("printable texts: %u said so, %u not\n", cached_plain, cached_not_plain);
 }
 
 /* ------------------------------------------- the lanes' walk (printk.c) -- */
@@ -1170,6 +1371,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_table_full_falls_back, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_damaged_entry_placeholder, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_expand_hostile_blobs, setup_big, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_expand_cached_plain, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_lane_walk_same_blob, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_lane_walk_page_end, setup_big, teardown_capture),
 		cmocka_unit_test_setup_teardown(test_threads_read_whole_records, setup_big, teardown_capture),

@@ -1303,18 +1303,45 @@ static PK_NOINLINE size_t expand_own(const struct prb *rb, char *text, size_t le
 #define FC_SLOTS 64 /* direct-mapped by reference */
 #define FC_CONVS 24 /* a format with more conversions is parsed each time */
 
+/* What fc_fast() does for a conversion: how it prints its value. */
+enum { FC_STR, FC_DEC, FC_UDEC, FC_HEX };
+
+/* One conversion of a slot fc_fast() expands: the literal before it
+ * (@lit bytes at @at of the format), its value's size (4 or 8) and kind. */
+struct fc_op {
+	uint16_t at, lit;
+	uint8_t size, kind;
+};
+
+/* A plain number's longest text: 20 digits, or a sign and 19. */
+#define FC_NUM_MAX 20
+
+/* How far past its @n bytes fc_copy() may read and write. */
+#define FC_SLACK 15
+
 struct fc_slot {
 	uint64_t ref; /* 0: empty (no reference is 0: entries start at TAB_HDR) */
 	size_t flen;
 	unsigned nconv;
 	bool tail_pct;
+	/* Every conversion plain %d %i %u %x %s and no "%%": fc_fast()'s, with
+	 * the literal and number bytes at most @fast_max. */
+	bool fast;
+	bool lit_plain; /* the format's literal bytes are all 0x20-0x7e */
+	size_t fast_max;
+	size_t tail_at; /* where the literal after the last conversion starts */
 	struct conv conv[FC_CONVS];
-	char fmt[(PK_DEFERRED_FMT_MAX + 8) / 8 * 8];
+	struct fc_op op[FC_CONVS];
+	/* fc_copy() reads up to FC_SLACK bytes past the format. */
+	char fmt[(PK_DEFERRED_FMT_MAX + FC_SLACK + 8) / 8 * 8];
 };
 
 struct pk_dfmt_cache {
 	const struct prb *rb; /* the ring its entries come from */
-	char blob[PK_TEXT_MAX + 1];
+	/* The record's blob; fc_copy() writes, and fc_fast() reads, up to
+	 * FC_SLACK bytes past it (bytes of an earlier blob, or the zeros of
+	 * calloc()). */
+	char blob[PK_TEXT_MAX + 1 + FC_SLACK];
 	struct fc_slot slot[FC_SLOTS];
 };
 
@@ -1337,23 +1364,308 @@ static bool fc_parse(struct fc_slot *sl)
 	int r;
 
 	sl->nconv = 0;
+	sl->fast = false;
 	while ((r = next_conv(sl->fmt, sl->flen, &pos, &c)) == 1) {
 		if (sl->nconv == FC_CONVS)
 			return false;
 		sl->conv[sl->nconv++] = c;
 	}
 	sl->tail_pct = c.pct;
-	return r == 0;
+	if (r != 0)
+		return false;
+
+	/* fc_fast()'s form, when every conversion has one. */
+	size_t from = 0;
+
+	sl->fast = !sl->tail_pct;
+	sl->fast_max = sl->flen;
+	for (unsigned k = 0; k < sl->nconv && sl->fast; k++) {
+		const struct conv *cv = &sl->conv[k];
+		struct fc_op *op = &sl->op[k];
+
+		if (!cv->plain || cv->pct || !plain_letter(cv->letter)) {
+			sl->fast = false;
+			break;
+		}
+		op->at = (uint16_t)from;
+		op->lit = (uint16_t)(cv->start - from);
+		op->size = cv->cls == C_INT ? 4 : 8;
+		op->kind = cv->letter == 's' ? FC_STR :
+			   cv->letter == 'x' ? FC_HEX :
+			   cv->letter == 'u' ? FC_UDEC : FC_DEC;
+		if (op->kind != FC_STR)
+			sl->fast_max += FC_NUM_MAX;
+		from = cv->end;
+	}
+
+	sl->tail_at = from;
+
+	/* With the conversions plain, every byte outside them prints as itself. */
+	size_t k = 0;
+
+	sl->lit_plain = sl->fast;
+	for (size_t i = 0; i < sl->flen && sl->lit_plain; i++) {
+		if (k < sl->nconv && i == sl->conv[k].start) {
+			i = sl->conv[k++].end - 1;
+			continue;
+		}
+		sl->lit_plain = sl->fmt[i] >= 0x20 && sl->fmt[i] < 0x7f;
+	}
+	return true;
 }
 
-static size_t expand_cached(const struct prb *rb, char *text, size_t len, struct pk_dfmt_cache *fc)
+/* fc_fast() tells printable ASCII text (0x20-0x7e, what dmesg prints as it
+ * is) by the words of its strings, which holds on little-endian machines;
+ * elsewhere it never says a text with a string is printable. */
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && \
+	__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define FC_SCAN_WORDS 1
+#else
+#define FC_SCAN_WORDS 0
+#endif
+
+/* The low @i bytes of a word (little-endian), by @i from 0 to 8. */
+static const uint64_t fc_low_bytes[9] = {
+	0, 0xff, 0xffff, 0xffffff, 0xffffffff, UINT64_C(0xffffffffff), UINT64_C(0xffffffffffff),
+	UINT64_C(0xffffffffffffff), UINT64_MAX
+};
+
+/* The high bit of each byte of @w outside 0x20-0x7e: the low seven bits
+ * plus 0x60 reach 0x80 from 0x20 on, plus 1 at 0x7f; no byte carries into
+ * the next. */
+static PK_ALWAYS_INLINE uint64_t fc_unprintable(uint64_t w)
+{
+	const uint64_t ones = UINT64_C(0x0101010101010101), high = ones * 0x80;
+	uint64_t x = w & ~high;
+
+	return (w | ~(x + ones * 0x60) | (x + ones)) & high;
+}
+
+/* @n bytes from @src to @dst by 16-byte units, the first one always: up
+ * to FC_SLACK bytes more are read and written. No call and no loop for the
+ * short pieces a record is made of. */
+static PK_ALWAYS_INLINE void fc_copy16(char *dst, const char *src)
+{
+	uint64_t w0, w1;
+
+	memcpy(&w0, src, 8);
+	memcpy(&w1, src + 8, 8);
+	memcpy(dst, &w0, 8);
+	memcpy(dst + 8, &w1, 8);
+}
+
+static PK_ALWAYS_INLINE void fc_copy(char *dst, const char *src, size_t n)
+{
+	fc_copy16(dst, src);
+	if (PK_UNLIKELY(n > 16)) {
+		for (size_t k = 16; k < n; k += 16)
+			fc_copy16(dst + k, src + k);
+	}
+}
+
+/* Bits of @u (not 0) up to its highest one. */
+static PK_ALWAYS_INLINE unsigned fc_bits(uint64_t u)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	return 64u - (unsigned)__builtin_clzll(u);
+#else
+	unsigned n = 0;
+
+	for (; u; u >>= 1)
+		n++;
+	return n;
+#endif
+}
+
+static const char fc_digits2[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* @v (below 10000) in exactly @n (1 to 4) digits at @dst. */
+static PK_ALWAYS_INLINE void fc_dec4(char *dst, uint32_t v, size_t n)
+{
+	if (n > 2) {
+		memcpy(dst + n - 2, fc_digits2 + 2 * (v % 100), 2);
+		v /= 100;
+		n -= 2;
+	}
+	if (n == 2)
+		memcpy(dst, fc_digits2 + 2 * v, 2);
+	else
+		*dst = (char)('0' + v);
+}
+
+/* @u in decimal at @dst: its length. */
+static PK_ALWAYS_INLINE size_t fc_udec(char *dst, uint64_t u)
+{
+	static const uint64_t pow10[20] = {
+		1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u, 100000000u,
+		1000000000u, UINT64_C(10000000000), UINT64_C(100000000000),
+		UINT64_C(1000000000000), UINT64_C(10000000000000), UINT64_C(100000000000000),
+		UINT64_C(1000000000000000), UINT64_C(10000000000000000),
+		UINT64_C(100000000000000000), UINT64_C(1000000000000000000),
+		UINT64_C(10000000000000000000)
+	};
+
+	if (u < 10) {
+		*dst = (char)('0' + u);
+		return 1;
+	}
+
+	/* The digits from the bits: log10(2) is about 1233 / 4096. */
+	unsigned t = fc_bits(u) * 1233 >> 12;
+	size_t n = t + 1 - (u < pow10[t]);
+
+	/* Up to 8 digits, the usual: two halves of 4, neither waiting for the
+	 * other's divisions. */
+	if (n <= 8) {
+		uint32_t v = (uint32_t)u;
+
+		if (n <= 4) {
+			fc_dec4(dst, v, n);
+		} else {
+			fc_dec4(dst + n - 4, v % 10000, 4);
+			fc_dec4(dst, v / 10000, n - 4);
+		}
+		return n;
+	}
+
+	char *q = dst + n;
+
+	while (u >= 100) {
+		unsigned r = (unsigned)(u % 100);
+
+		u /= 100;
+		q -= 2;
+		memcpy(q, fc_digits2 + 2 * r, 2);
+	}
+	if (u >= 10) {
+		q -= 2;
+		memcpy(q, fc_digits2 + 2 * u, 2);
+	} else {
+		*--q = (char)('0' + u);
+	}
+	return n;
+}
+
+static PK_ALWAYS_INLINE size_t fc_hex(char *dst, uint64_t u)
+{
+	size_t n = 1;
+
+	for (uint64_t t = u >> 4; t; t >>= 4)
+		n++;
+	for (size_t k = n; k--; u >>= 4)
+		dst[k] = "0123456789abcdef"[u & 15];
+	return n;
+}
+
+/*
+ * The expansion of a record whose format is @sl's fast form (sl->fast) and
+ * whose text cannot reach PK_TEXT_MAX: the bytes plain_seg() and
+ * expand_with() give, with no room to check. The blob @in is checked as
+ * there (each value inside it, all of it used). Returns the length, or
+ * SIZE_MAX for a blob that does not validate.
+ */
+static size_t fc_fast(const struct fc_slot *sl, char *text, struct in in, bool *plain)
+{
+	/* Locals, not the slot's and @in's fields: every store into @text may
+	 * alias them, and the compiler would load them again after each. */
+	const char *fmt = sl->fmt, *p = in.p;
+	const unsigned nconv = sl->nconv;
+	const size_t end = in.n, tail_at = sl->tail_at, tail = sl->flen - sl->tail_at;
+	const bool lit_plain = sl->lit_plain;
+	size_t at = in.at, o = 0;
+	uint64_t odd = 0; /* fc_unprintable() of the strings' bytes */
+
+	for (unsigned k = 0; k < nconv; k++) {
+		const struct fc_op op = sl->op[k];
+
+		fc_copy(text + o, fmt + op.at, op.lit);
+		o += op.lit;
+		if (op.kind == FC_STR) {
+			uint16_t n;
+
+			if (end - at < 2)
+				return SIZE_MAX;
+			memcpy(&n, p + at, 2);
+			at += 2;
+			if (n > end - at)
+				return SIZE_MAX;
+
+			const char *str = p + at;
+
+			/* fc_copy() with each word's bytes looked at, the
+			 * last word's only up to the string's end. */
+			uint64_t w;
+			size_t j = 0;
+
+			for (; j + 8 < n; j += 8) {
+				memcpy(&w, str + j, 8);
+				memcpy(text + o + j, &w, 8);
+				odd |= fc_unprintable(w);
+			}
+			memcpy(&w, str + j, 8);
+			memcpy(text + o + j, &w, 8);
+			odd |= fc_unprintable(w) & fc_low_bytes[n - j];
+			if (!FC_SCAN_WORDS)
+				odd |= n;
+			at += n;
+			o += n;
+			continue;
+		}
+
+		uint64_t u;
+
+		if (end - at < op.size)
+			return SIZE_MAX;
+		if (op.size == 4) {
+			int32_t v32;
+
+			memcpy(&v32, p + at, 4);
+			at += 4;
+			if (op.kind == FC_DEC && v32 < 0) {
+				text[o++] = '-';
+				u = (uint64_t)-(int64_t)v32;
+			} else {
+				u = (uint32_t)v32;
+			}
+		} else {
+			memcpy(&u, p + at, 8);
+			at += 8;
+			if (op.kind == FC_DEC && (int64_t)u < 0) {
+				text[o++] = '-';
+				u = (uint64_t)0 - u;
+			}
+		}
+		o += op.kind == FC_HEX ? fc_hex(text + o, u) : fc_udec(text + o, u);
+	}
+	if (at != end)
+		return SIZE_MAX;
+	fc_copy(text + o, fmt + tail_at, tail);
+	o += tail;
+	text[o] = '\0';
+	*plain = lit_plain && !odd;
+	return o;
+}
+
+static PK_ALWAYS_INLINE size_t expand_cached(const struct prb *rb, char *text, size_t len,
+					     struct pk_dfmt_cache *fc, bool *plain)
 {
 	char *blob = fc->blob;
 	uint64_t ref;
 	struct in in;
 
-	if (!blob_open(text, len, blob, &in, &ref))
+	/* The usual blob by fc_copy(), no call: the text's room is
+	 * PK_TEXT_MAX + 1 bytes, and the reference read from the text (not
+	 * from the copy just stored). */
+	if (PK_LIKELY(len >= 8 && len + FC_SLACK <= PK_TEXT_MAX)) {
+		fc_copy(blob, text, len);
+		in = (struct in){ blob, len, 8 };
+		memcpy(&ref, text, 8);
+	} else if (!blob_open(text, len, blob, &in, &ref)) {
 		return bad(text);
+	}
 	if (fc->rb != rb) {
 		for (unsigned i = 0; i < FC_SLOTS; i++)
 			fc->slot[i].ref = 0;
@@ -1361,7 +1673,6 @@ static size_t expand_cached(const struct prb *rb, char *text, size_t len, struct
 	}
 
 	struct fc_slot *sl = &fc->slot[((uint32_t)ref >> 3 ^ (uint32_t)(ref >> 32)) % FC_SLOTS];
-	struct conv_src src = { 0 };
 
 	if (sl->ref != ref) {
 		sl->ref = 0;
@@ -1371,10 +1682,23 @@ static size_t expand_cached(const struct prb *rb, char *text, size_t len, struct
 		if (flen < 0)
 			return bad(text);
 		sl->flen = (size_t)flen;
-		if (!fc_parse(sl))
-			return expand_with(text, blob, in, sl->fmt, sl->flen, &src);
+		if (!fc_parse(sl)) {
+			struct conv_src none = { 0 };
+
+			return expand_with(text, blob, in, sl->fmt, sl->flen, &none);
+		}
 		sl->ref = ref;
 	}
+	/* Strings take at most the blob's bytes, and the copies up to
+	 * FC_SLACK more: the text stays inside its PK_TEXT_MAX + 1. */
+	if (PK_LIKELY(sl->fast) && sl->fast_max + len + FC_SLACK <= PK_TEXT_MAX) {
+		size_t n = fc_fast(sl, text, in, plain);
+
+		return n != SIZE_MAX ? n : bad(text);
+	}
+
+	struct conv_src src = { 0 };
+
 	src.list = sl->conv;
 	src.n = sl->nconv;
 	src.tail_pct = sl->tail_pct;
@@ -1384,8 +1708,17 @@ static size_t expand_cached(const struct prb *rb, char *text, size_t len, struct
 size_t pk_deferred_expand_cached(const struct prb *rb, char *text, size_t len, uint8_t *flags,
 				 struct pk_dfmt_cache *fc)
 {
+	bool plain;
+
+	return pk_deferred_expand_plain(rb, text, len, flags, fc, &plain);
+}
+
+size_t pk_deferred_expand_plain(const struct prb *rb, char *text, size_t len, uint8_t *flags,
+				struct pk_dfmt_cache *fc, bool *plain)
+{
 	*flags &= (uint8_t)~PRB_FLAG_DEFERRED;
-	return fc ? expand_cached(rb, text, len, fc) : expand_own(rb, text, len);
+	*plain = false;
+	return fc ? expand_cached(rb, text, len, fc, plain) : expand_own(rb, text, len);
 }
 
 size_t pk_deferred_expand(const struct prb *rb, char *text, size_t len, uint8_t *flags,

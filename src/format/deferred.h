@@ -617,6 +617,10 @@ void pk_dfmt_cache_free(struct pk_dfmt_cache *fc);
 /* pk_deferred_expand() through @fc (NULL: without one). */
 size_t pk_deferred_expand_cached(const struct prb *rb, char *text, size_t len, uint8_t *flags,
 				 struct pk_dfmt_cache *fc);
+/* The same, and *@plain true when the text is known to be printable ASCII
+ * only (bytes 0x20-0x7e: what dmesg prints as it is; false: not known). */
+size_t pk_deferred_expand_plain(const struct prb *rb, char *text, size_t len, uint8_t *flags,
+				struct pk_dfmt_cache *fc, bool *plain);
 
 /* The table's counters. */
 struct pk_deferred_stats {

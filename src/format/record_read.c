@@ -54,10 +54,19 @@ int pk_rec_read(struct prb *rb, uint64_t seq, struct prb_record *r, unsigned fla
 
 int pk_rec_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst, struct pk_dfmt_cache *fc)
 {
+	bool plain;
+
+	return pk_rec_read_text_plain(rb, seq, ts_nsec, dst, fc, &plain);
+}
+
+int pk_rec_read_text_plain(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst,
+			   struct pk_dfmt_cache *fc, bool *plain)
+{
 	uint8_t fl;
 	int len = prb_read_text(rb, seq, ts_nsec, dst, &fl);
 
+	*plain = false;
 	if (len >= 0 && PK_UNLIKELY(fl & PRB_FLAG_DEFERRED))
-		return (int)pk_deferred_expand_cached(rb, dst, (size_t)len, &fl, fc);
+		return (int)pk_deferred_expand_plain(rb, dst, (size_t)len, &fl, fc, plain);
 	return len;
 }

@@ -19,6 +19,7 @@
 #ifndef PRINTK_RECORD_READ_H
 #define PRINTK_RECORD_READ_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ring/ringbuffer.h"
@@ -37,5 +38,9 @@ int pk_rec_read_cached(struct prb *rb, uint64_t seq, struct prb_record *r, unsig
  * bulk reader's format cache, pk_dfmt_cache_new(); NULL: none). Same
  * returns; @dst needs PRB_TEXT_MAX + 8 bytes. */
 int pk_rec_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst, struct pk_dfmt_cache *fc);
+/* The same, and *@plain true when the text is known to hold only bytes
+ * 0x20-0x7e (false: not known; pk_deferred_expand_plain()). */
+int pk_rec_read_text_plain(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst,
+			   struct pk_dfmt_cache *fc, bool *plain);
 
 #endif

@@ -94,6 +94,13 @@ int pk_text_read(struct pk_text_reader *tr, struct pk_text_cache *cache, uint64_
 	return pk_rec_read_text((struct prb *)(void *)tr, seq, ts_nsec, dst, (struct pk_dfmt_cache *)(void *)cache);
 }
 
+int pk_text_read_plain(struct pk_text_reader *tr, struct pk_text_cache *cache, uint64_t seq,
+		       uint64_t *ts_nsec, char *dst, bool *plain)
+{
+	return pk_rec_read_text_plain((struct prb *)(void *)tr, seq, ts_nsec, dst,
+				      (struct pk_dfmt_cache *)(void *)cache, plain);
+}
+
 int pk_log_wait(struct pk_log *log, uint64_t seq, int64_t timeout_ns)
 {
 	return prb_wait(pk_log_ring(log), seq, timeout_ns);

@@ -138,6 +138,14 @@ void pk_text_cache_free(struct pk_text_cache *cache);
  */
 int pk_text_read(struct pk_text_reader *tr, struct pk_text_cache *cache, uint64_t seq, uint64_t *ts_nsec,
 		 char *dst);
+/*
+ * The same, and *@plain true when the text is known to hold only bytes
+ * 0x20-0x7e, which dmesg prints as they are (a deferred record of plain
+ * conversions expanded through @cache, its strings looked at as they were
+ * copied); false: not known (look at the text).
+ */
+int pk_text_read_plain(struct pk_text_reader *tr, struct pk_text_cache *cache, uint64_t seq,
+		       uint64_t *ts_nsec, char *dst, bool *plain);
 
 /*
  * Sleep until a record with sequence number >= @seq may be readable, or

@@ -494,6 +494,13 @@ static inline uint64_t check_end(uint64_t h)
  * bits; zeroed memory tags no id) and the check value. Two lanes, even and
  * odd words, halve the dependency chain.
  */
+static PK_ALWAYS_INLINE uint64_t alloc_word_end(uint64_t id, uint64_t a, uint64_t b)
+{
+	uint64_t h = check_end(a ^ b * CHECK_MUL);
+
+	return ((h ^ h << 32) & ~UINT64_C(0xffffffff)) | alloc_tag(id);
+}
+
 static PK_ALWAYS_INLINE uint64_t alloc_word(uint64_t id, uint64_t info, uint64_t ts, uint64_t ctx,
 					     pk_a64 *words)
 {
@@ -506,10 +513,7 @@ static PK_ALWAYS_INLINE uint64_t alloc_word(uint64_t id, uint64_t info, uint64_t
 	}
 	if (i < n)
 		a = check_mix(a, pk_load_relaxed(&words[i]));
-
-	uint64_t h = check_end(a ^ b * CHECK_MUL);
-
-	return ((h ^ h << 32) & ~UINT64_C(0xffffffff)) | alloc_tag(id);
+	return alloc_word_end(id, a, b);
 }
 
 static inline pk_a64 *slot(const struct prb *rb, uint64_t id)
@@ -2271,7 +2275,7 @@ PK_HOT bool prb_is_newest(struct prb *rb, uint64_t seq)
  * for a racing overwrite (the caller's post-check then says so) or a
  * corrupted file.
  */
-static bool extent_ok(const struct prb *rb, uint64_t info, uint64_t ext)
+static PK_ALWAYS_INLINE bool extent_ok(const struct prb *rb, uint64_t info, uint64_t ext)
 {
 	size_t tl = info & 0xffff, dl = (info >> 16) & 0xffff;
 	uint64_t begin = ext & 0xffffffffu, end = ext >> 32;
@@ -2395,18 +2399,47 @@ int prb_read_text(struct prb *rb, uint64_t seq, uint64_t *ts_nsec, char *dst, ui
 		return -EAGAIN; /* prb_read() tells a race from corruption */
 
 	pk_a64 *words = block_words(rb, ext & 0xffffffffu);
+	uint64_t ctx = pk_load_relaxed(&d[D_CTX]);
+	uint64_t want;
 
 	/* Whole 16-byte units, two words at a time: at most 1024 bytes for
-	 * the longest text, inside the block and inside @dst. */
-	for (size_t i = 0; i < (tl + 15) / 16 * 2; i += 2) {
-		uint64_t w0 = pk_load_relaxed(&words[i]);
-		uint64_t w1 = pk_load_relaxed(&words[i + 1]);
+	 * the longest text, inside the block and inside @dst. A record of text
+	 * alone (deferred ones, most others) is checked as it is copied: the
+	 * words of alloc_word(), from the copy's loads. */
+	if (!((info >> 16) & 0xffff)) {
+		uint64_t a = check_mix(check_mix(id, ts), 0), b = check_mix(check_mix(info, ctx), 0);
+		size_t n = (tl + 7) / 8, i;
 
-		memcpy(dst + 8 * i, &w0, 8);
-		memcpy(dst + 8 * i + 8, &w1, 8);
+		for (i = 0; i + 1 < n; i += 2) {
+			uint64_t w0 = pk_load_relaxed(&words[i]);
+			uint64_t w1 = pk_load_relaxed(&words[i + 1]);
+
+			memcpy(dst + 8 * i, &w0, 8);
+			memcpy(dst + 8 * i + 8, &w1, 8);
+			a = check_mix(a, w0);
+			b = check_mix(b, w1);
+		}
+		if (i < n) {
+			uint64_t w0 = pk_load_relaxed(&words[i]);
+			uint64_t w1 = pk_load_relaxed(&words[i + 1]);
+
+			memcpy(dst + 8 * i, &w0, 8);
+			memcpy(dst + 8 * i + 8, &w1, 8);
+			a = check_mix(a, w0);
+		}
+		want = alloc_word_end(id, a, b);
+	} else {
+		for (size_t i = 0; i < (tl + 15) / 16 * 2; i += 2) {
+			uint64_t w0 = pk_load_relaxed(&words[i]);
+			uint64_t w1 = pk_load_relaxed(&words[i + 1]);
+
+			memcpy(dst + 8 * i, &w0, 8);
+			memcpy(dst + 8 * i + 8, &w1, 8);
+		}
+		want = alloc_word(id, info, ts, ctx, words);
 	}
+
 	uint64_t alloc = pk_load_relaxed(&d[D_ALLOC]);
-	uint64_t want = alloc_word(id, info, ts, pk_load_relaxed(&d[D_CTX]), words);
 
 	if (!copy_intact_raw(&d[D_STATE], raw1, tail, id) || s != seq || alloc != want)
 		return -EAGAIN; /* prb_read() tells a race from corruption */

@@ -723,26 +723,59 @@ static _Thread_local uint64_t cached_sec = UINT64_MAX;
 static _Thread_local char sec_str[24];
 static _Thread_local size_t sec_len;
 
+/*
+ * The fast path's last microsecond in this thread (records stored in a
+ * burst share theirs), with the length of its seconds part in sec_str and
+ * its prefix's last 8 bytes ("%06lu] "). Valid while sec_str holds its
+ * second: sec_part() forgets it when it changes sec_str.
+ */
+static _Thread_local uint64_t fast_us = UINT64_MAX;
+static _Thread_local size_t fast_us_n;
+static _Thread_local uint64_t fast_us_tail;
+
 /* Length of "[%5lu." for @sec (7 to 22 bytes), now in sec_str. */
 static size_t sec_part(uint64_t sec)
 {
 	if (sec != cached_sec) {
 		sec_len = seconds_field(sec_str, sec);
 		cached_sec = sec;
+		fast_us = UINT64_MAX;
 	}
 	return sec_len;
+}
+
+/* "%06lu] " of @usec (< 1000000) as the 8 bytes of a word, built in a
+ * register where the byte order is known (its bytes are stored at once,
+ * and a load of them right after does not wait for narrower stores). */
+static inline uint64_t usec_tail(uint32_t usec)
+{
+	uint64_t w;
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && \
+	__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint32_t hi = usec / 10000, q = usec / 100;
+	uint16_t a, b, c;
+
+	memcpy(&a, digit_pairs + 2 * hi, 2);
+	memcpy(&b, digit_pairs + 2 * (q - hi * 100), 2);
+	memcpy(&c, digit_pairs + 2 * (usec - q * 100), 2);
+	w = a | (uint64_t)b << 16 | (uint64_t)c << 32 | (uint64_t)']' << 48 | (uint64_t)' ' << 56;
+#else
+	char t[8];
+
+	put_6digits(t, usec);
+	t[6] = ']';
+	t[7] = ' ';
+	memcpy(&w, t, 8);
+#endif
+	return w;
 }
 
 /* The longest "[%5lu.%06lu] ": 22 bytes of seconds, 6 digits, "] ". */
 #define UD_PREFIX_MAX 30
 
-/*
- * "[%5lu.%06lu] " at @p, exactly its 15 to 30 bytes and nothing past them,
- * the seconds part being the @n bytes sec_part() left in sec_str; returns
- * the end. Fixed-size copies only: the prefix is written straight into the
- * output, next to text already there.
- */
-static inline char *fmt_prefix_n(char *p, size_t n, uint32_t usec)
+/* The @n bytes of "[%5lu." sec_part() left in sec_str at @p, and nothing
+ * past them, by fixed-size copies. */
+static inline void put_sec_part(char *p, size_t n)
 {
 	if (n <= 8) {
 		memcpy(p, sec_str, 4);
@@ -754,6 +787,17 @@ static inline char *fmt_prefix_n(char *p, size_t n, uint32_t usec)
 		memcpy(p, sec_str, 16);
 		memcpy(p + n - 16, sec_str + n - 16, 16);
 	}
+}
+
+/*
+ * "[%5lu.%06lu] " at @p, exactly its 15 to 30 bytes and nothing past them,
+ * the seconds part being the @n bytes sec_part() left in sec_str; returns
+ * the end. Fixed-size copies only: the prefix is written straight into the
+ * output, next to text already there.
+ */
+static inline char *fmt_prefix_n(char *p, size_t n, uint32_t usec)
+{
+	put_sec_part(p, n);
 	p += n;
 	put_6digits(p, usec);
 	p[6] = ']';
@@ -839,8 +883,9 @@ fast_finish_escaped(const struct ud_ctl *ctl, const char *text, size_t i, size_t
 	out_putc('\n');
 }
 
+/* @plain: the text is known to hold only bytes plain_prefix_len() passes. */
 static inline __attribute__((always_inline)) void
-fast_finish(const struct ud_ctl *ctl, uint64_t ts_nsec, char *text, size_t len)
+fast_finish(const struct ud_ctl *ctl, uint64_t ts_nsec, char *text, size_t len, bool plain)
 {
 	char *start = ob->buf + ob->len;
 	size_t plen, i;
@@ -850,9 +895,15 @@ fast_finish(const struct ud_ctl *ctl, uint64_t ts_nsec, char *text, size_t len)
 		ob->len++;
 		return;
 	}
-	uint64_t sec = ts_nsec / 1000000000u;
-	uint32_t usec = (uint32_t)(ts_nsec / 1000u - sec * 1000000u);
-	size_t n = sec_part(sec);
+	uint64_t us = ts_nsec / 1000u;
+
+	if (us != fast_us) {
+		fast_us_n = sec_part(us / 1000000u);
+		fast_us_tail = usec_tail((uint32_t)(us % 1000000u));
+		fast_us = us;
+	}
+
+	size_t n = fast_us_n;
 
 	plen = n + 8;
 	if (__builtin_expect(plen != fast_prefix_len, 0)) {
@@ -861,8 +912,9 @@ fast_finish(const struct ud_ctl *ctl, uint64_t ts_nsec, char *text, size_t len)
 		text = start + plen;
 		fast_prefix_len = plen;
 	}
-	fmt_prefix_n(start, n, usec);
-	i = plain_prefix_len(text, len);
+	put_sec_part(start, n);
+	memcpy(start + n, &fast_us_tail, 8);
+	i = plain ? len : plain_prefix_len(text, len);
 	if (__builtin_expect(i == len, 1)) {
 		text[len] = '\n';
 		ob->len += plen + len + 1;
@@ -876,13 +928,14 @@ uint64_t ud_fast_run(const struct ud_ctl *ctl, struct pk_text_reader *tr, struct
 {
 	for (; seq < end; seq++) {
 		uint64_t ts;
+		bool plain;
 
 		char *text = fast_text_slot();
-		int len = pk_text_read(tr, cache, seq, &ts, text);
+		int len = pk_text_read_plain(tr, cache, seq, &ts, text, &plain);
 
 		if (len < 0)
 			break;
-		fast_finish(ctl, ts, text, (size_t)len);
+		fast_finish(ctl, ts, text, (size_t)len, plain);
 	}
 	return seq;
 }
@@ -894,7 +947,7 @@ void ud_print_fast(const struct ud_ctl *ctl, uint64_t ts_nsec, const char *text,
 	if (len > PK_TEXT_MAX)
 		len = PK_TEXT_MAX;
 	memcpy(dst, text, len);
-	fast_finish(ctl, ts_nsec, dst, len);
+	fast_finish(ctl, ts_nsec, dst, len, false);
 }
 
 /* ------------------------------------------------------- text records -- */
