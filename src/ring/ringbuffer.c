@@ -1634,7 +1634,7 @@ static void batch_abandon(struct prb *rb, uint64_t id, uint64_t last)
  * it claimed is taken over. Returns how many of the @n are stored (a
  * prefix), or a negative errno when that is none.
  */
-static int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n, uint64_t id0,
+static PK_ALWAYS_INLINE int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n, uint64_t id0,
 		      uint64_t pos0, unsigned done, pk_a64 *journal, bool resume, uint64_t head_pos)
 {
 	/* The geometry in locals: the stores below go through pointers the
@@ -1647,6 +1647,9 @@ static int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned
 	bool have_seq = false;
 	unsigned j, levels = 0;
 	int err = 0;
+
+	/* The test points' hook, looked at once a batch. */
+	void (*const tp)(enum prb_testpoint) = atomic_load_explicit(&testpoint_hook, memory_order_relaxed);
 
 	/* C1: the claimer the oracle is asked about is us, not the records'
 	 * writers. */
@@ -1720,7 +1723,8 @@ static int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned
 			if (err)
 				break;
 		}
-		testpoint(PRB_TP_CLAIMED);
+		if (PK_UNLIKELY(tp))
+			tp(PRB_TP_CLAIMED);
 		if (PK_UNLIKELY(pk_load_relaxed(&d[D_STATE]) != (mine ^ key))) {
 			err = -ENOBUFS; /* D9 */
 			break;
@@ -1752,7 +1756,8 @@ static int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned
 		pk_store_relaxed(&d[D_ALLOC], copy_checked(id, info, r->ts_nsec, claimer,
 							   data + (begin & units_mask) * (PRB_UNIT / 8),
 							   r->words, r->len));
-		testpoint(PRB_TP_BEFORE_COMMIT);
+		if (PK_UNLIKELY(tp))
+			tp(PRB_TP_BEFORE_COMMIT);
 
 		uint64_t cur = mine ^ key;
 
@@ -1763,7 +1768,8 @@ static int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned
 		pk_store_release(&journal[1], (done + j + 1) | pos << 8); /* B4 */
 		if (r->done_word)
 			pk_store_release(r->done_word, r->done_value);
-		testpoint(PRB_TP_BATCH_COMMITTED);
+		if (PK_UNLIKELY(tp))
+			tp(PRB_TP_BATCH_COMMITTED);
 	}
 	if (j < n)
 		batch_abandon(rb, (id0 + j + 1) & ID_MASK, (id0 + n - 1) & ID_MASK);
