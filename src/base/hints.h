@@ -29,4 +29,19 @@
 #define PK_HIDDEN
 #endif
 
+/* One step of a short spin-wait for another CPU: the pause instruction
+ * where there is one (it frees the core's other thread and avoids the
+ * memory-order flush when the awaited word changes), nothing elsewhere. */
+#ifdef __SSE2__
+#include <emmintrin.h>
+static inline void pk_cpu_relax(void)
+{
+	_mm_pause();
+}
+#else
+static inline void pk_cpu_relax(void)
+{
+}
+#endif
+
 #endif

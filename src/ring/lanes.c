@@ -545,15 +545,22 @@ int prb_lanes_merge(struct prb *rb)
  * after PRB_STALL_NS) waits before it gives the line up, counted. */
 #define ROOM_WAIT_NS (1000 * 1000 * 1000ull)
 
-static bool own_lane_empty(struct prb *rb)
+/* Whether this thread's lane holds more than @most bytes of records
+ * (false when it has none on @rb). */
+static bool own_lane_above(struct prb *rb, uint64_t most)
 {
 	if (tl.hdr != (const void *)rb->hdr)
-		return true;
+		return false;
 
 	pk_a64 *c = ctl(rb, tl.idx);
 
-	return pk_load_relaxed(&c[C_OWNER]) != tl.id ||
-	       pk_load_acquire(&c[C_RIDX]) == pk_load_relaxed(&c[C_WIDX]);
+	return pk_load_relaxed(&c[C_OWNER]) == tl.id &&
+	       pk_load_relaxed(&c[C_WIDX]) - pk_load_acquire(&c[C_RIDX]) > most;
+}
+
+static bool own_lane_empty(struct prb *rb)
+{
+	return !own_lane_above(rb, 0);
 }
 
 /* A wait for another merger to let the merge lock go. */
@@ -563,7 +570,12 @@ struct merge_wait {
 	long pause_ns;
 };
 
-/* One more round of @w (yield, then sleep in growing slices): false once
+/* Rounds of a wait that spin before the first yield: a merge of a lane's
+ * worth takes some microseconds, on another CPU (a sleep's least is tens). */
+#define WAIT_SPIN_ROUNDS 32
+#define WAIT_SPIN_STEPS	 32
+
+/* One more round of @w (spin, yield, then sleep in growing slices): false once
  * ROOM_WAIT_NS have passed, or at once when an earlier wait gave up on
  * the same merger and it made no progress since (it is stopped: a
  * debugger, SIGSTOP), so that only the first store pays the wait. */
@@ -586,14 +598,17 @@ static bool merge_wait(struct prb *rb, struct merge_wait *w)
 	}
 	if (!lock)
 		return true; /* let go meanwhile: merge again at once */
-	if (w->pause_ns) {
+	if (w->round <= WAIT_SPIN_ROUNDS) {
+		for (int i = 0; i < WAIT_SPIN_STEPS; i++)
+			pk_cpu_relax();
+	} else if (w->pause_ns) {
 		struct timespec ts = { 0, w->pause_ns };
 
 		nanosleep(&ts, NULL);
 		w->pause_ns = w->pause_ns < 500000 ? w->pause_ns * 2 : 1000000;
 	} else {
 		sched_yield();
-		if (w->round > 8)
+		if (w->round > WAIT_SPIN_ROUNDS + 8)
 			w->pause_ns = 20000;
 	}
 	return true;
@@ -608,7 +623,9 @@ int prb_lane_make_room(struct prb *rb)
 		bool busy;
 		int n = merge(rb, &busy);
 
-		if (n > 0 || own_lane_empty(rb))
+		/* Another merger at work drains this lane too: half of it
+		 * free is room enough to go on. */
+		if (n > 0 || !own_lane_above(rb, busy ? rb->lane_bytes / 2 : 0))
 			return 0;
 		if (busy && pk_load_relaxed(&rb->lanes[P_LOCK]) == me)
 			return -EBUSY; /* a handler that interrupted its own merge */
