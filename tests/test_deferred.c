@@ -543,35 +543,9 @@ static size_t run_udmesg(const char *path, const char *arg, char *out, size_t si
  * its default format (test_udmesg_output() asks for --noescape). */
 static size_t run_udmesg_escaped(const char *path, const char *arg, char *out, size_t size)
 {
-	const char *build = getenv("PRINTK_TEST_BUILD_DIR");
-	char udmesg[PATH_MAX];
-	int fds[2], status;
-	size_t n = 0;
-	ssize_t k;
+	const char *const args[] = { arg, NULL };
 
-	assert_non_null(build);
-	snprintf(udmesg, sizeof(udmesg), "%s/tools/udmesg", build);
-	assert_int_equal(pipe(fds), 0);
-
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		execl(udmesg, "udmesg", "-B", path, arg, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	while (n + 1 < size && (k = read(fds[0], out + n, size - 1 - n)) > 0)
-		n += (size_t)k;
-	out[n] = '\0';
-	close(fds[0]);
-	test_reap(pid, &status, 30000);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-	return n;
+	return test_udmesg_output_escaped(path, args, out, size);
 }
 
 /* --kmsg output without each record's time (the 3rd field). */

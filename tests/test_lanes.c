@@ -763,6 +763,26 @@ static void *merger_thread(void *arg)
 	return NULL;
 }
 
+/* A merger thread on @path, held inside its first batch once it returns;
+ * @kept: a store's wait does not release it. */
+static pthread_t start_held_merger(const char *path, bool kept)
+{
+	pthread_t m;
+
+	assert_int_equal(sem_init(&m_paused, 0, 0), 0);
+	assert_int_equal(sem_init(&m_release, 0, 0), 0);
+	atomic_store(&m_held, 0);
+	atomic_store(&s_waited, 0);
+	atomic_store(&merger_kept, kept);
+	wm = ws = NULL;
+	prb_set_testpoint_hook(hold_merger);
+	assert_int_equal(pthread_create(&m, NULL, merger_thread, (void *)path), 0);
+	while (sem_wait(&m_paused) != 0)
+		;
+	assert_int_equal(atomic_load(&m_held), 1);
+	return m;
+}
+
 static void *store_thread(void *arg)
 {
 	tp_role = 2;
@@ -827,19 +847,8 @@ static void test_store_waits_for_merger(void **state)
 		snprintf(want, sizeof(want), "L%d lane", (int)q - 1);
 		assert_string_equal(r.text, want);
 	}
-	assert_int_equal(sem_init(&m_paused, 0, 0), 0);
-	assert_int_equal(sem_init(&m_release, 0, 0), 0);
-	atomic_store(&m_held, 0);
-	atomic_store(&s_waited, 0);
-	wm = ws = NULL;
-	prb_set_testpoint_hook(hold_merger);
+	pthread_t m = start_held_merger(path, false), st;
 
-	pthread_t m, st;
-
-	assert_int_equal(pthread_create(&m, NULL, merger_thread, (void *)path), 0);
-	while (sem_wait(&m_paused) != 0)
-		;
-	assert_int_equal(atomic_load(&m_held), 1);
 	assert_int_equal(pthread_create(&st, NULL, store_thread, (void *)path), 0);
 	assert_int_equal(pthread_join(st, NULL), 0);
 	assert_int_equal(pthread_join(m, NULL), 0);
@@ -888,20 +897,8 @@ static void test_stopped_merger_waited_once(void **state)
 	const char *path = test_dir_path("stopped.log");
 
 	forty_left_in_lanes(path);
-	assert_int_equal(sem_init(&m_paused, 0, 0), 0);
-	assert_int_equal(sem_init(&m_release, 0, 0), 0);
-	atomic_store(&m_held, 0);
-	atomic_store(&s_waited, 0);
-	atomic_store(&merger_kept, 1);
-	wm = ws = NULL;
-	prb_set_testpoint_hook(hold_merger);
+	pthread_t m = start_held_merger(path, true), st;
 
-	pthread_t m, st;
-
-	assert_int_equal(pthread_create(&m, NULL, merger_thread, (void *)path), 0);
-	while (sem_wait(&m_paused) != 0)
-		;
-	assert_int_equal(atomic_load(&m_held), 1);
 	assert_int_equal(pthread_create(&st, NULL, stopped_store_thread, (void *)path), 0);
 	assert_int_equal(pthread_join(st, NULL), 0);
 	assert_int_equal(ws_err, 0);

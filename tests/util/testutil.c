@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,12 +208,12 @@ void test_reap(pid_t pid, int *status, unsigned ms)
 	assert_int_equal(r, pid);
 }
 
-pid_t test_spawn_udmesg(const char *path, const char *const *args, int *out_fd)
+static pid_t spawn_udmesg(const char *path, bool noescape, const char *const *args, int *out_fd)
 {
 	const char *build = getenv("PRINTK_TEST_BUILD_DIR");
 	const char *argv[16] = { "udmesg", "-B", path, "-P", "--noescape" };
 	char udmesg[PATH_MAX];
-	unsigned n = 5;
+	unsigned n = noescape ? 5 : 4;
 	int fds[2];
 
 	assert_non_null(build);
@@ -241,10 +242,15 @@ pid_t test_spawn_udmesg(const char *path, const char *const *args, int *out_fd)
 	return pid;
 }
 
-size_t test_udmesg_output(const char *path, const char *const *args, char *out, size_t size)
+pid_t test_spawn_udmesg(const char *path, const char *const *args, int *out_fd)
+{
+	return spawn_udmesg(path, true, args, out_fd);
+}
+
+static size_t udmesg_output(const char *path, bool noescape, const char *const *args, char *out, size_t size)
 {
 	int fd, status;
-	pid_t pid = test_spawn_udmesg(path, args, &fd);
+	pid_t pid = spawn_udmesg(path, noescape, args, &fd);
 	size_t n = 0;
 	ssize_t k;
 
@@ -256,6 +262,16 @@ size_t test_udmesg_output(const char *path, const char *const *args, char *out, 
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	return n;
+}
+
+size_t test_udmesg_output(const char *path, const char *const *args, char *out, size_t size)
+{
+	return udmesg_output(path, true, args, out, size);
+}
+
+size_t test_udmesg_output_escaped(const char *path, const char *const *args, char *out, size_t size)
+{
+	return udmesg_output(path, false, args, out, size);
 }
 
 void test_log_store(struct pk_log *log, const char *text)

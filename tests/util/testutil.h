@@ -71,6 +71,8 @@ pid_t test_spawn_udmesg(const char *path, const char *const *args, int *out_fd);
 /* test_spawn_udmesg() to its end: its stdout in @out (NUL-terminated, at
  * most @size - 1 bytes), and it must exit 0 within 30 s. Returns the bytes. */
 size_t test_udmesg_output(const char *path, const char *const *args, char *out, size_t size);
+/* The same without --noescape: udmesg's default escapes. */
+size_t test_udmesg_output_escaped(const char *path, const char *const *args, char *out, size_t size);
 
 struct pk_log;
 /* pk_log_store() of @text at facility 0, level 6, which must succeed. */
