@@ -556,13 +556,13 @@ static void check_file_once(struct pk_log *log, uint64_t first, int threads)
 	assert_int_equal(pk_log_read(log, next, &r, 0), -EAGAIN);
 }
 
-static void test_postmortem_after_sigkill(void **state)
+/* A child process makes the log @path (@len bytes, lanes on), runs
+ * @lines, and is SIGKILLed: what it left in its lanes stays unmerged. */
+static void killed_after(const char *path, size_t len, void (*lines)(void))
 {
-	(void)state;
-	const char *path = test_dir_path("killed.log");
 	int ready[2];
+	char c;
 
-	need_log_len(1 << 20);
 	pk_printk_exit();
 	unlink(path);
 	assert_int_equal(pipe(ready), 0);
@@ -571,34 +571,44 @@ static void test_postmortem_after_sigkill(void **state)
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		start_log(path, 1 << 20);
-		/* The main thread's lane first (it stays claimed), which also
-		 * compiles the call site's format before the threads race. */
-		pm_writer((void *)(intptr_t)2);
-
-		pthread_t th[2];
-
-		for (int t = 0; t < 2; t++)
-			pthread_create(&th[t], NULL, pm_writer, (void *)(intptr_t)t);
-		for (int t = 0; t < 2; t++)
-			pthread_join(th[t], NULL);
+		start_log(path, len);
+		lines();
 		if (write(ready[1], "x", 1) != 1)
 			_exit(3);
 		for (;;)
 			pause();
 	}
 	close(ready[1]);
-
-	char c;
-
 	assert_int_equal(read(ready[0], &c, 1), 1);
 	close(ready[0]);
-	kill(pid, SIGKILL);
 
 	int status;
 
+	kill(pid, SIGKILL);
 	test_reap(pid, &status, 30000);
 	assert_true(WIFSIGNALED(status));
+}
+
+/* The main thread's lane first (it stays claimed), which also compiles
+ * the call site's format before the threads race; then two threads. */
+static void pm_lines(void)
+{
+	pthread_t th[2];
+
+	pm_writer((void *)(intptr_t)2);
+	for (int t = 0; t < 2; t++)
+		pthread_create(&th[t], NULL, pm_writer, (void *)(intptr_t)t);
+	for (int t = 0; t < 2; t++)
+		pthread_join(th[t], NULL);
+}
+
+static void test_postmortem_after_sigkill(void **state)
+{
+	(void)state;
+	const char *path = test_dir_path("killed.log");
+
+	need_log_len(1 << 20);
+	killed_after(path, 1 << 20, pm_lines);
 
 	/* Read-only: every record, once, dense, nothing merged by reading. */
 	struct pk_log *log;
@@ -793,39 +803,18 @@ static void *store_thread(void *arg)
 	return NULL;
 }
 
+static void forty_lines(void)
+{
+	pr_err("made\n");
+	for (int i = 0; i < 40; i++)
+		pr_info("L%d %s\n", i, "lane");
+}
+
 /* @path: "made", then 40 lane records "L<i> lane" a writer SIGKILLed
  * left unmerged. */
 static void forty_left_in_lanes(const char *path)
 {
-	int ready[2];
-	char c;
-
-	pk_printk_exit();
-	unlink(path);
-	assert_int_equal(pipe(ready), 0);
-
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		start_log(path, 1 << 17);
-		pr_err("made\n");
-		for (int i = 0; i < 40; i++)
-			pr_info("L%d %s\n", i, "lane");
-		if (write(ready[1], "x", 1) != 1)
-			_exit(3);
-		for (;;)
-			pause();
-	}
-	close(ready[1]);
-	assert_int_equal(read(ready[0], &c, 1), 1);
-	close(ready[0]);
-
-	int status;
-
-	kill(pid, SIGKILL);
-	test_reap(pid, &status, 30000);
-	assert_true(WIFSIGNALED(status));
+	killed_after(path, 1 << 17, forty_lines);
 }
 
 static void test_store_waits_for_merger(void **state)
