@@ -545,7 +545,12 @@ PK_HOT int pk_console_skip_suppressed(uint64_t seq)
 
 void pk_console_lanes_merged(struct prb *rb, uint64_t seq, uint64_t n, unsigned levels)
 {
-	(void)rb;
+	struct pk_log *log = pk_printk_log_peek();
+
+	/* The mark counts the default log's seqs: a merge into a log being
+	 * replaced must not move it. */
+	if (!log || pk_log_ring(log) != rb)
+		return;
 	if (!n || n > CON_IDLE_MAX || seq >= CON_IDLE_MAX - n || PK_UNLIKELY(pk_console_shared_levels_moved()))
 		return;
 	for (int level = 0; level < 8; level++)
