@@ -2491,24 +2491,21 @@ uint64_t prb_skip_levels(struct prb *rb, uint64_t seq, unsigned levels, uint64_t
 	for (; n < max; n++) {
 		uint64_t id = (first + n) & ID_MASK;
 		pk_a64 *d = slot(rb, id);
-		uint64_t v = pk_load_acquire(&d[D_STATE]) ^ state_key(rb, id); /* P2 */
+		uint64_t raw = pk_load_acquire(&d[D_STATE]); /* P2 */
+		uint64_t v = raw ^ state_key(rb, id);
 
 		if (st_id(v) != id || st_state(v) != ST_FINAL ||
 		    !(levels & 1u << ((pk_load_relaxed(&d[D_INFO]) >> 32) & 7)) || SEQ_LOAD(rb, id) != seq + n)
 			break;
+		/* P3 for each record, as prb_peek(): one the tail passed while
+		 * the run was read ends it there, so that a run read while the
+		 * ring wraps under it keeps what it passed intact. */
+		if (!copy_intact_raw(&d[D_STATE], raw, &rb->hdr->tail, id))
+			break;
 	}
-	/* P3 for the whole run at once: a final record's slot changes only
-	 * when it is used again, which the tail passing the run's first id
-	 * comes before. Overtaken meanwhile: none is passed here (the
-	 * caller reads the record and learns what it lost). */
-	if (!n)
-		return 0;
-	pk_fence_acquire();
-	if (((first - w_id(pk_load_relaxed(&rb->hdr->tail))) & ID_MASK) >= ID_HALF)
-		return 0;
 	/* Every record below the run's end is done now if every record
 	 * below its start was: ring_next_seq() need not walk it again. */
-	if (seq <= pk_load_relaxed(&rb->local_next_hint))
+	if (n && seq <= pk_load_relaxed(&rb->local_next_hint))
 		raise_hint(&rb->local_next_hint, seq + n);
 	return n;
 }
