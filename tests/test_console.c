@@ -30,6 +30,7 @@
  *   - PK_CON_COLOR: dmesg --color's escape sequences.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
@@ -177,6 +178,63 @@ static void test_merged_lines_pass_idle_consoles(void **state)
 	pr_info("last\n");
 	assert_string_equal(capture_text(&cap), "first\nlast\n");
 	assert_int_equal(next_seq(), 7);
+}
+
+/* A program that sizes its log after start-up (the consoles start again
+ * on the new log, with no idle mark) and then logs only lines no console
+ * prints, enough to wrap its log many times: the consoles stay idle past
+ * those lines, and the first line that prints comes with no "messages
+ * dropped" for lines nobody was to print. With lanes on, the lane path
+ * gives the consoles their mark back (pk_console_catch_up()); with lanes
+ * off each such line passes them as it is stored. On the stderr console,
+ * as a program has it. */
+static int filtered_only_child(void *arg)
+{
+	char path[256], got[256];
+
+	(void)arg;
+	snprintf(path, sizeof(path), "%s", test_dir_path("stderr.out"));
+	CHILD_CHECK(pk_unregister_console(&cap.con) == 0);
+	pk_printk_exit();
+
+	int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	CHILD_CHECK(saved >= 0 && fd >= 0 && dup2(fd, 2) == 2);
+	close(fd);
+	CHILD_CHECK(pk_register_console(pk_console_stderr()) == 0);
+	pk_set_printk_time(0);
+	pk_set_console_loglevel(4);
+	/* A program that sizes its log after start-up: the log is replaced,
+	 * the consoles start again at its first record. */
+	CHILD_CHECK(pk_set_log_buf_len(1 << 16) == 0);
+	pk_set_console_loglevel(4);
+	for (int i = 0; i < 30000; i++)
+		pr_info("quiet %d %s\n", i, "line");
+	pr_err("end\n");
+	dup2(saved, 2); /* the checks' words */
+	close(saved);
+
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(got, 1, sizeof(got) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	got[n] = '\0';
+	if (strcmp(got, "end\n"))
+		dprintf(2, "stderr console: %s\n", got);
+	CHILD_CHECK(strcmp(got, "end\n") == 0);
+	return 0;
+}
+
+static void test_filtered_only_then_printed(void **state)
+{
+	(void)state;
+	struct child_result res;
+
+	assert_int_equal(test_dir_make("pk_filtered_only"), 0);
+	run_child_ok(filtered_only_child, NULL, 60000, &res);
+	child_result_free(&res);
+	test_dir_remove();
 }
 
 static void test_set_console_loglevel_range(void **state)
@@ -2018,6 +2076,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_console_loglevel_filter, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_suppressed_between_printed, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_merged_lines_pass_idle_consoles, setup_capture, teardown),
+		cmocka_unit_test_setup_teardown(test_filtered_only_then_printed, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_set_console_loglevel_range, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_shared_loglevel, setup_capture, teardown),
 		cmocka_unit_test_setup_teardown(test_ignore_loglevel, setup_capture, teardown),

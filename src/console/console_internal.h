@@ -73,6 +73,13 @@ int pk_console_skip_suppressed(uint64_t seq);
  * them when no console prints any of those levels and all consoles were
  * idle at @seq; otherwise the next holder passes them (prb_skip_levels()). */
 void pk_console_lanes_merged(struct prb *rb, uint64_t seq, uint64_t n, unsigned levels);
+/* For printk's lane path (the first line into a lane of @rb, and after a
+ * merge of a full lane): when the consoles have no idle mark (a new log
+ * replaced the old one, or the last holder left one behind) and the lock
+ * is free, go through it once, so that the merges of lines nobody prints
+ * can move the mark instead of leaving the consoles behind them, to report
+ * them as dropped when the log wraps. Async-signal-safe. */
+void pk_console_catch_up(struct prb *rb);
 /* C9: 1 while every registered console is printed by a thread of its own
  * (none by the console lock's holder), no level set from another process
  * waits to be applied and no crash is in progress: printk then stores,

@@ -530,15 +530,20 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 			}
 			/* Merges tell the consoles what they need not read. */
 			if (PK_UNLIKELY(atomic_load_explicit(&rb->merged, memory_order_relaxed) !=
-					pk_console_lanes_merged))
+					pk_console_lanes_merged)) {
 				atomic_store_explicit(&rb->merged, pk_console_lanes_merged, memory_order_release);
+				pk_console_catch_up(rb);
+			}
 
 			int e = prb_lane_store(rb, ts, (uint8_t)(level & 7), blob, (size_t)len, depth == 1);
 
 			/* Full: merge (this lane's records first enter the
 			 * sequence, so the thread's order holds), try again. */
 			for (int tries = 0; e == -ENOSPC && tries < 4; tries++) {
-				if (prb_lane_make_room(rb))
+				int room = prb_lane_make_room(rb);
+
+				pk_console_catch_up(rb);
+				if (room)
 					break;
 				e = prb_lane_store(rb, ts, (uint8_t)(level & 7), blob, (size_t)len, false);
 			}
