@@ -1461,17 +1461,18 @@ static PK_NOINLINE int print_one_extended(struct con_src *src, struct console *c
 	return 1;
 }
 
-/*
- * Pass the record at @con's position without reading it when @con does not
- * print its level and is in no record: a read copies it, and formats a
- * deferred one, so a loop that read what it skips would fall behind
- * writers that store such records faster than that (and hold the lock as
- * long as they keep storing).
- */
 /* At most this many records passed in one step: a print loop with a
  * deadline (pr_flush, exit) looks at its clock between steps. */
 #define SKIP_RUN_MAX 4096
 
+/*
+ * Pass the records from @con's position on without reading them while @con
+ * does not print their level and is in no record (a run of them with one
+ * prb_skip_levels()): a read copies a record, and formats a deferred one,
+ * so a loop that read what it skips would fall behind writers that store
+ * such records faster than that (and hold the lock as long as they keep
+ * storing).
+ */
 static PK_ALWAYS_INLINE int skip_unread(struct con_src *src, struct console *con)
 {
 	struct pk_console_state *st = con->state;
