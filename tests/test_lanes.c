@@ -536,13 +536,19 @@ static size_t run_udmesg(const char *path, char *out, size_t size)
 	return test_udmesg_output(path, NULL, out, size);
 }
 
-static void check_file_once(struct pk_log *log, uint64_t first, int threads)
+/* Every record of @log from @first on once: seqs dense, "t<T> n<N>" of
+ * @threads threads (at most 16), @per each, in each thread's order; with
+ * @time_order, timestamps never going back; their texts into @texts when
+ * it is not NULL. */
+static void read_dense(struct pk_log *log, uint64_t first, int threads, int per, bool time_order,
+		       char (*texts)[32])
 {
-	int seen[THREADS] = { 0 };
+	int seen[16] = { 0 };
 	struct pk_record r;
-	uint64_t next = pk_log_next_seq(log);
+	uint64_t next = pk_log_next_seq(log), last_ts = 0;
 
-	assert_int_equal(next - first, (uint64_t)threads * PM_PER);
+	assert_true(threads <= 16);
+	assert_int_equal(next - first, (uint64_t)threads * (uint64_t)per);
 	for (uint64_t q = first; q < next; q++) {
 		int t, n;
 
@@ -552,8 +558,21 @@ static void check_file_once(struct pk_log *log, uint64_t first, int threads)
 		assert_true(t >= 0 && t < threads);
 		assert_int_equal(n, seen[t]);
 		seen[t]++;
+		if (time_order) {
+			assert_true(r.ts_nsec >= last_ts);
+			last_ts = r.ts_nsec;
+		}
+		if (texts) {
+			assert_true(strlen(r.text) < 32);
+			memcpy(texts[q - first], r.text, strlen(r.text) + 1);
+		}
 	}
 	assert_int_equal(pk_log_read(log, next, &r, 0), -EAGAIN);
+}
+
+static void check_file_once(struct pk_log *log, uint64_t first, int threads)
+{
+	read_dense(log, first, threads, PM_PER, false, NULL);
 }
 
 /* A child process makes the log @path (@len bytes, lanes on), runs
@@ -1632,27 +1651,8 @@ static void ks_child(const char *path, int kill_at)
 /* Every record once, seqs dense from 0, time order; texts into @texts. */
 static void ks_read(struct pk_log *log, char texts[][32])
 {
-	int seen[KS_THREADS] = { 0 };
-	struct pk_record r;
-	uint64_t next = pk_log_next_seq(log), last_ts = 0;
-
 	assert_int_equal(pk_log_first_seq(log), 0);
-	assert_int_equal(next, KS_THREADS * KS_PER);
-	for (uint64_t q = 0; q < next; q++) {
-		int t, n;
-
-		assert_int_equal(pk_log_read(log, q, &r, 0), 0);
-		assert_int_equal(r.seq, q);
-		assert_int_equal(sscanf(r.text, "t%d n%d", &t, &n), 2);
-		assert_true(t >= 0 && t < KS_THREADS);
-		assert_int_equal(n, seen[t]);
-		seen[t]++;
-		assert_true(r.ts_nsec >= last_ts);
-		last_ts = r.ts_nsec;
-		assert_true(strlen(r.text) < 32);
-		memcpy(texts[q], r.text, strlen(r.text) + 1);
-	}
-	assert_int_equal(pk_log_read(log, next, &r, 0), -EAGAIN);
+	read_dense(log, 0, KS_THREADS, KS_PER, true, texts);
 }
 
 static void test_merger_killed_each_step(void **state)
