@@ -13,7 +13,8 @@
  *              own cost; the reader's CPU is reported beside it;
  *   burst      lanes on, calls in bursts of 1000 that fit a lane, merged
  *              (untimed) between bursts: the lane store alone, what a
- *              thread pays while a reader keeps up;
+ *              thread pays while a reader keeps up; once more with
+ *              printk.lane_clock=ordered (the clock read fenced);
  *   rdtsc      the floor: one time-stamp counter read;
  *   rdtsc+copy the task's floor for a lane store: a time-stamp counter
  *              read and a 32-byte copy into a thread's own buffer;
@@ -172,14 +173,22 @@ struct figure {
 	const char *name;
 	enum mode mode;
 	int threads;
+	int ordered; /* printk.lane_clock=ordered for this figure */
 	double ns[RUNS];
 	double reader_ns[RUNS]; /* reader CPU per record */
 	double median, reader_median;
 };
 
+/* Without spdlog its two cases are left out. */
+static int left_out(const struct figure *f)
+{
+	return f->mode == SPDLOG && !BENCH_HAVE_SPDLOG;
+}
+
 static void run(struct figure *f, int r, long n)
 {
 	pk_set_lanes(f->mode != OFF);
+	pk_set_lane_clock_ordered(f->ordered);
 	atomic_store(&reader_cpu_ns, 0);
 	atomic_store(&reader_on, f->mode == ON_READER);
 
@@ -301,17 +310,19 @@ int main(int argc, char **argv)
 		{ .name = "rdtsc + 32-byte copy, 2 threads", .mode = TSC_COPY, .threads = 2 },
 		{ .name = "spdlog null sink, 1 thread", .mode = SPDLOG, .threads = 1 },
 		{ .name = "spdlog null sink, 2 threads", .mode = SPDLOG, .threads = 2 },
+		{ .name = "burst, printk.lane_clock=ordered, 1 thread", .mode = BURST, .threads = 1, .ordered = 1 },
 	};
-	/* Without spdlog its two cases are left out. */
-	int nfig = (int)(sizeof(fig) / sizeof(fig[0])) - (BENCH_HAVE_SPDLOG ? 0 : 2);
+	int nfig = (int)(sizeof(fig) / sizeof(fig[0]));
 
 	printf("bench/lanes: %ld calls per thread x %d runs (median, runs interleaved), %ld CPUs, log %zu bytes\n",
 	       iters, RUNS, sysconf(_SC_NPROCESSORS_ONLN), pk_log_buf_len(pk_printk_log()));
 	for (int i = 0; i < nfig; i++)
-		run(&fig[i], -1, iters / 10);
+		if (!left_out(&fig[i]))
+			run(&fig[i], -1, iters / 10);
 	for (int r = 0; r < RUNS; r++)
 		for (int i = 0; i < nfig; i++)
-			run(&fig[i], r, iters);
+			if (!left_out(&fig[i]))
+				run(&fig[i], r, iters);
 	for (int i = 0; i < nfig; i++) {
 		qsort(fig[i].ns, RUNS, sizeof(double), cmp_double);
 		qsort(fig[i].reader_ns, RUNS, sizeof(double), cmp_double);
@@ -322,6 +333,8 @@ int main(int argc, char **argv)
 	pthread_join(rd, NULL);
 
 	for (int i = 0; i < nfig; i++) {
+		if (left_out(&fig[i]))
+			continue;
 		printf("%-48s %8.1f ns per call per thread", fig[i].name, fig[i].median);
 		if (fig[i].mode == ON_READER)
 			printf("  (+ reader %.1f ns CPU per record)", fig[i].reader_median);
@@ -346,11 +359,14 @@ int main(int argc, char **argv)
 	 * sink and 2 x rdtsc + a 32-byte copy; 2 threads / 1 thread at most
 	 * 1.3. "burst": the writer while its lane has room (a reader keeps
 	 * up); "on+reader": the writer while a reader merges. */
-	double cp1 = fig[9].median, cp2 = fig[10].median;
+	double cp1 = fig[9].median, cp2 = fig[10].median, bo1 = fig[13].median;
 
 	printf("ratio lanes / (rdtsc + 32-byte copy), 1 thread: burst %.2f, on+reader %.2f (target <= 2); "
 	       "2 threads / 1 thread: copy %.2f\n",
 	       b1 / cp1, rd1 / cp1, cp2 / cp1);
+	printf("ratio burst with printk.lane_clock=ordered / burst (the fenced clock's cost), 1 thread: %.2f "
+	       "(%.2f x rdtsc + 32-byte copy)\n",
+	       bo1 / b1, bo1 / cp1);
 #if BENCH_HAVE_SPDLOG
 	double sp1 = fig[11].median, sp2 = fig[12].median;
 

@@ -7,7 +7,9 @@
  *     each thread's records in its order, no loss, lanes that fill up
  *     included; records really waited in the lanes before the read;
  *   - causal order: thread A logs, then wakes B, which logs: A's record
- *     comes first, also when B's lane comes before A's in the pool;
+ *     comes first, also when B's lane comes before A's in the pool (with
+ *     the default clock through the kernel, a pipe; with
+ *     printk.lane_clock=ordered also through semaphores);
  *   - the lane's clock leaves the process-wide floor alone (a ring store
  *     raises it); a thread's records stay in time order across both;
  *   - the writer's fast path (a call site's arguments encoded straight
@@ -115,7 +117,8 @@ static int teardown(void **state)
 {
 	(void)state;
 	pk_printk_exit();
-	pk_set_lanes(1); /* the default */
+	pk_set_lanes(1); /* the defaults */
+	pk_set_lane_clock_ordered(0);
 	return 0;
 }
 
@@ -209,8 +212,39 @@ static void test_threads_read_once(void **state)
 
 /* ------------------------------------------------------- causal order -- */
 
+/*
+ * A logs, then hands the turn to B, which logs: through semaphores (whose
+ * fast path may be shared memory alone) or through a pipe (B blocks in
+ * read(): the kernel wakes it). B's lane comes before A's in the pool.
+ */
+enum handoff { BY_SEM, BY_PIPE };
+
+static enum handoff handoff;
 static sem_t go_a, go_b, done_b;
+static int pipe_b[2];
 static atomic_int rounds_left;
+
+static void wake_b(void)
+{
+	if (handoff == BY_SEM) {
+		sem_post(&go_b);
+	} else {
+		char c = 'b';
+
+		assert_int_equal(write(pipe_b[1], &c, 1), 1);
+	}
+}
+
+static void wait_b(void)
+{
+	if (handoff == BY_SEM) {
+		sem_wait(&go_b);
+	} else {
+		char c;
+
+		assert_int_equal(read(pipe_b[0], &c, 1), 1);
+	}
+}
 
 static void *thread_a(void *arg)
 {
@@ -220,7 +254,7 @@ static void *thread_a(void *arg)
 		if (atomic_load(&rounds_left) < 0)
 			return NULL;
 		pr_info("A %d\n", atomic_load(&rounds_left));
-		sem_post(&go_b); /* A logged, then wakes B */
+		wake_b(); /* A logged, then wakes B */
 	}
 }
 
@@ -230,7 +264,7 @@ static void *thread_b(void *arg)
 	pr_info("B first\n"); /* B claims a lane before A does */
 	sem_post(&done_b);
 	for (;;) {
-		sem_wait(&go_b);
+		wait_b();
 		if (atomic_load(&rounds_left) < 0)
 			return NULL;
 		pr_info("B %d\n", atomic_load(&rounds_left));
@@ -238,18 +272,20 @@ static void *thread_b(void *arg)
 	}
 }
 
-static void test_causal_order(void **state)
+static void causal_rounds(enum handoff how)
 {
-	(void)state;
 	start_log(NULL, 1 << 20);
 
 	uint64_t first = pk_log_next_seq(pk_printk_log());
 	pthread_t a, b;
 	const int rounds = 2000;
 
+	handoff = how;
 	sem_init(&go_a, 0, 0);
 	sem_init(&go_b, 0, 0);
 	sem_init(&done_b, 0, 0);
+	if (how == BY_PIPE)
+		assert_int_equal(pipe(pipe_b), 0);
 	atomic_store(&rounds_left, rounds);
 	assert_int_equal(pthread_create(&b, NULL, thread_b, NULL), 0);
 	sem_wait(&done_b);
@@ -264,9 +300,13 @@ static void test_causal_order(void **state)
 	}
 	atomic_store(&rounds_left, -1);
 	sem_post(&go_a);
-	sem_post(&go_b);
+	wake_b();
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
+	if (how == BY_PIPE) {
+		close(pipe_b[0]);
+		close(pipe_b[1]);
+	}
 
 	struct pk_record r;
 	uint64_t next = pk_log_next_seq(pk_printk_log());
@@ -284,6 +324,25 @@ static void test_causal_order(void **state)
 		assert_int_equal(pk_log_read(pk_printk_log(), first + 2 + 2 * (uint64_t)i, &r, 0), 0);
 		assert_string_equal(r.text, want);
 	}
+}
+
+/* The default clock (printk.lane_clock=fast): a wake-up through the
+ * kernel orders the two reads whatever the processor runs ahead. */
+static void test_causal_order(void **state)
+{
+	(void)state;
+	assert_int_equal(pk_lane_clock_ordered(), 0); /* the default */
+	causal_rounds(BY_PIPE);
+}
+
+/* printk.lane_clock=ordered: a hand-over that may go through shared
+ * memory alone keeps the order too (the read is fenced). */
+static void test_causal_order_ordered_clock(void **state)
+{
+	(void)state;
+	pk_set_lane_clock_ordered(1);
+	assert_int_equal(pk_lane_clock_ordered(), 1);
+	causal_rounds(BY_SEM);
 }
 
 /* ---------------------------------------------------- the lane's clock -- */
@@ -1329,6 +1388,24 @@ static void test_option_parses(void **state)
 	assert_int_equal(o.nwarnings, 1);
 	assert_non_null(strstr(o.warnings[0], "printk.lanes"));
 	assert_int_equal(pk_lanes(), 1); /* on by default */
+
+	assert_int_equal(pk_opts_parse("printk.lane_clock=ordered", &o), 0);
+	assert_string_equal(o.lane_clock, "ordered");
+	assert_int_equal(o.nwarnings, 0);
+	assert_int_equal(pk_opts_parse("printk.lane_clock=fast", &o), 0);
+	assert_string_equal(o.lane_clock, "fast");
+	pk_opts_parse("printk.lane_clock=fenced", &o);
+	assert_string_equal(o.lane_clock, "");
+	assert_int_equal(o.nwarnings, 1);
+	assert_non_null(strstr(o.warnings[0], "printk.lane_clock"));
+	pk_opts_parse("printk.lane_clock", &o);
+	assert_int_equal(o.nwarnings, 1);
+	/* Applied: pk_printk_configure() as PRINTK_OPTS would be. */
+	assert_int_equal(pk_lane_clock_ordered(), 0); /* fast by default */
+	assert_int_equal(pk_printk_configure("printk.lane_clock=ordered"), 0);
+	assert_int_equal(pk_lane_clock_ordered(), 1);
+	assert_int_equal(pk_printk_configure("printk.lane_clock=fast"), 0);
+	assert_int_equal(pk_lane_clock_ordered(), 0);
 }
 
 /* ------------------------------------------------------ every reader -- */
@@ -1925,6 +2002,7 @@ int main(void)
 		cmocka_unit_test(test_option_parses),
 		cmocka_unit_test_teardown(test_threads_read_once, teardown),
 		cmocka_unit_test_teardown(test_causal_order, teardown),
+		cmocka_unit_test_teardown(test_causal_order_ordered_clock, teardown),
 		cmocka_unit_test_teardown(test_lane_clock_no_shared_floor, teardown),
 		cmocka_unit_test_teardown(test_fast_path_same_words, teardown),
 		cmocka_unit_test_teardown(test_fast_path_gate, teardown),

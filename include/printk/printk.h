@@ -161,6 +161,14 @@ PK_API void pk_set_ignore_loglevel(int on); /* print every level */
  * first message, or with PRINTK_OPTS). */
 PK_API void pk_set_lanes(int on);
 PK_API int pk_lanes(void);
+/* printk.lane_clock: how a lane line reads the clock. 0 ("fast", the
+ * default): the time-stamp counter alone, as the kernel's own printk
+ * timestamps; a line that follows another thread's through shared memory
+ * alone, within the processor's out-of-order window, may be put before it.
+ * 1 ("ordered"): the read fenced, so such a line always comes after it, at
+ * about 10 ns a line (docs/clock.md). */
+PK_API void pk_set_lane_clock_ordered(int on);
+PK_API int pk_lane_clock_ordered(void);
 PK_API void pk_set_printk_time(int on);	    /* "[%5lu.%06lu]" prefix, default on */
 /* printk.time as a style: the time prefix of console lines.
  *   PK_TIME_NONE      no time (pk_set_printk_time(0));

@@ -52,15 +52,21 @@ uint64_t pk_clock_ns(void);
 /*
  * pk_clock_ns() without the process-wide floor, for records whose order
  * across threads a merge keeps (the flight recorder's lanes,
- * docs/lanes.md): the same clock and calibration, the same fenced TSC
- * read, never backwards within a thread (the thread's last value, shared
- * with pk_clock_ns()), but no shared word read or written. A call that
- * follows another thread's reads later as far as the TSC itself is
+ * docs/lanes.md): the same clock and calibration, never backwards within
+ * a thread (the thread's last value, shared with pk_clock_ns()), but no
+ * shared word read or written, and the TSC read without a fence unless
+ * pk_clock_set_lane_fenced(1) (printk.lane_clock=ordered). Fenced, a call
+ * that follows another thread's reads later as far as the TSC itself is
  * synchronized across CPUs (the kernel's condition for making it the
- * clocksource) and the calibration did not change in between; outside the
- * TSC's steady state it is pk_clock_ns().
+ * clocksource) and the calibration did not change in between; unfenced,
+ * the read may also run ahead of the instructions before it, by as much as
+ * the processor executes out of order (docs/clock.md). Outside the TSC's
+ * steady state it is pk_clock_ns().
  */
 uint64_t pk_clock_ns_own(void);
+/* Whether pk_clock_ns_own() fences its TSC read (default 0: not). */
+void pk_clock_set_lane_fenced(int on);
+int pk_clock_lane_fenced(void);
 /* The process-wide floor pk_clock_ns() raises (tests). */
 uint64_t pk_clock_floor_ns(void);
 /* Tests: replace the clock (NULL restores it). */

@@ -25,8 +25,10 @@
 #endif
 
 /* clock.c's: the calibration in use (NULL: not the TSC), the test clock,
- * the thread's last value handed out. */
+ * whether the read is fenced (pk_clock_set_lane_fenced()), the thread's
+ * last value handed out. */
 extern PK_HIDDEN const struct pk_clock_calib *_Atomic pk_clock_active;
+extern PK_HIDDEN _Atomic int pk_clock_lane_fence;
 extern PK_HIDDEN uint64_t (*_Atomic pk_clock_test_fn)(void);
 extern _Thread_local PK_TLS_IE uint64_t pk_clock_thread_last_ns;
 
@@ -64,9 +66,10 @@ static PK_ALWAYS_INLINE uint64_t pk_clock_ns_own_inline(void)
 
 	if (PK_LIKELY(c != NULL) &&
 	    PK_LIKELY(atomic_load_explicit(&pk_clock_test_fn, memory_order_relaxed) == NULL)) {
-		/* Fenced, as pk_clock_ns_own()'s read: the causal order the
-		 * lanes' merge keeps rests on it. */
-		_mm_lfence();
+		/* As pk_clock_ns_own()'s read: fenced only when asked to
+		 * (docs/clock.md: what order the unfenced read keeps). */
+		if (PK_UNLIKELY(atomic_load_explicit(&pk_clock_lane_fence, memory_order_relaxed)))
+			_mm_lfence();
 
 		uint64_t tsc = __rdtsc();
 

@@ -21,6 +21,8 @@
  *   printk.lanes=B       lines no console prints go into per-thread lanes
  *                        of the log (docs/lanes.md; on by default); a log
  *                        of 32 KiB or more made with it on has the pool
+ *   printk.lane_clock=C  fast (the default) or ordered: whether a lane
+ *                        line's TSC read is fenced (docs/clock.md)
  *   console=C            a console spec KIND[:ARG][,OPTION...] (stderr,
  *                        fd:N, file:PATH, journal[:PATH], syslog:TARGET ...),
  *                        none, or -NAME, which removes the console of that
@@ -68,6 +70,7 @@
 #define LOG_BUF_LEN_MAX PK_OPTS_SIZE_MAX
 
 static const char *const devkmsg_choices[] = { "on", "off", "ratelimit", NULL };
+static const char *const lane_clock_choices[] = { "fast", "ordered", NULL };
 
 #define FIELD(f) .off = offsetof(struct pk_opts, f), .size = sizeof(((struct pk_opts *)0)->f)
 
@@ -79,6 +82,7 @@ const struct pk_opt_def pk_opts_table[] = {
 	{ "ignore_loglevel", PK_OPT_BOOL, .bare_ok = 1, .max = 1, FIELD(ignore_loglevel) },
 	{ "printk.ignore_loglevel", PK_OPT_BOOL, .bare_ok = 1, .max = 1, FIELD(ignore_loglevel) },
 	{ "printk.lanes", PK_OPT_BOOL, .bare_ok = 1, .max = 1, FIELD(lanes) },
+	{ "printk.lane_clock", PK_OPT_CHOICE, .choices = lane_clock_choices, FIELD(lane_clock) },
 	{ "printk.time", PK_OPT_TIME, FIELD(printk_time) },
 	{ "printk.caller", PK_OPT_BOOL, .max = 1, FIELD(printk_caller) },
 	{ "console", PK_OPT_CONSOLE, .min = 0, .max = PK_OPTS_CONSOLE_FD_MAX, FIELD(consoles) },

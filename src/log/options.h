@@ -92,6 +92,7 @@ struct pk_opts {
 	int printk_time;
 	int printk_caller;
 	int lanes;	   /* printk.lanes=: per-thread lanes for lines no console prints */
+	char lane_clock[16]; /* printk.lane_clock=: "fast" or "ordered" */
 	int nconsoles; /* console= entries, in order */
 	struct pk_opts_console consoles[PK_OPTS_MAX_CONSOLES];
 	int nwarnings; /* texts in warnings[], at most PK_OPTS_MAX_WARNINGS */

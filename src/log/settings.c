@@ -27,6 +27,7 @@
 
 #include <printk/printk.h>
 
+#include "base/clock.h"
 #include "base/hints.h"
 #include "base/printk_limits.h"
 #include "format/vsprintf.h"
@@ -314,6 +315,16 @@ void pk_set_lanes(int on)
 int pk_lanes(void)
 {
 	return prb_lanes_enabled();
+}
+
+void pk_set_lane_clock_ordered(int on)
+{
+	pk_clock_set_lane_fenced(on);
+}
+
+int pk_lane_clock_ordered(void)
+{
+	return pk_clock_lane_fenced();
 }
 
 /* pk_set_ignore_loglevel() is modlevel.c's: the switch overrides the

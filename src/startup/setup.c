@@ -274,6 +274,8 @@ static int apply_options(struct pk_opts *o, int startup)
 	/* Before the log is made: a log made with lanes on has their pool. */
 	if (o->lanes >= 0)
 		pk_set_lanes(o->lanes);
+	if (o->lane_clock[0])
+		pk_set_lane_clock_ordered(!strcmp(o->lane_clock, "ordered"));
 	if (o->log_buf_file[0]) {
 		unsigned fl = (o->log_buf_file_group > 0 ? PK_LOG_GROUP_READ : 0) |
 			      (o->log_buf_file_sync > 0 ? PK_LOG_SYNC : 0);

@@ -116,7 +116,7 @@ soname=$(readelf -d "$libdir/libprintk.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p
 vers=$(objdump -T "$libdir/libprintk.so" | awk 'NF >= 2 && $(NF - 1) ~ /^LIBPRINTK_/ && $NF ~ /^pk_/ {print $NF, $(NF - 1)}')
 for f in pk_snprintf pk_vsnprintf pk_scnprintf pk_vscnprintf pk_sprintf pk_vsprintf pk_kasprintf \
 	pk_kvasprintf pk_kfree pk_printk_link_all_options pk_console_stats pk_console_syslog_set_framing \
-	pk_console_syslog_set_bom pk_console_create pk_set_lanes pk_lanes pk_set_printk_time_style pk_get_printk_time_style pk_console_set_time_style \
+	pk_console_syslog_set_bom pk_console_create pk_set_lanes pk_lanes pk_set_lane_clock_ordered pk_lane_clock_ordered pk_set_printk_time_style pk_get_printk_time_style pk_console_set_time_style \
 	pk_console_get_time_style pk_log_realtime_offset pk_module_set_level pk_module_get_level \
 	pk_module_clear_levels pk_module_level_gen pk_log_module_level pk_set_printk_srcloc pk_get_printk_srcloc \
 	pk__site_resolve pk__site_default_stored pk__printk_site pk__printk_lit_site pk__site_held pk_console_set_rotate_time; do
