@@ -87,18 +87,6 @@ static int teardown(void **state)
 /* The fatal-signal report's call trace, after its BUG line. */
 #define TRACE "Call Trace:\n <TASK>\n*\n </TASK>\n"
 
-static char *slurp(const char *path)
-{
-	static char text[1 << 16];
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof(text) - 1);
-
-	if (fd >= 0)
-		close(fd);
-	text[n > 0 ? n : 0] = '\0';
-	return text;
-}
-
 /* In the child: no core file, default dispositions (no sanitizer handler to
  * chain to), a fresh library with only the stderr console, no time prefix. */
 static void child_reset(void)
@@ -173,11 +161,10 @@ static void test_panic(void **state)
 			    "partial \n"
 			    "Kernel panic - not syncing: the frobnozzle broke: 42\n"
 			    "---[ end Kernel panic - not syncing: the frobnozzle broke: 42 ]---\n");
-	assert_string_equal(slurp(dump_path),
-			    "reason=Panic\n"
-			    "before panic\n"
-			    "partial \n"
-			    "Kernel panic - not syncing: the frobnozzle broke: 42\n");
+	assert_file_equal(dump_path, "reason=Panic\n"
+				     "before panic\n"
+				     "partial \n"
+				     "Kernel panic - not syncing: the frobnozzle broke: 42\n");
 	child_result_free(&res);
 }
 
@@ -304,11 +291,15 @@ static void check_segv(void *threaded)
 			      "testing the frobnozzle ...\n"
 			      "BUG: SIGSEGV (signal 11) at address 0x0 in pid # tid #\n" TRACE);
 	/* The whole log in kmsg format, the open line marked. */
-	assert_match(slurp(dump_path),
+	char *dump = test_slurp(dump_path, NULL);
+
+	assert_non_null(dump);
+	assert_match(dump,
 		     "6,0,#,-;first line\n"
 		     "6,1,#,-,partial;testing the frobnozzle ...\n"
 		     "0,2,#,-;BUG: SIGSEGV (signal 11) at address 0x0 in pid # tid #\n"
 		     "0,3,#,-;Call Trace:\n0,4,#,-; <TASK>\n*\n0,#,#,-; </TASK>\n");
+	free(dump);
 	child_result_free(&res);
 }
 
@@ -353,10 +344,14 @@ static void test_segv_after_filtered_lines(void **state)
 	assert_false(res.timed_out);
 	assert_true(res.signaled);
 	assert_int_equal(res.sig, SIGSEGV);
-	assert_match(slurp(dump_path),
+	char *dump = test_slurp(dump_path, NULL);
+
+	assert_non_null(dump);
+	assert_match(dump,
 		     "6,0,#,-;filtered 0\n6,1,#,-;filtered 1\n6,2,#,-;filtered 2\n"
 		     "0,3,#,-;BUG: SIGSEGV (signal 11) at address 0x0 in pid # tid #\n"
 		     "0,4,#,-;Call Trace:\n0,5,#,-; <TASK>\n*\n0,#,#,-; </TASK>\n");
+	free(dump);
 	child_result_free(&res);
 }
 

@@ -337,20 +337,6 @@ static void test_dumper_reads_log(void **state)
 
 /* ---- the file dumper ---- */
 
-static char *slurp(const char *path)
-{
-	static char text[1 << 16];
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	assert_true(fd >= 0);
-	n = read(fd, text, sizeof(text) - 1);
-	assert_true(n >= 0);
-	text[n] = '\0';
-	close(fd);
-	return text;
-}
-
 static void test_file_dumper(void **state)
 {
 	(void)state;
@@ -377,30 +363,34 @@ static void test_file_dumper(void **state)
 	at(2000000000ull);
 	pr_info("testing the frobnozzle ...");
 	kmsg_dump(KMSG_DUMP_OOPS);
-	assert_string_equal(slurp(path),
-			    "6,0,1000000,-;plain\n"
-			    "4,1,1000001,-;esc tab\\x09here bs\\x5c del\\x7f utf8 \\xc3\\xa9 "
-			    "nl\\x0ainside\n"
-			    "7,2,1000002,-;with dict\n"
-			    " SUBSYSTEM=acpi\n"
-			    " DEVICE=+acpi:PNP0A03:00\n"
-			    "6,3,2000000,-,partial;testing the frobnozzle ...\n");
+	assert_file_equal(path, "6,0,1000000,-;plain\n"
+				"4,1,1000001,-;esc tab\\x09here bs\\x5c del\\x7f utf8 \\xc3\\xa9 "
+				"nl\\x0ainside\n"
+				"7,2,1000002,-;with dict\n"
+				" SUBSYSTEM=acpi\n"
+				" DEVICE=+acpi:PNP0A03:00\n"
+				"6,3,2000000,-,partial;testing the frobnozzle ...\n");
 
 	/* Each dump rewrites the file: after the line ends it is no longer
 	 * partial. */
 	pr_cont(" done\n");
 	kmsg_dump(KMSG_DUMP_PANIC);
 
-	const char *text = slurp(path);
+	char *text = test_slurp(path, NULL);
 
+	assert_non_null(text);
 	assert_non_null(strstr(text, "6,3,2000000,-;testing the frobnozzle ... done\n"));
 	assert_null(strstr(text, "partial"));
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal((size_t)st.st_size, strlen(text));
+	free(text);
 	/* Shutdown is beyond its max_reason (UNDEF = OOPS): the file stays. */
 	pr_info("later\n");
 	kmsg_dump(KMSG_DUMP_SHUTDOWN);
-	assert_null(strstr(slurp(path), "later"));
+	text = test_slurp(path, NULL);
+	assert_non_null(text);
+	assert_null(strstr(text, "later"));
+	free(text);
 
 	pk_kmsg_dump_file_destroy(d); /* unregisters it */
 	kmsg_dump(KMSG_DUMP_PANIC);

@@ -299,18 +299,6 @@ static int bug_child(void *arg)
 	return 0;
 }
 
-static char *slurp(const char *path)
-{
-	static char text[1 << 16];
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof(text) - 1);
-
-	if (fd >= 0)
-		close(fd);
-	text[n > 0 ? n : 0] = '\0';
-	return text;
-}
-
 static int setup_dump(void **state)
 {
 	(void)state;
@@ -353,7 +341,7 @@ static void test_bug_aborts(void **state)
 			      "---[ end trace 0000000000000000 ]---\n"
 			      "Kernel panic - not syncing: Fatal exception\n"
 			      "---[ end Kernel panic - not syncing: Fatal exception ]---\n");
-	assert_string_equal(slurp(dump_path), "reason=Oops\nreason=Panic\n");
+	assert_file_equal(dump_path, "reason=Oops\nreason=Panic\n");
 	child_result_free(&res);
 }
 

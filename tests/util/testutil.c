@@ -193,6 +193,40 @@ int test_dir_remove(void)
 
 /* ------------------------------------------------------ children, logs -- */
 
+char *test_slurp_fd(int fd, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *buf;
+
+	if (fd < 0)
+		return NULL;
+	buf = malloc(cap);
+	assert_non_null(buf);
+	for (;;) {
+		if (n + 1 == cap)
+			assert_non_null(buf = realloc(buf, cap *= 2));
+
+		ssize_t k = read(fd, buf + n, cap - 1 - n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		assert_true(k >= 0);
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+char *test_slurp(const char *path, size_t *len)
+{
+	return test_slurp_fd(open(path, O_RDONLY | O_CLOEXEC), len);
+}
+
 void test_reap(pid_t pid, int *status, unsigned ms)
 {
 	uint64_t t0 = now_ms();

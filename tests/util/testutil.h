@@ -60,6 +60,24 @@ const char *test_dir(void);
 const char *test_dir_path(const char *name);
 int test_dir_remove(void);
 
+/*
+ * The whole file at @path (test_slurp()) or from @fd to its end
+ * (test_slurp_fd(), which closes it): malloc'ed and NUL-terminated, its
+ * length (the NUL not counted) in *@len unless @len is NULL. NULL when the
+ * file cannot be opened (@fd < 0, errno left as open() set it); a failed
+ * read fails the test.
+ */
+char *test_slurp(const char *path, size_t *len);
+char *test_slurp_fd(int fd, size_t *len);
+/* The file at @path must exist and hold exactly the string @text. */
+#define assert_file_equal(path, text)                   \
+	do {                                            \
+		char *file_ = test_slurp((path), NULL); \
+		assert_non_null(file_);                 \
+		assert_string_equal(file_, (text));     \
+		free(file_);                            \
+	} while (0)
+
 /* Reap @pid within @ms, or kill it and fail the test: nothing may hang. */
 void test_reap(pid_t pid, int *status, unsigned ms);
 
