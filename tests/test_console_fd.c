@@ -522,12 +522,7 @@ struct file_child {
 /* Run @fn(path of a fresh empty file) in a child; it must exit with 0. */
 static void run_file_child(struct file_child *fc, int (*fn)(void *), int timeout_ms)
 {
-	snprintf(fc->path, sizeof(fc->path), "/tmp/pk_console_fd_XXXXXX");
-
-	int fd = mkstemp(fc->path);
-
-	assert_true(fd >= 0);
-	close(fd);
+	test_temp_file(fc->path, "/tmp/pk_console_fd_XXXXXX");
 	run_child_ok(fn, fc->path, timeout_ms, &fc->res);
 }
 

@@ -11,13 +11,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <printk/console.h>
 #include <printk/log.h>
+#include <printk/printk.h>
 
+#include "capture.h"
 #include "testutil.h"
 
 uint64_t now_ms(void)
@@ -225,6 +229,31 @@ char *test_slurp_fd(int fd, size_t *len)
 char *test_slurp(const char *path, size_t *len)
 {
 	return test_slurp_fd(open(path, O_RDONLY | O_CLOEXEC), len);
+}
+
+void test_temp_file(char *path, const char *tmpl)
+{
+	strcpy(path, tmpl);
+
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+void test_crash_child_reset(void)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+	struct rlimit no_core = { 0, 0 };
+
+	setrlimit(RLIMIT_CORE, &no_core);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], SIG_DFL);
+	pk_printk_exit();
+	test_clock_off();
+	pk_set_printk_time(0);
+	pk_console_stderr()->flags &= ~PK_CON_COLOR;
+	pk_register_console(pk_console_stderr());
 }
 
 void test_reap(pid_t pid, int *status, unsigned ms)

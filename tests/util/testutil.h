@@ -78,6 +78,29 @@ char *test_slurp_fd(int fd, size_t *len);
 		free(file_);                            \
 	} while (0)
 
+/* A fresh empty file made by mkstemp() from @tmpl ("...XXXXXX"), its name
+ * in @path (room for @tmpl and its NUL). */
+void test_temp_file(char *path, const char *tmpl);
+
+/*
+ * In a child that is to crash: no core file, the default disposition of
+ * SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT (no sanitizer handler to
+ * chain to), a fresh library with only the stderr console (no colour, even
+ * on a terminal), no time prefix, the real clock.
+ */
+void test_crash_child_reset(void);
+
+/* A store through NULL that really faults: UBSan (part of the "address"
+ * sanitizer build) would otherwise catch it first and exit(1). */
+#if defined(__has_attribute)
+#if __has_attribute(no_sanitize)
+#define NO_SANITIZE_NULL __attribute__((no_sanitize("null")))
+#endif
+#endif
+#ifndef NO_SANITIZE_NULL
+#define NO_SANITIZE_NULL
+#endif
+
 /* Reap @pid within @ms, or kill it and fail the test: nothing may hang. */
 void test_reap(pid_t pid, int *status, unsigned ms);
 
