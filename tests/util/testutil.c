@@ -337,6 +337,22 @@ size_t test_udmesg_output_escaped(const char *path, const char *const *args, cha
 	return udmesg_output(path, false, args, out, size);
 }
 
+void test_fill_record(struct pk_record *r, const char *text, size_t tn, const char *dict,
+		      size_t dn)
+{
+	memset(r, 0, sizeof(*r));
+	r->seq = 42;
+	r->ts_nsec = 1291025123456ull; /* 1291.025123456 s */
+	r->pid = 100;
+	r->tid = 101;
+	r->level = 6;
+	r->facility = 3;
+	memcpy(r->text, text, tn);
+	r->text_len = (uint16_t)tn;
+	memcpy(r->dict, dict, dn);
+	r->dict_len = (uint16_t)dn;
+}
+
 void test_log_store(struct pk_log *log, const char *text)
 {
 	assert_int_equal(pk_log_store(log, 0, 6, text, strlen(text), NULL, 0), 0);

@@ -116,6 +116,12 @@ size_t test_udmesg_output(const char *path, const char *const *args, char *out, 
 size_t test_udmesg_output_escaped(const char *path, const char *const *args, char *out, size_t size);
 
 struct pk_log;
+struct pk_record;
+/* The formatters' test record: seq 42, at 1291.025123456 s, pid 100, tid
+ * 101, level 6, facility 3, @tn bytes of @text and @dn of @dict, the rest
+ * zeros. */
+void test_fill_record(struct pk_record *r, const char *text, size_t tn, const char *dict,
+		      size_t dn);
 /* pk_log_store() of @text at facility 0, level 6, which must succeed. */
 void test_log_store(struct pk_log *log, const char *text);
 /* A fresh log file at @path, its text area @len bytes, holding @n records
