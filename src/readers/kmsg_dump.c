@@ -210,10 +210,8 @@ bool pk_kmsg_dump_get_line(struct kmsg_dump_iter *iter, bool syslog, char *line,
 	size_t l = 0;
 	bool ret = false;
 
-	if (!rb)
-		goto out;
-	if (iter->cur_seq >= iter->next_seq || pk_rec_read(rb, iter->cur_seq, &r, ITER_READ_FLAGS) ||
-	    r.seq >= iter->next_seq)
+	if (!rb || iter->cur_seq >= iter->next_seq ||
+	    pk_rec_read(rb, iter->cur_seq, &r, ITER_READ_FLAGS) || r.seq >= iter->next_seq)
 		goto out;
 	pk_textfmt_current(&f, syslog);
 	if (line)
@@ -237,9 +235,7 @@ bool pk_kmsg_dump_get_buffer(struct kmsg_dump_iter *iter, bool syslog, char *buf
 	size_t len = 0;
 	bool ret = false;
 
-	if (!rb)
-		goto out;
-	if (!buf || size == 0)
+	if (!rb || !buf || size == 0)
 		goto out;
 	/* Records gone since: start at the oldest one left. */
 	if (pk_rec_read(rb, iter->cur_seq, &r, ITER_READ_FLAGS) == 0 && r.seq > iter->cur_seq)
