@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * testutil.h - helpers shared by the test programs: child processes judged
- * from outside (crash and hang cases), pipes, temporary files.
+ * from outside (crash and hang cases), pipes, temporary files and files
+ * read back whole, a formatter's test record.
  */
 #ifndef PRINTK_TESTUTIL_H
 #define PRINTK_TESTUTIL_H
