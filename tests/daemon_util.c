@@ -117,26 +117,6 @@ int daemon_tcp_accepts(int port)
 	return ok;
 }
 
-char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-
-	if (!f)
-		return NULL;
-
-	size_t cap = 1 << 16, n = 0, k;
-	char *buf = malloc(cap + 1);
-
-	while ((k = fread(buf + n, 1, cap - n, f)) > 0) {
-		n += k;
-		if (n == cap)
-			buf = realloc(buf, (cap *= 2) + 1);
-	}
-	fclose(f);
-	buf[n] = '\0';
-	return buf;
-}
-
 char *json_get(const char *line, const char *key, size_t *lenp)
 {
 	size_t klen = strlen(key);
@@ -394,7 +374,7 @@ static pid_t rsyslogd_start(void)
 void rsyslogd_restart(void)
 {
 	if ((rs_pid = rsyslogd_start()) < 0) {
-		char *out = slurp(test_dir_path("rsyslogd.log"));
+		char *out = test_slurp(test_dir_path("rsyslogd.log"), NULL);
 
 		daemon_unavailable("rsyslogd did not start (Debian: %s): %s", rs_packages,
 				   out ? out : "no output");
@@ -453,7 +433,7 @@ static int all_threads_stopped(pid_t pid)
 		char *st, *paren;
 
 		snprintf(stat_path, sizeof(stat_path), "%s/%s/stat", path, e->d_name);
-		st = slurp(stat_path);
+		st = test_slurp(stat_path, NULL);
 		/* "TID (COMM) STATE ...": the state follows the last ')' */
 		paren = st ? strrchr(st, ')') : NULL;
 		stopped = paren && paren[1] == ' ' && paren[2] == 'T';
@@ -488,7 +468,7 @@ int rsyslogd_test_teardown(void **state)
 
 void rsyslogd_collect(const char *marker, struct got *g)
 {
-	got_collect(g, slurp(test_dir_path("messages.jsonl")), "rawmsg", marker, 0);
+	got_collect(g, test_slurp(test_dir_path("messages.jsonl"), NULL), "rawmsg", marker, 0);
 }
 
 void rsyslogd_wait(const char *marker, int n, struct got *g)
@@ -508,7 +488,7 @@ char *rsyslogd_line_with(const char *marker, unsigned ms)
 	uint64_t start = now_ms();
 
 	do {
-		char *all = slurp(test_dir_path("messages.jsonl"));
+		char *all = test_slurp(test_dir_path("messages.jsonl"), NULL);
 
 		for (char *l = all, *e; l && (e = strchr(l, '\n')); l = e + 1) {
 			*e = '\0';
@@ -583,7 +563,7 @@ void rsyslogd_assert_fields(const char *line, const char *inputname, const struc
 
 void rsyslogd_tally(const char *tag, int n, struct tally *t)
 {
-	char *all = slurp(test_dir_path("messages.jsonl"));
+	char *all = test_slurp(test_dir_path("messages.jsonl"), NULL);
 	size_t tlen = strlen(tag);
 
 	free(t->seen);
@@ -692,7 +672,7 @@ char *journald_entries(void)
 		 test_dir_path("entries.json"));
 	if (system(cmd))
 		return NULL;
-	return slurp(test_dir_path("entries.json"));
+	return test_slurp(test_dir_path("entries.json"), NULL);
 }
 
 static int jd_start(void)
@@ -784,7 +764,7 @@ int journald_test_setup(void **state)
 	(void)state;
 	assert_int_equal(test_dir_make("journald"), 0);
 	if (!jd_start()) {
-		char *log = slurp(test_dir_path("journald.log"));
+		char *log = test_slurp(test_dir_path("journald.log"), NULL);
 
 		jd_stop();
 		daemon_unavailable(

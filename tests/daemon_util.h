@@ -82,9 +82,6 @@ int daemon_tcp_accepts(int port);
  */
 pid_t spawn_logged(const char *const argv[], const char *log, const char *opts);
 
-/* The whole of @path, NUL-terminated (NULL if missing), malloc'ed. */
-char *slurp(const char *path);
-
 /*
  * The string value of "@key" in one JSON object on one line, unescaped
  * (\uXXXX below 0x80 as that byte, others as UTF-8), malloc'ed; NULL if the

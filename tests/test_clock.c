@@ -365,21 +365,6 @@ static pid_t spawn(const struct spawn *sp, const char *outname)
 	return pid;
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = calloc(1, 65536);
-
-	assert_non_null(buf);
-	if (f) {
-		size_t n = fread(buf, 1, 65535, f);
-
-		buf[n] = '\0';
-		fclose(f);
-	}
-	return buf;
-}
-
 struct seen {
 	int kind;
 	struct pk_clock_calib c;
@@ -397,12 +382,13 @@ static void judge(pid_t pid, const char *outname, struct seen *s)
 
 	test_reap(pid, &status, CHILD_MS);
 
-	char *out = slurp(test_dir_path(outname));
+	char *out = test_slurp(test_dir_path(outname), NULL);
 
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		print_message("child %s: status 0x%x: %s\n", outname, status, out);
+		print_message("child %s: status 0x%x: %s\n", outname, status, out ? out : "");
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_non_null(out);
 	memset(s, 0, sizeof(*s));
 
 	char *line = strstr(out, "clock ");

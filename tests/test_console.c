@@ -612,33 +612,46 @@ static void flooding_write(struct capture *c, const char *text, size_t len)
 	seen_next = pk_log_next_seq(pk_printk_log());
 }
 
-static void test_dropped_notice(void **state)
+/* On a 4 KiB log: "before", then "trigger", whose write runs @hook. */
+static void flood(void (*hook)(struct capture *c, const char *text, size_t len))
 {
-	(void)state;
-	static char want[1 << 16];
-	size_t n;
-
 	capture_teardown(&cap);
 	capture_setup(&cap, 4096);
 	memset(pad60, 'p', 60);
 	fired = 0;
 	printk("before\n");
 	trigger_seq = next_seq();
-	cap.on_write = flooding_write;
+	cap.on_write = hook;
 	printk("trigger\n");
 	cap.on_write = NULL;
+}
+
+/* What the console printed: the notice of @dropped messages, then the
+ * flood from its line @kept on, then the recursion warning. */
+static void assert_flood_printed(uint64_t kept, uint64_t dropped)
+{
+	static char want[1 << 16];
+	size_t n = (size_t)snprintf(want, sizeof(want),
+				    "before\ntrigger\n** %llu printk messages dropped **\n",
+				    (unsigned long long)dropped);
+
+	for (uint64_t i = kept; i < 200; i++)
+		n += (size_t)snprintf(want + n, sizeof(want) - n, "%03u:%s\n", (unsigned)i, pad60);
+	snprintf(want + n, sizeof(want) - n, "BUG: recent printk recursion!\n");
+	assert_string_equal(capture_text(&cap), want);
+}
+
+static void test_dropped_notice(void **state)
+{
+	(void)state;
+	flood(flooding_write);
 
 	assert_int_equal(seen_next, trigger_seq + 201);
 	uint64_t lost = seen_first - (trigger_seq + 1);
 
 	assert_true(seen_first > trigger_seq + 1); /* they did overflow */
 	assert_true(lost < 200);
-	n = (size_t)snprintf(want, sizeof(want), "before\ntrigger\n** %llu printk messages dropped **\n",
-			     (unsigned long long)lost);
-	for (uint64_t i = lost; i < 200; i++)
-		n += (size_t)snprintf(want + n, sizeof(want) - n, "%03u:%s\n", (unsigned)i, pad60);
-	snprintf(want + n, sizeof(want) - n, "BUG: recent printk recursion!\n");
-	assert_string_equal(capture_text(&cap), want);
+	assert_flood_printed(lost, lost);
 
 	/* Later records: no second notice. */
 	capture_clear(&cap);
@@ -675,19 +688,8 @@ static void flooding_weighted_write(struct capture *c, const char *text, size_t 
 static void test_dropped_notice_weight(void **state)
 {
 	(void)state;
-	static char want[1 << 16];
-	size_t n;
-
-	capture_teardown(&cap);
-	capture_setup(&cap, 4096);
-	memset(pad60, 'p', 60);
-	fired = 0;
 	weighted_in_flood = 1;
-	printk("before\n");
-	trigger_seq = next_seq();
-	cap.on_write = flooding_weighted_write;
-	printk("trigger\n");
-	cap.on_write = NULL;
+	flood(flooding_weighted_write);
 	weighted_in_flood = 0;
 
 	assert_int_equal(seen_next, trigger_seq + 202);
@@ -697,13 +699,7 @@ static void test_dropped_notice_weight(void **state)
 	uint64_t lost = seen_first - (trigger_seq + 2); /* of the flood */
 
 	assert_true(lost < 200);
-	/* 1 + lost records, 3 + lost messages */
-	n = (size_t)snprintf(want, sizeof(want), "before\ntrigger\n** %llu printk messages dropped **\n",
-			     (unsigned long long)(lost + 3));
-	for (uint64_t i = lost; i < 200; i++)
-		n += (size_t)snprintf(want + n, sizeof(want) - n, "%03u:%s\n", (unsigned)i, pad60);
-	snprintf(want + n, sizeof(want) - n, "BUG: recent printk recursion!\n");
-	assert_string_equal(capture_text(&cap), want);
+	assert_flood_printed(lost, lost + 3); /* 1 + lost records, 3 + lost messages */
 }
 
 /* ---- failing console ---- */

@@ -61,18 +61,6 @@ static size_t read_all(int fd, char *buf, size_t size)
 	return len;
 }
 
-static char *slurp(const char *path)
-{
-	static char buf[128 * 1024];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return NULL;
-	read_all(fd, buf, sizeof(buf));
-	close(fd);
-	return buf;
-}
-
 /* Fill a pipe's write end completely; returns the bytes it holds. */
 static size_t fill_pipe(int wfd)
 {
@@ -351,7 +339,7 @@ static void file_append_and_reopen(int lossy)
 	assert_int_equal(!(con->flags & PK_CON_LOSSLESS), lossy);
 	pr_info("one\n");
 	assert_int_equal(pr_flush(10000, 0), 1);
-	assert_string_equal(slurp(path), "old\none\n"); /* appended */
+	assert_file_equal(path, "old\none\n"); /* appended */
 
 	/* logrotate: rename, then ask the console to reopen. */
 	assert_int_equal(rename(path, rotated), 0);
@@ -369,10 +357,10 @@ static void file_append_and_reopen(int lossy)
 	pr_info("three\n");
 	assert_int_equal(pr_flush(10000, 0), 1);
 	close(decoy_fd);
-	assert_string_equal(slurp(decoy), "");
+	assert_file_equal(decoy, "");
 	unlink(decoy);
-	assert_string_equal(slurp(rotated), "old\none\ntwo\n");
-	assert_string_equal(slurp(path), "three\n");
+	assert_file_equal(rotated, "old\none\ntwo\n");
+	assert_file_equal(path, "three\n");
 
 	/* A reopen that fails returns the error and keeps the open file. */
 	snprintf(dir2, sizeof(dir2), "%s.moved", dir);
@@ -382,7 +370,7 @@ static void file_append_and_reopen(int lossy)
 	assert_int_equal(pr_flush(10000, 0), 1);
 	assert_true(con->flags & PK_CON_ENABLED);
 	snprintf(moved, sizeof(moved), "%s/printk.log", dir2);
-	assert_string_equal(slurp(moved), "three\nfour\n");
+	assert_file_equal(moved, "three\nfour\n");
 
 	assert_int_equal(pk_unregister_console(con), 0);
 	pk_console_destroy(con);
@@ -438,8 +426,8 @@ static void test_reopen_all_from_sighup(void **state)
 	pr_info("after\n");
 	assert_int_equal(pr_flush(5000, 0), 1);
 	for (int i = 0; i < 2; i++) {
-		assert_string_equal(slurp(rotated[i]), "before\n");
-		assert_string_equal(slurp(path[i]), "after\n");
+		assert_file_equal(rotated[i], "before\n");
+		assert_file_equal(path[i], "after\n");
 		assert_int_equal(pk_unregister_console(con[i]), 0);
 		pk_console_destroy(con[i]);
 		unlink(path[i]);
@@ -492,14 +480,14 @@ static void test_destroy_frees(void **state)
 	printk("to b\n");
 	assert_int_equal(pk_unregister_console(b), 0);
 	pk_console_destroy(b);
-	assert_string_equal(slurp(path), "to b\n");
+	assert_file_equal(path, "to b\n");
 	/* Still registered at pk_printk_exit: released there (LeakSanitizer
 	 * would report it otherwise). */
 	assert_int_equal(pk_console_file_create(&c, path), 0);
 	assert_int_equal(pk_register_console(c), 0);
 	printk("to c\n");
 	capture_teardown(&cap);
-	assert_string_equal(slurp(path), "to b\nto c\n");
+	assert_file_equal(path, "to b\nto c\n");
 	capture_setup(&cap, 0);
 	unlink(path);
 }
@@ -534,12 +522,7 @@ struct file_child {
 /* Run @fn(path of a fresh empty file) in a child; it must exit with 0. */
 static void run_file_child(struct file_child *fc, int (*fn)(void *), int timeout_ms)
 {
-	snprintf(fc->path, sizeof(fc->path), "/tmp/pk_console_fd_XXXXXX");
-
-	int fd = mkstemp(fc->path);
-
-	assert_true(fd >= 0);
-	close(fd);
+	test_temp_file(fc->path, "/tmp/pk_console_fd_XXXXXX");
 	run_child_ok(fn, fc->path, timeout_ms, &fc->res);
 }
 
@@ -579,7 +562,7 @@ static void test_only_console_one_write(void **state)
 	struct file_child fc;
 
 	run_file_child(&fc, only_file_console_child, 5000);
-	assert_string_equal(slurp(fc.path), "first line\nsecond 2\nan open line goes on\nlast\n");
+	assert_file_equal(fc.path, "first line\nsecond 2\nan open line goes on\nlast\n");
 	file_child_done(&fc);
 }
 
@@ -648,11 +631,12 @@ static void test_one_write_embedded_newlines(void **state)
 	}
 	run_file_child(&fc, embedded_newline_child, 10000);
 
-	const char *file = slurp(fc.path);
+	char *file = test_slurp(fc.path, NULL);
 
 	assert_non_null(file);
 	assert_int_equal(strlen(file), (size_t)(w - want));
 	assert_string_equal(file, want);
+	free(file);
 	file_child_done(&fc);
 }
 
@@ -726,7 +710,7 @@ static void test_short_write(void **state)
 	struct file_child fc;
 
 	run_file_child(&fc, short_write_child, 5000);
-	assert_string_equal(slurp(fc.path), "0123456789abcdefghij\nABCDEFGHIJKLMNOPQRS");
+	assert_file_equal(fc.path, "0123456789abcdefghij\nABCDEFGHIJKLMNOPQRS");
 	file_child_done(&fc);
 }
 
@@ -776,7 +760,7 @@ static void test_signal_inside_one_write(void **state)
 	run_file_child(&fc, signal_in_write_child, 5000);
 	assert_string_equal(fc.res.out, "");
 	/* No pr_flush() in the child: this is what printk itself printed. */
-	assert_string_equal(slurp(fc.path), "fill\nline\nH\n");
+	assert_file_equal(fc.path, "fill\nline\nH\n");
 	file_child_done(&fc);
 }
 

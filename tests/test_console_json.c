@@ -119,18 +119,6 @@ static void write_wanted(void)
 	fclose(f);
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	static char buf[1 << 16];
-
-	assert_non_null(f);
-	*len = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[*len] = '\0';
-	fclose(f);
-	return buf;
-}
-
 /* Python's json on each line: every line an object, MESSAGE decoding back
  * to the bytes logged (a string as UTF-8, an array as bytes), the device
  * record's dictionary fields as dev_printk gave them. */
@@ -200,17 +188,19 @@ static void check_hostile_records(const char *variant)
 	if (bin) {
 		size_t n, m;
 		char *a, *b;
-		static char copy[1 << 16];
 
 		snprintf(cmd, sizeof(cmd), "'%s/tools/udmesg' -B '%s' --journal-json > '%s.udmesg'", bin, log_path,
 			 out_path);
 		assert_int_equal(run(cmd), 0);
-		a = slurp(out_path, &n);
-		memcpy(copy, a, n + 1);
+		a = test_slurp(out_path, &n);
+		assert_non_null(a);
 		snprintf(cmd, sizeof(cmd), "%s.udmesg", out_path);
-		b = slurp(cmd, &m);
+		b = test_slurp(cmd, &m);
+		assert_non_null(b);
 		assert_int_equal(n, m);
-		assert_memory_equal(copy, b, n);
+		assert_memory_equal(a, b, n);
+		free(a);
+		free(b);
 	}
 	test_dir_remove();
 }

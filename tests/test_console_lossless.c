@@ -256,30 +256,6 @@ static int run_self(const char *opts, const char *const args[], char **out, unsi
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY);
-	struct stat st;
-
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-
-	char *buf = malloc((size_t)st.st_size + 1);
-	size_t got = 0;
-
-	assert_non_null(buf);
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-
-		assert_true(n > 0);
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	close(fd);
-	*len = got;
-	return buf;
-}
-
 /* What a burst's file holds. */
 struct tally {
 	long lines[64];	   /* T lines per thread */
@@ -293,9 +269,10 @@ struct tally {
 static void tally_file(const char *path, int threads, struct tally *t)
 {
 	size_t len;
-	char *buf = slurp(path, &len);
+	char *buf = test_slurp(path, &len);
 	long next[64] = { 0 };
 
+	assert_non_null(buf);
 	memset(t, 0, sizeof(*t));
 	for (char *line = buf, *nl; *line; line = nl + 1) {
 		int a, b;
@@ -425,10 +402,11 @@ static void check_default_burst(const char *console)
 	assert_string_equal(out, "handler_lines=0\n");
 	free(out);
 
-	char *buf = slurp(path, &len);
+	char *buf = test_slurp(path, &len);
 	int next[DEFAULT_THREADS] = { 0 };
 	char line[64];
 
+	assert_non_null(buf);
 	for (char *p = buf; *p;) {
 		int a, b, n;
 
@@ -494,8 +472,9 @@ static void test_crash_writes_what_is_stored(void **state)
 	assert_int_equal(run_self(opts, args, &out, 120000), -1); /* killed by its SIGABRT */
 	free(out);
 
-	char *buf = slurp(path, &len), *p = buf;
+	char *buf = test_slurp(path, &len), *p = buf;
 
+	assert_non_null(buf);
 	for (int i = 0; i < CRASH_LINES; i++) {
 		size_t n = (size_t)snprintf(want, sizeof(want), "L %d\n", i);
 
@@ -544,10 +523,11 @@ static void test_fork_child_lossless(void **state)
 	free(out);
 
 	size_t len;
-	char *buf = slurp(path, &len);
+	char *buf = test_slurp(path, &len);
 	char *p = buf;
 	char want[64];
 
+	assert_non_null(buf);
 	assert_true(strncmp(p, "parent before fork\n", 19) == 0);
 	p += 19;
 	for (int i = 0; i < LOSSLESS_LINES; i++) {

@@ -66,33 +66,6 @@ const char *__tsan_default_options(void)
 }
 #endif
 
-static char *slurp(const char *path, size_t *lenp)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t cap_len = 1 << 16, len = 0;
-	char *buf;
-
-	if (fd < 0)
-		return NULL;
-	buf = malloc(cap_len);
-	assert_non_null(buf);
-	for (;;) {
-		if (len + 1 >= cap_len)
-			assert_non_null(buf = realloc(buf, cap_len *= 2));
-
-		ssize_t n = read(fd, buf + len, cap_len - 1 - len);
-
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = 0;
-	if (lenp)
-		*lenp = len;
-	return buf;
-}
-
 static off_t file_size(const char *path)
 {
 	struct stat st;
@@ -160,7 +133,7 @@ static void test_rotation_by_size(void **state)
 	/* Oldest first: PATH.3, PATH.2, PATH.1, PATH. */
 	for (int i = ROT_KEEP; i >= 0; i--) {
 		const char *p = i ? numbered(path, i) : path;
-		char *text = slurp(p, NULL);
+		char *text = test_slurp(p, NULL);
 
 		assert_non_null(text);
 		strcat(all, text);
@@ -168,7 +141,7 @@ static void test_rotation_by_size(void **state)
 	}
 	/* The last file holds the last line; the one before it only the big
 	 * line; before that, whole lines up to the size, consecutive. */
-	char *last = slurp(path, NULL);
+	char *last = test_slurp(path, NULL);
 
 	assert_string_equal(last, "after the big one\n");
 	free(last);
@@ -194,7 +167,7 @@ static void test_rotation_by_size(void **state)
 		assert_true(file_size(numbered(path, i)) > ROT_SIZE - 30);
 	}
 	/* File boundaries fall between lines. */
-	char *text = slurp(numbered(path, 2), NULL);
+	char *text = test_slurp(numbered(path, 2), NULL);
 
 	assert_memory_equal(text, "line ", 5);
 	free(text);
@@ -282,7 +255,7 @@ static void test_rotation_shared(void **state)
 	for (int i = SHARED_KEEP - 1; i >= 0; i--) {
 		const char *p = i ? numbered(path, i) : path;
 		size_t len;
-		char *text = slurp(p, &len);
+		char *text = test_slurp(p, &len);
 
 		if (!text)
 			continue;
@@ -391,7 +364,7 @@ static void test_logrotate_sighup(void **state)
 	child_result_free(&res);
 	assert_true(total > HUP_AFTER);
 
-	char *a = slurp(old, NULL), *b = slurp(path, NULL);
+	char *a = test_slurp(old, NULL), *b = test_slurp(path, NULL);
 
 	assert_non_null(a);
 	assert_non_null(b);
@@ -539,7 +512,7 @@ static int follow_child(void *arg)
 	CHILD_CHECK(fd >= 0);
 	close(fd);
 	pr_info("three\n");
-	char *moved = slurp(old, NULL);
+	char *moved = test_slurp(old, NULL);
 
 	CHILD_CHECK(moved && strcmp(moved, "one\ntwo\n") == 0);
 	free(moved);
@@ -578,7 +551,7 @@ static void test_logrotate_create(void **state)
 	run_child_ok(follow_child, path, 60000, &res);
 	child_result_free(&res);
 
-	char *a = slurp(gone, NULL), *b = slurp(path, NULL);
+	char *a = test_slurp(gone, NULL), *b = test_slurp(path, NULL);
 
 	assert_non_null(a);
 	assert_non_null(b);
@@ -808,7 +781,8 @@ static void test_console_own_level(void **state)
 	run_child_ok(levels_child, NULL, 5000, &res);
 	child_result_free(&res);
 
-	char *a = slurp(test_dir_path("chatty.log"), NULL), *b = slurp(test_dir_path("terse.log"), NULL);
+	char *a = test_slurp(test_dir_path("chatty.log"), NULL);
+	char *b = test_slurp(test_dir_path("terse.log"), NULL);
 
 	assert_string_equal(a, "debug 2\ninfo 3\nwarn 4\nerr 5\nemerg 6\ndebug 7\nerr 9\n");
 	assert_string_equal(b, "emerg 6\ndebug 7\nerr 9\n");
@@ -876,7 +850,8 @@ static void test_console_time_style(void **state)
 		fail_msg("child said: %s", res.out);
 	child_result_free(&res);
 
-	char *a = slurp(test_dir_path("own.log"), NULL), *b = slurp(test_dir_path("follows.log"), NULL);
+	char *a = test_slurp(test_dir_path("own.log"), NULL);
+	char *b = test_slurp(test_dir_path("follows.log"), NULL);
 	struct tm tm = { 0 };
 	int usec = -1, len = 0;
 
@@ -943,7 +918,7 @@ static void test_console_time_style_race(void **state)
 	run_child_ok(wall_race_child, NULL, 60000, &res);
 	child_result_free(&res);
 
-	char *a = slurp(test_dir_path("wall.log"), &len);
+	char *a = test_slurp(test_dir_path("wall.log"), &len);
 	int lines = 0;
 
 	for (char *p = a, *nl; (nl = strchr(p, '\n')); p = nl + 1, lines++) {
@@ -1047,7 +1022,8 @@ static void levels_from_outside(int lanes)
 	run_child_ok(outside_child, lanes ? (void *)1 : NULL, 10000, &res);
 	child_result_free(&res);
 
-	char *a = slurp(test_dir_path("app.out"), NULL), *b = slurp(test_dir_path("late.out"), NULL);
+	char *a = test_slurp(test_dir_path("app.out"), NULL);
+	char *b = test_slurp(test_dir_path("late.out"), NULL);
 
 	assert_string_equal(a, lanes ? "hidden 1\nshown 2\nshown 4\n" : "shown 2\nshown 4\n");
 	assert_string_equal(b, "notice 5\ninfo 6\n");
@@ -1100,7 +1076,7 @@ static void test_levels_from_outside_site(void **state)
 	run_child_ok(outside_site_child, NULL, 10000, &res);
 	child_result_free(&res);
 
-	char *a = slurp(test_dir_path("app.out"), NULL);
+	char *a = test_slurp(test_dir_path("app.out"), NULL);
 
 	assert_string_equal(a, "site 0\nsite 1\nsite 2\nsite 3\nsite 4\nsite 5\n");
 	free(a);

@@ -31,7 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <printk/console.h>
@@ -46,17 +45,6 @@
 static struct capture cap;
 static int *volatile null_ptr;
 
-/* A store through NULL that really faults: UBSan (part of the "address"
- * sanitizer build) would otherwise catch it first and exit(1). */
-#if defined(__has_attribute)
-#if __has_attribute(no_sanitize)
-#define NO_SANITIZE_NULL __attribute__((no_sanitize("null")))
-#endif
-#endif
-#ifndef NO_SANITIZE_NULL
-#define NO_SANITIZE_NULL
-#endif
-
 static NO_SANITIZE_NULL void store_to_null(int v)
 {
 	*null_ptr = v;
@@ -67,12 +55,7 @@ static int setup(void **state)
 {
 	(void)state;
 	capture_setup(&cap, 0);
-	strcpy(dump_path, "/tmp/pk_crashXXXXXX");
-
-	int fd = mkstemp(dump_path);
-
-	assert_true(fd >= 0);
-	close(fd);
+	test_temp_file(dump_path, "/tmp/pk_crashXXXXXX");
 	return 0;
 }
 
@@ -86,35 +69,6 @@ static int teardown(void **state)
 
 /* The fatal-signal report's call trace, after its BUG line. */
 #define TRACE "Call Trace:\n <TASK>\n*\n </TASK>\n"
-
-static char *slurp(const char *path)
-{
-	static char text[1 << 16];
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof(text) - 1);
-
-	if (fd >= 0)
-		close(fd);
-	text[n > 0 ? n : 0] = '\0';
-	return text;
-}
-
-/* In the child: no core file, default dispositions (no sanitizer handler to
- * chain to), a fresh library with only the stderr console, no time prefix. */
-static void child_reset(void)
-{
-	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
-	struct rlimit no_core = { 0, 0 };
-
-	setrlimit(RLIMIT_CORE, &no_core);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], SIG_DFL);
-	pk_printk_exit();
-	test_clock_off();
-	pk_set_printk_time(0);
-	pk_console_stderr()->flags &= ~PK_CON_COLOR; /* plain bytes even from a terminal */
-	pk_register_console(pk_console_stderr());
-}
 
 static void run(int (*fn)(void *), struct child_result *res)
 {
@@ -153,7 +107,7 @@ static struct kmsg_dumper panic_dumper = { .dump = panic_dump };
 static int panic_child(void *arg)
 {
 	(void)arg;
-	child_reset();
+	test_crash_child_reset();
 	kmsg_dump_register(&panic_dumper);
 	pr_info("before panic\n");
 	pr_info("partial ");
@@ -173,11 +127,10 @@ static void test_panic(void **state)
 			    "partial \n"
 			    "Kernel panic - not syncing: the frobnozzle broke: 42\n"
 			    "---[ end Kernel panic - not syncing: the frobnozzle broke: 42 ]---\n");
-	assert_string_equal(slurp(dump_path),
-			    "reason=Panic\n"
-			    "before panic\n"
-			    "partial \n"
-			    "Kernel panic - not syncing: the frobnozzle broke: 42\n");
+	assert_file_equal(dump_path, "reason=Panic\n"
+				     "before panic\n"
+				     "partial \n"
+				     "Kernel panic - not syncing: the frobnozzle broke: 42\n");
 	child_result_free(&res);
 }
 
@@ -185,7 +138,7 @@ static void test_panic(void **state)
 static int panic_with_handler_child(void *arg)
 {
 	(void)arg;
-	child_reset();
+	test_crash_child_reset();
 	if (pk_crash_handler_install())
 		return 10;
 	panic("with the handler");
@@ -235,7 +188,7 @@ static int panic_takeover_child(void *arg)
 	pthread_t th;
 
 	(void)arg;
-	child_reset();
+	test_crash_child_reset();
 	sem_init(&stuck_entered, 0, 0);
 	pk_register_console(&stuck_console); /* after stderr: stderr prints first */
 	pthread_create(&th, NULL, stuck_printer, NULL);
@@ -275,7 +228,7 @@ static int segv_child(void *arg)
 {
 	struct kmsg_dumper *d;
 
-	child_reset();
+	test_crash_child_reset();
 	if (arg) {
 		pk_unregister_console(pk_console_stderr());
 		pk_console_stderr()->flags |= PK_CON_THREADED;
@@ -304,11 +257,15 @@ static void check_segv(void *threaded)
 			      "testing the frobnozzle ...\n"
 			      "BUG: SIGSEGV (signal 11) at address 0x0 in pid # tid #\n" TRACE);
 	/* The whole log in kmsg format, the open line marked. */
-	assert_match(slurp(dump_path),
+	char *dump = test_slurp(dump_path, NULL);
+
+	assert_non_null(dump);
+	assert_match(dump,
 		     "6,0,#,-;first line\n"
 		     "6,1,#,-,partial;testing the frobnozzle ...\n"
 		     "0,2,#,-;BUG: SIGSEGV (signal 11) at address 0x0 in pid # tid #\n"
 		     "0,3,#,-;Call Trace:\n0,4,#,-; <TASK>\n*\n0,#,#,-; </TASK>\n");
+	free(dump);
 	child_result_free(&res);
 }
 
@@ -332,7 +289,7 @@ static int segv_filtered_child(void *arg)
 	struct kmsg_dumper *d;
 
 	(void)arg;
-	child_reset();
+	test_crash_child_reset();
 	pk_set_console_loglevel(1);
 	if (pk_kmsg_dump_file_create(&d, dump_path) || kmsg_dump_register(d))
 		return 10;
@@ -353,10 +310,14 @@ static void test_segv_after_filtered_lines(void **state)
 	assert_false(res.timed_out);
 	assert_true(res.signaled);
 	assert_int_equal(res.sig, SIGSEGV);
-	assert_match(slurp(dump_path),
+	char *dump = test_slurp(dump_path, NULL);
+
+	assert_non_null(dump);
+	assert_match(dump,
 		     "6,0,#,-;filtered 0\n6,1,#,-;filtered 1\n6,2,#,-;filtered 2\n"
 		     "0,3,#,-;BUG: SIGSEGV (signal 11) at address 0x0 in pid # tid #\n"
 		     "0,4,#,-;Call Trace:\n0,5,#,-; <TASK>\n*\n0,#,#,-; </TASK>\n");
+	free(dump);
 	child_result_free(&res);
 }
 
@@ -382,7 +343,7 @@ static int chain_child(void *arg)
 	struct sigaction sa;
 
 	(void)arg;
-	child_reset();
+	test_crash_child_reset();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = program_handler;
 	sa.sa_flags = SA_SIGINFO;
@@ -421,7 +382,7 @@ static void counting_handler(int sig)
 static int returning_handler_child(void *arg)
 {
 	(void)arg;
-	child_reset();
+	test_crash_child_reset();
 	signal(SIGFPE, counting_handler);
 	if (pk_crash_handler_install())
 		return 11;
@@ -463,7 +424,7 @@ static int recurse(int depth)
 static int overflow_child(void *arg)
 {
 	(void)arg;
-	child_reset();
+	test_crash_child_reset();
 	if (pk_crash_handler_install())
 		return 11;
 	pr_info("about to overflow\n");
@@ -510,7 +471,7 @@ static struct console bad_console = {
 static int console_crash_child(void *arg)
 {
 	(void)arg;
-	child_reset();
+	test_crash_child_reset();
 	if (pk_crash_handler_install())
 		return 11;
 	pr_info("before the bad console\n");
@@ -547,7 +508,7 @@ static int thread_crash_child(void *arg)
 	pthread_t th;
 
 	(void)arg;
-	child_reset();
+	test_crash_child_reset();
 	if (pk_crash_handler_install())
 		return 11;
 	pthread_create(&th, NULL, faulting_thread, NULL);
@@ -571,7 +532,7 @@ static void test_crash_in_other_thread(void **state)
 static int abort_child(void *arg)
 {
 	(void)arg;
-	child_reset();
+	test_crash_child_reset();
 	if (pk_crash_handler_install())
 		return 11;
 	pr_info("calling abort");

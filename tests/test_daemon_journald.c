@@ -310,7 +310,7 @@ static void fwd_run(void)
 
 	snprintf(tgt, sizeof(tgt), "journal:%s", journald_socket());
 	if ((st = daemon_pk_forward_once(tgt, "fwd.log"))) {
-		char *err = slurp(test_dir_path("fwd.err"));
+		char *err = test_slurp(test_dir_path("fwd.err"), NULL);
 
 		fail_msg("pk-forward: status %d: %s", st, err ? err : "");
 	}

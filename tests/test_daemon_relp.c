@@ -349,7 +349,7 @@ static void store_n(struct pk_log *log, const char *tag, int from, int n)
 
 static unsigned long long cursor_seq(void)
 {
-	char *c = slurp(test_dir_path("cursor"));
+	char *c = test_slurp(test_dir_path("cursor"), NULL);
 	char *p = c ? strstr(c, "next-seq ") : NULL;
 	unsigned long long v = p ? strtoull(p + 9, NULL, 10) : ~0ull;
 
@@ -465,7 +465,7 @@ static void test_forward_lost(void **state)
 	assert_int_equal(daemon_pk_forward_once(rsyslogd_target("relp"), "lost.log"), 0);
 	assert_int_equal(cursor_seq(), 1000);
 
-	char *err = slurp(test_dir_path("fwd.err")), want[160], dropped[64];
+	char *err = test_slurp(test_dir_path("fwd.err"), NULL), want[160], dropped[64];
 
 	snprintf(want, sizeof(want),
 		 "pk-forward: %llu records lost: overwritten before they were forwarded "
@@ -502,7 +502,7 @@ static void test_forward_recreated(void **state)
 	assert_int_equal(daemon_pk_forward_once(rsyslogd_target("relp"), "re.log"), 0);
 	assert_int_equal(cursor_seq(), 5);
 
-	char *err = slurp(test_dir_path("fwd.err")), want[512];
+	char *err = test_slurp(test_dir_path("fwd.err"), NULL), want[512];
 
 	snprintf(want, sizeof(want),
 		 "pk-forward: %s: the log was recreated since the cursor was saved: starting "
@@ -527,7 +527,7 @@ static char *wait_err_lines(int n, unsigned ms)
 		int lines = 0;
 
 		free(err);
-		err = slurp(test_dir_path("fwd.err"));
+		err = test_slurp(test_dir_path("fwd.err"), NULL);
 		for (const char *p = err; p && (p = strchr(p, '\n')); p++)
 			lines++;
 		if (lines >= n || waited >= ms)
@@ -611,7 +611,7 @@ static void test_forward_announces_live(void **state)
 	test_reap(fwd, &st, 10000);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
-	err = slurp(test_dir_path("fwd.err"));
+	err = test_slurp(test_dir_path("fwd.err"), NULL);
 	assert_non_null(err);
 	strip_times(err);
 	assert_string_equal(err, want); /* once each: nothing more at the exit */
@@ -647,7 +647,7 @@ static void test_forward_recreated_live(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 	assert_int_equal(cursor_seq(), 3);
 
-	char *err = slurp(test_dir_path("fwd.err")), want[512];
+	char *err = test_slurp(test_dir_path("fwd.err"), NULL), want[512];
 
 	snprintf(want, sizeof(want),
 		 "pk-forward: %s: the log was recreated: starting from its first record\n",
@@ -670,7 +670,7 @@ static void test_forward_bad_cursor(void **state)
 	unlink(test_dir_path("fwd.err"));
 	assert_int_equal(daemon_pk_forward_once(rsyslogd_target("relp"), "bad.log"), 1);
 
-	char *err = slurp(test_dir_path("fwd.err")), want[512];
+	char *err = test_slurp(test_dir_path("fwd.err"), NULL), want[512];
 
 	snprintf(want, sizeof(want), "pk-forward: %s: bad cursor file: not a pk-forward cursor file\n",
 		 test_dir_path("cursor"));
@@ -688,7 +688,7 @@ static void test_forward_bad_cursor(void **state)
 	fclose(f);
 	unlink(test_dir_path("fwd.err"));
 	assert_int_equal(daemon_pk_forward_once(rsyslogd_target("relp"), "bad.log"), 1);
-	err = slurp(test_dir_path("fwd.err"));
+	err = test_slurp(test_dir_path("fwd.err"), NULL);
 	snprintf(want, sizeof(want),
 		 "pk-forward: %s: bad cursor file: next-seq 1000 is past the end of the log (7)\n",
 		 test_dir_path("cursor"));
@@ -736,7 +736,7 @@ static int exit_child(const char *tag, const char *how)
 
 static int count_in(const char *path, const char *what)
 {
-	char *all = slurp(path);
+	char *all = test_slurp(path, NULL);
 	int n = 0;
 
 	for (char *p = all; p && (p = strstr(p, what)); p++)
@@ -803,7 +803,7 @@ static void exit_runs(const char *proto, const char *tagbase)
 		free(t.seen);
 
 		/* The child's own stderr: nothing to say when all was delivered. */
-		char *said = slurp(out);
+		char *said = test_slurp(out, NULL);
 
 		if (said && *said)
 			fail_msg("run %d over %s: the child said: %s", run, proto, said);

@@ -94,7 +94,7 @@ static int rs_ready(void)
 	snprintf(want, sizeof(want), "probe-%u\"", probe);
 	udp_probe(probe);
 	usleep(20000);
-	all = slurp(test_dir_path("messages.jsonl"));
+	all = test_slurp(test_dir_path("messages.jsonl"), NULL);
 
 	int ok = all && strstr(all, want);
 
@@ -402,7 +402,7 @@ static void test_tcp_dropped(void **state)
 	 * ring may keep a lone older record past the gap: then two notices.)
 	 * The console's own "lost" announcement is a record among TD-b's: if
 	 * the ring overwrote it too, one count more than the TD-b missing. */
-	char *all = slurp(test_dir_path("messages.jsonl"));
+	char *all = test_slurp(test_dir_path("messages.jsonl"), NULL);
 	int next = 0, pending = 0, notices = 0, lost = 0;
 	int announced = strstr(all, "printk: console [syslog] lost tcp:") != NULL, extra = 0;
 
@@ -554,7 +554,7 @@ static void test_forward_lanes(void **state)
 	lanes_writer_killed(path);
 	assert_int_equal(daemon_pk_forward_once(rsyslogd_target("tcp"), "lanes.log"), 0);
 
-	char *c = slurp(test_dir_path("cursor")), want[64];
+	char *c = test_slurp(test_dir_path("cursor"), NULL), want[64];
 
 	assert_non_null(c);
 	snprintf(want, sizeof(want), "next-seq %d\n", n);

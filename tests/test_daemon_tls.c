@@ -110,7 +110,7 @@ static int make_certs(void)
 	if (pid > 0)
 		waitpid(pid, &st, 0);
 	if (pid <= 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
-		char *said = slurp(log);
+		char *said = test_slurp(log, NULL);
 
 		fprintf(stderr, "test_daemon_tls: the certificates could not be made (the openssl command; Debian: openssl): %s\n",
 			said ? said : "");
@@ -180,7 +180,7 @@ static void sserver_start(struct sserver *s, const char *crt, const char *key, i
 		struct timespec ts = { 0, 10000000 };
 
 		if (waitpid(s->pid, NULL, WNOHANG) == s->pid)
-			fail_msg("openssl s_server ended: %s", slurp(s->out));
+			fail_msg("openssl s_server ended: %s", test_slurp(s->out, NULL));
 		nanosleep(&ts, NULL);
 	}
 	if (!daemon_tcp_accepts(s->port))
@@ -217,7 +217,7 @@ static void sserver_got(struct sserver *s, const char *want)
 
 	for (int i = 0; i < 1000; i++) {
 		free(said);
-		said = slurp(s->out);
+		said = test_slurp(s->out, NULL);
 		if (said && strstr(said, want))
 			break;
 		struct timespec ts = { 0, 10000000 };
@@ -254,7 +254,7 @@ static int session_to(const char *crt, const char *key, const char *peer, const 
 	sserver_stop(&s);
 	if (err) {
 		/* nothing reached it (T1) */
-		char *said = slurp(s.out);
+		char *said = test_slurp(s.out, NULL);
 
 		if (said && strstr(said, payload))
 			fail_msg("a refused session delivered: %s", said);
@@ -529,7 +529,7 @@ static void refused(const char *target, const char *marker, int err, const char 
 		fail_msg("%d notices '%s'", found, announced);
 	daemon_drop_console(con);
 
-	char *out = slurp(test_dir_path("messages.jsonl"));
+	char *out = test_slurp(test_dir_path("messages.jsonl"), NULL);
 
 	if (out && strstr(out, marker))
 		fail_msg("a refused console delivered: %s", out);
@@ -767,7 +767,7 @@ static void test_forward_tls(void **state)
 		 cert("ca.pem"));
 	assert_int_equal(daemon_pk_forward_once(target, "fwd.log"), 0);
 
-	char *c = slurp(test_dir_path("cursor"));
+	char *c = test_slurp(test_dir_path("cursor"), NULL);
 
 	assert_non_null(c);
 	assert_non_null(strstr(c, "next-seq 300\n"));
@@ -780,7 +780,7 @@ static void test_forward_tls(void **state)
 	}
 	/* resumed from the cursor: the new ones only */
 	assert_int_equal(daemon_pk_forward_once(target, "fwd.log"), 0);
-	c = slurp(test_dir_path("cursor"));
+	c = test_slurp(test_dir_path("cursor"), NULL);
 	assert_non_null(strstr(c, "next-seq 400\n"));
 	free(c);
 	rsyslogd_wait_tally("FT", 400, 400, 20000, &tl);

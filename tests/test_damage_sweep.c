@@ -171,23 +171,6 @@ static int teardown(void **state)
 	return test_dir_remove();
 }
 
-static unsigned char *slurp(const char *path, size_t *len)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-
-	unsigned char *buf = malloc((size_t)st.st_size);
-
-	assert_non_null(buf);
-	assert_int_equal(pread(fd, buf, (size_t)st.st_size, 0), st.st_size);
-	close(fd);
-	*len = (size_t)st.st_size;
-	return buf;
-}
-
 /* The log the first process leaves behind, in orig: FIRST_LINES lines
  * (@mode "first"), or enough to wrap the ring ("wrapped"). */
 static void make_first_log(const char *mode)
@@ -207,7 +190,8 @@ static void make_first_log(const char *mode)
 	if (!res.exited || res.status)
 		fail_msg("the first writer failed (%d/%d):\n%s", res.exited, res.status, res.out);
 	child_result_free(&res);
-	orig = slurp(first_path, &orig_len);
+	orig = (unsigned char *)test_slurp(first_path, &orig_len);
+	assert_non_null(orig);
 }
 
 /* Where the descriptor of the record @seq would be, in the file. */

@@ -62,21 +62,6 @@ static void w_bin(struct want *w, const char *name, const char *v, size_t n)
 	w_str(w, "\n");
 }
 
-static void set_rec(struct pk_record *r, const char *text, size_t tn, const char *dict, size_t dn)
-{
-	memset(r, 0, sizeof(*r));
-	r->seq = 42;
-	r->ts_nsec = 1291025123456ull; /* 1291.025123456 s */
-	r->pid = 100;
-	r->tid = 101;
-	r->level = 6;
-	r->facility = 3;
-	memcpy(r->text, text, tn);
-	r->text_len = (uint16_t)tn;
-	memcpy(r->dict, dict, dn);
-	r->dict_len = (uint16_t)dn;
-}
-
 static void check(const struct pk_record *r, const char *ident, const char *host, const char *boot,
 		  int64_t offset, const struct want *w)
 {
@@ -109,7 +94,7 @@ static void test_fields(void **state)
 	struct want w = { .n = 0 };
 
 	(void)state;
-	set_rec(&r, "link up", 7, "SUBSYSTEM=net\0DEVICE=n2", 23);
+	test_fill_record(&r, "link up", 7, "SUBSYSTEM=net\0DEVICE=n2", 23);
 	w_str(&w, ADDR "_BOOT_ID=" BOOT "\n_HOSTNAME=h1\nMESSAGE=link up\nPRIORITY=6\n"
 		     "SYSLOG_FACILITY=3\nSYSLOG_IDENTIFIER=daemon\n" IDS "SUBSYSTEM=net\nDEVICE=n2\n\n");
 	check(&r, "daemon", "h1", BOOT, OFFSET, &w);
@@ -117,7 +102,7 @@ static void test_fields(void **state)
 	/* Without identifier, host and boot: left out. printk's facility 0
 	 * and numbers past 23 go as user (1); the level is the low 3 bits;
 	 * an empty text is an empty value. */
-	set_rec(&r, "", 0, "", 0);
+	test_fill_record(&r, "", 0, "", 0);
 	r.facility = 0;
 	r.level = 0x0f;
 	w.n = 0;
@@ -139,7 +124,7 @@ static void check_text(const char *text, size_t n, const char *as_text)
 	struct pk_record r;
 	struct want w = { .n = 0 };
 
-	set_rec(&r, text, n, "", 0);
+	test_fill_record(&r, text, n, "", 0);
 	w_str(&w, ADDR);
 	if (as_text)
 		w_str(&w, as_text);
@@ -183,7 +168,7 @@ static void test_dictionary(void **state)
 	struct want w = { .n = 0 };
 
 	(void)state;
-	set_rec(&r, "t", 1, dict, sizeof(dict) - 1);
+	test_fill_record(&r, "t", 1, dict, sizeof(dict) - 1);
 	w_str(&w, ADDR "MESSAGE=t\nPRIORITY=6\nSYSLOG_FACILITY=3\n" IDS
 		       "MY_KEY=v\nX_UNDER=1\nX9LIVES=2\nDICT_PRIORITY=x\n");
 	w_bin(&w, "K", "a\nb", 3);
@@ -197,7 +182,7 @@ static void test_dictionary(void **state)
 
 	memset(key, 'a', 100);
 	memcpy(key + 100, "=v", 3);
-	set_rec(&r, "t", 1, key, 102);
+	test_fill_record(&r, "t", 1, key, 102);
 	w.n = 0;
 	w_str(&w, ADDR "MESSAGE=t\nPRIORITY=6\nSYSLOG_FACILITY=3\n" IDS);
 	memset(key, 'A', 64);
@@ -216,7 +201,7 @@ static void test_realtime_clamp(void **state)
 	struct want w = { .n = 0 };
 
 	(void)state;
-	set_rec(&r, "t", 1, "", 0);
+	test_fill_record(&r, "t", 1, "", 0);
 	w_str(&w, "__REALTIME_TIMESTAMP=1\n__MONOTONIC_TIMESTAMP=1291025123\nMESSAGE=t\nPRIORITY=6\n"
 		  "SYSLOG_FACILITY=3\nSYSLOG_PID=100\nTID=101\nPRINTK_SEQ=42\nPRINTK_REALTIME_USEC=0\n\n");
 	check(&r, NULL, NULL, NULL, -2000000000000ll, &w);

@@ -23,21 +23,6 @@
 
 static char line[PK_JSON_RECORD_MAX];
 
-static void set_rec(struct pk_record *r, const char *text, size_t tn, const char *dict, size_t dn)
-{
-	memset(r, 0, sizeof(*r));
-	r->seq = 42;
-	r->ts_nsec = 1291025123456ull; /* 1291.025123456 s */
-	r->pid = 100;
-	r->tid = 101;
-	r->level = 6;
-	r->facility = 3;
-	memcpy(r->text, text, tn);
-	r->text_len = (uint16_t)tn;
-	memcpy(r->dict, dict, dn);
-	r->dict_len = (uint16_t)dn;
-}
-
 static const char *fmt(const struct pk_record *r, const char *ident)
 {
 	size_t n = pk_json_format_record(line, sizeof(line), r, ident, 1700000000000000000ll);
@@ -57,7 +42,7 @@ static void check_text(const char *text, size_t n, const char *message)
 	struct pk_record r;
 	char want[8192];
 
-	set_rec(&r, text, n, "", 0);
+	test_fill_record(&r, text, n, "", 0);
 	snprintf(want, sizeof(want), HEAD "," IDS ",\"MESSAGE\":%s}\n", message);
 	assert_string_equal(fmt(&r, NULL), want);
 }
@@ -67,7 +52,7 @@ static void test_fields(void **state)
 	struct pk_record r;
 
 	(void)state;
-	set_rec(&r, "link up", 7, "SUBSYSTEM=net\0DEVICE=n2", 23);
+	test_fill_record(&r, "link up", 7, "SUBSYSTEM=net\0DEVICE=n2", 23);
 	assert_string_equal(fmt(&r, "daemon"),
 			    HEAD ",\"SYSLOG_IDENTIFIER\":\"daemon\"," IDS ",\"MESSAGE\":\"link up\","
 				 "\"SUBSYSTEM\":\"net\",\"DEVICE\":\"n2\"}\n");
@@ -127,7 +112,7 @@ static void test_dictionary(void **state)
 				   "dup=1\0DUP=2\0x=y\0Dup=\"3\"";
 
 	(void)state;
-	set_rec(&r, "t", 1, dict, sizeof(dict) - 1);
+	test_fill_record(&r, "t", 1, dict, sizeof(dict) - 1);
 	assert_string_equal(fmt(&r, NULL),
 			    HEAD "," IDS ",\"MESSAGE\":\"t\",\"SUBSYSTEM\":\"net\",\"X_SECRET\":\"x\","
 				 "\"DICT_MESSAGE\":\"fake\",\"DICT_PRIORITY\":\"0\",\"X9LIVES\":\"cat\","
@@ -180,7 +165,7 @@ static void test_largest_record_fits(void **state)
 		dict[i + 3] = (char)0xff;
 		dict[i + 4] = '\0';
 	}
-	set_rec(&r, text, sizeof(text), dict, sizeof(dict));
+	test_fill_record(&r, text, sizeof(text), dict, sizeof(dict));
 	size_t n = pk_json_format_record(line, sizeof(line), &r, "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e",
 					 0);
 

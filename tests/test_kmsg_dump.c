@@ -25,32 +25,9 @@
 #include <printk/printk.h>
 #include <printk/syslog.h>
 
-#include "capture.h"
+#include "fixture.h"
 #include "testutil.h"
 
-static struct capture cap;
-
-static uint64_t clock_now;
-static void at(uint64_t ns)
-{
-	clock_now = ns;
-	test_clock_set(&clock_now, 1);
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	capture_setup(&cap, 0);
-	pk_set_printk_time(1);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	capture_teardown(&cap);
-	return 0;
-}
 
 /* ---- registration and reasons ---- */
 
@@ -177,11 +154,11 @@ static void test_unregister_from_dump(void **state)
 
 static void store_lines(void)
 {
-	at(1000000000ull);
+	test_clock_at(1000000000ull);
 	pr_info("one\n");
-	at(2000000000ull);
+	test_clock_at(2000000000ull);
 	pr_err("two\nthree\n");
-	at(3500000000ull);
+	test_clock_at(3500000000ull);
 	pk_printk_emit(1, 5, NULL, 0, "four\n");
 }
 
@@ -237,9 +214,9 @@ static void test_get_line_open_line_and_clear(void **state)
 
 	store_lines();
 	assert_int_equal(do_syslog(SYSLOG_ACTION_CLEAR, NULL, 0), 0);
-	at(4000000000ull);
+	test_clock_at(4000000000ull);
 	pr_info("after clear\n");
-	at(5000000000ull);
+	test_clock_at(5000000000ull);
 	pr_info("testing the frobnozzle ...");
 	kmsg_dump_rewind(&it);
 	assert_int_equal(it.cur_seq, 3);
@@ -266,7 +243,7 @@ static void test_get_buffer_blocks(void **state)
 	size_t len = 99;
 
 	for (int i = 0; i < 7; i++) {
-		at((uint64_t)(i + 1) * 1000000000ull);
+		test_clock_at((uint64_t)(i + 1) * 1000000000ull);
 		pr_info("msg %d\n", i);
 	}
 	/* "[    N.000000] msg N\n" is 21 bytes: two fit in 63, then older pairs. */
@@ -337,20 +314,6 @@ static void test_dumper_reads_log(void **state)
 
 /* ---- the file dumper ---- */
 
-static char *slurp(const char *path)
-{
-	static char text[1 << 16];
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	assert_true(fd >= 0);
-	n = read(fd, text, sizeof(text) - 1);
-	assert_true(n >= 0);
-	text[n] = '\0';
-	close(fd);
-	return text;
-}
-
 static void test_file_dumper(void **state)
 {
 	(void)state;
@@ -368,39 +331,43 @@ static void test_file_dumper(void **state)
 	assert_int_equal(st.st_size, 0);
 	assert_int_equal(kmsg_dump_register(d), 0);
 
-	at(1000000000ull);
+	test_clock_at(1000000000ull);
 	pr_info("plain\n");
-	at(1000001000ull);
+	test_clock_at(1000001000ull);
 	pr_warn("esc tab\there bs\\ del\x7f utf8 \xc3\xa9 nl\ninside\n");
-	at(1000002000ull);
+	test_clock_at(1000002000ull);
 	pk_printk_emit(0, 7, "SUBSYSTEM=acpi\0DEVICE=+acpi:PNP0A03:00", 38, "with dict\n");
-	at(2000000000ull);
+	test_clock_at(2000000000ull);
 	pr_info("testing the frobnozzle ...");
 	kmsg_dump(KMSG_DUMP_OOPS);
-	assert_string_equal(slurp(path),
-			    "6,0,1000000,-;plain\n"
-			    "4,1,1000001,-;esc tab\\x09here bs\\x5c del\\x7f utf8 \\xc3\\xa9 "
-			    "nl\\x0ainside\n"
-			    "7,2,1000002,-;with dict\n"
-			    " SUBSYSTEM=acpi\n"
-			    " DEVICE=+acpi:PNP0A03:00\n"
-			    "6,3,2000000,-,partial;testing the frobnozzle ...\n");
+	assert_file_equal(path, "6,0,1000000,-;plain\n"
+				"4,1,1000001,-;esc tab\\x09here bs\\x5c del\\x7f utf8 \\xc3\\xa9 "
+				"nl\\x0ainside\n"
+				"7,2,1000002,-;with dict\n"
+				" SUBSYSTEM=acpi\n"
+				" DEVICE=+acpi:PNP0A03:00\n"
+				"6,3,2000000,-,partial;testing the frobnozzle ...\n");
 
 	/* Each dump rewrites the file: after the line ends it is no longer
 	 * partial. */
 	pr_cont(" done\n");
 	kmsg_dump(KMSG_DUMP_PANIC);
 
-	const char *text = slurp(path);
+	char *text = test_slurp(path, NULL);
 
+	assert_non_null(text);
 	assert_non_null(strstr(text, "6,3,2000000,-;testing the frobnozzle ... done\n"));
 	assert_null(strstr(text, "partial"));
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal((size_t)st.st_size, strlen(text));
+	free(text);
 	/* Shutdown is beyond its max_reason (UNDEF = OOPS): the file stays. */
 	pr_info("later\n");
 	kmsg_dump(KMSG_DUMP_SHUTDOWN);
-	assert_null(strstr(slurp(path), "later"));
+	text = test_slurp(path, NULL);
+	assert_non_null(text);
+	assert_null(strstr(text, "later"));
+	free(text);
 
 	pk_kmsg_dump_file_destroy(d); /* unregisters it */
 	kmsg_dump(KMSG_DUMP_PANIC);
@@ -414,14 +381,22 @@ static void test_file_dumper(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_register_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_reason_filtering, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unregister_from_dump, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_get_line, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_get_line_open_line_and_clear, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_get_buffer_blocks, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dumper_reads_log, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_file_dumper, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_register_errors, setup_capture_time,
+						teardown_capture),
+		cmocka_unit_test_setup_teardown(test_reason_filtering, setup_capture_time,
+						teardown_capture),
+		cmocka_unit_test_setup_teardown(test_unregister_from_dump, setup_capture_time,
+						teardown_capture),
+		cmocka_unit_test_setup_teardown(test_get_line, setup_capture_time,
+						teardown_capture),
+		cmocka_unit_test_setup_teardown(test_get_line_open_line_and_clear,
+						setup_capture_time, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_get_buffer_blocks, setup_capture_time,
+						teardown_capture),
+		cmocka_unit_test_setup_teardown(test_dumper_reads_log, setup_capture_time,
+						teardown_capture),
+		cmocka_unit_test_setup_teardown(test_file_dumper, setup_capture_time,
+						teardown_capture),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1316,20 +1316,27 @@ static int read_within(struct pk_log *log, uint64_t seq, unsigned flags, unsigne
 	return err;
 }
 
+/* A fresh log at @p, a writer *@w and a read-only reader *@ro of it, and
+ * in it "before" (seq 0), a writer killed at @tp (seq 1), "after" (seq 2). */
+static void dead_between(const char *p, enum prb_testpoint tp, struct pk_log **w,
+			 struct pk_log **ro)
+{
+	unlink(p);
+	assert_int_equal(pk_log_open_file(w, p, LOG_LEN, 0), 0);
+	assert_int_equal(pk_log_open_file(ro, p, 0, PK_LOG_RDONLY), 0);
+	test_log_store(*w, "before");
+	writer_dies_at(*w, tp);
+	test_log_store(*w, "after");
+}
+
 /* A writer killed after it claimed its record: a hole, at once. */
 static void test_dead_claimed_record_is_hole(void **state)
 {
 	(void)state;
-	const char *p = test_dir_path("claimed.log");
 	struct pk_log *w, *ro;
 	struct prb_stats st;
 
-	unlink(p);
-	assert_int_equal(pk_log_open_file(&w, p, LOG_LEN, 0), 0);
-	assert_int_equal(pk_log_open_file(&ro, p, 0, PK_LOG_RDONLY), 0);
-	test_log_store(w, "before");
-	writer_dies_at(w, PRB_TP_CLAIMED);
-	test_log_store(w, "after");
+	dead_between(test_dir_path("claimed.log"), PRB_TP_CLAIMED, &w, &ro);
 	/* A read-only reader passes it without writing... */
 	assert_int_equal(pk_log_read(ro, 1, &rec, 0), 0);
 	assert_int_equal(rec.seq, 2);
@@ -1414,16 +1421,10 @@ static void test_syslog_read_passes_dead_record(void **state)
 static void test_dead_unclaimed_slot_passed(void **state)
 {
 	(void)state;
-	const char *p = test_dir_path("unclaimed.log");
 	struct pk_log *w, *ro;
 	struct prb_stats st;
 
-	unlink(p);
-	assert_int_equal(pk_log_open_file(&w, p, LOG_LEN, 0), 0);
-	assert_int_equal(pk_log_open_file(&ro, p, 0, PK_LOG_RDONLY), 0);
-	test_log_store(w, "before");
-	writer_dies_at(w, PRB_TP_HEAD_RESERVED);
-	test_log_store(w, "after");
+	dead_between(test_dir_path("unclaimed.log"), PRB_TP_HEAD_RESERVED, &w, &ro);
 	/* Every writer but us is gone; the ring is far from full. */
 	int err_w = read_within(w, 1, 0, 1000);
 	struct pk_record got_w = rec;

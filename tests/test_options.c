@@ -1245,31 +1245,18 @@ static void test_env_console_file(void **state)
 {
 	(void)state;
 	struct spawn_res r;
-	char opts[400], buf[256];
-	int fd = mkstemp(strcpy(file_path, "/tmp/pk_options_file_XXXXXX"));
+	char opts[400];
 
-	assert_true(fd >= 0);
-	close(fd);
+	test_temp_file(file_path, "/tmp/pk_options_file_XXXXXX");
 	snprintf(opts, sizeof(opts), "console=file:%s printk.time=0", file_path);
 	spawn("file", opts, 0, &r);
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.err, "");
-	fd = open(file_path, O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-
-	close(fd);
-	assert_true(n >= 0);
-	buf[n] = 0;
-	assert_string_equal(buf, "to file\nsecond\n");
+	assert_file_equal(file_path, "to file\nsecond\n");
 
 	/* A second run appends. */
 	spawn("file", opts, 0, &r);
-	fd = open(file_path, O_RDONLY | O_CLOEXEC);
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	assert_string_equal(buf, "to file\nsecond\nto file\nsecond\n");
+	assert_file_equal(file_path, "to file\nsecond\nto file\nsecond\n");
 	unlink(file_path);
 }
 

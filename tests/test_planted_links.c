@@ -74,34 +74,10 @@ static void write_file(const char *path, const char *text, mode_t mode)
 	close(fd);
 }
 
-/* The whole file, NUL-terminated (malloc'ed), NULL if it cannot be opened. */
-static char *slurp(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	size_t cap = 4096, len = 0;
-	char *buf;
-
-	if (fd < 0)
-		return NULL;
-	buf = malloc(cap);
-	assert_non_null(buf);
-	for (;;) {
-		ssize_t n = read(fd, buf + len, cap - 1 - len);
-
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		if (len + 1 == cap)
-			assert_non_null(buf = realloc(buf, cap *= 2));
-	}
-	close(fd);
-	buf[len] = '\0';
-	return buf;
-}
-
+/* The file at @path itself (never a link's target) must hold @want. */
 static void expect_content(const char *path, const char *want)
 {
-	char *got = slurp(path);
+	char *got = test_slurp_fd(open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), NULL);
 
 	if (!got)
 		fail_msg("%s: %s", path, strerror(errno));
@@ -330,7 +306,7 @@ static int fwd_run(const char *cursor, char **err, unsigned ms)
 		_exit(121);
 	}
 	test_reap(pid, &st, ms);
-	*err = slurp(errpath);
+	*err = test_slurp(errpath, NULL);
 	assert_non_null(*err);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }

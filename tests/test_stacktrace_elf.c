@@ -73,12 +73,7 @@ static int lookup(const struct image *im, size_t len, uintptr_t key, char *name)
 static int setup(void **state)
 {
 	(void)state;
-	strcpy(path, "/tmp/pk_elfXXXXXX");
-
-	int fd = mkstemp(path);
-
-	assert_true(fd >= 0);
-	close(fd);
+	test_temp_file(path, "/tmp/pk_elfXXXXXX");
 	return 0;
 }
 

@@ -23,41 +23,17 @@
 #include <printk/printk.h>
 #include <printk/syslog.h>
 
-#include "capture.h"
+#include "fixture.h"
 #include "log/log_shared.h"
 #include "testutil.h"
 
-static struct capture cap;
 static char buf[1 << 18];
-
-/* Every message stored from now on gets timestamp @ns. */
-static uint64_t clock_now;
-static void at(uint64_t ns)
-{
-	clock_now = ns;
-	test_clock_set(&clock_now, 1);
-}
 
 /* A record from userspace-style facility 1 ("<12>" for level 4). */
 static void emit(uint64_t ns, int level, const char *text)
 {
-	at(ns);
+	test_clock_at(ns);
 	pk_printk_emit(1, level, NULL, 0, "%s\n", text);
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	capture_setup(&cap, 0);
-	pk_set_printk_time(1);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	capture_teardown(&cap);
-	return 0;
 }
 
 /* READ_ALL's result as a string. */
@@ -162,7 +138,7 @@ static void test_prefix_variants(void **state)
 	(void)state;
 	struct pk_log *log = pk_printk_log();
 
-	at(1500000000ull);
+	test_clock_at(1500000000ull);
 	pr_err("kernel facility\n");
 	pk_printk_emit(3, 6, NULL, 0, "daemon facility\n");
 	emit(2000000ull, 4, "small time");
@@ -176,7 +152,6 @@ static void test_prefix_variants(void **state)
 	/* Caller on: "[%6s]" of T<tid>, then the space. */
 	pk_set_printk_caller(1);
 
-	struct pk_record rec;
 	char tid[16], want[128];
 
 	assert_int_equal(pk_log_read(log, pk_log_first_seq(log), &rec, 0), 0);
@@ -215,7 +190,7 @@ static void store_bench(int from, int to)
 				       1353293683000ull, 1353293684000ull, 1353293685000ull };
 
 	for (int i = from; i < to; i++) {
-		at(ts[i - 125]);
+		test_clock_at(ts[i - 125]);
 		pk_printk_emit(1, 7, NULL, 0,
 			       "pkbench: t0 worker %d processed request in 1000 us........\n", i);
 	}
@@ -311,7 +286,7 @@ static void test_read_blocks_until_a_record(void **state)
 	usleep(150 * 1000);
 	assert_int_equal(atomic_load(&r.done), 0); /* still waiting */
 	/* An open line does not wake it: only finalized records are read. */
-	at(2000000000ull);
+	test_clock_at(2000000000ull);
 	pk_printk_emit(1, 4, NULL, 0, "wakeup");
 	usleep(50 * 1000);
 	assert_int_equal(atomic_load(&r.done), 0);
@@ -334,7 +309,7 @@ static void test_read_after_loss(void **state)
 	struct pk_log *log = pk_printk_log();
 
 	for (int i = 0; i < 300; i++) {
-		at(1000000000ull + (uint64_t)i * 1000);
+		test_clock_at(1000000000ull + (uint64_t)i * 1000);
 		pk_printk_emit(1, 4, NULL, 0, "filler message number %03d\n", i);
 	}
 	uint64_t first = pk_log_first_seq(log);
@@ -343,7 +318,6 @@ static void test_read_after_loss(void **state)
 	assert_int_equal(pk_load_acquire(&pk_log_shared(log)->syslog_seq), 0);
 
 	char want[PK_TEXT_MAX + 64];
-	struct pk_record rec;
 
 	assert_int_equal(pk_log_read(log, first, &rec, 0), 0);
 	snprintf(want, sizeof(want), "<12>[    1.%06llu] %s\n",
@@ -459,7 +433,7 @@ static void test_other_log_and_readonly(void **state)
 
 	assert_non_null(region);
 	assert_int_equal(pk_log_create_in(&log, region, region_len, 4096), 0);
-	at(3000000000ull);
+	test_clock_at(3000000000ull);
 	assert_int_equal(pk_log_store(log, 0, 6, "own log", 7, NULL, 0), 0);
 	assert_int_equal(pk_do_syslog_log(log, SYSLOG_ACTION_SIZE_BUFFER, NULL, 0), 4096);
 	assert_int_equal(pk_do_syslog_log(log, SYSLOG_ACTION_READ_ALL, buf, sizeof(buf)), 26);
@@ -487,21 +461,35 @@ static void test_other_log_and_readonly(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_read_all_newest_that_fit, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_argument_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_multiline_empty_raw, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_prefix_variants, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_record_cut_at_2047, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_read_partial, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_read_partial_keeps_time_flag, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_read_partial_multiline, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_read_blocks_until_a_record, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_read_after_loss, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_clear, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_read_clear, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_console_off_on, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_console_level, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_other_log_and_readonly, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_all_newest_that_fit, setup_capture_time,
+						teardown_capture),
+		cmocka_unit_test_setup_teardown(test_argument_errors, setup_capture_time,
+						teardown_capture),
+		cmocka_unit_test_setup_teardown(test_multiline_empty_raw, setup_capture_time,
+						teardown_capture),
+		cmocka_unit_test_setup_teardown(test_prefix_variants, setup_capture_time,
+						teardown_capture),
+		cmocka_unit_test_setup_teardown(test_record_cut_at_2047, setup_capture_time,
+						teardown_capture),
+		cmocka_unit_test_setup_teardown(test_read_partial, setup_capture_time,
+						teardown_capture),
+		cmocka_unit_test_setup_teardown(test_read_partial_keeps_time_flag,
+						setup_capture_time, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_read_partial_multiline, setup_capture_time,
+						teardown_capture),
+		cmocka_unit_test_setup_teardown(test_read_blocks_until_a_record, setup_capture_time,
+						teardown_capture),
+		cmocka_unit_test_setup_teardown(test_read_after_loss, setup_capture_time,
+						teardown_capture),
+		cmocka_unit_test_setup_teardown(test_clear, setup_capture_time, teardown_capture),
+		cmocka_unit_test_setup_teardown(test_read_clear, setup_capture_time,
+						teardown_capture),
+		cmocka_unit_test_setup_teardown(test_console_off_on, setup_capture_time,
+						teardown_capture),
+		cmocka_unit_test_setup_teardown(test_console_level, setup_capture_time,
+						teardown_capture),
+		cmocka_unit_test_setup_teardown(test_other_log_and_readonly, setup_capture_time,
+						teardown_capture),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <printk/console.h>
@@ -240,23 +239,6 @@ static void test_warn_once(void **state)
 /* ---- in children ---- */
 
 static char dump_path[64];
-static struct capture child_cap;
-
-static void child_reset(void)
-{
-	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
-	struct rlimit no_core = { 0, 0 };
-
-	setrlimit(RLIMIT_CORE, &no_core);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], SIG_DFL);
-	pk_printk_exit();
-	test_clock_off();
-	pk_set_printk_time(0);
-	pk_console_stderr()->flags &= ~PK_CON_COLOR;
-	pk_register_console(pk_console_stderr());
-	(void)child_cap;
-}
 
 static void append_file(const char *text, size_t len)
 {
@@ -291,7 +273,7 @@ __attribute__((noinline)) void wb_bug(int cond)
 static int bug_child(void *arg)
 {
 	(void)arg;
-	child_reset();
+	test_crash_child_reset();
 	kmsg_dump_register(&the_dumper);
 	wb_bug(0); /* BUG_ON(0): nothing */
 	pr_info("still here\n");
@@ -299,27 +281,10 @@ static int bug_child(void *arg)
 	return 0;
 }
 
-static char *slurp(const char *path)
-{
-	static char text[1 << 16];
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof(text) - 1);
-
-	if (fd >= 0)
-		close(fd);
-	text[n > 0 ? n : 0] = '\0';
-	return text;
-}
-
 static int setup_dump(void **state)
 {
 	(void)state;
-	strcpy(dump_path, "/tmp/pk_bugXXXXXX");
-
-	int fd = mkstemp(dump_path);
-
-	assert_true(fd >= 0);
-	close(fd);
+	test_temp_file(dump_path, "/tmp/pk_bugXXXXXX");
 	return 0;
 }
 
@@ -353,19 +318,9 @@ static void test_bug_aborts(void **state)
 			      "---[ end trace 0000000000000000 ]---\n"
 			      "Kernel panic - not syncing: Fatal exception\n"
 			      "---[ end Kernel panic - not syncing: Fatal exception ]---\n");
-	assert_string_equal(slurp(dump_path), "reason=Oops\nreason=Panic\n");
+	assert_file_equal(dump_path, "reason=Oops\nreason=Panic\n");
 	child_result_free(&res);
 }
-
-/* A store through NULL that really faults (UBSan would catch it first). */
-#if defined(__has_attribute)
-#if __has_attribute(no_sanitize)
-#define NO_SANITIZE_NULL __attribute__((no_sanitize("null")))
-#endif
-#endif
-#ifndef NO_SANITIZE_NULL
-#define NO_SANITIZE_NULL
-#endif
 
 static int *volatile null_ptr;
 
@@ -391,7 +346,7 @@ __attribute__((noinline)) void wb_raiser(void)
 static int crash_in_handler_child(void *arg)
 {
 	(void)arg;
-	child_reset();
+	test_crash_child_reset();
 	signal(SIGUSR1, usr1_crashes);
 	if (pk_crash_handler_install())
 		return 3;

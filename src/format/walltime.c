@@ -187,14 +187,11 @@ static char *put2(char *p, unsigned v)
 	return p + 2;
 }
 
-size_t pk_wall_format(char *out, int64_t wall_ns, int utc)
+/* "YYYY-MM-DD" of day @days since 1970-01-01: 10 bytes, not terminated. */
+static char *put_date(char *p, int64_t days)
 {
-	int64_t sec = floor_div(wall_ns, 1000000000);
-	uint32_t usec = (uint32_t)((wall_ns - sec * 1000000000) / 1000);
-	int32_t off = utc ? 0 : local_offset(sec);
-	int64_t local = sec + off, days = floor_div(local, DAY), y;
-	unsigned sod = (unsigned)(local - days * DAY), m, d;
-	char *p = out;
+	int64_t y;
+	unsigned m, d;
 
 	civil_from_days(days, &y, &m, &d);
 	if (y < 0)
@@ -206,7 +203,19 @@ size_t pk_wall_format(char *out, int64_t wall_ns, int utc)
 	*p++ = '-';
 	p = put2(p, m);
 	*p++ = '-';
-	p = put2(p, d);
+	return put2(p, d);
+}
+
+size_t pk_wall_format(char *out, int64_t wall_ns, int utc)
+{
+	int64_t sec = floor_div(wall_ns, 1000000000);
+	uint32_t usec = (uint32_t)((wall_ns - sec * 1000000000) / 1000);
+	int32_t off = utc ? 0 : local_offset(sec);
+	int64_t local = sec + off, days = floor_div(local, DAY);
+	unsigned sod = (unsigned)(local - days * DAY);
+	char *p = out;
+
+	p = put_date(p, days);
 	*p++ = 'T';
 	p = put2(p, sod / 3600);
 	*p++ = ':';
@@ -248,9 +257,8 @@ int64_t pk_wall_period(int64_t sec, int unit, char *label)
 
 	int seg = zone_segment(&z, sec);
 	int64_t local = sec + z.from[seg];
-	int64_t index = floor_div(local, unit), days = floor_div(local, DAY), y;
+	int64_t index = floor_div(local, unit), days = floor_div(local, DAY);
 	int64_t next_local = (index + 1) * unit, next = INT64_MAX;
-	unsigned m, d;
 	char *p = label;
 
 	/* The first second from @sec on whose local time is next_local or
@@ -271,17 +279,7 @@ int64_t pk_wall_period(int64_t sec, int unit, char *label)
 	if (next <= sec)
 		next = sec + 1;
 
-	civil_from_days(days, &y, &m, &d);
-	if (y < 0)
-		y = 0;
-	if (y > 9999)
-		y = 9999;
-	p = put2(p, (unsigned)(y / 100));
-	p = put2(p, (unsigned)(y % 100));
-	*p++ = '-';
-	p = put2(p, m);
-	*p++ = '-';
-	p = put2(p, d);
+	p = put_date(p, days);
 	if (unit < DAY) {
 		*p++ = '-';
 		p = put2(p, (unsigned)(local - days * DAY) / 3600);

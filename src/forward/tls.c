@@ -47,6 +47,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -425,6 +426,31 @@ int pk_tls_connect_nowait(struct pk_tls **sp, struct pk_tls_ctx *ctx, int fd, co
 	return tls_connect(sp, ctx, fd, peer, timeout_ms, 0, why, why_len);
 }
 
+/*
+ * One SSL_write() of the bytes at *@c (at most 1 GiB: its length is an int):
+ * true when it wrote some, *@c and *@n moved past them; false with
+ * SSL_get_error()'s code in *@e and the call's errno in *@saved.
+ */
+static bool write_some(struct pk_tls *s, const char **c, size_t *n, int *e, int *saved)
+{
+	int chunk = *n > (1u << 30) ? 1 << 30 : (int)*n;
+
+	ossl.err_clear();
+	errno = 0;
+
+	int r = ossl.write(s->ssl, *c, chunk);
+
+	*saved = errno;
+	if (r > 0) {
+		*c += r;
+		*n -= (size_t)r;
+		return true;
+	}
+	*e = ossl.get_error(s->ssl, r);
+	ossl.err_clear();
+	return false;
+}
+
 int pk_tls_write(struct pk_tls *s, const void *p, size_t n)
 {
 	const char *c = p;
@@ -435,19 +461,10 @@ int pk_tls_write(struct pk_tls *s, const void *p, size_t n)
 		return -EINVAL;
 	pk_fwd_pipe_block(&g);
 	while (n && !err) {
-		int chunk = n > (1u << 30) ? 1 << 30 : (int)n, r, e, saved;
+		int e, saved;
 
-		ossl.err_clear();
-		errno = 0;
-		r = ossl.write(s->ssl, c, chunk);
-		saved = errno;
-		if (r > 0) {
-			c += r;
-			n -= (size_t)r;
+		if (write_some(s, &c, &n, &e, &saved))
 			continue;
-		}
-		e = ossl.get_error(s->ssl, r);
-		ossl.err_clear();
 		if (e == OSSL_SSL_ERROR_SYSCALL && saved == EINTR)
 			continue; /* SSL_write() is retried with the same arguments */
 		if (e == OSSL_SSL_ERROR_WANT_WRITE || e == OSSL_SSL_ERROR_WANT_READ ||
@@ -488,20 +505,12 @@ int pk_tls_write_timed(struct pk_tls *s, const void *p, size_t n, int timeout_ms
 		return -EINVAL;
 	pk_fwd_pipe_block(&g);
 	while (n && !err) {
-		int chunk = n > (1u << 30) ? 1 << 30 : (int)n, r, e, saved;
+		int e, saved;
 
-		ossl.err_clear();
-		errno = 0;
-		r = ossl.write(s->ssl, c, chunk);
-		saved = errno;
-		if (r > 0) {
-			c += r;
-			n -= (size_t)r;
+		if (write_some(s, &c, &n, &e, &saved)) {
 			deadline = now_ms() + timeout_ms;
 			continue;
 		}
-		e = ossl.get_error(s->ssl, r);
-		ossl.err_clear();
 		if (e == OSSL_SSL_ERROR_WANT_WRITE || e == OSSL_SSL_ERROR_WANT_READ)
 			err = wait_for(s, e, deadline); /* then the same arguments again */
 		else if (e == OSSL_SSL_ERROR_SYSCALL && saved == EINTR)

@@ -48,6 +48,20 @@
 #define RELP_TIMEOUT_S 2   /* librelp's wait for a window slot or an answer */
 #define RELP_WINDOW    128 /* librelp's unanswered frames per session */
 
+/* The target's syntax and its address, resolved into @nc (with or without
+ * librelp built in: a bad target is refused the same way). */
+static int parse_target(struct net_console *nc, const char *where, struct pk_tls_target *t)
+{
+	char why[200];
+	int err = pk_tls_parse_target(t, where, 1, why, sizeof(why));
+
+	if (err) {
+		pk_fwd_create_why(why);
+		return err;
+	}
+	return pk_fwd_inet_addr(nc, t->addr, 1);
+}
+
 #ifdef PRINTK_HAVE_RELP
 struct relp_state {
 	relpEngine_t *engine;
@@ -193,14 +207,9 @@ static int relp_init(struct net_console *nc, const char *where)
 {
 	struct relp_state *rs;
 	struct pk_tls_target t;
-	char why[200];
-	int err = pk_tls_parse_target(&t, where, 1, why, sizeof(why));
+	int err = parse_target(nc, where, &t);
 
-	if (err) {
-		pk_fwd_create_why(why);
-		return err;
-	}
-	if ((err = pk_fwd_inet_addr(nc, t.addr, 1)))
+	if (err)
 		return err;
 	pthread_once(&relp_once, relp_load);
 	if (!relp_ok)
@@ -421,14 +430,8 @@ const struct pk_fwd_transport_ops pk_fwd_transport_relp = {
 static int relp_init(struct net_console *nc, const char *where)
 {
 	struct pk_tls_target t;
-	char why[200];
-	int err = pk_tls_parse_target(&t, where, 1, why, sizeof(why));
+	int err = parse_target(nc, where, &t);
 
-	if (err) {
-		pk_fwd_create_why(why);
-		return err;
-	}
-	err = pk_fwd_inet_addr(nc, t.addr, 1);
 	return err ? err : -EPROTONOSUPPORT;
 }
 

@@ -394,11 +394,21 @@ static PK_ALWAYS_INLINE void write_line(struct pk_con_line *line)
 		pk_console_line_done(line, pk_raw_write(line->fd, line->p, line->len));
 }
 
+/* store(), then the console write it left (inlined: still in our caller's frame). */
+static PK_ALWAYS_INLINE int store_write(int facility, int level, const char *dict, size_t dictlen,
+					const char *fmt, va_list args, int end_line, int literal,
+					struct pk_site *site)
+{
+	struct pk_con_line line;
+	int r = store(facility, level, dict, dictlen, fmt, args, end_line, &line, literal, site);
+
+	write_line(&line);
+	return r;
+}
+
 PK_HOT int pk_vprintk_emit(int facility, int level, const char *dict, size_t dictlen, const char *fmt,
 		    va_list args)
 {
-	struct pk_con_line line;
-
 	if (facility < 0 || facility > 255 || level < PK_LOGLEVEL_DEFAULT)
 		return 0;
 	/* The kernel keeps three bits of any level it is given (vprintk_store()
@@ -406,19 +416,12 @@ PK_HOT int pk_vprintk_emit(int facility, int level, const char *dict, size_t dic
 	if (level > 7)
 		level &= 7;
 
-	int r = store(facility, level, dict, dictlen, fmt, args, 0, &line, 0, NULL);
-
-	write_line(&line);
-	return r;
+	return store_write(facility, level, dict, dictlen, fmt, args, 0, 0, NULL);
 }
 
 int pk_vprintk_emit_line(int level, const char *dict, size_t dictlen, const char *fmt, va_list args)
 {
-	struct pk_con_line line;
-	int r = store(0, level, dict, dictlen, fmt, args, 1, &line, 0, NULL);
-
-	write_line(&line);
-	return r;
+	return store_write(0, level, dict, dictlen, fmt, args, 1, 0, NULL);
 }
 
 int pk_printk_emit(int facility, int level, const char *dict, size_t dictlen, const char *fmt, ...)
@@ -433,22 +436,16 @@ int pk_printk_emit(int facility, int level, const char *dict, size_t dictlen, co
 
 PK_HOT int pk_vprintk(const char *fmt, va_list args)
 {
-	struct pk_con_line line;
-	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, args, 0, &line, 0, NULL);
-
-	write_line(&line);
-	return r;
+	return store_write(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, args, 0, 0, NULL);
 }
 
 PK_HOT int pk_printk(const char *fmt, ...)
 {
-	struct pk_con_line line;
 	va_list ap;
 
 	va_start(ap, fmt);
-	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 0, NULL);
+	int r = store_write(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, 0, NULL);
 	va_end(ap);
-	write_line(&line);
 	return r;
 }
 
@@ -615,13 +612,11 @@ static int store_deferred(struct prb *rb, const char *fmt, va_list args, uint64_
 
 PK_HOT int pk_printk_lit(const char *fmt, ...)
 {
-	struct pk_con_line line;
 	va_list ap;
 
 	va_start(ap, fmt);
-	int r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 1, NULL);
+	int r = store_write(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, 1, NULL);
 	va_end(ap);
-	write_line(&line);
 	return r;
 }
 
@@ -724,7 +719,6 @@ static PK_ALWAYS_INLINE bool lane_fast(struct pk_site *site, const char *fmt, va
  * compiled once, into the site's format slot. */
 PK_HOT int pk__printk_lit_site(struct pk_site *site, const char *fmt, ...)
 {
-	struct pk_con_line line;
 	va_list ap;
 	int r;
 	/* Lanes on and none of the fast path's rare conditions (but dynamic
@@ -747,9 +741,8 @@ PK_HOT int pk__printk_lit_site(struct pk_site *site, const char *fmt, ...)
 		 * them from the start. */
 	}
 	va_start(ap, fmt);
-	r = store(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, &line, 1, site);
+	r = store_write(0, PK_LOGLEVEL_DEFAULT, NULL, 0, fmt, ap, 0, 1, site);
 	va_end(ap);
-	write_line(&line);
 	return r;
 }
 

@@ -182,25 +182,36 @@ void pk_kmsg_dump_rewind(struct kmsg_dump_iter *iter)
 	iter->next_seq = prb_next_reserve_seq(rb); /* the open line included */
 }
 
+/*
+ * The ring an iterator reads, its cur_seq first raised to clear_seq (a
+ * clear since the rewind hides what it cleared); NULL without an iterator
+ * or a log.
+ */
+static struct prb *iter_ring(struct kmsg_dump_iter *iter)
+{
+	struct pk_log *log = pk_printk_log();
+
+	if (!iter || !log)
+		return NULL;
+
+	uint64_t min_seq = clear_seq_of(log);
+
+	if (iter->cur_seq < min_seq)
+		iter->cur_seq = min_seq;
+	return pk_log_ring(log);
+}
+
 bool pk_kmsg_dump_get_line(struct kmsg_dump_iter *iter, bool syslog, char *line, size_t size,
 			   size_t *len)
 {
-	struct pk_log *log = pk_printk_log();
+	struct prb *rb = iter_ring(iter);
 	struct prb_record r;
 	struct pk_textfmt f;
 	size_t l = 0;
 	bool ret = false;
 
-	if (!iter || !log)
-		goto out;
-
-	struct prb *rb = pk_log_ring(log);
-	uint64_t min_seq = clear_seq_of(log);
-
-	if (iter->cur_seq < min_seq)
-		iter->cur_seq = min_seq;
-	if (iter->cur_seq >= iter->next_seq || pk_rec_read(rb, iter->cur_seq, &r, ITER_READ_FLAGS) ||
-	    r.seq >= iter->next_seq)
+	if (!rb || iter->cur_seq >= iter->next_seq ||
+	    pk_rec_read(rb, iter->cur_seq, &r, ITER_READ_FLAGS) || r.seq >= iter->next_seq)
 		goto out;
 	pk_textfmt_current(&f, syslog);
 	if (line)
@@ -218,21 +229,13 @@ out:
 bool pk_kmsg_dump_get_buffer(struct kmsg_dump_iter *iter, bool syslog, char *buf, size_t size,
 			     size_t *len_out)
 {
-	struct pk_log *log = pk_printk_log();
+	struct prb *rb = iter_ring(iter);
 	struct prb_record r;
 	struct pk_textfmt f;
 	size_t len = 0;
 	bool ret = false;
 
-	if (!iter || !log)
-		goto out;
-
-	struct prb *rb = pk_log_ring(log);
-	uint64_t min_seq = clear_seq_of(log);
-
-	if (iter->cur_seq < min_seq)
-		iter->cur_seq = min_seq;
-	if (!buf || size == 0)
+	if (!rb || !buf || size == 0)
 		goto out;
 	/* Records gone since: start at the oldest one left. */
 	if (pk_rec_read(rb, iter->cur_seq, &r, ITER_READ_FLAGS) == 0 && r.seq > iter->cur_seq)

@@ -77,6 +77,13 @@ int setup_capture(void **state)
 	return 0;
 }
 
+int setup_capture_time(void **state)
+{
+	setup_capture(state);
+	pk_set_printk_time(1);
+	return 0;
+}
+
 int teardown_capture(void **state)
 {
 	(void)state;
@@ -113,6 +120,14 @@ void test_clock_set(const uint64_t *ns, size_t n)
 	clock_n = n;
 	clock_i = 0;
 	pk_set_test_clock(fake_clock);
+}
+
+void test_clock_at(uint64_t ns)
+{
+	static uint64_t now;
+
+	now = ns;
+	test_clock_set(&now, 1);
 }
 
 void test_clock_off(void)

@@ -31,6 +31,8 @@ void capture_clear(struct capture *c);
 
 /* The test clock returns each of these in turn (then keeps the last). */
 void test_clock_set(const uint64_t *ns, size_t n);
+/* The test clock returns @ns from now on: every record stored gets it. */
+void test_clock_at(uint64_t ns);
 void test_clock_off(void);
 
 #endif

@@ -19,6 +19,8 @@
 extern struct capture cap;
 extern struct pk_record rec;
 int setup_capture(void **state);
+/* setup_capture(), and the time prefix on. */
+int setup_capture_time(void **state);
 int teardown_capture(void **state);
 /* pk_log_next_seq of the printk log. */
 uint64_t next_seq(void);

@@ -11,13 +11,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <printk/console.h>
 #include <printk/log.h>
+#include <printk/printk.h>
 
+#include "capture.h"
 #include "testutil.h"
 
 uint64_t now_ms(void)
@@ -193,6 +197,65 @@ int test_dir_remove(void)
 
 /* ------------------------------------------------------ children, logs -- */
 
+char *test_slurp_fd(int fd, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *buf;
+
+	if (fd < 0)
+		return NULL;
+	buf = malloc(cap);
+	assert_non_null(buf);
+	for (;;) {
+		if (n + 1 == cap)
+			assert_non_null(buf = realloc(buf, cap *= 2));
+
+		ssize_t k = read(fd, buf + n, cap - 1 - n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		assert_true(k >= 0);
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+char *test_slurp(const char *path, size_t *len)
+{
+	return test_slurp_fd(open(path, O_RDONLY | O_CLOEXEC), len);
+}
+
+void test_temp_file(char *path, const char *tmpl)
+{
+	strcpy(path, tmpl);
+
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+void test_crash_child_reset(void)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+	struct rlimit no_core = { 0, 0 };
+
+	setrlimit(RLIMIT_CORE, &no_core);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], SIG_DFL);
+	pk_printk_exit();
+	test_clock_off();
+	pk_set_printk_time(0);
+	pk_console_stderr()->flags &= ~PK_CON_COLOR;
+	pk_register_console(pk_console_stderr());
+}
+
 void test_reap(pid_t pid, int *status, unsigned ms)
 {
 	uint64_t t0 = now_ms();
@@ -272,6 +335,22 @@ size_t test_udmesg_output(const char *path, const char *const *args, char *out, 
 size_t test_udmesg_output_escaped(const char *path, const char *const *args, char *out, size_t size)
 {
 	return udmesg_output(path, false, args, out, size);
+}
+
+void test_fill_record(struct pk_record *r, const char *text, size_t tn, const char *dict,
+		      size_t dn)
+{
+	memset(r, 0, sizeof(*r));
+	r->seq = 42;
+	r->ts_nsec = 1291025123456ull; /* 1291.025123456 s */
+	r->pid = 100;
+	r->tid = 101;
+	r->level = 6;
+	r->facility = 3;
+	memcpy(r->text, text, tn);
+	r->text_len = (uint16_t)tn;
+	memcpy(r->dict, dict, dn);
+	r->dict_len = (uint16_t)dn;
 }
 
 void test_log_store(struct pk_log *log, const char *text)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * testutil.h - helpers shared by the test programs: child processes judged
- * from outside (crash and hang cases), pipes, temporary files.
+ * from outside (crash and hang cases), pipes, temporary files and files
+ * read back whole, a formatter's test record.
  */
 #ifndef PRINTK_TESTUTIL_H
 #define PRINTK_TESTUTIL_H
@@ -60,6 +61,47 @@ const char *test_dir(void);
 const char *test_dir_path(const char *name);
 int test_dir_remove(void);
 
+/*
+ * The whole file at @path (test_slurp()) or from @fd to its end
+ * (test_slurp_fd(), which closes it): malloc'ed and NUL-terminated, its
+ * length (the NUL not counted) in *@len unless @len is NULL. NULL when the
+ * file cannot be opened (@fd < 0, errno left as open() set it); a failed
+ * read fails the test.
+ */
+char *test_slurp(const char *path, size_t *len);
+char *test_slurp_fd(int fd, size_t *len);
+/* The file at @path must exist and hold exactly the string @text. */
+#define assert_file_equal(path, text)                   \
+	do {                                            \
+		char *file_ = test_slurp((path), NULL); \
+		assert_non_null(file_);                 \
+		assert_string_equal(file_, (text));     \
+		free(file_);                            \
+	} while (0)
+
+/* A fresh empty file made by mkstemp() from @tmpl ("...XXXXXX"), its name
+ * in @path (room for @tmpl and its NUL). */
+void test_temp_file(char *path, const char *tmpl);
+
+/*
+ * In a child that is to crash: no core file, the default disposition of
+ * SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT (no sanitizer handler to
+ * chain to), a fresh library with only the stderr console (no colour, even
+ * on a terminal), no time prefix, the real clock.
+ */
+void test_crash_child_reset(void);
+
+/* A store through NULL that really faults: UBSan (part of the "address"
+ * sanitizer build) would otherwise catch it first and exit(1). */
+#if defined(__has_attribute)
+#if __has_attribute(no_sanitize)
+#define NO_SANITIZE_NULL __attribute__((no_sanitize("null")))
+#endif
+#endif
+#ifndef NO_SANITIZE_NULL
+#define NO_SANITIZE_NULL
+#endif
+
 /* Reap @pid within @ms, or kill it and fail the test: nothing may hang. */
 void test_reap(pid_t pid, int *status, unsigned ms);
 
@@ -75,6 +117,12 @@ size_t test_udmesg_output(const char *path, const char *const *args, char *out, 
 size_t test_udmesg_output_escaped(const char *path, const char *const *args, char *out, size_t size);
 
 struct pk_log;
+struct pk_record;
+/* The formatters' test record: seq 42, at 1291.025123456 s, pid 100, tid
+ * 101, level 6, facility 3, @tn bytes of @text and @dn of @dict, the rest
+ * zeros. */
+void test_fill_record(struct pk_record *r, const char *text, size_t tn, const char *dict,
+		      size_t dn);
 /* pk_log_store() of @text at facility 0, level 6, which must succeed. */
 void test_log_store(struct pk_log *log, const char *text);
 /* A fresh log file at @path, its text area @len bytes, holding @n records
