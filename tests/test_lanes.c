@@ -1795,11 +1795,12 @@ static void test_merger_killed_each_step(void **state)
  * lane and is SIGKILLed (or stays alive); process M opens the file and
  * merges them, and stops itself (SIGSTOP) inside the batch at the last
  * record's claim, or after its content, before the commit. While M is
- * stopped, the test process (a third writer, writable handle) stores a
- * line, reads the record in flight and runs the dead-writer recovery: the
- * record is still being written by a live process, so the read waits
- * (-EAGAIN) and nothing is made a hole. After SIGCONT, M's merge ends; every
- * record reads back once, dense, D's with D's pid and tid as their caller.
+ * stopped, the test process (a third writer, writable handle) reads the
+ * record in flight and runs the dead-writer recovery: the record is still
+ * being written by a live process, so the read waits (-EAGAIN) and nothing
+ * is made a hole. After SIGCONT, M's merge ends and the third writer stores
+ * a line; every record reads back once, dense, D's with D's pid and tid as
+ * their caller, the third's after them.
  * (The ring used to ask the writer registry about M's code with D's pid,
  * which it answers with "dead": the record became a hole, M's commit
  * failed and the record came back later under another seq.)
@@ -1915,10 +1916,10 @@ static void cm_case(const char *path, bool d_alive, enum prb_testpoint point)
 	assert_non_null(r);
 	assert_non_null(scratch);
 	if (m_stopped && !(open_err = pk_log_open_file(&log, path, 0, 0))) {
-		/* The third writer: a store (the merge lock is M's: not
-		 * waited for), the record in flight, the recovery of dead
-		 * writers' records. Results checked once M runs again. */
-		store_err = pk_log_store(log, 0, 6, "third", 5, NULL, 0);
+		/* The third writer, at once (a record stalled for
+		 * PRB_TAKEOVER_NS, a second, is taken over: D9): the record
+		 * in flight, the recovery of dead writers' records. Results
+		 * checked once M runs again. */
 		inflight_err = pk_log_read(log, CM_N - 1, r, 0);
 		if (!inflight_err)
 			inflight_seq = r->seq;
@@ -1926,6 +1927,11 @@ static void cm_case(const char *path, bool d_alive, enum prb_testpoint point)
 		prb_get_stats(pk_log_ring(log), &rs);
 	}
 	kill(m, SIGCONT);
+	/* Then a store: it waits for M's merge to end (a store while M
+	 * stays stopped waits a second for it, long enough for the takeover:
+	 * test_stopped_merger_waited_once) and takes the seq after the batch. */
+	if (log)
+		store_err = pk_log_store(log, 0, 6, "third", 5, NULL, 0);
 
 	int status;
 
