@@ -1570,47 +1570,45 @@ static PK_ALWAYS_INLINE uint64_t copy_checked(uint64_t id, uint64_t info, uint64
 					      pk_a64 *dst, pk_a64 *src, size_t len)
 {
 	uint64_t a = check_mix(check_mix(id, ts), 0), b = check_mix(check_mix(info, ctx), 0);
-	size_t n = (len + 7) / 8, rem = len & 7, i = 0;
 
-	if (!n)
-		goto out;
-	for (; i + 2 < n; i += 2) {
-		uint64_t x = pk_load_relaxed(&src[i]), y = pk_load_relaxed(&src[i + 1]);
+	if (len) {
+		/* Whole words in pairs up to the last, which may be partial. */
+		size_t last = (len - 1) / 8, i = 0;
 
-		pk_store_relaxed(&dst[i], x);
-		pk_store_relaxed(&dst[i + 1], y);
-		a = check_mix(a, x);
-		b = check_mix(b, y);
-	}
-	if (i + 2 == n) {
-		uint64_t x = pk_load_relaxed(&src[i++]);
+		for (; i + 2 <= last; i += 2) {
+			uint64_t x = pk_load_relaxed(&src[i]), y = pk_load_relaxed(&src[i + 1]);
 
-		pk_store_relaxed(&dst[i - 1], x);
-		a = check_mix(a, x);
-	}
+			pk_store_relaxed(&dst[i], x);
+			pk_store_relaxed(&dst[i + 1], y);
+			a = check_mix(a, x);
+			b = check_mix(b, y);
+		}
+		if (i < last) { /* one more whole word, at an even index */
+			uint64_t x = pk_load_relaxed(&src[i]);
 
-	uint64_t x = pk_load_relaxed(&src[i]);
+			pk_store_relaxed(&dst[i], x);
+			a = check_mix(a, x);
+		}
 
-	if (rem) {
+		uint64_t x = pk_load_relaxed(&src[last]);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-		x &= (UINT64_C(1) << (8 * rem)) - 1;
+		x &= ~UINT64_C(0) >> (8 * (-len & 7)); /* the bytes past @len zeroed */
 #else
-		char c[8];
+		if (len & 7) {
+			char c[8];
 
-		memcpy(c, &x, 8);
-		memset(c + rem, 0, 8 - rem);
-		memcpy(&x, c, 8);
+			memcpy(c, &x, 8);
+			memset(c + (len & 7), 0, 8 - (len & 7));
+			memcpy(&x, c, 8);
+		}
 #endif
+		pk_store_relaxed(&dst[last], x);
+		if (last & 1)
+			b = check_mix(b, x);
+		else
+			a = check_mix(a, x);
 	}
-	pk_store_relaxed(&dst[i], x);
-	if (i & 1)
-		b = check_mix(b, x);
-	else
-		a = check_mix(a, x);
-out:;
-	uint64_t c = check_end(a ^ b * CHECK_MUL);
-
-	return ((c ^ c << 32) & ~UINT64_C(0xffffffff)) | alloc_tag(id);
+	return alloc_word_end(id, a, b);
 }
 
 /* B5: the reserved ids [@id, @last] not claimed by us become holes. */
