@@ -501,8 +501,8 @@ PK_HOT uint64_t pk_clock_ns_own(void)
 
 	if (PK_LIKELY(c != NULL)) {
 		/* Unfenced by default, as the kernel's own printk timestamps
-		 * (docs/clock.md says what order that keeps); the fence is
-		 * half the cost of a lane line. */
+		 * (docs/clock.md says what order that keeps): the fence is
+		 * much of a lane line's cost. */
 		uint64_t tsc = read_tsc_lane();
 
 		if (PK_UNLIKELY(tsc < c->tsc0) && c->tsc0 - tsc > TSC_LAG_MAX)
