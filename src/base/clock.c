@@ -5,8 +5,10 @@
  * is as good and cheaper (docs/clock.md).
  *
  * Owns: the decision between the two, the TSC calibration in use, the
- * clamp that keeps the clock from going backwards, and the clock a log
- * file's writers agree on (struct pk_log_clock in its shared state).
+ * clamp that keeps the clock from going backwards, whether the lanes'
+ * clock (pk_clock_ns_own()) fences its TSC read (printk.lane_clock), and
+ * the clock a log file's writers agree on (struct pk_log_clock in its
+ * shared state).
  *
  * The decision is taken once, on first use: the TSC only when the kernel
  * itself times with it (its current clocksource is "tsc", which it keeps
