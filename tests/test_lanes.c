@@ -231,7 +231,8 @@ static void wake_b(void)
 	} else {
 		char c = 'b';
 
-		assert_int_equal(write(pipe_b[1], &c, 1), 1);
+		if (write(pipe_b[1], &c, 1) != 1)
+			abort(); /* in a thread: no cmocka assert */
 	}
 }
 
@@ -242,7 +243,8 @@ static void wait_b(void)
 	} else {
 		char c;
 
-		assert_int_equal(read(pipe_b[0], &c, 1), 1);
+		if (read(pipe_b[0], &c, 1) != 1)
+			abort();
 	}
 }
 
