@@ -963,6 +963,56 @@ static void test_batch_round_trip(void **state)
 	assert_int_equal(st.corrupt + st.holes + st.stolen + st.reserve_failed, 0);
 }
 
+/* A batch into a full ring retires just the records its room needs, as
+ * stores one by one would (its pusher passes a run of them with one CAS):
+ * a ring held to 128 records by its descriptors loses exactly as many of
+ * its oldest as the batch brings (3, 7, 16), and everything after them
+ * reads back whole. */
+static void test_batch_retires_what_it_needs(void **state)
+{
+	(void)state;
+	struct prb *rb = new_ring(13, 7); /* 512 units of data, 128 descriptors */
+	pk_a64 journal[3] = { 0 };
+	struct prb_stats st;
+	char text[32];
+
+	for (unsigned i = 0; i < 300; i++) {
+		snprintf(text, sizeof(text), "r%u", i);
+		assert_int_equal(store_text(rb, 9, text, true), i);
+	}
+
+	uint64_t first = prb_first_seq(rb), next = prb_next_seq(rb);
+
+	assert_int_equal(next, 300);
+	assert_int_equal(next - first, 128);
+	for (unsigned round = 0; round < 6; round++) {
+		unsigned n = round % 3 == 0 ? 3 : round % 3 == 1 ? 7 : B_MAX;
+
+		batch_make(n, round);
+		for (unsigned j = 0; j < n; j++) { /* one unit each */
+			if (b_recs[j].len > 16)
+				b_recs[j].len = 16;
+			b_text[j][b_recs[j].len] = '\0';
+		}
+		assert_int_equal(prb_store_batch(rb, b_recs, n, journal), (int)n);
+		assert_int_equal(prb_first_seq(rb), first + n);
+		assert_int_equal(prb_next_seq(rb), next + n);
+		for (uint64_t q = first + n; q < next; q++) {
+			snprintf(text, sizeof(text), "r%llu", (unsigned long long)q);
+			assert_int_equal(prb_read(rb, q, &rec, 0), 0);
+			assert_int_equal(rec.seq, q);
+			if (q < 300)
+				assert_memory_equal(rec.text, text, strlen(text));
+		}
+		for (unsigned j = 0; j < n; j++)
+			batch_check(rb, next + j, j);
+		first += n;
+		next += n;
+	}
+	prb_get_stats(rb, &st);
+	assert_int_equal(st.corrupt + st.holes + st.stolen + st.reserve_failed, 0);
+}
+
 static void test_batch_arguments(void **state)
 {
 	(void)state;
@@ -1169,6 +1219,7 @@ int main(void)
 		cmocka_unit_test(test_unclaimed_slot_stolen),
 		cmocka_unit_test(test_wait),
 		cmocka_unit_test(test_batch_round_trip),
+		cmocka_unit_test(test_batch_retires_what_it_needs),
 		cmocka_unit_test(test_batch_arguments),
 		cmocka_unit_test(test_batch_resume_each_step),
 		cmocka_unit_test(test_batch_abandoned),

@@ -830,7 +830,7 @@ static bool owner_dead(struct prb *rb, uint64_t id, uint64_t v)
  * holds exactly its text and dictionary; otherwise it is a counted loss and
  * the fallbacks decide. The data tail then never jumps past live records.
  */
-static uint64_t extent_end(struct prb *rb, uint64_t t, uint64_t v)
+static PK_ALWAYS_INLINE uint64_t extent_end(struct prb *rb, uint64_t t, uint64_t v)
 {
 	uint64_t tid = w_id(t), tpos = w_pos(t);
 	pk_a64 *d = slot(rb, tid);
@@ -986,7 +986,35 @@ static PK_NOINLINE bool guard_waited(struct prb *rb, uint64_t tid,
  * then the caller checks the room again, under the tail this left in *@tp
  * (PUSH_PASSED) or after re-reading head and tail (PUSH_MOVED).
  */
-static enum push_result push_tail(struct prb *rb, uint64_t *tp)
+/*
+ * The tail word after the FINAL record @id that the tail word @t names
+ * (its block's end), or 0 when the record does not look clean to
+ * extent_end()'s test (another tag, a block not of its lengths or not
+ * within a ring of the tail): then it is left to a push of its own.
+ */
+static uint64_t final_run_next(struct prb *rb, uint64_t t, uint64_t id)
+{
+	pk_a64 *d = slot(rb, id);
+
+	if ((pk_load_acquire(&d[D_ALLOC]) & 0xffffffffu) != alloc_tag(id))
+		return 0;
+
+	uint64_t ext = pk_load_relaxed(&d[D_EXTENT]), info = pk_load_relaxed(&d[D_INFO]);
+	uint64_t begin = ext & 0xffffffffu, end = ext >> 32, tpos = w_pos(t);
+	uint64_t off = (begin - tpos) & POS_MASK, len = (end - begin) & POS_MASK;
+
+	if (len != units_for((info & 0xffff) + ((info >> 16) & 0xffff)) || off + len > rb->data_units)
+		return 0;
+	return mk_word((id + 1) & ID_MASK, end, false);
+}
+
+/*
+ * Retire the tail record *@tp and, for a batch (@run: prb_store_batch()),
+ * the FINAL records after it that the room for @want_id ending at
+ * @want_end still needs, with the same CAS (R1 below).
+ */
+static PK_ALWAYS_INLINE enum push_result push_tail(struct prb *rb, uint64_t *tp, bool run, uint64_t want_id,
+						   uint64_t want_end)
 {
 	uint64_t t = *tp;
 	uint64_t tid = w_id(t);
@@ -1037,6 +1065,35 @@ static enum push_result push_tail(struct prb *rb, uint64_t *tp)
 
 	uint64_t end = extent_end(rb, t, v);
 	uint64_t nt = mk_word(tid + 1, end, false);
+
+	/*
+	 * R1: a batch's pusher passes the FINAL records after this one that
+	 * its room still needs with the same CAS (without a retire guard,
+	 * which is asked record by record). Their slots cannot be reused
+	 * while the tail stands before them, so a CAS that finds the tail
+	 * still at @t passes records that were FINAL and clean when looked
+	 * at, as as many pushes in a row would; one that fails passes none.
+	 */
+	if (run && st_state(v) == ST_FINAL && !atomic_load_explicit(&retire_guard, memory_order_relaxed)) {
+		for (unsigned k = 1; k < PRB_BATCH_MAX; k++) {
+			uint64_t nid = w_id(nt);
+
+			if (((want_id - nid) & ID_MASK) < rb->desc_count &&
+			    ((want_end - w_pos(nt)) & POS_MASK) <= rb->data_units)
+				break; /* room enough */
+
+			uint64_t nv = ST_LOAD(rb, nid, load_acquire_fn);
+
+			if (st_id(nv) != nid || st_state(nv) != ST_FINAL)
+				break;
+
+			uint64_t after = final_run_next(rb, nt, nid);
+
+			if (!after)
+				break;
+			nt = after;
+		}
+	}
 
 	/* P1 both ways: release for those who rely on our tail; on failure the
 	 * tail another pusher left, acquired, is as good as a fresh load. */
@@ -1136,7 +1193,7 @@ static inline void prefetch_record(const struct prb *rb, uint64_t id, uint64_t b
  * head (the snapshot was stale, or something other than a push changed),
  * -ENOBUFS if blocked, -EUCLEAN if the ring is broken.
  */
-PK_HOT static int make_room(struct prb *rb, uint64_t id, uint64_t end)
+static PK_ALWAYS_INLINE int make_room_run(struct prb *rb, uint64_t id, uint64_t end, bool run)
 {
 	uint64_t t = pk_load_acquire(&rb->hdr->tail); /* P1, P3 */
 
@@ -1148,7 +1205,7 @@ PK_HOT static int make_room(struct prb *rb, uint64_t id, uint64_t end)
 			return 0; /* our head snapshot is older than this tail */
 		if (ids < rb->desc_count && units <= rb->data_units)
 			return 1;
-		switch (push_tail(rb, &t)) {
+		switch (push_tail(rb, &t, run, id, end)) {
 		case PUSH_BLOCKED:
 			pk_fetch_add_relaxed(&rb->hdr->reserve_failed, 1);
 			return -ENOBUFS;
@@ -1162,6 +1219,17 @@ PK_HOT static int make_room(struct prb *rb, uint64_t id, uint64_t end)
 			return 0;
 		}
 	}
+}
+
+PK_HOT static PK_NOINLINE int make_room(struct prb *rb, uint64_t id, uint64_t end)
+{
+	return make_room_run(rb, id, end, false);
+}
+
+/* make_room() for a batch: runs of FINAL records pushed with one CAS. */
+static PK_NOINLINE int make_room_batch(struct prb *rb, uint64_t id, uint64_t end)
+{
+	return make_room_run(rb, id, end, true);
 }
 
 /*
@@ -1842,7 +1910,7 @@ int prb_store_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n
 
 		/* A batch that needs more pushes than make_room() makes at a time
 		 * comes round again: the head is read anew each round. */
-		int room = make_room(rb, last, end);
+		int room = make_room_batch(rb, last, end);
 
 		if (room < 0) {
 			pk_store_relaxed(&journal[0], 0);
