@@ -830,6 +830,17 @@ static bool owner_dead(struct prb *rb, uint64_t id, uint64_t v)
  * holds exactly its text and dictionary; otherwise it is a counted loss and
  * the fallbacks decide. The data tail then never jumps past live records.
  */
+/* A FINAL record's block, extent @ext, against the tail's position @tpos:
+ * its text and dictionary's length (@info) exactly, within a ring of the
+ * tail. */
+static inline bool final_block_fits(const struct prb *rb, uint64_t tpos, uint64_t ext, uint64_t info)
+{
+	uint64_t begin = ext & 0xffffffffu, end = ext >> 32;
+	uint64_t off = (begin - tpos) & POS_MASK, len = (end - begin) & POS_MASK;
+
+	return len == units_for((info & 0xffff) + ((info >> 16) & 0xffff)) && off + len <= rb->data_units;
+}
+
 static PK_ALWAYS_INLINE uint64_t extent_end(struct prb *rb, uint64_t t, uint64_t v)
 {
 	uint64_t tid = w_id(t), tpos = w_pos(t);
@@ -845,8 +856,7 @@ static PK_ALWAYS_INLINE uint64_t extent_end(struct prb *rb, uint64_t t, uint64_t
 		bool ok;
 
 		if (st_state(v) == ST_FINAL) {
-			ok = len == units_for((info & 0xffff) + ((info >> 16) & 0xffff)) &&
-			     off + len <= rb->data_units;
+			ok = final_block_fits(rb, tpos, ext, info);
 		} else {
 			/* A hole's lengths may be a previous occupant's. */
 			h = pk_load_acquire(&rb->hdr->head);
@@ -982,15 +992,10 @@ static PK_NOINLINE bool guard_waited(struct prb *rb, uint64_t tid,
 }
 
 /*
- * Retire the tail record *@tp so its slot and data can be reused. One step;
- * then the caller checks the room again, under the tail this left in *@tp
- * (PUSH_PASSED) or after re-reading head and tail (PUSH_MOVED).
- */
-/*
  * The tail word after the FINAL record @id that the tail word @t names
  * (its block's end), or 0 when the record does not look clean to
- * extent_end()'s test (another tag, a block not of its lengths or not
- * within a ring of the tail): then it is left to a push of its own.
+ * extent_end()'s test (another tag, final_block_fits() false): then it is
+ * left to a push of its own.
  */
 static uint64_t final_run_next(struct prb *rb, uint64_t t, uint64_t id)
 {
@@ -1000,18 +1005,19 @@ static uint64_t final_run_next(struct prb *rb, uint64_t t, uint64_t id)
 		return 0;
 
 	uint64_t ext = pk_load_relaxed(&d[D_EXTENT]), info = pk_load_relaxed(&d[D_INFO]);
-	uint64_t begin = ext & 0xffffffffu, end = ext >> 32, tpos = w_pos(t);
-	uint64_t off = (begin - tpos) & POS_MASK, len = (end - begin) & POS_MASK;
 
-	if (len != units_for((info & 0xffff) + ((info >> 16) & 0xffff)) || off + len > rb->data_units)
+	if (!final_block_fits(rb, w_pos(t), ext, info))
 		return 0;
-	return mk_word((id + 1) & ID_MASK, end, false);
+	return mk_word((id + 1) & ID_MASK, ext >> 32, false);
 }
 
 /*
- * Retire the tail record *@tp and, for a batch (@run: prb_store_batch()),
- * the FINAL records after it that the room for @want_id ending at
- * @want_end still needs, with the same CAS (R1 below).
+ * Retire the tail record *@tp so its slot and data can be reused and, for
+ * a batch (@run: prb_store_batch()), the FINAL records after it that the
+ * room for @want_id ending at @want_end still needs, with the same CAS (R1
+ * below). One step; then the caller checks the room again, under the tail
+ * this left in *@tp (PUSH_PASSED) or after re-reading head and tail
+ * (PUSH_MOVED).
  */
 static PK_ALWAYS_INLINE enum push_result push_tail(struct prb *rb, uint64_t *tp, bool run, uint64_t want_id,
 						   uint64_t want_end)
