@@ -134,16 +134,6 @@ static inline uint64_t read_tsc(void)
 	return __rdtsc();
 }
 
-/* pk_clock_ns_own()'s read: read_tsc() when printk.lane_clock=ordered,
- * else the counter alone, which the processor may read before the
- * instructions ahead of it are done. */
-static inline uint64_t read_tsc_lane(void)
-{
-	if (PK_UNLIKELY(atomic_load_explicit(&pk_clock_lane_fence, memory_order_relaxed)))
-		return read_tsc();
-	return __rdtsc();
-}
-
 static int cpu_invariant_tsc(void)
 {
 	unsigned a, b, c, d;
@@ -505,7 +495,7 @@ PK_HOT uint64_t pk_clock_ns_own(void)
 		/* Unfenced by default, as the kernel's own printk timestamps
 		 * (docs/clock.md says what order that keeps): the fence is
 		 * much of a lane line's cost. */
-		uint64_t tsc = read_tsc_lane();
+		uint64_t tsc = pk_clock_lane_tsc();
 
 		if (PK_UNLIKELY(tsc < c->tsc0) && c->tsc0 - tsc > TSC_LAG_MAX)
 			return tsc_lost();

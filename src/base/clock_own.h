@@ -58,6 +58,18 @@ static PK_ALWAYS_INLINE uint64_t pk_clock_tsc_to_ns(const struct pk_clock_calib 
 	return pk_clock_delta_to_ns(c, tsc > c->tsc0 ? tsc - c->tsc0 : 0);
 }
 
+#if PK_CLOCK_OWN_TSC
+/* The lanes' counter read, pk_clock_ns_own()'s and the inline case's
+ * alike: fenced only with printk.lane_clock=ordered (docs/clock.md: what
+ * order the unfenced read keeps). */
+static PK_ALWAYS_INLINE uint64_t pk_clock_lane_tsc(void)
+{
+	if (PK_UNLIKELY(atomic_load_explicit(&pk_clock_lane_fence, memory_order_relaxed)))
+		_mm_lfence();
+	return __rdtsc();
+}
+#endif
+
 static PK_ALWAYS_INLINE uint64_t pk_clock_ns_own_inline(void)
 {
 #if PK_CLOCK_OWN_TSC
@@ -66,12 +78,7 @@ static PK_ALWAYS_INLINE uint64_t pk_clock_ns_own_inline(void)
 
 	if (PK_LIKELY(c != NULL) &&
 	    PK_LIKELY(atomic_load_explicit(&pk_clock_test_fn, memory_order_relaxed) == NULL)) {
-		/* As pk_clock_ns_own()'s read: fenced only when asked to
-		 * (docs/clock.md: what order the unfenced read keeps). */
-		if (PK_UNLIKELY(atomic_load_explicit(&pk_clock_lane_fence, memory_order_relaxed)))
-			_mm_lfence();
-
-		uint64_t tsc = __rdtsc();
+		uint64_t tsc = pk_clock_lane_tsc();
 
 		if (PK_LIKELY(tsc >= c->tsc0)) {
 			uint64_t t = pk_clock_delta_to_ns(c, tsc - c->tsc0);
