@@ -789,7 +789,7 @@ static unsigned journal_placed(struct prb *rb, const struct jscan *js)
 /* A merger that died left its journal: finish its batch (B7), move the
  * lanes past what is stored, then forget the journal (J3). Under the merge
  * lock. */
-static void journal_recover(struct prb *rb)
+static PK_NOINLINE void journal_recover(struct prb *rb)
 {
 	if (!pk_load_relaxed(&rb->lanes[P_JCOUNT]))
 		return;
@@ -800,7 +800,7 @@ static void journal_recover(struct prb *rb)
 	if (e == -2)
 		pk_fetch_add_relaxed(&rb->lanes[P_CORRUPT], 1);
 	if (e == 0) {
-		struct prb_batch_rec b[PRB_BATCH_MAX];
+		struct prb_batch_rec *b = rb->merge_scratch.recs;
 		uint64_t ends[PRB_LANES];
 
 		for (unsigned k = js.done; k < js.count; k++) {
@@ -896,9 +896,10 @@ static int merge(struct prb *rb, bool *busy)
 	if (max > rb->desc_count / 4)
 		max = (unsigned)(rb->desc_count / 4);
 
-	struct prb_batch_rec b[PRB_BATCH_MAX];
-	uint64_t after[PRB_BATCH_MAX], from[PRB_LANES];
-	uint8_t lane_of[PRB_BATCH_MAX];
+	/* The batch in the handle (L2: ours while we hold the lock). */
+	struct prb_batch_rec *const b = rb->merge_scratch.recs;
+	uint64_t *const after = rb->merge_scratch.after, from[PRB_LANES];
+	uint8_t *const lane_of = rb->merge_scratch.lane_of;
 	pk_a64 *journal = &rb->lanes[J_OFF];
 
 	/* Bounded: every batch takes at least one record or ends the merge. */
