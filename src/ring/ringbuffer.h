@@ -148,6 +148,8 @@ struct prb_stats {
  * lanes.c's merger stores with one reservation (prb_store_batch()). The
  * text is read from @words, whole words (bytes past @len in the last one
  * are not stored): memory another process may share, loaded once each.
+ * @words must point at those words when @len is not 0: the caller found
+ * them (prb_store_batch() checks only @len).
  * @caller is the record's writer, what readers see as its caller; while a
  * record is being stored its claimer is the calling process (C1 in
  * ringbuffer.c): the ring's dead-writer check asks about the caller of
