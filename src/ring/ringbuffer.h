@@ -179,7 +179,6 @@ struct prb_batch_rec {
  * handle of the same log has its own). */
 struct prb_merge_scratch {
 	struct prb_batch_rec recs[PRB_BATCH_MAX];
-	uint64_t after[PRB_BATCH_MAX]; /* the lane's position past each record */
 	uint8_t lane_of[PRB_BATCH_MAX];
 };
 
