@@ -921,12 +921,22 @@ static int merge(struct prb *rb, bool *busy)
 
 		for (unsigned m = 0; m < na; m++)
 			from[act[m]] = cu[act[m]].pos;
-		while (nb < max && na) {
-			unsigned k = 0;
+		bool full = false;
 
-			for (unsigned m = 1; m < na; m++)
-				if (cu[act[m]].r.ts_nsec < cu[act[k]].r.ts_nsec)
+		while (!full && nb < max && na) {
+			unsigned k = 0;
+			uint64_t second = UINT64_MAX; /* the other lanes' oldest */
+
+			for (unsigned m = 1; m < na; m++) {
+				uint64_t t = cu[act[m]].r.ts_nsec;
+
+				if (t < cu[act[k]].r.ts_nsec) {
+					second = cu[act[k]].r.ts_nsec;
 					k = m;
+				} else if (t < second) {
+					second = t;
+				}
+			}
 
 			unsigned i = act[k];
 			struct cursor *c = &cu[i];
@@ -937,20 +947,30 @@ static int merge(struct prb *rb, bool *busy)
 				continue;
 			}
 
-			uint64_t u = ((uint64_t)c->r.len + 15) / 16;
+			/* A run of this lane's records, each older than every other
+			 * lane's next one (a tie goes back to the pick above) and
+			 * not after the horizon. */
+			uint64_t upto = c->gone || horizon >= second ? second : horizon + 1;
+			const uint64_t jlane = (uint64_t)i << 56;
 
-			if (nb && units + u > max_units)
-				break;
+			do {
+				uint64_t u = ((uint64_t)c->r.len + 15) / 16;
+
+				if (nb && units + u > max_units) {
+					full = true;
+					break;
+				}
+				b[nb] = c->r;
+				pk_store_relaxed(&journal[nb], (c->pos & J_POS_MASK) | jlane);
+				lane_of[nb++] = (uint8_t)i;
+				c->pos = c->r.done_value;
+				units += u;
+				if (!peek(rb, c)) {
+					c->bad = true; /* skipped once what is before it is stored */
+					c->have = false;
+				}
+			} while (c->have && nb < max && c->r.ts_nsec < upto);
 			touched |= 1u << i;
-			b[nb] = c->r;
-			pk_store_relaxed(&journal[nb], (c->pos & J_POS_MASK) | (uint64_t)i << 56);
-			lane_of[nb++] = (uint8_t)i;
-			c->pos = c->r.done_value;
-			units += u;
-			if (!peek(rb, c)) {
-				c->bad = true; /* skipped once what is before it is stored */
-				c->have = false;
-			}
 			if (!c->have)
 				act_drop(act, &na, k);
 		}
