@@ -1896,7 +1896,6 @@ int prb_store_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n
 		return err;
 
 	uint64_t total = 0;
-
 	unsigned longest = 0;
 
 	for (unsigned j = 0; j < n; j++) {

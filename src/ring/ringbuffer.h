@@ -345,7 +345,6 @@ void prb_abandon_unfinished(struct prb *rb);
  */
 unsigned prb_recover(struct prb *rb, struct prb_record *scratch);
 
-
 /*
  * Store @n records (at most PRB_BATCH_MAX, and at most a quarter of the
  * ring's descriptors and data) as n prb_store() calls in a row would store
