@@ -462,8 +462,9 @@ static uint64_t parse(const struct prb *rb, unsigned i, uint64_t pos, uint64_t e
 struct cursor {
 	pk_a64 *d; /* the lane's words */
 	uint64_t pos, end;
-	struct lhead h; /* of the record at pos, when have */
-	uint64_t n;	/* its size in the lane */
+	/* The record at pos, when have, as the ring stores it: its done_word
+	 * the lane's read index, its done_value the position past it. */
+	struct prb_batch_rec r;
 	uint64_t owner; /* when the merge began */
 	bool have, gone, bad;
 };
@@ -474,6 +475,7 @@ static bool load_bounds(const struct prb *rb, unsigned i, struct cursor *cu)
 	pk_a64 *c = ctl(rb, i);
 
 	cu->d = lane_data(rb, i);
+	cu->r.done_word = &c[C_RIDX];
 	cu->pos = pk_load_acquire(&c[C_RIDX]);
 	cu->end = pk_load_acquire(&c[C_WIDX]);
 	cu->have = false;
@@ -481,16 +483,25 @@ static bool load_bounds(const struct prb *rb, unsigned i, struct cursor *cu)
 	return cu->end - cu->pos <= rb->lane_bytes;
 }
 
-/* Look at the record at cu->pos: sets have, h and n. A damaged one: false. */
-static PK_ALWAYS_INLINE bool peek(const struct prb *rb, unsigned i, struct cursor *cu)
+/* Look at the record at cu->pos: sets have and r. A damaged one: false. */
+static PK_ALWAYS_INLINE bool peek(const struct prb *rb, struct cursor *cu)
 {
 	cu->have = false;
 	if (cu->pos == cu->end)
 		return true;
-	(void)i;
-	cu->n = lane_head(cu->d, rb->lane_bytes, cu->pos, cu->end, &cu->h);
-	if (!cu->n)
+
+	struct lhead h;
+	uint64_t n = lane_head(cu->d, rb->lane_bytes, cu->pos, cu->end, &h);
+
+	if (!n)
 		return false;
+	cu->r.words = cu->d + h.at + LREC_HDR;
+	cu->r.ts_nsec = h.ts;
+	cu->r.caller = h.caller;
+	cu->r.len = h.len;
+	cu->r.level = h.level;
+	cu->r.flags = h.flags;
+	cu->r.done_value = cu->pos + n;
 	cu->have = true;
 	return true;
 }
@@ -501,7 +512,7 @@ static int oldest(const struct cursor *cu)
 	int best = -1;
 
 	for (unsigned i = 0; i < PRB_LANES; i++)
-		if (cu[i].have && (best < 0 || cu[i].h.ts < cu[best].h.ts))
+		if (cu[i].have && (best < 0 || cu[i].r.ts_nsec < cu[best].r.ts_nsec))
 			best = (int)i;
 	return best;
 }
@@ -789,7 +800,7 @@ static unsigned journal_placed(struct prb *rb, const struct jscan *js)
 /* A merger that died left its journal: finish its batch (B7), move the
  * lanes past what is stored, then forget the journal (J3). Under the merge
  * lock. */
-static void journal_recover(struct prb *rb)
+static PK_NOINLINE void journal_recover(struct prb *rb)
 {
 	if (!pk_load_relaxed(&rb->lanes[P_JCOUNT]))
 		return;
@@ -800,7 +811,7 @@ static void journal_recover(struct prb *rb)
 	if (e == -2)
 		pk_fetch_add_relaxed(&rb->lanes[P_CORRUPT], 1);
 	if (e == 0) {
-		struct prb_batch_rec b[PRB_BATCH_MAX];
+		struct prb_batch_rec *b = rb->merge_scratch.recs;
 		uint64_t ends[PRB_LANES];
 
 		for (unsigned k = js.done; k < js.count; k++) {
@@ -879,7 +890,7 @@ static int merge(struct prb *rb, bool *busy)
 
 		cu[i].owner = owner;
 		cu[i].gone = owner == 0 || lane_owner_gone(rb, i, owner);
-		if (!load_bounds(rb, i, &cu[i]) || !peek(rb, i, &cu[i])) {
+		if (!load_bounds(rb, i, &cu[i]) || !peek(rb, &cu[i])) {
 			pk_store_release(&ctl(rb, i)[C_RIDX], cu[i].end);
 			pk_fetch_add_relaxed(&rb->lanes[P_CORRUPT], 1);
 			cu[i].pos = cu[i].end;
@@ -896,9 +907,10 @@ static int merge(struct prb *rb, bool *busy)
 	if (max > rb->desc_count / 4)
 		max = (unsigned)(rb->desc_count / 4);
 
-	struct prb_batch_rec b[PRB_BATCH_MAX];
-	uint64_t after[PRB_BATCH_MAX], from[PRB_LANES];
-	uint8_t lane_of[PRB_BATCH_MAX];
+	/* The batch in the handle (L2: ours while we hold the lock). */
+	struct prb_batch_rec *const b = rb->merge_scratch.recs;
+	uint8_t *const lane_of = rb->merge_scratch.lane_of;
+	uint64_t from[PRB_LANES];
 	pk_a64 *journal = &rb->lanes[J_OFF];
 
 	/* Bounded: every batch takes at least one record or ends the merge. */
@@ -907,49 +919,58 @@ static int merge(struct prb *rb, bool *busy)
 		uint64_t units = 0;
 		uint32_t touched = 0;
 
-		while (nb < max && na) {
-			unsigned k = 0;
+		for (unsigned m = 0; m < na; m++)
+			from[act[m]] = cu[act[m]].pos;
+		bool full = false;
 
-			for (unsigned m = 1; m < na; m++)
-				if (cu[act[m]].h.ts < cu[act[k]].h.ts)
+		while (!full && nb < max && na) {
+			unsigned k = 0;
+			uint64_t second = UINT64_MAX; /* the other lanes' oldest */
+
+			for (unsigned m = 1; m < na; m++) {
+				uint64_t t = cu[act[m]].r.ts_nsec;
+
+				if (t < cu[act[k]].r.ts_nsec) {
+					second = cu[act[k]].r.ts_nsec;
 					k = m;
+				} else if (t < second) {
+					second = t;
+				}
+			}
 
 			unsigned i = act[k];
 			struct cursor *c = &cu[i];
 
-			if (c->h.ts > horizon && !c->gone) {
+			if (c->r.ts_nsec > horizon && !c->gone) {
 				/* not merged now; the other lanes may still be older */
 				act_drop(act, &na, k);
 				continue;
 			}
 
-			uint64_t u = ((uint64_t)c->h.len + 15) / 16;
+			/* A run of this lane's records, each older than every other
+			 * lane's next one (a tie goes back to the pick above) and
+			 * not after the horizon. */
+			uint64_t upto = c->gone || horizon >= second ? second : horizon + 1;
+			const uint64_t jlane = (uint64_t)i << 56;
 
-			if (nb && units + u > max_units)
-				break;
-			if (!(touched & 1u << i)) {
-				touched |= 1u << i;
-				from[i] = c->pos;
-			}
-			b[nb] = (struct prb_batch_rec){
-				.words = c->d + c->h.at + LREC_HDR,
-				.ts_nsec = c->h.ts,
-				.caller = c->h.caller,
-				.len = c->h.len,
-				.level = c->h.level,
-				.flags = c->h.flags,
-				.done_word = &ctl(rb, i)[C_RIDX],
-				.done_value = c->pos + c->n,
-			};
-			pk_store_relaxed(&journal[nb], (c->pos & J_POS_MASK) | (uint64_t)i << 56);
-			lane_of[nb] = (uint8_t)i;
-			c->pos += c->n;
-			after[nb++] = c->pos;
-			units += u;
-			if (!peek(rb, i, c)) {
-				c->bad = true; /* skipped once what is before it is stored */
-				c->have = false;
-			}
+			do {
+				uint64_t u = ((uint64_t)c->r.len + 15) / 16;
+
+				if (nb && units + u > max_units) {
+					full = true;
+					break;
+				}
+				b[nb] = c->r;
+				pk_store_relaxed(&journal[nb], (c->pos & J_POS_MASK) | jlane);
+				lane_of[nb++] = (uint8_t)i;
+				c->pos = c->r.done_value;
+				units += u;
+				if (!peek(rb, c)) {
+					c->bad = true; /* skipped once what is before it is stored */
+					c->have = false;
+				}
+			} while (c->have && nb < max && c->r.ts_nsec < upto);
+			touched |= 1u << i;
 			if (!c->have)
 				act_drop(act, &na, k);
 		}
@@ -975,7 +996,7 @@ static int merge(struct prb *rb, bool *busy)
 				if (touched & 1u << i)
 					cu[i].pos = from[i];
 			for (unsigned k = 0; k < (unsigned)got; k++)
-				cu[lane_of[k]].pos = after[k];
+				cu[lane_of[k]].pos = b[k].done_value;
 			na = 0;
 		}
 		for (unsigned i = 0; i < PRB_LANES; i++) {
@@ -1047,7 +1068,7 @@ static void view_start(struct prb *rb, struct lview *v)
 		v->ridx[i] = v->cu[i].pos;
 		if (ok && journal && ends[i] - v->cu[i].pos <= v->cu[i].end - v->cu[i].pos)
 			v->cu[i].pos = ends[i];
-		if (!ok || !peek(rb, i, &v->cu[i])) {
+		if (!ok || !peek(rb, &v->cu[i])) {
 			v->cu[i].pos = v->cu[i].end;
 			v->cu[i].have = false;
 		}
@@ -1109,7 +1130,7 @@ static bool view_step(struct prb *rb, struct lview *v, struct lrec *rec)
 		return false;
 	v->cu[i].pos += n;
 
-	if (!peek(rb, (unsigned)i, &v->cu[i])) {
+	if (!peek(rb, &v->cu[i])) {
 		v->cu[i].pos = v->cu[i].end;
 		v->cu[i].have = false;
 	}

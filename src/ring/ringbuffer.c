@@ -1703,11 +1703,13 @@ static void batch_abandon(struct prb *rb, uint64_t id, uint64_t last)
  * with their blocks placed from @pos0 (B2); @done records of the batch
  * before them are stored (the journal counts them too). @resume: the batch
  * of a writer that died (B7): a record may be committed already, and one
- * it claimed is taken over. Returns how many of the @n are stored (a
- * prefix), or a negative errno when that is none.
+ * it claimed is taken over. @hooks: the test points' hook may be set (a
+ * constant, so that the usual copy has no test for it). Returns how many
+ * of the @n are stored (a prefix), or a negative errno when that is none.
  */
 static PK_ALWAYS_INLINE int fill_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n, uint64_t id0,
-		      uint64_t pos0, unsigned done, pk_a64 *journal, bool resume, uint64_t head_pos)
+		      uint64_t pos0, unsigned done, pk_a64 *journal, bool resume, uint64_t head_pos,
+		      bool hooks)
 {
 	/* The geometry in locals: the stores below go through pointers the
 	 * compiler cannot tell from the handle's fields. */
@@ -1721,7 +1723,8 @@ static PK_ALWAYS_INLINE int fill_batch(struct prb *rb, const struct prb_batch_re
 	int err = 0;
 
 	/* The test points' hook, looked at once a batch. */
-	void (*const tp)(enum prb_testpoint) = atomic_load_explicit(&testpoint_hook, memory_order_relaxed);
+	void (*const tp)(enum prb_testpoint) =
+		hooks ? atomic_load_explicit(&testpoint_hook, memory_order_relaxed) : NULL;
 
 	/* C1: the claimer the oracle is asked about is us, not the records'
 	 * writers. */
@@ -1864,6 +1867,14 @@ static PK_ALWAYS_INLINE int fill_batch(struct prb *rb, const struct prb_batch_re
 	return j ? (int)j : err;
 }
 
+/* A new batch's fill while the test points' hook is set: apart, so that
+ * prb_store_batch()'s own has no test for it. */
+static PK_NOINLINE int fill_batch_hooked(struct prb *rb, const struct prb_batch_rec *recs, unsigned n,
+					 uint64_t id0, uint64_t pos0, pk_a64 *journal)
+{
+	return fill_batch(rb, recs, n, id0, pos0, 0, journal, false, 0, true);
+}
+
 /* What prb_store_batch() and prb_batch_resume() refuse before they look
  * at the ring: 0, or the errno they return. */
 static int batch_args(const struct prb *rb, const struct prb_batch_rec *recs, unsigned n, const pk_a64 *journal)
@@ -1885,12 +1896,16 @@ int prb_store_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n
 		return err;
 
 	uint64_t total = 0;
+	unsigned longest = 0;
 
 	for (unsigned j = 0; j < n; j++) {
-		if (recs[j].len > PRB_TEXT_MAX || (recs[j].len && !recs[j].words))
-			return -EINVAL;
-		total += units_for(recs[j].len);
+		unsigned len = recs[j].len;
+
+		longest = len > longest ? len : longest;
+		total += units_for(len);
 	}
+	if (longest > PRB_TEXT_MAX)
+		return -EINVAL;
 	/* B1: a batch takes at most a quarter of the ring, so it never needs
 	 * the records of another writer that is still at work. */
 	if (n > rb->desc_count / 4 || total > rb->data_units / 4)
@@ -1946,7 +1961,9 @@ int prb_store_batch(struct prb *rb, const struct prb_batch_rec *recs, unsigned n
 	if (h & HEAD_OPEN)
 		finalize(rb, w_id(h));
 	pk_fence_release(); /* P3 */
-	return fill_batch(rb, recs, n, id0, w_pos(h), 0, journal, false, 0);
+	if (PK_UNLIKELY(atomic_load_explicit(&testpoint_hook, memory_order_relaxed)))
+		return fill_batch_hooked(rb, recs, n, id0, w_pos(h), journal);
+	return fill_batch(rb, recs, n, id0, w_pos(h), 0, journal, false, 0, false);
 }
 
 /*
@@ -2037,7 +2054,7 @@ int prb_batch_resume(struct prb *rb, const struct prb_batch_rec *recs, unsigned 
 	/* Placed from where the last committed record's block ended: the
 	 * records before it may have left their lanes already. */
 	int got = fill_batch(rb, recs + done, (unsigned)(n - done), (id1 - 1 + done) & ID_MASK, pos,
-			     (unsigned)done, journal, true, w_pos(h));
+			     (unsigned)done, journal, true, w_pos(h), true);
 
 	return got < 0 ? (done ? (int)done : got) : (int)done + got;
 }

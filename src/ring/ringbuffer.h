@@ -144,6 +144,45 @@ struct prb_stats {
 };
 
 /*
+ * A batch: complete records (final, no dictionary, no caller context) that
+ * lanes.c's merger stores with one reservation (prb_store_batch()). The
+ * text is read from @words, whole words (bytes past @len in the last one
+ * are not stored): memory another process may share, loaded once each.
+ * @words must point at those words when @len is not 0: the caller found
+ * them (prb_store_batch() checks only @len).
+ * @caller is the record's writer, what readers see as its caller; while a
+ * record is being stored its claimer is the calling process (C1 in
+ * ringbuffer.c): the ring's dead-writer check asks about the caller of
+ * prb_store_batch(), never about @caller's process.
+ */
+/* 64: what the pool's journal holds (lanes.c). A merge keeps its batch in
+ * the handle (struct prb_merge_scratch), not on its stack: readers merge
+ * from signal handlers (printk's 6 KiB bound, test_deferred's
+ * test_signal_stack_use). */
+#define PRB_BATCH_MAX 64u
+struct prb_batch_rec {
+	pk_a64 *words;
+	uint64_t ts_nsec;
+	uint64_t caller; /* pid | tid << 32 */
+	uint16_t len;
+	uint8_t level;
+	uint8_t flags;
+	/* Stored (release) once the record is committed and counted in the
+	 * journal, when set: the merger's lane read index. */
+	pk_a64 *done_word;
+	uint64_t done_value;
+};
+
+/* The merge's batch (lanes.c), kept in the handle: only the merge lock's
+ * holder uses it, and that is one thread of one process at a time (a
+ * signal handler that interrupts a merge does not get the lock; another
+ * handle of the same log has its own). */
+struct prb_merge_scratch {
+	struct prb_batch_rec recs[PRB_BATCH_MAX];
+	uint8_t lane_of[PRB_BATCH_MAX];
+};
+
+/*
  * This process's handle. Pointers and geometry are copied from the header
  * once, when it is validated, and never re-read from shared memory: a corrupted
  * header cannot later steer an access out of bounds.
@@ -204,6 +243,8 @@ struct prb {
 	pk_a64 local_skip[8];
 	pk_a32 local_skip_next;
 	pk_a64 local_stall[4][2];
+	/* Last: big, and only a merge touches it. */
+	struct prb_merge_scratch merge_scratch; /* lanes.c, under the merge lock */
 };
 
 /* Bytes of region needed for a data area of 2^data_bits and 2^desc_bits
@@ -303,32 +344,6 @@ void prb_abandon_unfinished(struct prb *rb);
  * as at run time. Returns how many. @scratch is a record buffer to copy into.
  */
 unsigned prb_recover(struct prb *rb, struct prb_record *scratch);
-
-/*
- * A batch: complete records (final, no dictionary, no caller context) that
- * lanes.c's merger stores with one reservation (prb_store_batch()). The
- * text is read from @words, whole words (bytes past @len in the last one
- * are not stored): memory another process may share, loaded once each.
- * @caller is the record's writer, what readers see as its caller; while a
- * record is being stored its claimer is the calling process (C1 in
- * ringbuffer.c): the ring's dead-writer check asks about the caller of
- * prb_store_batch(), never about @caller's process.
- */
-/* 16: a merge keeps a batch on its stack, and readers merge from signal
- * handlers (printk's 6 KiB bound, test_deferred's test_signal_stack_use). */
-#define PRB_BATCH_MAX 16u
-struct prb_batch_rec {
-	pk_a64 *words;
-	uint64_t ts_nsec;
-	uint64_t caller; /* pid | tid << 32 */
-	uint16_t len;
-	uint8_t level;
-	uint8_t flags;
-	/* Stored (release) once the record is committed and counted in the
-	 * journal, when set: the merger's lane read index. */
-	pk_a64 *done_word;
-	uint64_t done_value;
-};
 
 /*
  * Store @n records (at most PRB_BATCH_MAX, and at most a quarter of the
