@@ -819,17 +819,6 @@ static bool owner_dead(struct prb *rb, uint64_t id, uint64_t v)
 	return !alive(rb, (unsigned)owner, claimer_pid(rb, id, v));
 }
 
-/*
- * Where the extent of @tid ends, for retiring it (state @v: FINAL or HOLE).
- * A record that was claimed tagged its extent (D_ALLOC) before the claim; for
- * one that never was, the newest record ends at head.pos, any other where its
- * successor begins (the bytes a successor skipped at the array end then go
- * with it: harmless), or where it starts (@tpos) if the successor is untagged
- * too. The file may be damaged: a tagged extent is used only if it starts at
- * or after @tpos, ends inside the data array's reach and, for a FINAL record,
- * holds exactly its text and dictionary; otherwise it is a counted loss and
- * the fallbacks decide. The data tail then never jumps past live records.
- */
 /* A FINAL record's block, extent @ext, against the tail's position @tpos:
  * its text and dictionary's length (@info) exactly, within a ring of the
  * tail. */
@@ -841,6 +830,17 @@ static inline bool final_block_fits(const struct prb *rb, uint64_t tpos, uint64_
 	return len == units_for((info & 0xffff) + ((info >> 16) & 0xffff)) && off + len <= rb->data_units;
 }
 
+/*
+ * Where the extent of @tid ends, for retiring it (state @v: FINAL or HOLE).
+ * A record that was claimed tagged its extent (D_ALLOC) before the claim; for
+ * one that never was, the newest record ends at head.pos, any other where its
+ * successor begins (the bytes a successor skipped at the array end then go
+ * with it: harmless), or where it starts (@tpos) if the successor is untagged
+ * too. The file may be damaged: a tagged extent is used only if it starts at
+ * or after @tpos, ends inside the data array's reach and, for a FINAL record,
+ * holds exactly its text and dictionary; otherwise it is a counted loss and
+ * the fallbacks decide. The data tail then never jumps past live records.
+ */
 static PK_ALWAYS_INLINE uint64_t extent_end(struct prb *rb, uint64_t t, uint64_t v)
 {
 	uint64_t tid = w_id(t), tpos = w_pos(t);
