@@ -435,6 +435,21 @@ static uint64_t parse_head(const struct prb *rb, unsigned i, uint64_t pos, uint6
 	return lane_head(lane_data(rb, i), rb->lane_bytes, pos, end, out);
 }
 
+/* The lane record @h of lane words @d as the ring takes it (a batch's
+ * entry; done_word, the lane's read index, is the caller's to set): the
+ * read index is stored @next once it is in. */
+static PK_ALWAYS_INLINE void batch_rec_of(struct prb_batch_rec *r, pk_a64 *d, struct lhead h,
+					  uint64_t next)
+{
+	r->words = d + h.at + LREC_HDR;
+	r->ts_nsec = h.ts;
+	r->caller = h.caller;
+	r->len = h.len;
+	r->level = h.level;
+	r->flags = h.flags;
+	r->done_value = next;
+}
+
 /* A lane's record copied (read-only views). */
 struct lrec {
 	struct lhead h;
@@ -495,13 +510,7 @@ static PK_ALWAYS_INLINE bool peek(const struct prb *rb, struct cursor *cu)
 
 	if (!n)
 		return false;
-	cu->r.words = cu->d + h.at + LREC_HDR;
-	cu->r.ts_nsec = h.ts;
-	cu->r.caller = h.caller;
-	cu->r.len = h.len;
-	cu->r.level = h.level;
-	cu->r.flags = h.flags;
-	cu->r.done_value = cu->pos + n;
+	batch_rec_of(&cu->r, cu->d, h, cu->pos + n);
 	cu->have = true;
 	return true;
 }
@@ -818,16 +827,8 @@ static PK_NOINLINE void journal_recover(struct prb *rb)
 			struct lhead h;
 
 			parse_head(rb, js.lane[k], js.pos[k], js.widx[js.lane[k]], &h);
-			b[k] = (struct prb_batch_rec){
-				.words = lane_data(rb, js.lane[k]) + h.at + LREC_HDR,
-				.ts_nsec = h.ts,
-				.caller = h.caller,
-				.len = h.len,
-				.level = h.level,
-				.flags = h.flags,
-				.done_word = &ctl(rb, js.lane[k])[C_RIDX],
-				.done_value = js.pos[k] + js.n[k],
-			};
+			batch_rec_of(&b[k], lane_data(rb, js.lane[k]), h, js.pos[k] + js.n[k]);
+			b[k].done_word = &ctl(rb, js.lane[k])[C_RIDX];
 		}
 
 		int got = prb_batch_resume(rb, b, js.count, &rb->lanes[P_JID]);
